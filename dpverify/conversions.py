@@ -1,0 +1,263 @@
+"""Conversions between privacy measures: ρ-zCDP and μ-GDP to (ε, δ)-DP, and back for calibration.
+
+Three routes from a composition of releases to (ε, δ), from loosest to tightest:
+
+``bun-steinke``
+    Bun & Steinke 2016, Proposition 1.3 (paper 000, Lemma 2.1): ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP.
+``cks``
+    Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential Privacy", Corollary 13:
+    ρ-zCDP ⇒ (ε, δ)-DP for every α > 1 with
+    ε = αρ + log(1 − 1/α) + (log(1/δ) − log α)/(α − 1); we minimise over α.
+    The tightest conversion that uses only the zCDP parameter.
+``exact``
+    Only when every release is Gaussian (the GOE mechanism included, see :mod:`dpverify.mechanisms`):
+    the composition is exactly μ-GDP with μ² = Σ (Δᵢ/σᵢ)² = 2ρ (Dong, Roth & Su 2019, Corollary 3.3),
+    whose privacy profile is δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Theorem 8).
+    This is the true privacy of the releases; no accountant can report less.
+
+Every function here is *conservative*: the ε it returns is never below the true ε of its route (a
+safety margin of :data:`DELTA_SAFETY` relative in δ absorbs evaluation error, and roots are taken on
+the safe side of their bracket), and the ρ or μ returned for calibration never exceeds the largest
+value that meets the target. Invalid input raises :class:`~dpverify.errors.InvalidParameterError`;
+a computation that cannot produce a trustworthy number raises :class:`~dpverify.errors.NumericalError`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from scipy import optimize
+
+from dpverify import _validate
+from dpverify.errors import InvalidParameterError, NumericalError
+from dpverify.numerics import gaussian_log_delta, round_down, round_up
+
+#: Names of the zCDP/GDP → (ε, δ) conversions, loosest first.
+CONVERSIONS: tuple[str, ...] = ("bun-steinke", "cks", "exact")
+
+#: Relative margin applied to δ before inverting δ(ε) (ε is computed for δ·(1 − DELTA_SAFETY)).
+#: The exact profile is evaluated to ~1e-11 relative (tested against mpmath), so 1e-9 is a safe margin
+#: whose cost in ε is far below any figure we print.
+DELTA_SAFETY = 1e-9
+
+_EPSILON_CEILING = 1e6  # beyond this ε the guarantee is vacuous; reported as such, never computed
+
+
+@dataclass(frozen=True)
+class DPGuarantee:
+    """An (ε, δ)-DP guarantee and the route that produced it.
+
+    Attributes:
+        epsilon: ε ≥ 0 (``math.inf`` when no finite ε meets δ).
+        delta: δ in (0, 1).
+        conversion: one of :data:`CONVERSIONS`.
+        rho: the ρ-zCDP parameter the conversion started from (for ``exact``, μ²/2).
+    """
+
+    epsilon: float
+    delta: float
+    conversion: str
+    rho: float
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.epsilon) or self.epsilon < 0:
+            raise NumericalError(f"epsilon must be >= 0 and not NaN (got {self.epsilon!r})")
+        _validate.open_unit("delta", self.delta)
+        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+        _validate.non_negative("rho", self.rho)
+
+
+# --------------------------------------------------------------------------------------------
+# zCDP → (ε, δ)
+
+
+def epsilon_bun_steinke(rho: float, delta: float) -> float:
+    """ε = ρ + 2√(ρ log(1/δ)) (Bun & Steinke 2016, Proposition 1.3; paper 000, Lemma 2.1)."""
+    rho = _validate.non_negative("rho", rho)
+    delta = _validate.open_unit("delta", delta)
+    return round_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), 2)
+
+
+def _cks_epsilon_at(alpha: float, rho: float, log_inv_delta: float) -> float:
+    """CKS 2020 Corollary 13 at one order α > 1 (valid for any α; the infimum is the conversion)."""
+    return alpha * rho + math.log1p(-1.0 / alpha) + (log_inv_delta - math.log(alpha)) / (alpha - 1.0)
+
+
+def epsilon_cks(rho: float, delta: float) -> float:
+    """ε from ρ-zCDP by Canonne, Kamath & Steinke 2020, Corollary 13, minimised over α > 1.
+
+    Every α gives a valid guarantee, so an imprecise minimiser can only make the answer looser,
+    never unsafe. The Bun–Steinke optimum α = 1 + √(log(1/δ)/ρ) is always a candidate, so the result
+    is never above :func:`epsilon_bun_steinke`. The result is floored at 0 (ε < 0 is meaningless).
+    """
+    rho = _validate.non_negative("rho", rho)
+    delta = _validate.open_unit("delta", delta)
+    if rho == 0:
+        return 0.0
+    log_inv_delta = math.log(1.0 / delta)
+    # Minimise over t = log(α − 1), which makes the objective well scaled for every ρ.
+    objective = lambda t: _cks_epsilon_at(1.0 + math.exp(t), rho, log_inv_delta)  # noqa: E731
+    t_bs = math.log(math.sqrt(log_inv_delta / rho))
+    res = optimize.minimize_scalar(objective, bracket=(t_bs - 1.0, t_bs), method="brent", tol=1e-12)
+    candidates = [objective(t_bs)]
+    if res.success and math.isfinite(res.fun):
+        candidates.append(float(res.fun))
+    eps = min(candidates)
+    if math.isnan(eps):
+        raise NumericalError(f"CKS conversion produced NaN at rho={rho!r}, delta={delta!r}")
+    return max(0.0, round_up(eps, 4))
+
+
+# --------------------------------------------------------------------------------------------
+# μ-GDP (exact for Gaussian releases) ↔ (ε, δ)
+
+
+def gaussian_delta_for_epsilon(mu: float, epsilon: float) -> float:
+    """The exact δ(ε) of a μ-GDP mechanism (Balle & Wang 2018, Theorem 8), evaluated in log space."""
+    mu = _validate.positive("mu", mu)
+    epsilon = _validate.non_negative("epsilon", epsilon)
+    return math.exp(gaussian_log_delta(epsilon, mu))
+
+
+def epsilon_exact_gaussian(mu: float, delta: float) -> float:
+    """The smallest ε with δ(ε) ≤ δ for a μ-GDP mechanism, rounded up (never below the truth).
+
+    Solves log δ(ε) = log(δ·(1 − DELTA_SAFETY)) by Brent's method on a bracket and returns the
+    bracket end on the safe side. Returns 0 when δ(0) = 2Φ(μ/2) − 1 is already ≤ δ.
+    """
+    mu = _validate.non_negative("mu", mu)
+    delta = _validate.open_unit("delta", delta)
+    if mu == 0:
+        return 0.0
+    log_target = math.log(delta) + math.log1p(-DELTA_SAFETY)
+    f = lambda eps: gaussian_log_delta(eps, mu) - log_target  # noqa: E731  (decreasing in ε)
+    if f(0.0) <= 0:
+        return 0.0
+    hi = max(1.0, mu * mu)
+    while f(hi) > 0:
+        hi *= 2.0
+        if hi > _EPSILON_CEILING:
+            return math.inf
+    root = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500)
+    eps = float(root)
+    # Step up until the computed δ meets the (margined) target: the safe side of the root.
+    steps = 0
+    while f(eps) > 0:
+        eps = round_up(eps, 1 + steps)
+        steps += 1
+        if steps > 200:
+            raise NumericalError(f"could not bracket the exact epsilon at mu={mu!r}, delta={delta!r}")
+    return eps
+
+
+def mu_for_epsilon_delta(epsilon: float, delta: float) -> float:
+    """The largest μ (rounded down) such that a μ-GDP mechanism is (ε, δ)-DP by the exact profile.
+
+    Inverts :func:`epsilon_exact_gaussian` itself (not the raw profile), so that re-accounting the
+    returned μ gives an ε ≤ the target: calibration and accounting cannot disagree.
+    """
+    epsilon = _validate.positive("epsilon", epsilon)
+    delta = _validate.open_unit("delta", delta)
+    return _largest_below(lambda mu: epsilon_exact_gaussian(mu, delta), epsilon, start=1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration: the largest ρ meeting a target (ε, δ) under each conversion
+
+
+def rho_for_epsilon_delta(epsilon: float, delta: float, conversion: str) -> float:
+    """The largest ρ (rounded down) whose conversion gives ε ≤ target at δ.
+
+    For ``exact`` the ρ is μ²/2 of the largest admissible μ (valid when every release is Gaussian).
+    """
+    epsilon = _validate.positive("epsilon", epsilon)
+    delta = _validate.open_unit("delta", delta)
+    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
+    if conversion == "exact":
+        mu = mu_for_epsilon_delta(epsilon, delta)
+        rho = round_down(mu * mu / 2.0, 2)
+        while epsilon_exact_gaussian(math.sqrt(2.0 * rho), delta) > epsilon:
+            rho = round_down(rho, 4)
+        return rho
+    if conversion == "bun-steinke":
+        # Closed-form inverse of ε = ρ + 2√(ρL): √ρ = √(ε + L) − √L = ε / (√(ε + L) + √L).
+        log_inv = math.log(1.0 / delta)
+        rho = (epsilon / (math.sqrt(epsilon + log_inv) + math.sqrt(log_inv))) ** 2
+        while epsilon_bun_steinke(rho, delta) > epsilon:
+            rho = round_down(rho, 4)
+        return rho
+    return _largest_below(lambda rho: epsilon_cks(rho, delta), epsilon, start=epsilon)
+
+
+def epsilon_from_rho(rho: float, delta: float, conversion: str) -> float:
+    """ε at δ for ρ-zCDP under one conversion (``exact`` treats ρ as μ²/2 of Gaussian releases)."""
+    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
+    rho = _validate.non_negative("rho", rho)
+    route: dict[str, Callable[[float, float], float]] = {
+        "bun-steinke": epsilon_bun_steinke,
+        "cks": epsilon_cks,
+        "exact": lambda r, d: epsilon_exact_gaussian(math.sqrt(2.0 * r), d),
+    }
+    return route[conversion](rho, delta)
+
+
+def guarantee(rho: float, delta: float, conversion: str) -> DPGuarantee:
+    """The (ε, δ) guarantee of ρ-zCDP (or of Gaussian releases with μ² = 2ρ, for ``exact``)."""
+    return DPGuarantee(epsilon_from_rho(rho, delta, conversion), delta, conversion, rho)
+
+
+def _largest_below(eps_of: Callable[[float], float], target: float, start: float) -> float:
+    """The largest x > 0 with eps_of(x) ≤ target, for eps_of increasing; bisection in log space.
+
+    Returns the lower end of the final bracket, so eps_of(result) ≤ target always holds.
+    """
+    lo, hi = 0.0, start
+    while eps_of(hi) <= target:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e12:
+            raise NumericalError("calibration did not find an upper bracket")
+    if lo == 0.0:
+        lo = hi
+        while eps_of(lo) > target:
+            hi, lo = lo, lo / 2.0
+            if lo < 1e-300:
+                raise NumericalError("calibration did not find a lower bracket")
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if mid <= lo or mid >= hi:
+            break
+        if eps_of(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 2e-15 * lo:
+            break
+    if eps_of(lo) > target:  # pragma: no cover - guarded by the loop invariant
+        raise NumericalError("calibration invariant broken")
+    return lo
+
+
+# --------------------------------------------------------------------------------------------
+# Single-mechanism classics
+
+
+def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Theorem A.1; paper 000, Lemma 2.3).
+
+    Valid only for ε < 1 (the theorem's hypothesis); larger ε raise an error rather than return a
+    σ the theorem does not cover.
+    """
+    sensitivity = _validate.positive("sensitivity", sensitivity)
+    epsilon = _validate.positive("epsilon", epsilon)
+    delta = _validate.open_unit("delta", delta)
+    if epsilon >= 1.0:
+        raise InvalidParameterError("epsilon", "must be < 1 for the classic Gaussian bound (Dwork & Roth, Thm A.1)", epsilon)
+    return round_up(sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, 2)
+
+
+def rho_of_pure_dp(epsilon: float) -> float:
+    """ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Proposition 1.4)."""
+    epsilon = _validate.non_negative("epsilon", epsilon)
+    return round_up(epsilon * epsilon / 2.0, 1)
