@@ -1,0 +1,465 @@
+"""A per-release privacy ledger with per-user (individual) zCDP accounting.
+
+A ledger records every noisy release of a private algorithm: its statistic family, its episode k and
+stage h, its mechanism, and which users' data it touches. It answers
+
+- the *naive* total ρ: Σ over all releases of ρ (the papers' "4HK releases × ρ0", paper 000 §3);
+- the *per-user* ρ: user u pays only for the releases that touch u, so the guarantee for neighbours
+  differing in user u is Σ_{releases ∋ u} ρ (adaptive composition, Bun & Steinke 2016 Lemma 2.3,
+  applied to the releases whose sensitivity w.r.t. u is non-zero; releases that do not read u's data
+  are post-processing for that pair). The worst case over users is the guarantee of the whole run;
+- a breakdown per statistic family; and (ε, δ) under any conversion of :mod:`dpverify.conversions`.
+  With only Gaussian releases (GOE included) the ``exact`` conversion applies to the worst user's
+  μ² = Σ (Δ/σ)² = 2ρ_u.
+
+Scale: releases are stored as rectangular *blocks* (family × episode range × stage range, one
+mechanism, one user pattern), so the DP-LSVI-UCB++ schedule at H = 20, K = 10⁵ (8×10⁶ releases) is four
+blocks. :meth:`PrivacyLedger.record` merges consecutive single releases into blocks as they arrive.
+
+Which users a release touches is a :class:`UserPattern`:
+
+- :class:`PrefixUsers` — the release at episode k reads users 1..k−1 (a prefix sum over past users,
+  paper 000 Algorithm 1 lines 6–8 and 26);
+- :class:`CurrentUser` — the release at episode k reads only user k (a local release, paper 003);
+- :class:`BinaryTreeNode` — the release at episode k is the binary-mechanism node (k − lowbit(k), k]
+  (Chan, Shi & Song 2011; Luyo et al. 2021): each user lies in at most ⌈log₂K⌉ + 1 released nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Union
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.conversions import CONVERSIONS, DPGuarantee, epsilon_from_rho
+from dpverify.errors import InvalidParameterError
+from dpverify.mechanisms import Mechanism, mechanism_from_dict
+from dpverify.neighbouring import Neighbouring
+from dpverify.numerics import round_up
+
+#: Version of the JSON layout written by :meth:`PrivacyLedger.to_json`.
+SCHEMA_VERSION = 1
+
+ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
+
+
+# --------------------------------------------------------------------------------------------
+# Which users a release touches
+
+
+@dataclass(frozen=True)
+class PrefixUsers:
+    """The release at episode k reads the data of users 1, …, k−1."""
+
+    kind = "prefix"
+
+    def max_user(self, last_episode: int) -> int:
+        return last_episode - 1
+
+    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
+        """Number of episodes in [first, last] whose release touches user u, for u = 1..n_users."""
+        u = np.arange(1, n_users + 1, dtype=np.int64)
+        return np.maximum(0, last - np.maximum(first, u + 1) + 1)
+
+
+@dataclass(frozen=True)
+class CurrentUser:
+    """The release at episode k reads only the data of user k (a local release)."""
+
+    kind = "current"
+
+    def max_user(self, last_episode: int) -> int:
+        return last_episode
+
+    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
+        u = np.arange(1, n_users + 1, dtype=np.int64)
+        return ((u >= first) & (u <= last)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class BinaryTreeNode:
+    """The release at episode k is the binary-mechanism node covering users (k − lowbit(k), k]."""
+
+    kind = "tree"
+
+    def max_user(self, last_episode: int) -> int:
+        return last_episode
+
+    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
+        # At level l, user u lies in the dyadic block j = (u−1) >> l, i.e. users (j·2^l, (j+1)·2^l].
+        # That block is a released node iff its right end k = (j+1)·2^l has lowbit exactly 2^l,
+        # i.e. j is even, and it is in this block of episodes iff first ≤ k ≤ last.
+        u = np.arange(1, n_users + 1, dtype=np.int64)
+        total = np.zeros(n_users, dtype=np.int64)
+        level = 0
+        while (1 << level) <= max(last, 1):
+            j = (u - 1) >> level
+            k = (j + 1) << level
+            total += ((j % 2 == 0) & (k >= first) & (k <= last)).astype(np.int64)
+            level += 1
+        return total
+
+
+UserPattern = Union[PrefixUsers, CurrentUser, BinaryTreeNode]
+_PATTERNS: dict[str, UserPattern] = {"prefix": PrefixUsers(), "current": CurrentUser(), "tree": BinaryTreeNode()}
+
+
+def user_pattern(kind: str | UserPattern) -> UserPattern:
+    """The pattern of that name ("prefix", "current", "tree"), or the pattern itself."""
+    if isinstance(kind, (PrefixUsers, CurrentUser, BinaryTreeNode)):
+        return kind
+    if kind not in _PATTERNS:
+        raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}", kind)
+    return _PATTERNS[kind]
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks of releases
+
+
+@dataclass(frozen=True)
+class ReleaseBlock:
+    """All releases of one statistic family for episodes first..last and stages first..last.
+
+    Every (episode, stage) in the rectangle is one release by ``mechanism`` with fresh noise, touching
+    the users given by ``users`` (the same users at every stage of an episode).
+    """
+
+    family: str
+    episodes: tuple[int, int]
+    stages: tuple[int, int]
+    mechanism: Mechanism
+    users: UserPattern
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.family, str) or not self.family:
+            raise InvalidParameterError("family", "must be a non-empty string", self.family)
+        object.__setattr__(self, "episodes", _range("episodes", self.episodes))
+        object.__setattr__(self, "stages", _range("stages", self.stages))
+        object.__setattr__(self, "users", user_pattern(self.users))
+        if not hasattr(self.mechanism, "rho"):
+            raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(self.mechanism).__name__)
+
+    @property
+    def n_episodes(self) -> int:
+        return self.episodes[1] - self.episodes[0] + 1
+
+    @property
+    def n_stages(self) -> int:
+        return self.stages[1] - self.stages[0] + 1
+
+    @property
+    def n_releases(self) -> int:
+        return self.n_episodes * self.n_stages
+
+    def per_user_rho(self, n_users: int) -> np.ndarray:
+        """ρ paid by each user u = 1..n_users for the releases of this block."""
+        counts = self.users.counts(self.episodes[0], self.episodes[1], n_users)
+        return counts * (self.n_stages * self.mechanism.rho)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "episodes": list(self.episodes),
+            "stages": list(self.stages),
+            "mechanism": self.mechanism.to_dict(),
+            "users": self.users.kind,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ReleaseBlock":
+        if not isinstance(data, dict):
+            raise InvalidParameterError("block", "must be a JSON object", type(data).__name__)
+        missing = {"family", "episodes", "stages", "mechanism", "users"} - set(data)
+        if missing:
+            raise InvalidParameterError("block", f"is missing fields {sorted(missing)}", sorted(data))
+        return cls(
+            family=data["family"],
+            episodes=tuple(data["episodes"]),  # type: ignore[arg-type]
+            stages=tuple(data["stages"]),  # type: ignore[arg-type]
+            mechanism=mechanism_from_dict(data["mechanism"]),
+            users=user_pattern(data["users"]),
+        )
+
+
+def _range(name: str, value: object) -> tuple[int, int]:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise InvalidParameterError(name, "must be a pair (first, last)", value)
+    first = _validate.integer(f"{name}[0]", value[0], minimum=1)
+    last = _validate.integer(f"{name}[1]", value[1], minimum=first)
+    return (first, last)
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class FamilySummary:
+    """Accounting of one statistic family."""
+
+    family: str
+    n_releases: int
+    naive_rho: float
+    worst_user_rho: float
+    mechanisms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LedgerAccount:
+    """What a ledger answers at one δ: ρ (naive and worst user) and ε under each conversion.
+
+    ``epsilon`` maps a conversion name to ε (``exact`` is present only when every release is
+    Gaussian). The ε are for the *published statistics* (the billboard); by the billboard lemma
+    (Hsu et al. 2014; paper 000 Lemma 2.4) the same (ε, δ) holds as joint DP for actions computed from
+    the billboard and each user's own data only.
+    """
+
+    relation: Neighbouring
+    n_releases: int
+    n_users: int
+    naive_rho: float
+    worst_user_rho: float
+    worst_user: int
+    delta: float
+    accounting: str
+    epsilon: dict[str, float]
+    families: tuple[FamilySummary, ...]
+
+
+# --------------------------------------------------------------------------------------------
+# The ledger
+
+
+class PrivacyLedger:
+    """An append-only record of releases under one neighbouring relation.
+
+    >>> from dpverify.mechanisms import GaussianMechanism
+    >>> ledger = PrivacyLedger("replace-one")
+    >>> m = GaussianMechanism(sensitivity=1.0, sigma=10.0, dim=3)
+    >>> for k in (1, 2, 3):
+    ...     for h in (2, 1):
+    ...         ledger.record("sum", episode=k, stage=h, mechanism=m, users="prefix")
+    >>> len(ledger.blocks), ledger.n_releases
+    (1, 6)
+    >>> round(ledger.naive_rho(), 6), round(ledger.worst_user_rho(), 6)   # user 1 is in 4 releases
+    (0.03, 0.02)
+    """
+
+    def __init__(self, relation: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
+        self.relation = Neighbouring.parse(relation)
+        self._by_family: dict[str, list[ReleaseBlock]] = {}
+
+    # ---- recording ---------------------------------------------------------------------------
+
+    @property
+    def blocks(self) -> tuple[ReleaseBlock, ...]:
+        """Every block, grouped by family in the order families first appeared."""
+        return tuple(b for blocks in self._by_family.values() for b in blocks)
+
+    def _check_relation(self, mechanism: Mechanism) -> None:
+        if getattr(mechanism, "relation", None) is not self.relation:
+            raise InvalidParameterError(
+                "mechanism.relation",
+                f"must equal the ledger's relation {self.relation.value!r} (one relation per ledger)",
+                getattr(mechanism, "relation", None),
+            )
+
+    def record_block(
+        self,
+        family: str,
+        episodes: tuple[int, int],
+        stages: tuple[int, int],
+        mechanism: Mechanism,
+        users: str | UserPattern,
+    ) -> ReleaseBlock:
+        """Record a whole rectangle of releases at once (used by schedules)."""
+        block = ReleaseBlock(family, episodes, stages, mechanism, user_pattern(users))
+        self._check_relation(block.mechanism)
+        self._by_family.setdefault(family, []).append(block)
+        return block
+
+    def record(
+        self, family: str, episode: int, stage: int, mechanism: Mechanism, users: str | UserPattern
+    ) -> None:
+        """Record one release; consecutive releases of a family are merged into blocks.
+
+        Agents record stage by stage (any order of stages within an episode, one episode after the
+        other); a release that does not extend the family's last block starts a new block, so the
+        ledger is exact whatever the order — merging only saves memory.
+        """
+        pattern = user_pattern(users)
+        episode = _validate.integer("episode", episode, minimum=1)
+        stage = _validate.integer("stage", stage, minimum=1)
+        self._check_relation(mechanism)
+        blocks = self._by_family.get(family)
+        last = blocks[-1] if blocks else None
+        if last is not None and last.mechanism == mechanism and last.users == pattern:
+            (k0, k1), (h0, h1) = last.episodes, last.stages
+            if k0 == k1 == episode and stage in (h0 - 1, h1 + 1):
+                blocks[-1] = ReleaseBlock(family, (k0, k1), (min(h0, stage), max(h1, stage)), mechanism, pattern)
+                self._merge_last_two(blocks)
+                return
+            if h0 == h1 == stage and episode == k1 + 1:
+                blocks[-1] = ReleaseBlock(family, (k0, episode), (h0, h1), mechanism, pattern)
+                return
+        self.record_block(family, (episode, episode), (stage, stage), mechanism, pattern)
+        self._merge_last_two(self._by_family[family])
+
+    @staticmethod
+    def _merge_last_two(blocks: list[ReleaseBlock]) -> None:
+        """Merge a family's last block into the one before it when together they form a rectangle."""
+        if len(blocks) < 2:
+            return
+        prev, cur = blocks[-2], blocks[-1]
+        if (
+            prev.mechanism == cur.mechanism
+            and prev.users == cur.users
+            and prev.stages == cur.stages
+            and prev.episodes[1] + 1 == cur.episodes[0]
+        ):
+            blocks[-2:] = [ReleaseBlock(prev.family, (prev.episodes[0], cur.episodes[1]), prev.stages, prev.mechanism, prev.users)]
+
+    # ---- queries -----------------------------------------------------------------------------
+
+    @property
+    def n_releases(self) -> int:
+        return sum(b.n_releases for b in self.blocks)
+
+    @property
+    def n_users(self) -> int:
+        """The largest user index any release touches (users are numbered from 1)."""
+        return max((b.users.max_user(b.episodes[1]) for b in self.blocks), default=0)
+
+    @property
+    def all_gaussian(self) -> bool:
+        """True when every release is Gaussian (GOE included): the exact conversion applies."""
+        return all(b.mechanism.is_gaussian for b in self.blocks)
+
+    def families(self) -> tuple[str, ...]:
+        return tuple(self._by_family)
+
+    def naive_rho(self, family: str | None = None) -> float:
+        """Σ ρ over all releases (of one family), rounded up: what "number of releases × ρ0" gives."""
+        terms = [b.n_releases * b.mechanism.rho for b in self.blocks if family in (None, b.family)]
+        return round_up(math.fsum(terms), 2) if terms else 0.0
+
+    def per_user_rho(self, family: str | None = None) -> np.ndarray:
+        """ρ paid by each user u = 1..n_users (index u−1), over all releases (of one family)."""
+        n = self.n_users
+        total = np.zeros(n, dtype=float)
+        for b in self.blocks:
+            if family in (None, b.family):
+                total += b.per_user_rho(n)
+        return total
+
+    def worst_user(self, family: str | None = None) -> tuple[int, float]:
+        """(u, ρ_u) for the user who pays most (u = 0 and ρ = 0 for an empty ledger)."""
+        rho = self.per_user_rho(family)
+        if rho.size == 0:
+            return 0, 0.0
+        u = int(np.argmax(rho))
+        # Each block adds one float per user; a few ulps per block cover the rounding of the sum.
+        return u + 1, round_up(float(rho[u]), 2 * len(self.blocks) + 2)
+
+    def worst_user_rho(self, family: str | None = None) -> float:
+        return self.worst_user(family)[1]
+
+    def guarantee(self, delta: float, conversion: str = "exact", accounting: str = "per-user") -> DPGuarantee:
+        """The (ε, δ)-DP guarantee of the published statistics under one conversion.
+
+        ``accounting="per-user"`` uses the worst user's ρ (the truth for this release pattern);
+        ``"naive"`` the total over all releases (what the papers compute; never smaller).
+        """
+        delta = _validate.open_unit("delta", delta)
+        conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
+        accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
+        if conversion == "exact" and not self.all_gaussian:
+            raise InvalidParameterError(
+                "conversion", "'exact' needs every release to be Gaussian (this ledger has non-Gaussian releases)", conversion
+            )
+        rho = self.worst_user_rho() if accounting == "per-user" else self.naive_rho()
+        return DPGuarantee(epsilon_from_rho(rho, delta, conversion), delta, conversion, rho)
+
+    def account(self, delta: float, accounting: str = "per-user") -> LedgerAccount:
+        """Everything at once: ρ naive and per user, ε under every applicable conversion, per family."""
+        delta = _validate.open_unit("delta", delta)
+        accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
+        conversions = [c for c in CONVERSIONS if c != "exact" or self.all_gaussian]
+        eps = {c: self.guarantee(delta, c, accounting).epsilon for c in conversions}
+        worst_u, worst_rho = self.worst_user()
+        families = tuple(
+            FamilySummary(
+                family=f,
+                n_releases=sum(b.n_releases for b in self.blocks if b.family == f),
+                naive_rho=self.naive_rho(f),
+                worst_user_rho=self.worst_user_rho(f),
+                mechanisms=tuple(dict.fromkeys(b.mechanism.kind for b in self.blocks if b.family == f)),
+            )
+            for f in self.families()
+        )
+        return LedgerAccount(
+            relation=self.relation,
+            n_releases=self.n_releases,
+            n_users=self.n_users,
+            naive_rho=self.naive_rho(),
+            worst_user_rho=worst_rho,
+            worst_user=worst_u,
+            delta=delta,
+            accounting=accounting,
+            epsilon=eps,
+            families=families,
+        )
+
+    # ---- serialization -----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "dpverify.ledger",
+            "schema_version": SCHEMA_VERSION,
+            "relation": self.relation.value,
+            "blocks": [b.to_dict() for b in self.blocks],
+        }
+
+    def to_json(self) -> str:
+        """JSON text; floats are written with repr, so the round trip is exact."""
+        return json.dumps(self.to_dict(), indent=1)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "PrivacyLedger":
+        if not isinstance(data, dict):
+            raise InvalidParameterError("ledger", "must be a JSON object", type(data).__name__)
+        if data.get("schema") != "dpverify.ledger":
+            raise InvalidParameterError("ledger.schema", "must be 'dpverify.ledger'", data.get("schema"))
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise InvalidParameterError("ledger.schema_version", f"must be {SCHEMA_VERSION}", data.get("schema_version"))
+        blocks = data.get("blocks")
+        if not isinstance(blocks, list):
+            raise InvalidParameterError("ledger.blocks", "must be a list", type(blocks).__name__)
+        ledger = cls(data.get("relation", ""))
+        for raw in blocks:
+            block = ReleaseBlock.from_dict(raw)
+            ledger.record_block(block.family, block.episodes, block.stages, block.mechanism, block.users)
+        return ledger
+
+    @classmethod
+    def from_json(cls, text: str) -> "PrivacyLedger":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParameterError("ledger", f"must be valid JSON ({exc.msg} at line {exc.lineno})", "…") from None
+        return cls.from_dict(data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PrivacyLedger) and self.relation == other.relation and self.blocks == other.blocks
+
+    def __repr__(self) -> str:
+        return f"PrivacyLedger(relation={self.relation.value!r}, blocks={len(self.blocks)}, releases={self.n_releases})"
+
+    def extend(self, blocks: Iterable[ReleaseBlock]) -> None:
+        for b in blocks:
+            self.record_block(b.family, b.episodes, b.stages, b.mechanism, b.users)
