@@ -1,0 +1,108 @@
+"""The agent interface, one episode's trajectory, and the interaction loop with exact regret.
+
+An episode k runs as follows (:func:`run_episodes`):
+
+1. ``policy = agent.begin_episode()`` — the agent plans and returns the *deployed* deterministic policy
+   π_k as an (H, S) integer array (ties among maximising actions already broken at random with the
+   agent's generator, so this is exactly what the user will follow);
+2. the exact regret ρᵀ(V*_0 − V^{π_k}_0) of that policy is computed by backward induction
+   (:class:`agents.planning.DeterministicPolicyEvaluator`) — never from realised rewards;
+3. the user follows π_k in the environment (:func:`rollout`), with the environment's own generator;
+4. ``agent.end_episode(trajectory)`` — the agent adds the user's data to its statistics.
+
+Agents take every random number from the ``numpy.random.Generator`` they are constructed with; the
+environment's sampling uses a separate generator spawned from the same ``SeedSequence``.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.planning import DeterministicPolicyEvaluator
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """One user's episode: states s_0..s_H (length H + 1), actions a_0..a_{H−1}, rewards r_0..r_{H−1}."""
+
+    states: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+
+
+def rollout(mdp: Any, policy: np.ndarray, rng: np.random.Generator) -> Trajectory:
+    """Follow the deterministic policy (H, S) for one episode, sampling with ``rng``."""
+    horizon = mdp.horizon
+    states = np.empty(horizon + 1, dtype=np.int64)
+    actions = np.empty(horizon, dtype=np.int64)
+    uniforms = rng.random(horizon)
+    states[0] = mdp.sample_initial_state(rng)
+    for h in range(horizon):
+        a = policy[h, states[h]]
+        actions[h] = a
+        states[h + 1] = mdp.sample_next_state(h, states[h], a, uniforms[h])
+    rewards = mdp.rewards[np.arange(horizon), states[:-1], actions]
+    return Trajectory(states, actions, rewards)
+
+
+class Agent(abc.ABC):
+    """An episodic agent for a finite-horizon MDP.
+
+    Subclasses set ``name`` and ``config`` (a frozen dataclass of every hyper-parameter, including the
+    confidence-radius multipliers) and implement :meth:`begin_episode` and :meth:`end_episode`.
+    """
+
+    name: str = "agent"
+    config: Any
+
+    @abc.abstractmethod
+    def begin_episode(self) -> np.ndarray:
+        """Plan for the next episode and return the deployed deterministic policy, shape (H, S)."""
+
+    @abc.abstractmethod
+    def end_episode(self, trajectory: Trajectory) -> None:
+        """Add the episode's data to the agent's statistics."""
+
+    def settings(self) -> dict[str, Any]:
+        """Every hyper-parameter actually used (config fields plus derived radii), JSON-serialisable."""
+        settings: dict[str, Any] = {"agent": self.name}
+        if dataclasses.is_dataclass(self.config):
+            settings.update(dataclasses.asdict(self.config))
+        settings.update(self.derived_settings())
+        return settings
+
+    def derived_settings(self) -> dict[str, Any]:
+        """Derived constants (theory radii, effective radii); subclasses extend this."""
+        return {}
+
+
+def run_episodes(
+    mdp: Any,
+    agent: Agent,
+    num_episodes: int,
+    rng: np.random.Generator,
+    callback: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run ``num_episodes`` episodes; return (exact per-episode regret, [distinct-policy change flags]).
+
+    The second value is a boolean array: entry k is True when π_k differs from π_{k−1} (used by tests to
+    check that an agent changes its policy, DESIGN §4).
+    """
+    evaluator = DeterministicPolicyEvaluator(mdp)
+    regrets = np.empty(num_episodes)
+    changed = np.zeros(num_episodes, dtype=bool)
+    previous: np.ndarray | None = None
+    for k in range(num_episodes):
+        policy = agent.begin_episode()
+        regrets[k] = evaluator.regret(policy)
+        changed[k] = previous is not None and not np.array_equal(policy, previous)
+        previous = policy
+        agent.end_episode(rollout(mdp, policy, rng))
+        if callback is not None:
+            callback(k)
+    return regrets, changed

@@ -1,0 +1,119 @@
+"""LSVI-UCB — least-squares value iteration with UCB bonuses (Jin, Yang, Wang & Jordan 2020, Algorithm 1).
+
+For each episode k, backward over stages h = H−1, …, 0 (0-indexed):
+
+    Λ_h = λI + Σ_{τ<k} φ_τ φ_τᵀ,                           φ_τ = φ_h(s_h^τ, a_h^τ)
+    w_h = Λ_h⁻¹ Σ_{τ<k} φ_τ [r_h(s_h^τ, a_h^τ) + V_{h+1}(s_{h+1}^τ)]
+    Q_h(s, a) = min{ w_hᵀφ_h(s, a) + β ‖φ_h(s, a)‖_{Λ_h⁻¹}, H − h }
+    V_h(s) = [max_a Q_h(s, a)]_{[0, H−h]}
+
+and the user follows π_h(s) ∈ argmax_a Q_h(s, a), ties broken uniformly at random (DESIGN §4).
+
+Jin et al. cap Q at H; we cap at H − h (the largest possible value-to-go, so optimism is unchanged) and
+clip the regression targets V_{h+1} to [0, H − h − 1], so every target r + V lies in [0, H] — the range
+that the sensitivity bounds of private variants assume (DESIGN §2).
+
+Confidence radius: Theorem 3.1 of Jin et al. takes β = c·d·H·√ι with ι = log(2dT/p), T = KH, an absolute
+constant c and failure probability p. We use ``beta = beta_multiplier × d·H·√ι`` (c = 1 absorbed in the
+multiplier); the default multiplier 0.01 was chosen so that the agent learns at K ~ 10³–10⁴ on the
+Min et al. MDP (the theory value with multiplier 1 keeps every bonus above H for millions of
+episodes — DESIGN §4). Both the theory value and the effective β are reported by :meth:`settings`.
+
+Cost per episode: O(H(d² + dS + SAd)), independent of k — the regression sums come from
+:class:`agents.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,
+bonuses downdated in place).
+
+Extension point for private variants (Luyo et al. 2021, Ngo et al. 2022): pass a subclass of
+:class:`~agents.statistics.RidgeStatistics` whose release methods (``gram_inverse``, ``weighted_sum``,
+``bonus_squared``) return noisy statistics; :meth:`LsviUcb.plan` reads the data only through them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpverify import _validate
+
+from agents.base import Agent, Trajectory
+from agents.envs.linear_mdp import LinearMDP
+from agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from agents.statistics import RidgeStatistics
+
+DEFAULT_BETA_MULTIPLIER = 0.01
+
+
+@dataclass(frozen=True)
+class LsviUcbConfig:
+    """Hyper-parameters of LSVI-UCB.
+
+    Attributes:
+        num_episodes: K, the planned number of episodes (enters ι = log(2dKH/p)).
+        beta_multiplier: multiplier of the theory radius d·H·√ι (default 0.01, see module docstring).
+        regularization: λ of the ridge regression (Jin et al.: λ = 1).
+        failure_probability: p of Jin et al. Theorem 3.1.
+    """
+
+    num_episodes: int
+    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
+    regularization: float = 1.0
+    failure_probability: float = 0.01
+
+    def __post_init__(self) -> None:
+        _validate.integer("num_episodes", self.num_episodes, minimum=1)
+        _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.positive("regularization", self.regularization)
+        _validate.open_unit("failure_probability", self.failure_probability)
+
+
+def theory_beta(dim: int, horizon: int, num_episodes: int, failure_probability: float) -> float:
+    """d·H·√ι with ι = log(2dT/p), T = KH (Jin et al. 2020, Theorem 3.1, c = 1)."""
+    iota = math.log(2 * dim * num_episodes * horizon / failure_probability)
+    return dim * horizon * math.sqrt(iota)
+
+
+class LsviUcb(Agent):
+    """LSVI-UCB on a finite :class:`~agents.envs.linear_mdp.LinearMDP` (module docstring)."""
+
+    name = "lsvi-ucb"
+
+    def __init__(
+        self,
+        mdp: LinearMDP,
+        config: LsviUcbConfig,
+        rng: np.random.Generator,
+        statistics: RidgeStatistics | None = None,
+    ) -> None:
+        self.mdp = mdp
+        self.config = config
+        self.rng = rng
+        self.horizon, self.num_states, self.num_actions = mdp.horizon, mdp.num_states, mdp.num_actions
+        self.features = mdp.features
+        self.statistics = statistics or RidgeStatistics(mdp.features, mdp.rewards, config.regularization)
+        self.theory_beta = theory_beta(mdp.dim, mdp.horizon, config.num_episodes, config.failure_probability)
+        self.beta = config.beta_multiplier * self.theory_beta
+        self.q = np.zeros((self.horizon, self.num_states, self.num_actions))
+
+    def derived_settings(self) -> dict[str, Any]:
+        return {"theory_beta": self.theory_beta, "beta": self.beta}
+
+    def plan(self) -> np.ndarray:
+        """Backward least-squares value iteration; fills and returns Q, shape (H, S, A)."""
+        stats = self.statistics
+        next_values = np.zeros(self.num_states)
+        for h in range(self.horizon - 1, -1, -1):
+            w = stats.gram_inverse(h) @ stats.weighted_sum(h, next_values, include_rewards=True)
+            bonus = self.beta * np.sqrt(stats.bonus_squared(h))
+            cap = self.horizon - h
+            self.q[h] = np.minimum(self.features[h] @ w + bonus, cap)
+            next_values = np.clip(self.q[h].max(axis=-1), 0.0, cap)
+        return self.q
+
+    def begin_episode(self) -> np.ndarray:
+        return sample_greedy_actions(self.plan(), self.rng, TIE_TOLERANCE)
+
+    def end_episode(self, trajectory: Trajectory) -> None:
+        self.statistics.add_episode(trajectory.states, trajectory.actions)

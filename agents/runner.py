@@ -1,0 +1,440 @@
+"""The experiment runner behind ``dpverify run``: registries, seeded parallel runs, result files.
+
+Registries (extensible; issue 5 registers private agents here):
+
+* :data:`AGENTS` — name → :class:`AgentEntry` (a factory ``(mdp, num_episodes, rng, **options) -> Agent``
+  and the environment kind it needs, ``"linear"`` or ``"mixture"``);
+* :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry` (a factory ``(num_episodes, **options) -> MDP``).
+
+Register with :func:`register_agent` / :func:`register_environment` from a module, and add that module's
+name to :data:`REGISTRATION_MODULES` so the runner (and its worker processes) import it; factories must
+be module-level functions so that worker processes can find them.
+
+Seeding: one ``numpy.random.SeedSequence(base_seed)`` spawns one child per seed; each child spawns two
+generators, the agent's and the environment's. Seed i of two different agents therefore sees the same
+environment randomness stream, and every run is reproducible from (base_seed, seed index).
+
+Per-episode regret is exact (:mod:`agents.planning`), never from realised rewards. Files written by
+:func:`save_results`: ``regret.json`` (settings incl. every multiplier and derived radius, seeds, package
+versions, per-seed regrets), ``regret.csv`` (episode × seed) and ``cumulative_regret.png`` (mean
+cumulative regret ± one standard deviation across seeds).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import csv
+import importlib
+import json
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Mapping, TextIO
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.errors import InvalidParameterError
+
+from agents.base import Agent, run_episodes
+from agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
+from agents.envs.min2021 import min2021_mdp
+from agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from agents.lsvi_ucb import LsviUcb, LsviUcbConfig
+from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
+from agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
+
+#: Modules imported before a run so that they can register agents/environments (issue 5 adds its own).
+REGISTRATION_MODULES: tuple[str, ...] = ()
+
+ENV_KINDS = ("linear", "mixture")
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """A registered agent: ``factory(mdp, num_episodes, rng, **options) -> Agent``; ``env_kind`` is
+    ``"linear"`` (needs a :class:`LinearMDP`) or ``"mixture"`` (needs a :class:`LinearMixtureMDP`)."""
+
+    name: str
+    factory: Callable[..., Agent]
+    env_kind: str
+    description: str
+
+    def __post_init__(self) -> None:
+        _validate.one_of("env_kind", self.env_kind, ENV_KINDS)
+
+
+@dataclass(frozen=True)
+class EnvironmentEntry:
+    """A registered environment: ``factory(num_episodes, **options) -> LinearMDP | LinearMixtureMDP``."""
+
+    name: str
+    factory: Callable[..., Any]
+    description: str
+
+
+AGENTS: dict[str, AgentEntry] = {}
+ENVIRONMENTS: dict[str, EnvironmentEntry] = {}
+
+
+def register_agent(name: str, factory: Callable[..., Agent], env_kind: str, description: str,
+                   replace: bool = False) -> None:
+    """Add an agent to :data:`AGENTS` (an existing name is an error unless ``replace``)."""
+    if name in AGENTS and not replace:
+        raise InvalidParameterError("agent", "is already registered", name)
+    AGENTS[name] = AgentEntry(name, factory, env_kind, description)
+
+
+def register_environment(name: str, factory: Callable[..., Any], description: str, replace: bool = False) -> None:
+    """Add an environment to :data:`ENVIRONMENTS` (an existing name is an error unless ``replace``)."""
+    if name in ENVIRONMENTS and not replace:
+        raise InvalidParameterError("env", "is already registered", name)
+    ENVIRONMENTS[name] = EnvironmentEntry(name, factory, description)
+
+
+def load_registrations() -> None:
+    """Import every module of :data:`REGISTRATION_MODULES` (idempotent)."""
+    for module in REGISTRATION_MODULES:
+        importlib.import_module(module)
+
+
+# ---- built-in factories (module level so that worker processes can use them) --------------------------
+
+
+def _options_error(kind: str, name: str, options: tuple[tuple[str, Any], ...], exc: TypeError) -> InvalidParameterError:
+    reason = str(exc).split(": ", 1)[-1].split("() ", 1)[-1]
+    return InvalidParameterError(f"--{kind}-option", f"is not accepted by {name} ({reason})",
+                                 ", ".join(key for key, _ in options))
+
+
+def make_lsvi_ucb(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> LsviUcb:
+    return LsviUcb(mdp, LsviUcbConfig(num_episodes, **options), rng)
+
+
+def make_lsvi_ucb_pp(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> LsviUcbPlusPlus:
+    return LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(num_episodes, **options), rng)
+
+
+def make_ucrl_vtr(mdp: LinearMixtureMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> UcrlVtr:
+    return UcrlVtr(mdp, UcrlVtrConfig(num_episodes, **options), rng)
+
+
+def make_min2021(num_episodes: int, **options: Any) -> LinearMDP:
+    return min2021_mdp(**options)
+
+
+def make_min2021_raw(num_episodes: int, **options: Any) -> LinearMDP:
+    return min2021_mdp(rescaled=False, **options)
+
+
+def make_zhou2021(num_episodes: int, **options: Any) -> LinearMixtureMDP:
+    options.setdefault("num_episodes", num_episodes)
+    return zhou2021_mixture_mdp(**options)
+
+
+def make_random_linear(num_episodes: int, seed: int = 0, **options: Any) -> LinearMDP:
+    seed = _validate.integer("seed", seed, minimum=0)
+    return random_linear_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
+
+
+def make_random_mixture(num_episodes: int, seed: int = 0, **options: Any) -> LinearMixtureMDP:
+    seed = _validate.integer("seed", seed, minimum=0)
+    return random_linear_mixture_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
+
+
+register_agent("lsvi-ucb", make_lsvi_ucb, "linear", "LSVI-UCB (Jin et al. 2020)")
+register_agent("lsvi-ucb++", make_lsvi_ucb_pp, "linear", "LSVI-UCB++ (He et al. 2023; paper 000 §3)")
+register_agent("ucrl-vtr", make_ucrl_vtr, "mixture", "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
+register_environment("min2021", make_min2021, "Min et al. 2021 linear MDP, rescaled so that ‖φ‖ = 1")
+register_environment("min2021-raw", make_min2021_raw, "Min et al. 2021 linear MDP, raw features ‖φ‖ = 3")
+register_environment("zhou2021", make_zhou2021, "Zhou et al. 2021 hard linear mixture MDP (paper 003)")
+register_environment("random-linear", make_random_linear, "random linear MDP (option seed)")
+register_environment("random-mixture", make_random_mixture, "random linear mixture MDP (option seed)")
+
+
+# ---- specs and results --------------------------------------------------------------------------------
+
+
+def _frozen_options(name: str, options: Mapping[str, Any] | tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    items = tuple(options.items()) if isinstance(options, Mapping) else tuple(options)
+    for item in items:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+            raise InvalidParameterError(name, "must map option names to values", options)
+    return tuple(sorted(items))
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What to run: agent and environment names with their options, K, the number of seeds.
+
+    Attributes:
+        agent, env: registry names.
+        num_episodes: K.
+        num_seeds: independent runs (seed indices 0..num_seeds−1).
+        base_seed: entropy of the root ``SeedSequence``.
+        workers: local worker processes (1 = run in this process).
+        agent_options, env_options: keyword options of the factories (e.g. ``beta_multiplier``).
+    """
+
+    agent: str
+    env: str
+    num_episodes: int
+    num_seeds: int = 10
+    base_seed: int = 0
+    workers: int = 1
+    agent_options: tuple[tuple[str, Any], ...] = ()
+    env_options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        load_registrations()
+        _validate.one_of("agent", self.agent, tuple(sorted(AGENTS)))
+        _validate.one_of("env", self.env, tuple(sorted(ENVIRONMENTS)))
+        _validate.integer("num_episodes", self.num_episodes, minimum=1)
+        _validate.integer("num_seeds", self.num_seeds, minimum=1)
+        _validate.integer("base_seed", self.base_seed, minimum=0)
+        _validate.integer("workers", self.workers, minimum=1)
+        object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
+        object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
+
+
+@dataclass(frozen=True, eq=False)
+class SeedResult:
+    """One seed's run: exact per-episode regret, number of policy changes, wall time, agent settings."""
+
+    seed_index: int
+    spawn_key: tuple[int, ...]
+    regret: np.ndarray
+    policy_changes: int
+    seconds: float
+    agent_settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """All seeds of one :class:`RunSpec`, with the environment's description."""
+
+    spec: RunSpec
+    seeds: tuple[SeedResult, ...]
+    environment: dict[str, Any]
+
+    @property
+    def regret(self) -> np.ndarray:
+        """Per-episode regret, shape (num_seeds, K)."""
+        return np.stack([s.regret for s in self.seeds])
+
+    def cumulative_regret(self) -> np.ndarray:
+        return np.cumsum(self.regret, axis=1)
+
+
+def build_environment(spec: RunSpec) -> Any:
+    entry = ENVIRONMENTS[spec.env]
+    try:
+        return entry.factory(spec.num_episodes, **dict(spec.env_options))
+    except TypeError as exc:
+        raise _options_error("env", spec.env, spec.env_options, exc) from exc
+
+
+def build_agent(spec: RunSpec, mdp: Any, rng: np.random.Generator) -> Agent:
+    entry = AGENTS[spec.agent]
+    needed = LinearMDP if entry.env_kind == "linear" else LinearMixtureMDP
+    if not isinstance(mdp, needed):
+        raise InvalidParameterError(
+            "env", f"must be a {'linear' if needed is LinearMDP else 'linear mixture'} MDP for agent {spec.agent}",
+            spec.env,
+        )
+    try:
+        return entry.factory(mdp, spec.num_episodes, rng, **dict(spec.agent_options))
+    except TypeError as exc:
+        raise _options_error("agent", spec.agent, spec.agent_options, exc) from exc
+
+
+def describe_environment(mdp: Any, spec: RunSpec) -> dict[str, Any]:
+    return {
+        "env": spec.env,
+        "name": mdp.name,
+        "options": dict(spec.env_options),
+        "horizon": mdp.horizon,
+        "num_states": mdp.num_states,
+        "num_actions": mdp.num_actions,
+        "dim": mdp.dim,
+        "feature_norm_bound": mdp.feature_norm_bound,
+    }
+
+
+def run_seed(spec: RunSpec, seed_index: int, progress: Callable[[int], None] | None = None) -> SeedResult:
+    """Run seed ``seed_index`` of ``spec`` (module level: used by worker processes)."""
+    load_registrations()
+    child = np.random.SeedSequence(spec.base_seed).spawn(spec.num_seeds)[seed_index]
+    agent_seed, env_seed = child.spawn(2)
+    mdp = build_environment(spec)
+    agent = build_agent(spec, mdp, np.random.default_rng(agent_seed))
+    start = time.perf_counter()
+    regret, changed = run_episodes(mdp, agent, spec.num_episodes, np.random.default_rng(env_seed), progress)
+    seconds = time.perf_counter() - start
+    return SeedResult(seed_index, tuple(int(k) for k in child.spawn_key), regret, int(changed.sum()), seconds,
+                      agent.settings())
+
+
+class ProgressBar:
+    """A one-line text progress bar on a terminal; silent when ``stream`` is not a TTY."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, label: str = "") -> None:
+        self.total = max(int(total), 1)
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.label = label
+        self.done = 0
+        self._last_draw = 0.0
+        self._start = time.perf_counter()
+
+    def advance(self, amount: int = 1) -> None:
+        self.done = min(self.done + amount, self.total)
+        now = time.perf_counter()
+        if self.enabled and (now - self._last_draw > 0.1 or self.done == self.total):
+            self._last_draw = now
+            width = 30
+            filled = int(width * self.done / self.total)
+            elapsed = now - self._start
+            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                              f"{self.done}/{self.total} episodes {elapsed:.1f}s")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run(spec: RunSpec, progress_stream: TextIO | None = None) -> RunResult:
+    """Run every seed of ``spec`` (in ``spec.workers`` local processes when > 1)."""
+    mdp = build_environment(spec)  # fail early, in this process, on bad settings
+    build_agent(spec, mdp, np.random.default_rng(0))
+    bar = ProgressBar(spec.num_seeds * spec.num_episodes, progress_stream, f"{spec.agent} on {spec.env}")
+    results: list[SeedResult] = []
+    try:
+        if spec.workers == 1 or spec.num_seeds == 1:
+            for index in range(spec.num_seeds):
+                results.append(run_seed(spec, index, lambda _k: bar.advance()))
+        else:
+            with concurrent.futures.ProcessPoolExecutor(max_workers=min(spec.workers, spec.num_seeds)) as pool:
+                futures = [pool.submit(run_seed, spec, index) for index in range(spec.num_seeds)]
+                for future in concurrent.futures.as_completed(futures):
+                    results.append(future.result())
+                    bar.advance(spec.num_episodes)
+    finally:
+        bar.close()
+    results.sort(key=lambda r: r.seed_index)
+    return RunResult(spec, tuple(results), describe_environment(mdp, spec))
+
+
+# ---- files ------------------------------------------------------------------------------------------
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for package in ("dpverify", "numpy", "scipy", "matplotlib"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
+    return value
+
+
+def result_payload(result: RunResult) -> dict[str, Any]:
+    """The JSON document written to ``regret.json``."""
+    spec = result.spec
+    cumulative = result.cumulative_regret()[:, -1]
+    return _json_safe({
+        "settings": {
+            "agent": spec.agent,
+            "env": spec.env,
+            "num_episodes": spec.num_episodes,
+            "num_seeds": spec.num_seeds,
+            "base_seed": spec.base_seed,
+            "seeding": "numpy.random.SeedSequence(base_seed).spawn(num_seeds)[i].spawn(2) -> (agent, environment)",
+            "workers": spec.workers,
+            "agent_options": dict(spec.agent_options),
+            "agent_settings": result.seeds[0].agent_settings,
+            "environment": result.environment,
+            "regret": "exact: initial_distribution @ (V*_0 - V^{pi_k}_0) by backward induction",
+            "versions": package_versions(),
+        },
+        "summary": {
+            "final_cumulative_regret_mean": float(np.mean(cumulative)),
+            "final_cumulative_regret_std": float(np.std(cumulative)),
+        },
+        "seeds": [
+            {
+                "seed_index": s.seed_index,
+                "spawn_key": list(s.spawn_key),
+                "seconds": s.seconds,
+                "policy_changes": s.policy_changes,
+                "final_cumulative_regret": float(np.sum(s.regret)),
+                "agent_settings": s.agent_settings,
+                "regret": s.regret.tolist(),
+            }
+            for s in result.seeds
+        ],
+    })
+
+
+def save_results(result: RunResult, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """Write regret.json, regret.csv and cumulative_regret.png into ``out_dir`` (created if needed)."""
+    directory = Path(out_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": directory / "regret.json",
+        "csv": directory / "regret.csv",
+        "png": directory / "cumulative_regret.png",
+    }
+    paths["json"].write_text(json.dumps(result_payload(result), indent=1) + "\n")
+    regret = result.regret
+    with paths["csv"].open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["episode"] + [f"seed_{s.seed_index}" for s in result.seeds])
+        for k in range(regret.shape[1]):
+            writer.writerow([k + 1] + [repr(float(x)) for x in regret[:, k]])
+    plot_cumulative_regret(result, paths["png"])
+    return paths
+
+
+def plot_cumulative_regret(result: RunResult, path: Path) -> None:
+    """Mean cumulative regret ± one standard deviation across seeds (matplotlib, Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cumulative = result.cumulative_regret()
+    mean, std = cumulative.mean(axis=0), cumulative.std(axis=0)
+    episodes = np.arange(1, cumulative.shape[1] + 1)
+    figure, axes = plt.subplots(figsize=(6.4, 4.0))
+    axes.plot(episodes, mean, label=f"{result.spec.agent} (mean of {cumulative.shape[0]} seeds)")
+    axes.fill_between(episodes, mean - std, mean + std, alpha=0.25, label="± 1 std")
+    axes.set_xlabel("episode k")
+    axes.set_ylabel(r"cumulative regret $\sum_k (V^*_1 - V^{\pi_k}_1)(s_1)$")
+    axes.set_title(f"{result.spec.agent} on {result.spec.env}")
+    axes.legend(loc="upper left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)

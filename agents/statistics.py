@@ -1,0 +1,137 @@
+"""Sufficient statistics of the agents' ridge regressions — the extension point for private variants.
+
+Every agent of this package reads the data only through one of the two classes below, and only through
+their *release* methods (the names in the lists). A private variant (issue 5: DP-LSVI-UCB++, Luyo et
+al., Ngo et al., LDP-UCRL-VTR) subclasses the statistics class, overrides the release methods to return
+noisy versions (fresh noise at every call, DESIGN §2 "Reused noise is not private"), and passes an
+instance to the agent through its ``statistics`` constructor argument; the agent code is unchanged.
+
+:class:`RidgeStatistics` (LSVI-UCB, LSVI-UCB++; a linear MDP with finite S). For each stage h it keeps
+
+    Λ_h = λI + Σ_i w_i φ_i φ_iᵀ                     (``gram``, and its inverse by Sherman–Morrison)
+    M_h = Σ_i w_i φ_i e_{s'_i}ᵀ                       (``next_state_sums``, d × S)
+    ρ_h = Σ_i w_i φ_i r_h(s_i, a_i)                   (``reward_sums``, d)
+
+with φ_i = φ_h(s_i, a_i), s'_i the next state and w_i the regression weight (1 for LSVI-UCB, σ̄⁻² for
+LSVI-UCB++). Because S is finite, Σ_i w_i φ_i V(s'_i) = M_h V for *any* value function V in O(dS), so a
+whole regression costs O(d² + dS) however many episodes were seen (DESIGN §4, no O(K²) replay).
+Release methods: :meth:`~RidgeStatistics.gram_matrix`, :meth:`~RidgeStatistics.gram_inverse`,
+:meth:`~RidgeStatistics.weighted_sum`, :meth:`~RidgeStatistics.bonus_squared`. A Gram release with
+GOE noise is no longer a rank-one update: a private subclass inverts its noisy Λ̃ directly (d × d)
+and computes ``bonus_squared`` from that inverse (:func:`agents.linalg.weighted_norms_squared`).
+
+:class:`ValueTargetStatistics` (UCRL-VTR; a linear mixture MDP). For each stage h it keeps
+Σ_h = λI + Σ_i x_i x_iᵀ and b_h = Σ_i x_i y_i, where x_i = φ_{V_{i,h+1}}(s_i, a_i) depends on the value
+function of episode i and y_i = V_{i,h+1}(s'_i) (Ayoub et al. 2020; paper 003, Algorithm 1 lines 13–20).
+Release methods: :meth:`~ValueTargetStatistics.gram_inverse`, :meth:`~ValueTargetStatistics.target_sum`;
+a local-DP variant overrides :meth:`~ValueTargetStatistics.add_episode` (each user perturbs its own
+contribution before sending it) and :meth:`~ValueTargetStatistics.gram_inverse` (shift by rI).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.errors import InvalidParameterError
+
+from agents.linalg import downdate_weighted_norms, sherman_morrison
+
+
+class RidgeStatistics:
+    """Per-stage weighted ridge-regression statistics of a finite linear MDP (module docstring).
+
+    Args:
+        features: φ_h(s, a), shape (H, S, A, d).
+        rewards: r_h(s, a), shape (H, S, A) (for ``reward_sums``; Jin et al. 2020 regress r + V).
+        regularization: λ > 0.
+    """
+
+    def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float) -> None:
+        self.regularization = _validate.positive("regularization", regularization)
+        self.features = features
+        self.rewards = rewards
+        horizon, num_states, num_actions, dim = features.shape
+        self.horizon, self.num_states, self.num_actions, self.dim = horizon, num_states, num_actions, dim
+        self._flat_features = features.reshape(horizon, num_states * num_actions, dim)
+        self.gram = np.broadcast_to(self.regularization * np.eye(dim), (horizon, dim, dim)).copy()
+        self.inverse = np.broadcast_to(np.eye(dim) / self.regularization, (horizon, dim, dim)).copy()
+        self.logdet = np.full(horizon, dim * np.log(self.regularization))
+        self.next_state_sums = np.zeros((horizon, dim, num_states))
+        self.reward_sums = np.zeros((horizon, dim))
+        self.count = 0
+        # ‖φ_h(s, a)‖²_{Λ_h⁻¹} for every (h, s, a), kept current by rank-one downdates.
+        self._bonus_squared = np.einsum("hnd,hnd->hn", self._flat_features, self._flat_features) / self.regularization
+
+    # ---- data ---------------------------------------------------------------------------------------
+
+    def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Add one episode: transition (s_h, a_h, s_{h+1}) to stage h's regression with weight w_h.
+
+        ``states`` has length H + 1, ``actions`` length H, ``weights`` length H (default all 1). All H
+        stages are updated in one batched Sherman–Morrison step, O(H(d² + SAd)).
+        """
+        h = np.arange(self.horizon)
+        weights = np.ones(self.horizon) if weights is None else np.asarray(weights, dtype=np.float64)
+        if weights.shape != (self.horizon,) or np.any(~np.isfinite(weights)) or np.any(weights < 0):
+            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
+        s, a, s_next = states[:-1], actions, states[1:]
+        x = self.features[h, s, a]  # (H, d)
+        self._bonus_squared = downdate_weighted_norms(self._bonus_squared, self._flat_features, self.inverse, x, weights)
+        self.inverse, ratio = sherman_morrison(self.inverse, x, weights)
+        self.logdet += np.log(ratio)
+        weighted_x = weights[:, None] * x
+        self.gram += weighted_x[:, :, None] * x[:, None, :]
+        self.next_state_sums[h, :, s_next] += weighted_x
+        self.reward_sums += weighted_x * self.rewards[h, s, a][:, None]
+        self.count += 1
+
+    # ---- releases (override these in a private variant) --------------------------------------------
+
+    def gram_matrix(self, h: int) -> np.ndarray:
+        """Λ_h (d × d)."""
+        return self.gram[h]
+
+    def gram_inverse(self, h: int) -> np.ndarray:
+        """Λ_h⁻¹ (d × d), maintained by Sherman–Morrison."""
+        return self.inverse[h]
+
+    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
+        """Σ_i w_i φ_i [r_i·1{include_rewards} + V(s'_i)] = M_h V (+ ρ_h), a d-vector, in O(dS)."""
+        total = self.next_state_sums[h] @ next_values
+        return total + self.reward_sums[h] if include_rewards else total
+
+    def bonus_squared(self, h: int) -> np.ndarray:
+        """‖φ_h(s, a)‖²_{Λ_h⁻¹} for every (s, a): shape (S, A) (never below 0)."""
+        return np.maximum(self._bonus_squared[h], 0.0).reshape(self.num_states, self.num_actions)
+
+    def log_determinant(self, h: int) -> float:
+        """log det Λ_h (matrix determinant lemma; for the rare-switching test of LSVI-UCB++)."""
+        return float(self.logdet[h])
+
+
+class ValueTargetStatistics:
+    """Per-stage statistics Σ_h = λI + Σ x xᵀ and b_h = Σ x y of value-targeted regression (module docstring)."""
+
+    def __init__(self, horizon: int, dim: int, regularization: float) -> None:
+        self.regularization = _validate.positive("regularization", regularization)
+        self.horizon, self.dim = horizon, dim
+        self.gram = np.broadcast_to(self.regularization * np.eye(dim), (horizon, dim, dim)).copy()
+        self.inverse = np.broadcast_to(np.eye(dim) / self.regularization, (horizon, dim, dim)).copy()
+        self.targets = np.zeros((horizon, dim))
+        self.count = 0
+
+    def add_episode(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Add (x_h, y_h) to stage h's regression for every h: x shape (H, d), y shape (H,)."""
+        self.inverse, _ = sherman_morrison(self.inverse, x, np.ones(self.horizon))
+        self.gram += x[:, :, None] * x[:, None, :]
+        self.targets += x * y[:, None]
+        self.count += 1
+
+    def gram_inverse(self, h: int) -> np.ndarray:
+        """Σ_h⁻¹ (d × d)."""
+        return self.inverse[h]
+
+    def target_sum(self, h: int) -> np.ndarray:
+        """b_h = Σ_i x_i y_i (d)."""
+        return self.targets[h]
