@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dpverify.cli.calibrate_command",
     "dpverify.cli.convert_command",
     "dpverify.cli.account_command",
+    "dpverify.cli.run_command",
 )
 
 EXIT_USAGE = 2
