@@ -19,6 +19,7 @@ printed, which is what the papers' comparisons rest on.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -27,6 +28,7 @@ import sympy
 
 from dpverify._validate import one_of
 from dpverify.bounds.comparison import compare, improvement_region
+from dpverify.bounds.formatting import expression_text, rates_text
 from dpverify.bounds.rates import leading_exponent, split, term_rates
 from dpverify.bounds.registry import CLAIMS, REGISTRY, BoundEntry, get
 from dpverify.bounds.symbols import in_episodes
@@ -96,11 +98,6 @@ class Finding:
         }
 
 
-def _fmt_rates(rates: Mapping[str, sympy.Rational]) -> str:
-    shown = {k: v for k, v in rates.items() if v != 0}
-    return "·".join(f"{'ε' if k == 'epsilon' else k}^{v}" for k, v in shown.items()) or "1"
-
-
 def _rate_signature(expr: sympy.Expr) -> list[tuple[tuple[str, str], ...]]:
     return sorted(tuple(sorted((k, str(v)) for k, v in r.items() if v != 0)) for r in term_rates(expr))
 
@@ -122,8 +119,8 @@ def _compare_statements(a: BoundEntry, b: BoundEntry) -> Finding:
     for label, ta, tb in (("non-private", sa.non_private, sb.non_private), ("privacy", sa.privacy, sb.privacy)):
         ra = {k: v for k, v in term_rates(ta)[0].items()} if ta != 0 else {}
         rb = {k: v for k, v in term_rates(tb)[0].items()} if tb != 0 else {}
-        if _fmt_rates(ra) != _fmt_rates(rb):
-            diffs.append(f"{label} term {_fmt_rates(ra)} vs {_fmt_rates(rb)}")
+        if rates_text(ra) != rates_text(rb):
+            diffs.append(f"{label} term {rates_text(ra)} vs {rates_text(rb)}")
     region = DEFAULT_REGION
     cmp = compare(a, b, values={**region.values, "epsilon": region.reference_epsilon})
     crossing = ", ".join(f"{c.value:.3g}" for c in cmp.crossovers) or "none"
@@ -165,7 +162,7 @@ def check_non_private_terms() -> tuple[Finding, ...]:
             findings.append(Finding(
                 "non-private term", subjects, "note",
                 f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
-                f"(Õ({base.expression})) as ε → ∞; it tends to 0 instead.",
+                f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.",
             ))
         elif sympy.simplify(term - target) == 0:
             findings.append(Finding(
@@ -180,8 +177,8 @@ def check_non_private_terms() -> tuple[Finding, ...]:
         else:
             findings.append(Finding(
                 "non-private term", subjects, "inconsistent",
-                f"the non-private term of {entry.name} is {_fmt_rates(term_rates(term)[0])} but "
-                f"{base.name} has regret {_fmt_rates(term_rates(target)[0])} (T = KH).",
+                f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
+                f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).",
                 {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))},
             ))
     return tuple(findings)
@@ -307,5 +304,17 @@ def _where(cmp, improver: str, var: str) -> str:
 
 def run_all(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding, ...]:
     """All consistency checks, in a fixed order."""
+    if region == DEFAULT_REGION:
+        return _default_findings()
+    return _run(region)
+
+
+def _run(region: CheckRegion) -> tuple[Finding, ...]:
     return check_statements() + check_non_private_terms() + check_upper_vs_lower(region) + check_claims(region)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_findings() -> tuple[Finding, ...]:
+    # The registry is immutable, so the findings over the default region never change in a process.
+    return _run(DEFAULT_REGION)
 

@@ -343,7 +343,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(15, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\widetilde{O}(d \sqrt{H^3 K} + H^{15/4} d^{7/6} K^{1/2} / \epsilon)",
         source=Source(
-            "arXiv:2504.09339v2", "abstract (not in the local text; per issue 3 and the v2 abstract)", None, (),
+            "arXiv:2504.09339v2", "abstract (as quoted in issue 3)", None, (),
             r"H^{15/4} d^{7/6} K^{1/2} / \epsilon",
         ),
         base="lsvi-ucb++/paper-000",
@@ -516,7 +516,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=K ** _R(3, 5),
         stated=r"\widetilde{O}(K^{3/5})",
-        source=Source("arXiv:2605.07049v1", "abstract (not in the local text)", None, (), r"\widetilde{O}(K^{3/5})"),
+        source=Source("arXiv:2605.07049v1", "abstract", None, (), r"\widetilde{O}(K^{3/5})"),
         note=(
             "Only the K-dependence is stated in the abstract (model-free setting); it says this matches "
             "the state of the art for the linear case and that recent private linear-function-approximation "
