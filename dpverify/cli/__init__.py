@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dpverify.cli.convert_command",
     "dpverify.cli.account_command",
     "dpverify.cli.run_command",
+    "dpverify.cli.bounds_command",
 )
 
 EXIT_USAGE = 2
