@@ -55,16 +55,22 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpverify`` console script; returns the exit status."""
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         return int(args.handler(args))
+    except BrokenPipeError:
+        # The reader went away (e.g. `dpverify ... | head`): not an error of ours or of the user's.
+        sys.stderr.close()
+        return 0
     except UsageError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
     except (DpverifyError, ValueError, OSError) as exc:
         # ValueError covers InvalidParameterError and json.JSONDecodeError; OSError unreadable files.
         message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"dpverify {getattr(args, 'command', '')}: error: {message}".replace("  ", " "), file=sys.stderr)
+        prog = f"dpverify {args.command}" if getattr(args, "command", None) else "dpverify"
+        print(f"{prog}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
 
 

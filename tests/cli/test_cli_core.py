@@ -1,0 +1,95 @@
+"""The calibrate, convert and account commands: output, JSON, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dpverify.cli import main
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_calibrate_default_table(capsys):
+    code, out, err = run(["calibrate"], capsys)
+    assert code == 0 and err == ""
+    assert "FALLS SHORT" in out and "paper/derived" in out
+    for family in ("w_hat", "w_check", "w_bar", "gram"):
+        assert family in out
+
+
+def test_calibrate_json_round_trip_through_account(tmp_path, capsys):
+    ledger_path = tmp_path / "ledger.json"
+    code, out, _ = run(["calibrate", "--epsilon", "0.5", "--episodes", "200", "--json", "--write-ledger", str(ledger_path)], capsys)
+    assert code == 0
+    payload = json.loads(out)
+    exact = payload["by_conversion"]["exact"]
+    assert exact["accounted_epsilon"] <= 0.5
+    assert payload["paper_printed_noise"]["falls_short"] is True
+    code, out, _ = run(["account", str(ledger_path), "--json"], capsys)
+    assert code == 0
+    acc = json.loads(out)
+    assert acc["epsilon"]["exact"] <= 0.5 and acc["epsilon"]["exact"] >= 0.5 * (1 - 1e-9)
+    assert acc["n_releases"] == 4 * 20 * 200
+
+
+def test_calibrate_ldp_schedule(capsys):
+    code, out, _ = run(["calibrate", "--schedule", "ldp-ucrl-vtr", "--horizon", "6", "--dim", "5", "--json"], capsys)
+    assert code == 0
+    assert json.loads(out)["by_conversion"]["exact"]["releases_counted"] == 12
+
+
+def test_convert(capsys):
+    code, out, _ = run(["convert", "--rho", "0.5", "--delta", "1e-5", "--json"], capsys)
+    assert code == 0
+    eps = json.loads(out)["epsilon"]
+    assert eps["exact"] < eps["cks"] < eps["bun-steinke"]
+    code, out, _ = run(["convert", "--mu", "1"], capsys)
+    assert code == 0 and "exact" in out
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["calibrate", "--epsilon", "0"], "--epsilon must be > 0"),
+        (["calibrate", "--epsilon", "-1"], "--epsilon must be > 0"),
+        (["calibrate", "--delta", "1"], "--delta must be in the open interval (0, 1)"),
+        (["calibrate", "--delta", "nan"], "--delta must not be NaN"),
+        (["calibrate", "--epsilon", "inf"], "--epsilon must be finite"),
+        (["calibrate", "--horizon", "2.5"], "--horizon: must be an integer"),
+        (["calibrate", "--horizon", "0"], "--horizon must be an integer >= 1"),
+        (["calibrate", "--schedule", "ucb"], "--schedule must be one of"),
+        (["calibrate", "--schedule", "ldp-ucrl-vtr", "--sensitivity", "paper"], "--sensitivity applies only"),
+        (["calibrate", "--relation", "swap"], "--relation must be one of"),
+        (["convert", "--rho", "-1"], "--rho must be >= 0"),
+        (["convert"], "required"),
+        (["account", "/no/such/ledger.json"], "LEDGER must be a readable file"),
+        (["nonsense"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, needle, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2
+    assert needle in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_invalid_ledger_file(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "dpverify.ledger", "schema_version": 1, "relation": "replace-one", "blocks": [{}]}')
+    code, _, err = run(["account", str(bad)], capsys)
+    assert code == 2 and "block is missing fields" in err and err.count("\n") == 1
+
+
+def test_console_script_subprocess():
+    """The installed entry point (python -m) exits 2 with one stderr line, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "dpverify.cli", "calibrate", "--delta", "2"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr

@@ -1,0 +1,167 @@
+"""Ledger: per-user counts against brute-force enumeration, merging, composition laws, JSON round trip."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpverify.errors import InvalidParameterError
+from dpverify.ledger import BinaryTreeNode, CurrentUser, PrefixUsers, PrivacyLedger, ReleaseBlock
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+
+
+def brute_force_users(kind: str, k: int) -> set[int]:
+    """Users read by the release at episode k, enumerated from the definitions."""
+    if kind == "prefix":
+        return set(range(1, k))
+    if kind == "current":
+        return {k}
+    lowbit = k & -k
+    return set(range(k - lowbit + 1, k + 1))
+
+
+mechanisms = st.sampled_from(
+    [GaussianMechanism(1.0, 2.0, 3), GaussianMechanism(0.5, 1.0, 1), GOEMechanism(1.0, 3.0, 2)]
+)
+blocks = st.tuples(
+    st.sampled_from(["a", "b", "c"]),
+    st.integers(1, 40),
+    st.integers(0, 25),
+    st.integers(1, 3),
+    st.integers(0, 2),
+    mechanisms,
+    st.sampled_from(["prefix", "current", "tree"]),
+)
+
+
+@given(st.lists(blocks, min_size=1, max_size=6))
+def test_per_user_rho_matches_brute_force(raw):
+    ledger = PrivacyLedger()
+    expected: dict[int, float] = {}
+    for family, k0, span, h0, hspan, mech, users in raw:
+        ledger.record_block(family, (k0, k0 + span), (h0, h0 + hspan), mech, users)
+        for k in range(k0, k0 + span + 1):
+            for _ in range(hspan + 1):
+                for u in brute_force_users(users, k):
+                    expected[u] = expected.get(u, 0.0) + mech.rho
+    per_user = ledger.per_user_rho()
+    for u, rho in expected.items():
+        assert per_user[u - 1] == pytest.approx(rho, rel=1e-12)
+    assert math.isclose(per_user.sum(), sum(expected.values()), rel_tol=1e-12)
+    worst = max(expected.values(), default=0.0)
+    assert ledger.worst_user_rho() >= worst and ledger.worst_user_rho() == pytest.approx(worst, rel=1e-12)
+    assert ledger.naive_rho() >= ledger.worst_user_rho() * (1 - 1e-12)
+
+
+@given(st.integers(1, 300))
+def test_tree_touches_each_user_at_most_log_k_plus_one_times(K):
+    counts = BinaryTreeNode().counts(1, K, K)
+    assert counts.max() <= math.ceil(math.log2(K)) + 1
+    assert counts.min() >= 1  # every user's data is released in some node
+
+
+def test_record_merges_into_blocks_and_matches_record_block():
+    m, g = GaussianMechanism(1.0, 10.0, 3), GOEMechanism(1.0, 5.0, 3)
+    ledger = PrivacyLedger()
+    for k in range(1, 51):
+        for h in range(6, 0, -1):
+            ledger.record("v", k, h, m, "prefix")
+            ledger.record("G", k, h, g, "prefix")
+    assert len(ledger.blocks) == 2 and ledger.n_releases == 600
+    ref = PrivacyLedger()
+    ref.record_block("v", (1, 50), (1, 6), m, "prefix")
+    ref.record_block("G", (1, 50), (1, 6), g, "prefix")
+    assert ledger == ref
+    assert np.allclose(ledger.per_user_rho(), ref.per_user_rho())
+
+
+def test_record_in_any_order_is_exact():
+    m = GaussianMechanism(1.0, 3.0)
+    rng = np.random.default_rng(1)
+    cells = [(k, h) for k in range(1, 9) for h in range(1, 4)]
+    ordered, shuffled = PrivacyLedger(), PrivacyLedger()
+    for k, h in cells:
+        ordered.record("s", k, h, m, "current")
+    for i in rng.permutation(len(cells)):
+        k, h = cells[i]
+        shuffled.record("s", k, h, m, "current")
+    assert shuffled.n_releases == ordered.n_releases == len(cells)
+    assert np.allclose(shuffled.per_user_rho(), ordered.per_user_rho())
+
+
+@given(st.lists(st.floats(1e-3, 10.0), min_size=1, max_size=8), st.floats(1e-3, 10.0))
+def test_composition_is_additive(sigmas, extra):
+    """Adding a release to every user adds its ρ to every user (zCDP composition, paper 000 Lemma 2.2)."""
+    ledger = PrivacyLedger()
+    for i, s in enumerate(sigmas):
+        ledger.record_block(f"f{i}", (1, 1), (1, 1), GaussianMechanism(1.0, s), "current")
+    before = ledger.worst_user_rho()
+    ledger.record_block("extra", (1, 1), (1, 1), GaussianMechanism(1.0, extra), "current")
+    assert ledger.worst_user_rho() == pytest.approx(before + 1 / (2 * extra * extra), rel=1e-12)
+    assert ledger.worst_user_rho() >= before
+    eps = [ledger.guarantee(1e-5, c).epsilon for c in ("exact", "cks", "bun-steinke")]
+    assert eps == sorted(eps)
+
+
+@given(st.lists(blocks, min_size=0, max_size=5))
+def test_json_round_trip_is_exact(raw):
+    ledger = PrivacyLedger()
+    for family, k0, span, h0, hspan, mech, users in raw:
+        ledger.record_block(family, (k0, k0 + span), (h0, h0 + hspan), mech, users)
+    again = PrivacyLedger.from_json(ledger.to_json())
+    assert again == ledger
+    assert again.to_json() == ledger.to_json()
+
+
+def test_exact_conversion_requires_gaussian_releases():
+    ledger = PrivacyLedger()
+    ledger.record_block("lap", (1, 3), (1, 1), LaplaceMechanism(1.0, 2.0), "current")
+    assert not ledger.all_gaussian
+    with pytest.raises(InvalidParameterError, match="conversion"):
+        ledger.guarantee(1e-5, "exact")
+    assert "exact" not in ledger.account(1e-5).epsilon
+    assert ledger.guarantee(1e-5, "cks").epsilon > 0
+
+
+def test_one_relation_per_ledger():
+    ledger = PrivacyLedger("add-remove-one")
+    with pytest.raises(InvalidParameterError, match="relation"):
+        ledger.record("s", 1, 1, GaussianMechanism(1.0, 1.0), "prefix")
+
+
+def test_dp_lsvi_ucbpp_scale_is_four_blocks():
+    """H = 20, K = 10⁵: 8×10⁶ releases in four blocks; user 1 is read by 4·H·(K−1) of them."""
+    H, K = 20, 100_000
+    ledger = PrivacyLedger()
+    m = GaussianMechanism(1.0, math.sqrt(0.5))  # ρ = 1 per release: ρ counts releases
+    for f in ("w_hat", "w_check", "w_bar", "gram"):
+        ledger.record_block(f, (1, K), (1, H), m, "prefix")
+    assert ledger.n_releases == 8_000_000 and len(ledger.blocks) == 4
+    assert ledger.worst_user() == (1, pytest.approx(4 * H * (K - 1)))
+    assert ledger.naive_rho() == pytest.approx(4 * H * K)
+
+
+@pytest.mark.parametrize(
+    "text, parameter",
+    [
+        ("not json", "ledger"),
+        ("[]", "ledger"),
+        ('{"schema": "other"}', "ledger.schema"),
+        ('{"schema": "dpverify.ledger", "schema_version": 99, "blocks": []}', "ledger.schema_version"),
+        ('{"schema": "dpverify.ledger", "schema_version": 1, "relation": "replace-one", "blocks": [{"family": "a"}]}', "block"),
+    ],
+)
+def test_invalid_json(text, parameter):
+    with pytest.raises(InvalidParameterError) as info:
+        PrivacyLedger.from_json(text)
+    assert info.value.parameter == parameter
+
+
+def test_block_validation():
+    with pytest.raises(InvalidParameterError, match="episodes"):
+        ReleaseBlock("a", (5, 2), (1, 1), GaussianMechanism(1.0, 1.0), PrefixUsers())
+    with pytest.raises(InvalidParameterError, match="users"):
+        ReleaseBlock("a", (1, 2), (1, 1), GaussianMechanism(1.0, 1.0), "everyone")  # type: ignore[arg-type]
+    assert CurrentUser().counts(2, 3, 4).tolist() == [0, 1, 1, 0]
