@@ -1,0 +1,104 @@
+"""The billboard: the public record of every privatised statistic a private agent releases.
+
+Joint DP by the billboard lemma (Hsu et al. 2014; paper 000 Lemma 2.4) needs two things of the code:
+
+1. every statistic computed from users' data leaves the learner only through a DP mechanism — here,
+   :meth:`Billboard.publish`, which draws fresh noise from a dpverify mechanism with an explicit
+   ``numpy.random.Generator`` *and* records the release (family, episode, stage, mechanism, users it
+   touches) in a :class:`~dpverify.ledger.PrivacyLedger`, so the (ε, δ) accounted after a run is the
+   (ε, δ) of exactly what was published;
+2. the action given to user k is a function of the published statistics and user k's own state only.
+
+Private agents therefore read other users' data exclusively through values returned by ``publish``.
+With ``keep_history=True`` the billboard keeps every published value (and, with ``keep_noise=True``,
+the noise that was added), so audits can read what was published and tests can check that no two
+releases share a noise draw. Memory is O(number of releases × statistic size) then; off by default.
+
+For local DP (paper 003) the same class records each user's outgoing messages: the "users" of a local
+release is ``"current"`` (the release at episode k reads user k only) and :meth:`Billboard.messages_of`
+returns what user k sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger, UserPattern, user_pattern
+from dpverify.mechanisms import Mechanism
+from dpverify.neighbouring import Neighbouring
+
+
+@dataclass(frozen=True, eq=False)
+class PublishedRelease:
+    """One published statistic: its label, the users it read, its value (and the noise, if kept)."""
+
+    family: str
+    episode: int
+    stage: int
+    users: str
+    value: np.ndarray
+    noise: np.ndarray | None
+
+
+class Billboard:
+    """Publishes noisy statistics through dpverify mechanisms and records each release in a ledger."""
+
+    def __init__(
+        self,
+        relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        keep_history: bool = False,
+        keep_noise: bool = False,
+    ) -> None:
+        self.ledger = PrivacyLedger(relation)
+        self.keep_history = bool(keep_history)
+        self.keep_noise = bool(keep_noise)
+        self._history: list[PublishedRelease] = []
+        self.n_published = 0
+
+    @property
+    def relation(self) -> Neighbouring:
+        return self.ledger.relation
+
+    def publish(
+        self,
+        family: str,
+        episode: int,
+        stage: int,
+        mechanism: Mechanism,
+        raw_value: np.ndarray,
+        users: str | UserPattern,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Release ``raw_value`` through ``mechanism`` with fresh noise; record it; return the noisy value.
+
+        ``episode`` and ``stage`` are 1-based labels (paper notation: k ∈ [K], h ∈ [H]).
+        """
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        pattern = user_pattern(users)
+        raw = np.asarray(raw_value, dtype=float)
+        noisy = mechanism.release(raw, rng)
+        self.ledger.record(family, episode, stage, mechanism, pattern)
+        self.n_published += 1
+        if self.keep_history:
+            value = noisy.copy()
+            value.setflags(write=False)
+            noise = None
+            if self.keep_noise:
+                noise = noisy - raw
+                noise.setflags(write=False)
+            self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, value, noise))
+        return noisy
+
+    def history(self, family: str | None = None) -> tuple[PublishedRelease, ...]:
+        """Every published release (of one family), in publication order; needs ``keep_history``."""
+        if not self.keep_history:
+            raise InvalidParameterError("keep_history", "must be True to read the billboard's history", False)
+        return tuple(r for r in self._history if family in (None, r.family))
+
+    def messages_of(self, user: int) -> tuple[PublishedRelease, ...]:
+        """The local releases (``users="current"``) that user ``user`` sent; needs ``keep_history``."""
+        return tuple(r for r in self.history() if r.users == "current" and r.episode == user)
