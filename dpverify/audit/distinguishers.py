@@ -1,0 +1,149 @@
+"""Features a threshold test can be applied to, and the learners that propose them on a selection split.
+
+A *feature* maps a batch of mechanism outputs, shape (n, ...), to one real score per trial. Threshold
+tests on scores are the distinguishers of the audit (Jagielski et al. 2020; Nasr et al. 2021): a scalar
+output is thresholded directly; a vector or a transcript is first reduced to a score by a projection
+learned on the *selection split only*:
+
+- single coordinates (the most separated ones on the selection split);
+- the likelihood-ratio direction of two Gaussians with a pooled covariance, w = (Σ + λI)⁻¹(m₁ − m₀)
+  (Fisher's linear discriminant; it is the exact Neyman–Pearson statistic for a Gaussian mechanism);
+- the Gaussian log-likelihood ratio with separate covariances (quadratic; catches changes in spread);
+- a logistic-regression direction fitted by Newton's method in numpy;
+- for a transcript of r ≥ 2 releases, shape (n, r, ...), all of the above applied to the differences of
+  consecutive releases: with reused noise the difference is noise-free and separates perfectly.
+
+Features are frozen, picklable objects so that evaluation chunks can run on other processes or machines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: The two views of an output batch a feature can read.
+VIEWS: tuple[str, ...] = ("release", "differences")
+
+
+def view(outputs: np.ndarray, which: str) -> np.ndarray:
+    """The (n, p) matrix a feature reads: the flattened releases, or consecutive differences.
+
+    Outputs with ndim ≥ 3 are transcripts (n, r, ...); "differences" is x[:, k+1] − x[:, k].
+    """
+    n = outputs.shape[0]
+    if which == "release":
+        return outputs.reshape(n, -1)
+    return (outputs[:, 1:] - outputs[:, :-1]).reshape(n, -1)
+
+
+def available_views(output_shape: tuple[int, ...]) -> tuple[str, ...]:
+    """The views that make sense for outputs of this per-trial shape."""
+    if len(output_shape) >= 2 and output_shape[0] >= 2:
+        return VIEWS
+    return ("release",)
+
+
+@dataclass(frozen=True, eq=False)
+class LinearFeature:
+    """score = ⟨w, x⟩ on one view of the outputs."""
+
+    name: str
+    which: str
+    weights: np.ndarray = field(repr=False)
+
+    def scores(self, outputs: np.ndarray) -> np.ndarray:
+        return view(outputs, self.which) @ self.weights
+
+
+@dataclass(frozen=True, eq=False)
+class QuadraticFeature:
+    """score = xᵀAx + bᵀx on one view of the outputs (a Gaussian log-likelihood ratio up to a constant)."""
+
+    name: str
+    which: str
+    quadratic: np.ndarray = field(repr=False)
+    linear: np.ndarray = field(repr=False)
+
+    def scores(self, outputs: np.ndarray) -> np.ndarray:
+        z = view(outputs, self.which)
+        return np.einsum("ij,jk,ik->i", z, self.quadratic, z) + z @ self.linear
+
+
+Feature = LinearFeature | QuadraticFeature
+
+
+def _ridge(cov: np.ndarray) -> np.ndarray:
+    """Covariance plus a small ridge, so that noise-free coordinates give huge but finite weights."""
+    p = cov.shape[0]
+    scale = float(np.trace(cov)) / p if p else 0.0
+    lam = 1e-9 * scale if scale > 0 else 1e-12
+    return cov + lam * np.eye(p)
+
+
+def _covariance(z: np.ndarray) -> np.ndarray:
+    return np.atleast_2d(np.cov(z, rowvar=False))
+
+
+def _lda(z0: np.ndarray, z1: np.ndarray) -> np.ndarray:
+    pooled = (_covariance(z0) + _covariance(z1)) / 2.0
+    return np.linalg.solve(_ridge(pooled), z1.mean(axis=0) - z0.mean(axis=0))
+
+
+def _qda(z0: np.ndarray, z1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    inv0 = np.linalg.inv(_ridge(_covariance(z0)))
+    inv1 = np.linalg.inv(_ridge(_covariance(z1)))
+    quadratic = 0.5 * (inv0 - inv1)
+    linear = inv1 @ z1.mean(axis=0) - inv0 @ z0.mean(axis=0)
+    return quadratic, linear
+
+
+def _logistic(z0: np.ndarray, z1: np.ndarray, max_rows: int = 50_000, iterations: int = 25) -> np.ndarray:
+    """L2-penalised logistic regression by Newton's method, on standardised features; returns w on raw x."""
+    z0 = z0[:max_rows]
+    z1 = z1[:max_rows]
+    x = np.vstack([z0, z1])
+    y = np.concatenate([np.zeros(len(z0)), np.ones(len(z1))])
+    centre = x.mean(axis=0)
+    spread = x.std(axis=0)
+    spread[spread <= 0] = 1.0
+    xs = np.hstack([(x - centre) / spread, np.ones((len(x), 1))])
+    p = xs.shape[1]
+    penalty = 1e-3 * np.eye(p)
+    penalty[-1, -1] = 0.0
+    beta = np.zeros(p)
+    for _ in range(iterations):
+        prob = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -50, 50)))
+        grad = xs.T @ (y - prob) - penalty @ beta * len(x)
+        hess = (xs * (prob * (1 - prob))[:, None]).T @ xs + penalty * len(x) + 1e-12 * np.eye(p)
+        step = np.linalg.solve(hess, grad)
+        beta = beta + step
+        if float(np.max(np.abs(step))) < 1e-8:
+            break
+    return beta[:-1] / spread
+
+
+def propose_features(x0: np.ndarray, x1: np.ndarray, max_coordinates: int = 16) -> list[Feature]:
+    """Candidate features learned from selection outputs x0 (dataset D) and x1 (dataset D′)."""
+    features: list[Feature] = []
+    for which in available_views(x0.shape[1:]):
+        z0, z1 = view(x0, which), view(x1, which)
+        p = z0.shape[1]
+        label = "output" if which == "release" else "consecutive difference"
+        if p == 1:
+            features.append(LinearFeature(label, which, np.ones(1)))
+            continue
+        spread = np.sqrt((z0.var(axis=0) + z1.var(axis=0)) / 2.0)
+        gap = np.abs(z1.mean(axis=0) - z0.mean(axis=0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            separation = np.where(spread > 0, gap / np.where(spread > 0, spread, 1.0), np.where(gap > 0, np.inf, 0.0))
+        for j in np.argsort(-separation, kind="stable")[:max_coordinates]:
+            w = np.zeros(p)
+            w[j] = 1.0
+            features.append(LinearFeature(f"{label} coordinate {int(j)}", which, w))
+        features.append(LinearFeature(f"{label}: linear likelihood-ratio direction", which, _lda(z0, z1)))
+        features.append(LinearFeature(f"{label}: logistic-regression direction", which, _logistic(z0, z1)))
+        if p <= 64:
+            quadratic, linear = _qda(z0, z1)
+            features.append(QuadraticFeature(f"{label}: Gaussian log-likelihood ratio", which, quadratic, linear))
+    return features

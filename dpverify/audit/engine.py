@@ -1,0 +1,216 @@
+"""The audit engine: selection split, evaluation split, bounds and verdict.
+
+Procedure (Jagielski, Ullman & Oprea 2020; Nasr et al. 2021; Clopper & Pearson 1934; Dong, Roth &
+Su 2019):
+
+1. *Probe*: two trials per dataset in this process check the mechanism's output shape and finiteness.
+2. *Selection split*: ``selection_trials`` per side for every candidate pair. Candidate features are
+   learned on it (:mod:`dpverify.audit.distinguishers`), and one test is chosen for each bound — the
+   pair, feature, threshold, event and null dataset with the best projected bound
+   (:mod:`dpverify.audit.selection`).
+3. *Evaluation split*: ``evaluation_trials`` fresh trials per side of the chosen pair, counted against
+   the two chosen tests only.
+4. *Bounds*: four one-sided Clopper–Pearson bounds (FPR and FNR of each test), each at
+   (1 − confidence)/4, so all hold together with probability ≥ confidence (Bonferroni). Nothing about
+   the evaluation data influenced which hypotheses are tested, so no further correction is due.
+5. *Verdict*: VIOLATION if the Clopper–Pearson ε lower bound exceeds the claimed ε, or — for a Gaussian
+   claim only — if the μ lower bound exceeds the claimed μ. Otherwise NO VIOLATION FOUND.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from dpverify.audit import bounds, trials
+from dpverify.audit import clopper_pearson as cp
+from dpverify.audit.distinguishers import propose_features
+from dpverify.audit.executors import Executor, ProcessExecutor
+from dpverify.audit.progress import ProgressBar
+from dpverify.audit.result import (
+    GDP_SCOPE,
+    NO_VIOLATION_FOUND,
+    NOT_A_CERTIFICATE,
+    VIOLATION,
+    AuditResult,
+    BoundReport,
+)
+from dpverify.audit.selection import Choice, ThresholdTest, choose
+from dpverify.audit.spec import CP_SHARE, GDP_SHARE, AuditSpec, NeighbourPair, normalise_pairs
+from dpverify.errors import InvalidParameterError
+
+Mechanism = Callable[[Any, int, np.random.Generator], Any]
+
+
+def _collect(results: list[Any]) -> list[Any]:
+    for r in results:
+        if isinstance(r, trials.ChunkFailure):
+            r.raise_()
+    return results
+
+
+def _probe(mechanism: Mechanism, pairs: tuple[NeighbourPair, ...], seed: int) -> tuple[int, ...]:
+    if not callable(mechanism):
+        raise InvalidParameterError("mechanism", "must be callable as mechanism(dataset, n, rng)", type(mechanism).__name__)
+    shape: tuple[int, ...] | None = None
+    for i, pair in enumerate(pairs):
+        for side, dataset in enumerate((pair.first, pair.second)):
+            out = trials.check_outputs(mechanism(dataset, 2, trials.generator(seed, (trials.PROBE, i, side))), 2, shape)
+            shape = out.shape[1:]
+    assert shape is not None
+    return shape
+
+
+def _report(
+    method: str, choice: Choice, above: tuple[int, int], spec: AuditSpec
+) -> BoundReport:
+    test: ThresholdTest = choice.test
+    m = spec.evaluation_trials
+    a = spec.cp_alpha if method == "clopper-pearson" else spec.gdp_alpha
+    fp, fn = test.errors(above, m)
+    fpr_u = float(cp.upper_bound(fp, m, a))
+    fnr_u = float(cp.upper_bound(fn, m, a))
+    if method == "clopper-pearson":
+        eps, mu = float(bounds.epsilon_from_rates(fpr_u, fnr_u, spec.delta)), None
+    else:
+        mu = float(bounds.mu_from_rates(fpr_u, fnr_u))
+        eps = bounds.epsilon_of_mu(mu, spec.delta)
+    return BoundReport(
+        method=method,
+        test=test.describe(),
+        feature=test.feature.name,
+        threshold=test.threshold,
+        false_positives=fp,
+        false_negatives=fn,
+        trials=m,
+        fpr_upper=fpr_u,
+        fnr_upper=fnr_u,
+        alpha_each=a,
+        epsilon_lower=eps,
+        mu_lower=mu,
+    )
+
+
+def run_audit(
+    mechanism: Mechanism,
+    neighbours: Any,
+    spec: AuditSpec,
+    executor: Executor | None = None,
+    progress: bool | None = None,
+) -> AuditResult:
+    """Audit ``mechanism`` on neighbouring datasets against the claim in ``spec``.
+
+    Args:
+        mechanism: picklable callable ``mechanism(dataset, n, rng)`` returning n outputs (leading
+            dimension n) drawn with the numpy Generator ``rng``.
+        neighbours: a :class:`NeighbourPair`, a 2-tuple (D, D′), or an iterable of candidate pairs.
+        spec: the claim, confidence, trial budget and seed.
+        executor: where chunks run; by default local worker processes (closed afterwards).
+        progress: draw a progress bar (default: only when stderr is a terminal).
+
+    Returns:
+        A frozen :class:`AuditResult`; identical for every executor given the same spec.
+    """
+    if not isinstance(spec, AuditSpec):
+        raise InvalidParameterError("spec", "must be an AuditSpec", type(spec).__name__)
+    pairs = normalise_pairs(neighbours, spec.max_pairs)
+    shape = _probe(mechanism, pairs, spec.seed)
+    n_sel, n_eval = spec.selection_trials, spec.evaluation_trials
+    sel_sizes = trials.chunk_sizes(n_sel, spec.chunk_size)
+    eval_sizes = trials.chunk_sizes(n_eval, spec.chunk_size)
+    bar = ProgressBar(len(pairs) * 2 * len(sel_sizes) + 2 * len(eval_sizes), enabled=progress)
+    owned = executor is None
+    runner: Executor = ProcessExecutor() if executor is None else executor
+    try:
+        # Selection split: outputs of every candidate pair.
+        sel_chunks = [
+            trials.Chunk(mechanism, dataset, size, spec.seed, (trials.SELECTION, i, side, c), shape)
+            for i, pair in enumerate(pairs)
+            for side, dataset in enumerate((pair.first, pair.second))
+            for c, size in enumerate(sel_sizes)
+        ]
+        outputs = _collect(runner.map(trials.run_chunk, sel_chunks, bar.advance))
+        per_side = len(sel_sizes)
+        best: tuple[float, int, Choice, Choice] | None = None
+        for i in range(len(pairs)):
+            base = i * 2 * per_side
+            x0 = np.concatenate(outputs[base : base + per_side])
+            x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
+            cp_choice, gdp_choice = choose(
+                propose_features(x0, x1), x0, x1, n_eval, spec.cp_alpha, spec.gdp_alpha, spec.delta
+            )
+            score = cp_choice.projected
+            if spec.gaussian_claim:
+                score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))
+            if best is None or score > best[0]:
+                best = (score, i, cp_choice, gdp_choice)
+        assert best is not None
+        _, index, cp_choice, gdp_choice = best
+        del outputs
+        # Evaluation split: fresh trials of the chosen pair, counted against the two chosen tests.
+        tests = ((cp_choice.test.feature, (cp_choice.test.threshold,)), (gdp_choice.test.feature, (gdp_choice.test.threshold,)))
+        pair = pairs[index]
+        eval_chunks = [
+            trials.Chunk(mechanism, dataset, size, spec.seed, (trials.EVALUATION, index, side, c), shape, tests)
+            for side, dataset in enumerate((pair.first, pair.second))
+            for c, size in enumerate(eval_sizes)
+        ]
+        counts = _collect(runner.map(trials.run_chunk, eval_chunks, bar.advance))
+    finally:
+        bar.close()
+        if owned:
+            runner.close()
+    per_side = len(eval_sizes)
+    totals = [np.sum(counts[:per_side], axis=0), np.sum(counts[per_side:], axis=0)]
+    cp_report = _report("clopper-pearson", cp_choice, (int(totals[0][0]), int(totals[1][0])), spec)
+    gdp_report = _report("gaussian-dp", gdp_choice, (int(totals[0][1]), int(totals[1][1])), spec)
+    return _result(spec, pairs, index, cp_report, gdp_report)
+
+
+def _result(
+    spec: AuditSpec, pairs: tuple[NeighbourPair, ...], index: int, cp_report: BoundReport, gdp_report: BoundReport
+) -> AuditResult:
+    claimed_mu = spec.claimed_mu
+    violated: list[str] = []
+    if cp_report.epsilon_lower > spec.epsilon:
+        violated.append("clopper-pearson")
+    if claimed_mu is not None and gdp_report.mu_lower is not None and gdp_report.mu_lower > claimed_mu:
+        violated.append("gaussian-dp")
+    ceiling = bounds.ceiling(spec.evaluation_trials, spec.cp_alpha, spec.delta)
+    notes = [NOT_A_CERTIFICATE, GDP_SCOPE]
+    if not spec.gaussian_claim:
+        notes.append("The claim is not declared Gaussian, so only the Clopper-Pearson bound decides the verdict.")
+    if ceiling <= spec.epsilon:
+        notes.append(
+            f"With {spec.evaluation_trials} evaluation trials per side no threshold test can certify epsilon above "
+            f"{ceiling:.3f} <= the claimed {spec.epsilon:g}: the Clopper-Pearson test could not have refuted this claim."
+        )
+    correction = (
+        f"weighted Bonferroni over the 4 one-sided Clopper-Pearson bounds computed on the evaluation split: "
+        f"FPR and FNR of the Clopper-Pearson test at {CP_SHARE:g} x (1 - {spec.confidence:g}) = {spec.cp_alpha:.4g} each, "
+        f"FPR and FNR of the mu-GDP test at {GDP_SHARE:g} x (1 - {spec.confidence:g}) = {spec.gdp_alpha:.4g} each; the pair ({len(pairs)} candidate(s)), features, thresholds, "
+        f"events and directions were all chosen on a separate selection split of {spec.selection_trials} trials "
+        "per side and pair, so only these two pre-chosen tests are evaluated."
+    )
+    return AuditResult(
+        verdict=VIOLATION if violated else NO_VIOLATION_FOUND,
+        violated_by=tuple(violated),
+        claimed_epsilon=spec.epsilon,
+        delta=spec.delta,
+        gaussian_claim=spec.gaussian_claim,
+        claimed_mu=claimed_mu,
+        confidence=spec.confidence,
+        trials=spec.trials,
+        selection_trials=spec.selection_trials,
+        evaluation_trials=spec.evaluation_trials,
+        pairs=len(pairs),
+        pair_index=index,
+        pair_label=pairs[index].label,
+        clopper_pearson=cp_report,
+        gaussian=gdp_report,
+        ceiling=ceiling,
+        correction=correction,
+        seed=spec.seed,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,147 @@
+"""Where chunks of trials run: in this process, on local worker processes, or on a Dask cluster.
+
+Every executor has the same two methods: ``map(fn, items, on_done)`` returns ``[fn(x) for x in items]``
+in the order of ``items`` (calling ``on_done()`` as each finishes, for the progress bar), and
+``close()``. Seeds belong to the chunks (see :mod:`dpverify.audit.trials`), never to the executor, so
+all three give identical audit results.
+
+- :class:`SerialExecutor` — one core, no pickling; what the throughput benchmark measures.
+- :class:`ProcessExecutor` — ``concurrent.futures.ProcessPoolExecutor`` (the default).
+- :class:`DaskExecutor` — a ``distributed.Client`` connected to a scheduler address
+  (``tcp://host:port``), so large audits scale past one machine; dask is imported only here.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Callable, Sequence
+
+from dpverify import _validate
+from dpverify.errors import InvalidParameterError
+
+Callback = Callable[[], None] | None
+
+
+class SerialExecutor:
+    """Runs every chunk in the calling process, in order."""
+
+    name = "serial"
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
+        results = []
+        for item in items:
+            results.append(fn(item))
+            if on_done is not None:
+                on_done()
+        return results
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> "SerialExecutor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_picklable(items: Sequence[Any], where: str) -> None:
+    if not items:
+        return
+    try:
+        pickle.dumps(items[0])
+    except Exception as exc:  # pickling can fail with many exception types
+        raise InvalidParameterError(
+            "mechanism",
+            f"must be picklable to run on {where} (define it at module level, or use the serial executor)",
+            type(exc).__name__,
+        ) from None
+
+
+class ProcessExecutor:
+    """Runs chunks on a pool of local worker processes (created on first use, reused until close)."""
+
+    name = "processes"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = _validate.integer("workers", workers, minimum=1) if workers is not None else (os.cpu_count() or 1)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
+        _check_picklable(items, "worker processes")
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        futures = [self._pool.submit(fn, item) for item in items]
+        for _ in as_completed(futures):
+            if on_done is not None:
+                on_done()
+        return [f.result() for f in futures]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> "ProcessExecutor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class DaskExecutor:
+    """Runs chunks on a Dask distributed cluster, given a scheduler address or an existing Client."""
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, client: Any = None, timeout: float = 10.0):
+        if (address is None) == (client is None):
+            raise InvalidParameterError("scheduler", "give exactly one of a scheduler address or a dask Client", address)
+        try:
+            import distributed
+        except ImportError:
+            raise InvalidParameterError(
+                "scheduler", "needs dask.distributed (pip install 'dask[distributed]')", address
+            ) from None
+        self._distributed = distributed
+        self._owns_client = client is None
+        if client is None:
+            if not isinstance(address, str) or "://" not in address:
+                raise InvalidParameterError("scheduler", "must be an address like tcp://host:port", address)
+            try:
+                client = distributed.Client(address, timeout=timeout)
+            except (OSError, TimeoutError) as exc:
+                raise InvalidParameterError("scheduler", f"could not be reached ({type(exc).__name__})", address) from None
+        self._client = client
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
+        _check_picklable(items, "a Dask cluster")
+        futures = self._client.map(fn, list(items), pure=False)
+        for _ in self._distributed.as_completed(futures):
+            if on_done is not None:
+                on_done()
+        return list(self._client.gather(futures))
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> "DaskExecutor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+Executor = SerialExecutor | ProcessExecutor | DaskExecutor
+
+
+def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False) -> Executor:
+    """The executor for a command line: Dask if a scheduler address is given, else local processes."""
+    if scheduler is not None:
+        return DaskExecutor(address=scheduler)
+    if serial or workers == 1:
+        return SerialExecutor()
+    return ProcessExecutor(workers)
