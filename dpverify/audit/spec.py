@@ -132,11 +132,16 @@ class NeighbourPair:
 def normalise_pairs(neighbours: Any, max_pairs: int) -> tuple[NeighbourPair, ...]:
     """A NeighbourPair, a 2-tuple (D, D′), or an iterable (list, generator) of either, as a tuple of pairs.
 
-    A plain 2-tuple is always read as ONE pair (D, D′); pass a list to give several candidate pairs.
+    A plain 2-tuple is read as ONE pair (D, D′) unless its items are NeighbourPair objects; pass a list
+    (or NeighbourPair objects) to give several candidate pairs.
     """
     if isinstance(neighbours, NeighbourPair):
         return (neighbours,)
-    if isinstance(neighbours, tuple) and len(neighbours) == 2:
+    if (
+        isinstance(neighbours, tuple)
+        and len(neighbours) == 2
+        and not any(isinstance(item, NeighbourPair) for item in neighbours)
+    ):
         return (NeighbourPair(neighbours[0], neighbours[1]),)
     try:
         iterator = iter(neighbours)

@@ -1,0 +1,1 @@
+"""Concrete audits of concrete privacy claims: the planted-bug zoo (and, later, agent audits)."""
