@@ -38,8 +38,13 @@ Confidence radii (paper 000 Theorem 3.2 with no privacy noise, L = 1, λ̃ = λ,
 each multiplied by its own multiplier. The theory coefficients 2d³H² (σ̄ floor) and 4d³H² (D) make every
 weight ≈ 10⁻¹³ at d = 10, H = 20, so nothing is learned at practical K (DESIGN §4); they carry the
 multipliers c_σ and c_D. Defaults (chosen so the agent learns on the Min et al. MDP at K ≲ 10⁴ and on
-small random linear MDPs): β̂, β̌, β̄ multipliers 0.003, c_σ = c_D = 0, λ = 1/H² (the weight of one
-sample is at most 1/H², so λ = 1/H² regularises like one observation). Every radius actually used is
+small random linear MDPs): β̂, β̌, β̄ multipliers 10⁻⁵, c_σ = c_D = 0, λ = 1/H² (the weight of one
+sample is at most 1/H², so λ = 1/H² regularises like one observation). At d = 10, H = 20, K = 10⁴ the
+theory β̂ is ≈ 3·10⁴ (ι ≈ 47), so the default effective β̂ is ≈ 0.3: in units of the unweighted
+regression (weights ≤ 1/H²) that is a bonus of ≈ 0.3·H = 6 per unit of ‖φ‖_{(I + Σφφᵀ)⁻¹}, the same
+scale as LSVI-UCB's default β ≈ 9. Because Q̂ is the running minimum of its estimates, a radius too
+small to keep Q̂ optimistic locks in under-estimates (the regret plateaus); a radius too large only
+slows learning — lean large. Every radius actually used is
 reported by :meth:`LsviUcbPlusPlus.settings`.
 
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
@@ -68,7 +73,7 @@ from agents.envs.linear_mdp import LinearMDP
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from agents.statistics import RidgeStatistics
 
-DEFAULT_BETA_MULTIPLIER = 0.003
+DEFAULT_BETA_MULTIPLIER = 1e-5
 
 
 @dataclass(frozen=True)

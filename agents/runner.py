@@ -2,9 +2,10 @@
 
 Registries (extensible; issue 5 registers private agents here):
 
-* :data:`AGENTS` — name → :class:`AgentEntry` (a factory ``(mdp, num_episodes, rng, **options) -> Agent``
+* :data:`AGENTS` — name → :class:`AgentEntry` (a factory ``(mdp, num_episodes, rng, /, **options) -> Agent``
   and the environment kind it needs, ``"linear"`` or ``"mixture"``);
-* :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry` (a factory ``(num_episodes, **options) -> MDP``).
+* :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry` (a factory ``(num_episodes, /, **options) -> MDP``;
+  ``num_episodes`` is the run's K, positional-only so that an option may carry the same name).
 
 Register with :func:`register_agent` / :func:`register_environment` from a module, and add that module's
 name to :data:`REGISTRATION_MODULES` so the runner (and its worker processes) import it; factories must
@@ -113,37 +114,37 @@ def _options_error(kind: str, name: str, options: tuple[tuple[str, Any], ...], e
                                  ", ".join(key for key, _ in options))
 
 
-def make_lsvi_ucb(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> LsviUcb:
+def make_lsvi_ucb(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> LsviUcb:
     return LsviUcb(mdp, LsviUcbConfig(num_episodes, **options), rng)
 
 
-def make_lsvi_ucb_pp(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> LsviUcbPlusPlus:
+def make_lsvi_ucb_pp(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> LsviUcbPlusPlus:
     return LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(num_episodes, **options), rng)
 
 
-def make_ucrl_vtr(mdp: LinearMixtureMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> UcrlVtr:
+def make_ucrl_vtr(mdp: LinearMixtureMDP, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> UcrlVtr:
     return UcrlVtr(mdp, UcrlVtrConfig(num_episodes, **options), rng)
 
 
-def make_min2021(num_episodes: int, **options: Any) -> LinearMDP:
+def make_min2021(num_episodes: int, /, **options: Any) -> LinearMDP:
     return min2021_mdp(**options)
 
 
-def make_min2021_raw(num_episodes: int, **options: Any) -> LinearMDP:
+def make_min2021_raw(num_episodes: int, /, **options: Any) -> LinearMDP:
     return min2021_mdp(rescaled=False, **options)
 
 
-def make_zhou2021(num_episodes: int, **options: Any) -> LinearMixtureMDP:
+def make_zhou2021(num_episodes: int, /, **options: Any) -> LinearMixtureMDP:
     options.setdefault("num_episodes", num_episodes)
     return zhou2021_mixture_mdp(**options)
 
 
-def make_random_linear(num_episodes: int, seed: int = 0, **options: Any) -> LinearMDP:
+def make_random_linear(num_episodes: int, /, seed: int = 0, **options: Any) -> LinearMDP:
     seed = _validate.integer("seed", seed, minimum=0)
     return random_linear_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
 
 
-def make_random_mixture(num_episodes: int, seed: int = 0, **options: Any) -> LinearMixtureMDP:
+def make_random_mixture(num_episodes: int, /, seed: int = 0, **options: Any) -> LinearMixtureMDP:
     seed = _validate.integer("seed", seed, minimum=0)
     return random_linear_mixture_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
 

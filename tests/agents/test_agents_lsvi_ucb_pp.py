@@ -1,0 +1,92 @@
+"""LSVI-UCB++ (agents.lsvi_ucb_pp): learns, switches rarely, changes its policy, records its radii."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import rollout, run_episodes
+from agents.envs.min2021 import min2021_mdp
+from agents.envs.random_mdps import random_linear_mdp
+from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig, theory_radii
+from dpverify.errors import InvalidParameterError
+
+
+def run(mdp, episodes: int, seed: int, **options):
+    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
+    agent = LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(episodes, **options), np.random.default_rng(agent_seed))
+    regret, changed = run_episodes(mdp, agent, episodes, np.random.default_rng(env_seed))
+    return agent, regret, changed
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_learns_on_small_min2021(seed: int) -> None:
+    mdp = min2021_mdp(horizon=5, num_actions=10)
+    agent, regret, changed = run(mdp, 300, seed)
+    fifth = len(regret) // 5
+    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
+    assert changed.sum() >= 5
+    assert 1 <= agent.num_switches < 300  # rare switching fires, but not every episode
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_learns_on_random_linear_mdp(seed: int) -> None:
+    mdp = random_linear_mdp(np.random.default_rng(100 + seed), num_states=4, num_actions=3, dim=3, horizon=3,
+                            concentration=0.3)
+    # The theory radius scales as d^1.5·H·ι, the useful one as ~5/H (weights <= 1/H^2): at d = H = 3 the
+    # multiplier that keeps Q̂ optimistic is ~3e-3, not the default 1e-5 tuned for d = 10, H = 20.
+    _, regret, changed = run(mdp, 400, seed, beta_hat_multiplier=3e-3, beta_check_multiplier=3e-3,
+                             beta_bar_multiplier=3e-3)
+    fifth = len(regret) // 5
+    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
+    assert changed.any()
+
+
+def test_optimistic_above_pessimistic_and_monotone() -> None:
+    mdp = min2021_mdp(horizon=4, num_actions=6)
+    agent = LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(200), np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    previous = agent.q_hat.copy()
+    for _ in range(200):
+        policy = agent.begin_episode()
+        assert np.all(agent.q_hat <= previous + 1e-12)  # Q̂ never increases (running minimum)
+        assert np.all(agent.q_check >= 0) and np.all(agent.q_hat <= (4 - np.arange(4))[:, None, None] + 1e-12)
+        previous = agent.q_hat.copy()
+        agent.end_episode(rollout(mdp, policy, rng))
+
+
+def test_variance_weights_bounded_by_one_over_h_squared() -> None:
+    mdp = min2021_mdp(horizon=5, num_actions=4)
+    agent = LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(50, variance_floor_multiplier=1e-6,
+                                                         disagreement_multiplier=1e-6), np.random.default_rng(0))
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        trajectory = rollout(mdp, agent.begin_episode(), rng)
+        weights = agent.variance_weights(trajectory)
+        assert np.all(weights > 0) and np.all(weights <= 1 / 25 + 1e-15)
+        agent.end_episode(trajectory)
+
+
+def test_without_switching_updates_every_episode() -> None:
+    mdp = min2021_mdp(horizon=3, num_actions=4)
+    agent, _, _ = run(mdp, 40, 0, switching=False)
+    assert agent.num_switches == 0  # not counted: the ablation recomputes every episode
+
+
+def test_settings_record_radii() -> None:
+    mdp = min2021_mdp(horizon=4, num_actions=5)
+    agent, _, _ = run(mdp, 20, 0, beta_hat_multiplier=2e-5)
+    settings = agent.settings()
+    theory = theory_radii(10, 4, 20, 1 / 16, 0.01)
+    assert settings["beta_hat"] == pytest.approx(2e-5 * theory["beta_hat"])
+    assert settings["beta_bar"] == pytest.approx(1e-5 * theory["beta_bar"])
+    assert settings["regularization_used"] == 1 / 16
+    for key in ("variance_floor_multiplier", "disagreement_multiplier", "beta_check_multiplier", "switching"):
+        assert key in settings
+
+
+def test_invalid_config() -> None:
+    with pytest.raises(InvalidParameterError, match="beta_bar_multiplier"):
+        LsviUcbPlusPlusConfig(10, beta_bar_multiplier=float("nan"))
+    with pytest.raises(InvalidParameterError, match="regularization"):
+        LsviUcbPlusPlusConfig(10, regularization=0)
