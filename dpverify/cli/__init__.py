@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dpverify.cli.account_command",
     "dpverify.cli.run_command",
     "dpverify.cli.bounds_command",
+    "dpverify.cli.audit_command",
 )
 
 EXIT_USAGE = 2
