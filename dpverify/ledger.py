@@ -186,6 +186,18 @@ class ReleaseBlock:
         )
 
 
+def _merged(prev: ReleaseBlock, cur: ReleaseBlock) -> ReleaseBlock | None:
+    """The single block equal to prev ∪ cur when they form one rectangle (cur right after prev)."""
+    if (
+        prev.users == cur.users
+        and prev.stages == cur.stages
+        and prev.episodes[1] + 1 == cur.episodes[0]
+        and (prev.mechanism is cur.mechanism or prev.mechanism == cur.mechanism)
+    ):
+        return ReleaseBlock(prev.family, (prev.episodes[0], cur.episodes[1]), prev.stages, prev.mechanism, prev.users)
+    return None
+
+
 def _range(name: str, value: object) -> tuple[int, int]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise InvalidParameterError(name, "must be a pair (first, last)", value)
@@ -252,14 +264,30 @@ class PrivacyLedger:
 
     def __init__(self, relation: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
         self.relation = Neighbouring.parse(relation)
-        self._by_family: dict[str, list[ReleaseBlock]] = {}
+        self._closed: dict[str, list[ReleaseBlock]] = {}
+        # The run each family is currently extending by `record`, kept as plain values so that a
+        # release costs a few comparisons (agents record millions): [k0, k1, h0, h1, mechanism, users].
+        self._open: dict[str, list] = {}
 
     # ---- recording ---------------------------------------------------------------------------
 
     @property
     def blocks(self) -> tuple[ReleaseBlock, ...]:
-        """Every block, grouped by family in the order families first appeared."""
-        return tuple(b for blocks in self._by_family.values() for b in blocks)
+        """Every block, grouped by family in the order families first appeared (runs merged)."""
+        out: list[ReleaseBlock] = []
+        for family in self._families_in_order():
+            closed = self._closed.get(family, [])
+            run = self._open.get(family)
+            if run is None:
+                out.extend(closed)
+                continue
+            block = ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
+            merged = _merged(closed[-1], block) if closed else None
+            out.extend(closed[:-1] + [merged] if merged is not None else closed + [block])
+        return tuple(out)
+
+    def _families_in_order(self) -> list[str]:
+        return list(dict.fromkeys([*self._closed, *self._open]))
 
     def _check_relation(self, mechanism: Mechanism) -> None:
         if getattr(mechanism, "relation", None) is not self.relation:
@@ -268,6 +296,19 @@ class PrivacyLedger:
                 f"must equal the ledger's relation {self.relation.value!r} (one relation per ledger)",
                 getattr(mechanism, "relation", None),
             )
+
+    def _close(self, family: str) -> None:
+        """Turn the family's open run into a block, merged with the previous block where possible."""
+        run = self._open.pop(family, None)
+        if run is None:
+            return
+        block = ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
+        closed = self._closed.setdefault(family, [])
+        merged = _merged(closed[-1], block) if closed else None
+        if merged is not None:
+            closed[-1] = merged
+        else:
+            closed.append(block)
 
     def record_block(
         self,
@@ -280,7 +321,8 @@ class PrivacyLedger:
         """Record a whole rectangle of releases at once (used by schedules)."""
         block = ReleaseBlock(family, episodes, stages, mechanism, user_pattern(users))
         self._check_relation(block.mechanism)
-        self._by_family.setdefault(family, []).append(block)
+        self._close(family)
+        self._closed.setdefault(family, []).append(block)
         return block
 
     def record(
@@ -289,40 +331,30 @@ class PrivacyLedger:
         """Record one release; consecutive releases of a family are merged into blocks.
 
         Agents record stage by stage (any order of stages within an episode, one episode after the
-        other); a release that does not extend the family's last block starts a new block, so the
+        other); a release that does not extend the family's current run starts a new one, so the
         ledger is exact whatever the order — merging only saves memory.
         """
-        pattern = user_pattern(users)
-        episode = _validate.integer("episode", episode, minimum=1)
-        stage = _validate.integer("stage", stage, minimum=1)
-        self._check_relation(mechanism)
-        blocks = self._by_family.get(family)
-        last = blocks[-1] if blocks else None
-        if last is not None and last.mechanism == mechanism and last.users == pattern:
-            (k0, k1), (h0, h1) = last.episodes, last.stages
-            if k0 == k1 == episode and stage in (h0 - 1, h1 + 1):
-                blocks[-1] = ReleaseBlock(family, (k0, k1), (min(h0, stage), max(h1, stage)), mechanism, pattern)
-                self._merge_last_two(blocks)
+        if type(episode) is not int or episode < 1:
+            episode = _validate.integer("episode", episode, minimum=1)
+        if type(stage) is not int or stage < 1:
+            stage = _validate.integer("stage", stage, minimum=1)
+        pattern = users if isinstance(users, (PrefixUsers, CurrentUser, BinaryTreeNode)) else user_pattern(users)
+        run = self._open.get(family)
+        if run is not None and (run[4] is mechanism or run[4] == mechanism) and (run[5] is pattern or run[5] == pattern):
+            k0, k1, h0, h1 = run[0], run[1], run[2], run[3]
+            if k0 == k1 == episode and (stage == h0 - 1 or stage == h1 + 1):
+                run[2], run[3] = min(h0, stage), max(h1, stage)
                 return
             if h0 == h1 == stage and episode == k1 + 1:
-                blocks[-1] = ReleaseBlock(family, (k0, episode), (h0, h1), mechanism, pattern)
+                run[1] = episode
                 return
-        self.record_block(family, (episode, episode), (stage, stage), mechanism, pattern)
-        self._merge_last_two(self._by_family[family])
-
-    @staticmethod
-    def _merge_last_two(blocks: list[ReleaseBlock]) -> None:
-        """Merge a family's last block into the one before it when together they form a rectangle."""
-        if len(blocks) < 2:
-            return
-        prev, cur = blocks[-2], blocks[-1]
-        if (
-            prev.mechanism == cur.mechanism
-            and prev.users == cur.users
-            and prev.stages == cur.stages
-            and prev.episodes[1] + 1 == cur.episodes[0]
-        ):
-            blocks[-2:] = [ReleaseBlock(prev.family, (prev.episodes[0], cur.episodes[1]), prev.stages, prev.mechanism, prev.users)]
+        if not isinstance(family, str) or not family:
+            raise InvalidParameterError("family", "must be a non-empty string", family)
+        if not hasattr(mechanism, "rho"):
+            raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(mechanism).__name__)
+        self._check_relation(mechanism)
+        self._close(family)
+        self._open[family] = [episode, episode, stage, stage, mechanism, pattern]
 
     # ---- queries -----------------------------------------------------------------------------
 
@@ -341,7 +373,7 @@ class PrivacyLedger:
         return all(b.mechanism.is_gaussian for b in self.blocks)
 
     def families(self) -> tuple[str, ...]:
-        return tuple(self._by_family)
+        return tuple(self._families_in_order())
 
     def naive_rho(self, family: str | None = None) -> float:
         """Σ ρ over all releases (of one family), rounded up: what "number of releases × ρ0" gives."""
