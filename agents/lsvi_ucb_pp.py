@@ -40,7 +40,7 @@ weight ≈ 10⁻¹³ at d = 10, H = 20, so nothing is learned at practical K (DE
 multipliers c_σ and c_D. Defaults (chosen so the agent learns on the Min et al. MDP at K ≲ 10⁴ and on
 small random linear MDPs): β̂, β̌, β̄ multipliers 10⁻⁵, c_σ = c_D = 0, λ = 1/H² (the weight of one
 sample is at most 1/H², so λ = 1/H² regularises like one observation). At d = 10, H = 20, K = 10⁴ the
-theory β̂ is ≈ 3·10⁴ (ι ≈ 47), so the default effective β̂ is ≈ 0.3: in units of the unweighted
+theory β̂ is ≈ 3.3·10⁴ (ι ≈ 53), so the default effective β̂ is ≈ 0.33: in units of the unweighted
 regression (weights ≤ 1/H²) that is a bonus of ≈ 0.3·H = 6 per unit of ‖φ‖_{(I + Σφφᵀ)⁻¹}, the same
 scale as LSVI-UCB's default β ≈ 9. Because Q̂ is the running minimum of its estimates, a radius too
 small to keep Q̂ optimistic locks in under-estimates (the regret plateaus); a radius too large only
