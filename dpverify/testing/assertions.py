@@ -1,0 +1,55 @@
+"""Assertions for privacy claims, usable from any test runner (they raise AssertionError)."""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+
+from dpverify.ledger import PrivacyLedger
+
+
+def assert_ledger_meets(ledger: PrivacyLedger, epsilon: float, delta: float, conversion: str = "exact") -> float:
+    """The releases recorded in ``ledger`` are (ε, δ)-DP by ``conversion``; returns the accounted ε."""
+    accounted = ledger.guarantee(delta, conversion).epsilon
+    assert accounted <= epsilon, (
+        f"ledger accounts to ε = {accounted!r} > claimed {epsilon!r} at δ = {delta!r} ({conversion})"
+    )
+    return accounted
+
+
+def assert_claim_matches_ledger(
+    claimed_epsilon: float, ledger: PrivacyLedger, delta: float, conversion: str = "exact", rel_tol: float = 1e-9
+) -> None:
+    """An agent's claimed ε equals what its ledger accounts (no release missing, none unrecorded)."""
+    accounted = ledger.guarantee(delta, conversion).epsilon
+    assert accounted <= claimed_epsilon * (1 + 1e-15), f"accounted ε {accounted!r} exceeds the claim {claimed_epsilon!r}"
+    assert math.isclose(accounted, claimed_epsilon, rel_tol=rel_tol), (
+        f"accounted ε {accounted!r} differs from the claim {claimed_epsilon!r}: releases missing from the ledger, "
+        "or noise larger than calibrated"
+    )
+
+
+def assert_fresh_noise(noises: Iterable[np.ndarray], atol: float = 0.0) -> None:
+    """No two releases share a noise draw (DESIGN.md §2: reused noise is not private).
+
+    Compares every pair of noise arrays of the same shape, up to sign (a draw reused negated is as bad).
+    Exact float equality is the default: independent continuous draws never coincide.
+    """
+    seen: dict[tuple, list[np.ndarray]] = {}
+    for i, noise in enumerate(noises):
+        arr = np.asarray(noise, dtype=float).ravel()
+        assert np.all(np.isfinite(arr)), f"release {i}: noise is not finite"
+        for j, other in seen.get(arr.shape, []):
+            same = np.allclose(arr, other, rtol=0.0, atol=atol) or np.allclose(arr, -other, rtol=0.0, atol=atol)
+            assert not same, f"releases {j} and {i} share a noise draw"
+        seen.setdefault(arr.shape, []).append((i, arr))
+
+
+def assert_not_below(reported_epsilon: float, reference_epsilon: float, rel_tol: float = 0.0) -> None:
+    """A reported ε is never below a reference (e.g. an mpmath or PLD computation): the safety rule."""
+    assert not math.isnan(reported_epsilon), "reported ε is NaN"
+    assert reported_epsilon >= reference_epsilon * (1 - rel_tol), (
+        f"reported ε {reported_epsilon!r} is below the reference {reference_epsilon!r}"
+    )

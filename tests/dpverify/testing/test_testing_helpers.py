@@ -1,0 +1,65 @@
+"""The shipped testing helpers catch what they claim to catch."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from dpverify.calibration import calibrate, dp_lsvi_ucbpp_schedule
+from dpverify.ledger import PrivacyLedger
+from dpverify.mechanisms import GaussianMechanism
+from dpverify.testing import assert_claim_matches_ledger, assert_fresh_noise, assert_ledger_meets, assert_not_below
+from dpverify.testing.strategies import deltas, gaussian_mechanisms, goe_mechanisms, ledgers, mechanisms
+
+
+def test_ledger_meets_and_claim_match():
+    cal = calibrate(dp_lsvi_ucbpp_schedule(3, 20, 2), 1.0, 1e-5)
+    ledger = cal.ledger()
+    assert assert_ledger_meets(ledger, 1.0, 1e-5) <= 1.0
+    assert_claim_matches_ledger(1.0, ledger, 1e-5)
+    ledger.record_block("extra", (1, 20), (1, 1), GaussianMechanism(1.0, 1.0), "current")  # an unaccounted release
+    with pytest.raises(AssertionError):
+        assert_ledger_meets(ledger, 1.0, 1e-5)
+    with pytest.raises(AssertionError):
+        assert_claim_matches_ledger(1.0, ledger, 1e-5)
+
+
+def test_fresh_noise_detects_reuse(dp_rng):
+    draws = [dp_rng.normal(size=4) for _ in range(5)]
+    assert_fresh_noise(draws)
+    with pytest.raises(AssertionError, match="share a noise draw"):
+        assert_fresh_noise(draws + [draws[2]])
+    with pytest.raises(AssertionError, match="share a noise draw"):
+        assert_fresh_noise(draws + [-draws[0]])
+
+
+def test_not_below():
+    assert_not_below(1.0, 0.99)
+    with pytest.raises(AssertionError):
+        assert_not_below(0.98, 0.99)
+    with pytest.raises(AssertionError):
+        assert_not_below(float("nan"), 0.5)
+
+
+def test_dp_rng_fixture_is_deterministic_per_test(dp_rng, request):
+    import hashlib
+
+    digest = hashlib.sha256(request.node.nodeid.encode()).digest()
+    again = np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest[:16], "little")))
+    assert dp_rng.random() == again.random()
+
+
+@given(mechanisms())
+def test_strategies_build_valid_mechanisms(mech):
+    assert mech.rho > 0
+
+
+@given(ledgers(), deltas())
+def test_ledger_strategy_round_trips(ledger, delta):
+    assert PrivacyLedger.from_json(ledger.to_json()) == ledger
+    if ledger.n_releases:
+        assert ledger.guarantee(delta, "exact").epsilon <= ledger.guarantee(delta, "bun-steinke").epsilon
+
+
+@given(gaussian_mechanisms(), goe_mechanisms())
+def test_gaussian_strategies(g, o):
+    assert g.is_gaussian and o.is_gaussian
