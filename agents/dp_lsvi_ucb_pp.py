@@ -1,0 +1,459 @@
+"""DP-LSVI-UCB++ — LSVI-UCB++ with every statistic released through the billboard with fresh noise.
+
+Paper 000 (``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``), Algorithm 1 (text lines ~177–235),
+privacy proof Theorem A.1 / Lemma A.1 (lines ~290–309), constants Theorem 3.2 (lines ~251–261).
+The learning rule is :class:`agents.lsvi_ucb_pp.LsviUcbPlusPlus` (same corrections of the printed
+algorithm, documented there); this module replaces every read of other users' data by a privatised
+release. Stages are 0-indexed in code and 1-based in the ledger labels (paper notation).
+
+Releases of episode k (users 1..k−1 are read; episode-k user's data is added after the episode):
+
+* for every stage h, before planning (the switching test of line 10 needs all of them):
+  ``gram``   Λ̃_{k,h} = Σ_{i<k} σ̄_{i,h}⁻² φ_iφ_iᵀ + (Z + Zᵀ)/√2        (line 26, GOE, fresh Z)
+* for h = H, …, 1 in the backward pass (lines 6–8):
+  ``w_hat``   Σ_{i<k} σ̄_{i,h}⁻² φ_i V̂_{k,h+1}(s'_i)  + N(0, σ̂²I)       (fresh draw)
+  ``w_check`` Σ_{i<k} σ̄_{i,h}⁻² φ_i V̌_{k,h+1}(s'_i)  + N(0, σ̂²I)       (fresh draw)
+  ``w_bar``   Σ_{i<k} σ̄_{i,h}⁻² φ_i V̂_{k,h+1}(s'_i)² + N(0, σ̄²I)       (fresh draw)
+
+i.e. exactly the 4HK releases of :func:`dpverify.calibration.dp_lsvi_ucbpp_schedule`, each published
+through :meth:`agents.billboard.Billboard.publish` (``users="prefix"``) so that the agent's
+:attr:`~DpLsviUcbPlusPlus.ledger` records what was actually released. Noise levels come from
+:func:`dpverify.calibration.calibrate` for the target (ε, δ), with the ``"paper"`` (Appendix A:
+2H, 2H, 2H², √2) or the ``"derived"`` (DESIGN §2: 2/H, 2/H, 2, √2/H²) sensitivities.
+
+Everything after a release is post-processing of public values: the planner adds the shift
+(λ + 2·c_Λ·λ̃_Λ)I to the released Gram matrix (paper: 2λ̃_Λ I, line 1; λ = 1/H² is LSVI-UCB++'s own
+regulariser, kept so that the ε → ∞ limit is LSVI-UCB++ and the matrix stays invertible when λ̃_Λ → 0),
+floors its eigenvalues at λ (a projection onto {Λ ⪰ λI}: Lemma A.1 only holds with probability 1 − δ,
+and a noisy matrix that is not positive definite would make bonuses imaginary), inverts it directly
+(d × d) and computes the bonuses ‖φ‖_{Λ̃⁻¹} and log det Λ̃ (the rare-switching test, line 10) from it.
+The deployed policy is the greedy policy of Q̂, which is a function of the billboard (and public
+features, rewards and the agent's own tie-breaking randomness) only; a user's action is that policy at
+the user's own state — the billboard lemma (paper 000 Lemma 2.4) then gives joint DP.
+
+Sensitivity assumptions, enforced where the per-user terms are formed:
+
+* ‖φ(s, a)‖₂ ≤ F (the schedule's ``feature_norm``, 1 by default) — checked at construction against the
+  environment's ``feature_norm_bound`` and its actual features (the raw Min et al. MDP, ‖φ‖ = 3, is
+  refused; rescale it or calibrate to F = 3);
+* regression targets V̂, V̌ ∈ [0, H] (clipped before every sum; V̂² ∈ [0, H²]);
+* weights σ̄⁻² ≤ 1/H² (σ̄ ≥ H by line 25) — checked when a user's data is added.
+
+Constants (paper 000 Lemma A.1 and Theorem 3.2, from :mod:`dpverify.bounds.constants`, the single
+source). The paper states them for its printed noise (φ1, φ2 ~ N(0, 2H²/ρ0), K1 with entry variance
+1/(4ρ0)). The noise actually added here is the calibrated one, so the constants are evaluated at the
+ρ at which the printed noise *equals* the calibrated noise: for the GOE entry std s,
+ρ_Λ = HK/s² (then 1/(4ρ0) = s²) gives λ̃_Λ; for the vector std σ̂, ρ_L = 8H³K/σ̂² (then
+2H²/ρ0 = σ̂²) gives L (and ‖φ3‖ ≤ H·L holds because σ̄/σ̂ = H in both sensitivity models). The radii
+are then β̂ = β̌ = HL√(dλ̃_Λ) + √(d³H²ι₂²), β̄ = H²L²√(dλ̃_Λ) + √(d³H⁴ι₂²) with
+ι₂ = max{1, log(HK⁴L²d/(p λ̃_Λ))} (:data:`dpverify.bounds.constants.PRINTED`; the max keeps the O(·)
+logarithm ≥ 1 when the noise is tiny), each times a documented multiplier (theory values with
+O-constant 1 are ≈ 10⁴–10⁸× too large to learn anything at practical K; DESIGN §4). Every value used is
+reported by :meth:`DpLsviUcbPlusPlus.settings`.
+
+Deviations from the printed Algorithm 1 (all documented in docs/private_agents.md):
+
+1. fresh noise at every release instead of φ1, φ2, φ3, K1 sampled once (line 1) — reused noise makes
+   release(k+1) − release(k) noise-free, which is not private (DESIGN §2);
+2. the Gram release is the prefix sum plus one fresh GOE draw (line 26 adds K1 at every episode, so
+   its noise would accumulate as k·K1);
+3. targets clipped to [0, H] and the pessimistic value takes max{·, Q̌_old, 0} (the printed
+   min{·, Q̌_old, 0} pins Q̌ ≤ 0), the switching test is made once per episode before the backward
+   pass (as in :mod:`agents.lsvi_ucb_pp`);
+4. shift λ + 2c_Λλ̃_Λ and the eigenvalue floor λ (above);
+5. radii = registry value × multiplier, with L and λ̃_Λ of the noise actually added.
+
+Cost per episode: H GOE releases and 3H vector releases (billboard overhead dominates), one batched
+eigendecomposition of the H noisy d × d matrices, O(H(d² + dS + SAd²)) arithmetic — independent of k
+(raw sums aggregated by next state: Σ_i w_i φ_i V(s'_i) = M_h V in O(dS)).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from dpverify import _validate
+from dpverify.bounds import constants as paper_constants
+from dpverify.bounds.symbols import H as H_symbol, K as K_symbol, d as d_symbol, delta as delta_symbol
+from dpverify.calibration import Calibration, calibrate, dp_lsvi_ucbpp_schedule
+from dpverify.conversions import CONVERSIONS, DPGuarantee
+from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
+from dpverify.neighbouring import Neighbouring
+
+from agents.base import Trajectory
+from agents.billboard import Billboard
+from agents.envs.linear_mdp import LinearMDP
+from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
+from agents.statistics import RidgeStatistics
+
+#: Default multipliers of the registry radii (see the module docstring and docs/private_agents.md).
+DEFAULT_RADIUS_MULTIPLIER = 1e-5
+#: Relative slack of the feature-norm and weight checks (floating-point rounding only).
+CHECK_TOLERANCE = 1e-9
+
+VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
+ALL_FAMILIES: tuple[str, ...] = ("gram",) + VECTOR_FAMILIES
+
+
+@dataclass(frozen=True)
+class DpLsviUcbPlusPlusConfig:
+    """Hyper-parameters of DP-LSVI-UCB++ (module docstring).
+
+    Attributes:
+        num_episodes: K — the number of episodes the privacy budget is spread over (4HK releases).
+        epsilon, delta: the target (ε, δ) of the published statistics (JDP of the actions).
+        sensitivity_model: "paper" (Appendix A) or "derived" (DESIGN §2).
+        conversion: zCDP/GDP → (ε, δ) conversion of the calibrator ("exact", "cks", "bun-steinke").
+        accounting: "per-user" (each user pays for the releases that read it) or "naive" (4HK·ρ0).
+        relation: neighbouring relation ("replace-one" or "add-remove").
+        feature_norm: F, the bound on ‖φ‖₂ the sensitivities assume.
+        beta_hat_multiplier, beta_check_multiplier, beta_bar_multiplier: multipliers of β̂, β̌, β̄.
+        shift_multiplier: c_Λ, multiplier of λ̃_Λ in the 2λ̃_Λ shift.
+        variance_floor_multiplier, disagreement_multiplier: c_σ, c_D as in LSVI-UCB++.
+        regularization: λ (None → 1/H²).
+        failure_probability: p, the δ of the utility analysis (not the privacy δ).
+        switching: rare switching (line 10); False updates Q̂, Q̌ every episode (an ablation).
+        keep_history, keep_noise: keep the billboard's published values (and noise) for audits/tests.
+    """
+
+    num_episodes: int
+    epsilon: float
+    delta: float = 1e-5
+    sensitivity_model: str = "derived"
+    conversion: str = "exact"
+    accounting: str = "per-user"
+    relation: str = "replace-one"
+    feature_norm: float = 1.0
+    beta_hat_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
+    beta_check_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
+    beta_bar_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
+    shift_multiplier: float = 1.0
+    variance_floor_multiplier: float = 0.0
+    disagreement_multiplier: float = 0.0
+    regularization: float | None = None
+    failure_probability: float = 0.01
+    switching: bool = True
+    keep_history: bool = False
+    keep_noise: bool = False
+
+    def __post_init__(self) -> None:
+        _validate.integer("num_episodes", self.num_episodes, minimum=1)
+        _validate.positive("epsilon", self.epsilon)
+        _validate.open_unit("delta", self.delta)
+        _validate.one_of("sensitivity_model", self.sensitivity_model, ("paper", "derived"))
+        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+        _validate.one_of("accounting", self.accounting, ("per-user", "naive"))
+        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
+        _validate.positive("feature_norm", self.feature_norm)
+        for name in ("beta_hat_multiplier", "beta_check_multiplier", "beta_bar_multiplier", "shift_multiplier",
+                     "variance_floor_multiplier", "disagreement_multiplier"):
+            _validate.non_negative(name, getattr(self, name))
+        if self.regularization is not None:
+            _validate.positive("regularization", self.regularization)
+        _validate.open_unit("failure_probability", self.failure_probability)
+        for name in ("switching", "keep_history", "keep_noise"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidParameterError(name, "must be True or False", getattr(self, name))
+
+
+# ---- constants of paper 000 evaluated for the noise actually added ---------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _printed_radius(name: str):
+    """β of Theorem 3.2 as printed (in L and λ̃_Λ), with ι₂ floored at 1 (module docstring)."""
+    iota = sympy.Symbol("iota2", positive=True)
+    expr = paper_constants.PRINTED[name]
+    log_term = sympy.log(H_symbol * K_symbol**4 * paper_constants.L_symbol**2 * d_symbol
+                         / (delta_symbol * paper_constants.lambda_symbol))
+    expr = expr.subs(log_term, iota)
+    args = (d_symbol, H_symbol, K_symbol, delta_symbol, paper_constants.L_symbol, paper_constants.lambda_symbol, iota)
+    return sympy.lambdify(args, expr, modules="math")
+
+
+def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: int,
+                    failure_probability: float) -> dict[str, float]:
+    """L, λ̃_Λ (Lemma A.1) and β̂, β̌, β̄ (Theorem 3.2, O-constant 1) for the calibrated noise.
+
+    Lemma A.1 is stated for the printed noise at budget ρ; it is evaluated at the ρ for which the
+    printed noise equals the calibrated one: ρ_Λ = HK/s² for the GOE entry std s, ρ_L = 8H³K/σ̂² for
+    the std σ̂ of the w_hat/w_check noise (module docstring).
+    """
+    s = calibration.mechanism("gram").entry_std
+    sigma_hat = calibration.mechanism("w_hat").sigma
+    rho_lambda = horizon * episodes / s**2
+    rho_l = 8.0 * horizon**3 * episodes / sigma_hat**2
+    lam = paper_constants.dp_lsvi_ucbpp_constants(d=dim, H=horizon, K=episodes, rho=rho_lambda,
+                                                  delta=failure_probability).lambda_tilde
+    big_l = paper_constants.dp_lsvi_ucbpp_constants(d=dim, H=horizon, K=episodes, rho=rho_l,
+                                                    delta=failure_probability).L
+    iota2 = max(1.0, math.log(horizon * float(episodes) ** 4 * big_l**2 * dim / (failure_probability * lam)))
+    values = {"L": big_l, "lambda_tilde": lam, "iota2": iota2, "rho_lambda": rho_lambda, "rho_L": rho_l}
+    for name in ("beta_hat", "beta_check", "beta_bar"):
+        values[name] = float(_printed_radius(name)(dim, horizon, episodes, failure_probability, big_l, lam, iota2))
+    return values
+
+
+# ---- privatised statistics --------------------------------------------------------------------------
+
+
+class PrivatisedRidgeStatistics(RidgeStatistics):
+    """Raw prefix sums kept exactly; every read by the planner goes through the billboard.
+
+    The raw sums (``gram`` without λ, ``next_state_sums``) are private state: the only methods that
+    return anything computed from them are :meth:`release_grams` and :meth:`release_sum`, which publish
+    through the billboard with fresh noise. :meth:`weighted_sum` (the raw read of the parent class)
+    refuses, so no code path can read a raw sum by mistake.
+    """
+
+    def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
+                 calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
+                 max_weight: float) -> None:
+        super().__init__(features, rewards, regularization)
+        self.shift = float(shift)
+        self.calibration = calibration
+        self.billboard = billboard
+        self.noise_rng = noise_rng
+        self.max_weight = float(max_weight)
+        self.mechanisms = {family: calibration.mechanism(family) for family in ALL_FAMILIES}
+        self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))  # Σ_i w_i φ_i φ_iᵀ (no λ)
+        self.released_episode = 0
+        self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
+        self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
+        self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
+
+    @property
+    def episode(self) -> int:
+        """The 1-based episode k whose releases read users 1..k−1 (= users added so far + 1)."""
+        return self.count + 1
+
+    def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Add user k's transitions to the raw sums; check the weight bound the sensitivities assume."""
+        if weights is None:
+            raise InvalidParameterError("weights", "must be given (σ̄⁻² of every stage)", None)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (self.horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
+            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
+        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
+            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
+                                        float(w.max()))
+        h = np.arange(self.horizon)
+        s, a, s_next = states[:-1], actions, states[1:]
+        x = self.features[h, s, a]
+        weighted_x = w[:, None] * x
+        self.raw_gram += weighted_x[:, :, None] * x[:, None, :]
+        self.next_state_sums[h, :, s_next] += weighted_x
+        self.count += 1
+
+    # ---- releases ---------------------------------------------------------------------------------
+
+    def release_grams(self) -> None:
+        """Publish Λ̃_{k,h} for every stage of the current episode k; derive inverse, log-det, bonuses.
+
+        Post-processing of the published matrix: symmetrise (exact already), add (λ + shift)I, floor
+        the eigenvalues at λ, invert via the eigendecomposition.
+        """
+        k = self.episode
+        if self.released_episode == k:
+            raise InvalidParameterError("release_grams", "may be called once per episode", k)
+        noisy = np.empty_like(self.raw_gram)
+        for h in range(self.horizon):
+            noisy[h] = self.billboard.publish("gram", k, h + 1, self.mechanisms["gram"], self.raw_gram[h],
+                                              "prefix", self.noise_rng)
+        noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
+        eigenvalues, vectors = np.linalg.eigh(noisy)
+        eigenvalues = np.maximum(eigenvalues, self.regularization)
+        scaled = vectors / np.sqrt(eigenvalues)[:, None, :]  # Λ̃⁻¹ = scaled scaledᵀ
+        self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
+        self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
+        projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
+        bonus = np.square(projected).sum(axis=2)
+        self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
+        self.released_episode = k
+
+    def release_sum(self, family: str, h: int, next_values: np.ndarray) -> np.ndarray:
+        """Publish Σ_{i<k} w_i φ_i V(s'_i) (= M_h V) with fresh Gaussian noise (stage h 0-based)."""
+        if family not in VECTOR_FAMILIES:
+            raise InvalidParameterError("family", f"must be one of {VECTOR_FAMILIES}", family)
+        raw = self.next_state_sums[h] @ next_values
+        return self.billboard.publish(family, self.episode, h + 1, self.mechanisms[family], raw, "prefix",
+                                      self.noise_rng)
+
+    # ---- the parent's release methods, answered from the published values ----------------------------
+
+    def _check_released(self) -> None:
+        if self.released_episode != self.episode:
+            raise InvalidParameterError("release_grams", "must be called at the start of every episode",
+                                        self.released_episode)
+
+    def gram_inverse(self, h: int) -> np.ndarray:
+        self._check_released()
+        return self._noisy_inverse[h]
+
+    def gram_matrix(self, h: int) -> np.ndarray:
+        raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
+
+    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
+        raise InvalidParameterError("weighted_sum", "is a raw read; use release_sum (billboard)", h)
+
+    def bonus_squared(self, h: int) -> np.ndarray:
+        self._check_released()
+        return self._noisy_bonus[h]
+
+    def log_determinant(self, h: int) -> float:
+        """log det of the shifted, floored noisy Λ̃_{k,h} (before any release: of (λ + shift)I = Λ̃_0)."""
+        return float(self._noisy_logdet[h])
+
+
+# ---- the agent ----------------------------------------------------------------------------------------
+
+
+class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
+    """DP-LSVI-UCB++ (paper 000, Algorithm 1) on a finite linear MDP (module docstring).
+
+    Args:
+        mdp: the environment (its features must satisfy ‖φ‖ ≤ ``config.feature_norm``).
+        config: :class:`DpLsviUcbPlusPlusConfig`.
+        rng: the agent's generator; the privacy noise uses a child generator spawned from it, the
+            tie-breaking the generator itself.
+        billboard: where releases are published (default: a new :class:`Billboard` with the config's
+            relation and history flags); tests and audits may pass their own.
+    """
+
+    name = "dp-lsvi-ucb++"
+
+    def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, rng: np.random.Generator,
+                 billboard: Billboard | None = None) -> None:
+        if not isinstance(config, DpLsviUcbPlusPlusConfig):
+            raise InvalidParameterError("config", "must be a DpLsviUcbPlusPlusConfig", type(config).__name__)
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        check_feature_norm(mdp, config.feature_norm)
+        H, d, K = mdp.horizon, mdp.dim, config.num_episodes
+        self.schedule = dp_lsvi_ucbpp_schedule(H, K, d, config.sensitivity_model, config.relation, config.feature_norm)
+        self.calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion, config.accounting)
+        self.billboard = billboard if billboard is not None else Billboard(
+            config.relation, keep_history=config.keep_history, keep_noise=config.keep_noise)
+        if self.billboard.relation is not Neighbouring.parse(config.relation):
+            raise InvalidParameterError("billboard.relation", f"must be {config.relation}", self.billboard.relation.value)
+        regularization = config.regularization if config.regularization is not None else 1.0 / H**2
+        self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
+        self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
+        max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2
+        statistics = PrivatisedRidgeStatistics(
+            mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
+            rng.spawn(1)[0], max_weight)
+        base = LsviUcbPlusPlusConfig(
+            num_episodes=K,
+            beta_hat_multiplier=config.beta_hat_multiplier,
+            beta_check_multiplier=config.beta_check_multiplier,
+            beta_bar_multiplier=config.beta_bar_multiplier,
+            variance_floor_multiplier=config.variance_floor_multiplier,
+            disagreement_multiplier=config.disagreement_multiplier,
+            regularization=regularization,
+            failure_probability=config.failure_probability,
+            switching=config.switching,
+        )
+        super().__init__(mdp, base, rng, statistics=statistics)
+        self.config = config  # type: ignore[assignment]  (settings() reports the private config)
+        self.statistics: PrivatisedRidgeStatistics
+        # Radii of Theorem 3.2 for the calibrated noise × multipliers (replacing the non-private ones).
+        self.theory = {name: self.noise_values[name] for name in ("beta_hat", "beta_check", "beta_bar")}
+        self.beta_hat = config.beta_hat_multiplier * self.theory["beta_hat"]
+        self.beta_check = config.beta_check_multiplier * self.theory["beta_check"]
+        self.beta_bar = config.beta_bar_multiplier * self.theory["beta_bar"]
+        self.horizon_cap = float(H)
+
+    # ---- privacy interface -------------------------------------------------------------------------
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """Every release made so far (family, episode, stage, mechanism, users)."""
+        return self.billboard.ledger
+
+    def claimed_guarantee(self) -> DPGuarantee:
+        """The (ε, δ) this agent claims for a run of K episodes (JDP of the actions, by Lemma 2.4).
+
+        ε is the calibrator's re-accounted ε (≤ the target ε) under the config's conversion and
+        accounting; ρ is the corresponding zCDP parameter (worst user, or naive total).
+        """
+        ledger = self.calibration.ledger()
+        return ledger.guarantee(self.config.delta, self.config.conversion, self.config.accounting)
+
+    def derived_settings(self) -> dict[str, Any]:
+        settings = super().derived_settings()
+        settings.update({
+            "rho": self.calibration.rho,
+            "rho0": self.calibration.rho0,
+            "accounted_epsilon": self.calibration.accounted_epsilon,
+            "noise_std": {s.spec.family: s.noise_std for s in self.calibration.statistics},
+            "sensitivity": {s.spec.family: s.spec.sensitivity for s in self.calibration.statistics},
+            "L": self.noise_values["L"],
+            "lambda_tilde": self.noise_values["lambda_tilde"],
+            "iota2": self.noise_values["iota2"],
+            "gram_shift": self.shift,
+            "schedule_assumptions": list(self.schedule.assumptions),
+        })
+        return settings
+
+    # ---- planning (Algorithm 1 lines 5–21) ------------------------------------------------------------
+
+    def begin_episode(self) -> np.ndarray:
+        if self.statistics.episode > self.config.num_episodes:
+            raise InvalidParameterError(
+                "episodes", f"must be <= num_episodes = {self.config.num_episodes} (the budget covers K episodes)",
+                self.statistics.episode)
+        self.statistics.release_grams()  # the H Gram releases of episode k (the switching test reads them)
+        return super().begin_episode()
+
+    def regress(self, h: int) -> None:
+        """ŵ, w̌, w̄ (lines 6–8) from three fresh releases; targets clipped to [0, H] (DESIGN §2)."""
+        stats = self.statistics
+        inverse = stats.gram_inverse(h)
+        v_hat = np.clip(self.v_hat[h + 1], 0.0, self.horizon_cap)
+        v_check = np.clip(self.v_check[h + 1], 0.0, self.horizon_cap)
+        self._w_hat[h] = inverse @ stats.release_sum("w_hat", h, v_hat)
+        self._w_check[h] = inverse @ stats.release_sum("w_check", h, v_check)
+        self._w_bar[h] = inverse @ stats.release_sum("w_bar", h, v_hat**2)
+        self._bonus_norm[h] = np.sqrt(stats.bonus_squared(h))
+
+    def end_episode(self, trajectory: Trajectory) -> None:
+        """Lines 22–28: the user's σ̄⁻² (from public w's and the user's own data) and its raw terms."""
+        self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))
+
+
+def check_feature_norm(mdp: LinearMDP, bound: float) -> None:
+    """Refuse an environment whose features may exceed the norm the sensitivities assume."""
+    if not isinstance(mdp, LinearMDP):
+        raise InvalidParameterError("mdp", "must be a LinearMDP", type(mdp).__name__)
+    actual = float(np.max(np.linalg.norm(mdp.features, axis=-1)))
+    declared = float(mdp.feature_norm_bound)
+    if declared > bound * (1.0 + CHECK_TOLERANCE) or actual > bound * (1.0 + CHECK_TOLERANCE):
+        raise InvalidParameterError(
+            "feature_norm_bound",
+            f"must be <= feature_norm = {bound:g} assumed by the sensitivities (environment {mdp.name!r} declares "
+            f"feature_norm_bound = {declared:g}, max ‖φ‖ = {actual:.4g}; rescale it or set feature_norm)",
+            declared,
+        )
+
+
+def make_config(num_episodes: int, **options: Any) -> DpLsviUcbPlusPlusConfig:
+    """A config from runner options (module-level helper for :mod:`agents.private_registry_a`)."""
+    return DpLsviUcbPlusPlusConfig(num_episodes, **options)
+
+
+__all__ = [
+    "DpLsviUcbPlusPlus",
+    "DpLsviUcbPlusPlusConfig",
+    "PrivatisedRidgeStatistics",
+    "check_feature_norm",
+    "noise_constants",
+    "make_config",
+]
