@@ -233,10 +233,14 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
                     f" The lower bound is stated for {low.privacy_definition} and the upper bound for "
                     f"{up.privacy_definition}."
                 )
+            head = (
+                f"upper bound {up.name} falls below lower bound {low.name}{where}"
+                if below
+                else f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}), but"
+            )
             findings.append(Finding(
                 "upper vs lower", (up.name, low.name), "flagged",
-                f"upper bound {up.name} falls below lower bound {low.name}{where}; "
-                + "; ".join(reasons) + "." + caveat,
+                head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat,
                 details,
             ))
         else:
