@@ -24,6 +24,13 @@ All quotations are from ``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``:
 Here δ is the failure probability of the utility and regret analysis (Algorithm 1 input "Failure
 probability δ"), not the privacy parameter δ′ of Theorem 3.1.
 
+Caveat — these are the paper's expressions, for the algorithm as printed. Lemma A.1's
+log(5c1H/δ) union-bounds over H Gram-noise matrices (one K1 per stage, as Algorithm 1 line 1 draws
+it once); with fresh noise at each of the HK Gram releases (which the composition over 4HK releases
+assumes) the union bound needs log(5c1HK/δ) instead. And Algorithm 1 line 26 adds K1 at every
+episode, so Λ̃_{k,h} carries k − 1 noise matrices, whose sum is not bounded by λ̃_Λ. An agent that
+fixes either point must re-derive λ̃_Λ rather than reuse this value silently.
+
 **The universal constants c1, c2.** Lemma A.1 leaves them unspecified (they come from Lemma 19 of
 Redberg & Wang 2021, a tail bound of the form P(‖W‖ > 2√d σ(1+t)) ≤ c1 exp(−c2 d t^{3/2}) for a GOE
 matrix W with off-diagonal variance σ²). The defaults :data:`DEFAULT_C1` = 2 and
