@@ -282,6 +282,15 @@ def run_seed(spec: RunSpec, seed_index: int, progress: Callable[[int], None] | N
                       agent.settings())
 
 
+def _run_seed_in_worker(spec: RunSpec, seed_index: int) -> SeedResult | tuple[str, str, str]:
+    """:func:`run_seed` for a worker process: an ``InvalidParameterError`` (whose constructor takes three
+    arguments, so it does not survive pickling) comes back as (parameter, rule, repr(value))."""
+    try:
+        return run_seed(spec, seed_index)
+    except InvalidParameterError as exc:
+        return (exc.parameter, exc.rule, repr(exc.value))
+
+
 class ProgressBar:
     """A one-line text progress bar on a terminal; silent when ``stream`` is not a TTY."""
 
@@ -324,9 +333,12 @@ def run(spec: RunSpec, progress_stream: TextIO | None = None) -> RunResult:
                 results.append(run_seed(spec, index, lambda _k: bar.advance()))
         else:
             with concurrent.futures.ProcessPoolExecutor(max_workers=min(spec.workers, spec.num_seeds)) as pool:
-                futures = [pool.submit(run_seed, spec, index) for index in range(spec.num_seeds)]
+                futures = [pool.submit(_run_seed_in_worker, spec, index) for index in range(spec.num_seeds)]
                 for future in concurrent.futures.as_completed(futures):
-                    results.append(future.result())
+                    outcome = future.result()
+                    if isinstance(outcome, tuple):  # an InvalidParameterError raised in the worker
+                        raise InvalidParameterError(*outcome)
+                    results.append(outcome)
                     bar.advance(spec.num_episodes)
     finally:
         bar.close()

@@ -90,3 +90,10 @@ def test_invalid_config() -> None:
         LsviUcbPlusPlusConfig(10, beta_bar_multiplier=float("nan"))
     with pytest.raises(InvalidParameterError, match="regularization"):
         LsviUcbPlusPlusConfig(10, regularization=0)
+
+
+def test_first_policy_breaks_ties_at_random() -> None:
+    mdp = min2021_mdp(horizon=5, num_actions=10)
+    policies = [LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(10), np.random.default_rng(s)).begin_episode()
+                for s in range(5)]
+    assert len({p.tobytes() for p in policies}) > 1 and any(np.any(p != 0) for p in policies)

@@ -42,3 +42,9 @@ def test_runs_on_zhou_instance_and_records_settings() -> None:
 def test_invalid_config() -> None:
     with pytest.raises(InvalidParameterError, match="theta_norm_bound"):
         UcrlVtrConfig(10, theta_norm_bound=-1)
+
+
+def test_first_policy_breaks_ties_at_random() -> None:
+    mdp = zhou2021_mixture_mdp(num_episodes=100)
+    policies = [UcrlVtr(mdp, UcrlVtrConfig(10), np.random.default_rng(s)).begin_episode() for s in range(5)]
+    assert len({p.tobytes() for p in policies}) > 1 and any(np.any(p != 0) for p in policies)

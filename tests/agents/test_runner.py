@@ -124,3 +124,18 @@ def test_run_spec_validation() -> None:
         runner.RunSpec("lsvi-ucb", "min2021", 0)
     with pytest.raises(InvalidParameterError, match="agent must be one of"):
         runner.RunSpec("x", "min2021", 3)
+
+
+def test_worker_errors_survive_the_process_boundary() -> None:
+    def failing_factory(mdp, num_episodes, rng, /, **options):
+        raise InvalidParameterError("beta", "must be small", 3)
+
+    outcome = None
+    runner.register_agent("test-failing", failing_factory, "linear", "fails in workers (test)")
+    try:
+        spec = runner.RunSpec("test-failing", "min2021", 3, num_seeds=2, workers=2,
+                              env_options={"horizon": 2, "num_actions": 3})
+        outcome = runner._run_seed_in_worker(spec, 0)
+    finally:
+        del runner.AGENTS["test-failing"]
+    assert outcome == ("beta", "must be small", "3")
