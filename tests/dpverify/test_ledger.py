@@ -165,3 +165,17 @@ def test_block_validation():
     with pytest.raises(InvalidParameterError, match="users"):
         ReleaseBlock("a", (1, 2), (1, 1), GaussianMechanism(1.0, 1.0), "everyone")  # type: ignore[arg-type]
     assert CurrentUser().counts(2, 3, 4).tolist() == [0, 1, 1, 0]
+
+
+@given(st.floats(0.05, 50.0), st.floats(0.05, 50.0), st.integers(1, 30), st.floats(1e-10, 0.1))
+def test_epsilon_non_increasing_in_sigma(s1, s2, releases, delta):
+    """More noise never costs more privacy, by every conversion."""
+    small, large = sorted((s1, s2))
+    eps = {}
+    for sigma in (small, large):
+        ledger = PrivacyLedger()
+        ledger.record_block("g", (1, releases), (1, 1), GaussianMechanism(1.0, sigma, 2), "prefix")
+        ledger.record_block("G", (1, releases), (1, 1), GOEMechanism(1.0, sigma, 2), "prefix")
+        eps[sigma] = {c: ledger.guarantee(delta, c).epsilon for c in ("exact", "cks", "bun-steinke")}
+    for c in ("exact", "cks", "bun-steinke"):
+        assert eps[large][c] <= eps[small][c]
