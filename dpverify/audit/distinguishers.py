@@ -8,10 +8,15 @@ learned on the *selection split only*:
 - single coordinates (the most separated ones on the selection split);
 - the likelihood-ratio direction of two Gaussians with a pooled covariance, w = (Σ + λI)⁻¹(m₁ − m₀)
   (Fisher's linear discriminant; it is the exact Neyman–Pearson statistic for a Gaussian mechanism);
-- the Gaussian log-likelihood ratio with separate covariances (quadratic; catches changes in spread);
+- the Gaussian log-likelihood ratio with separate covariances (quadratic; catches changes in spread),
+  proposed only when some coordinate's spread clearly differs between the two datasets;
 - a logistic-regression direction fitted by Newton's method in numpy;
 - for a transcript of r ≥ 2 releases, shape (n, r, ...), all of the above applied to the differences of
   consecutive releases: with reused noise the difference is noise-free and separates perfectly.
+
+Learned features are fitted on one half of the selection split and their thresholds chosen on the
+other half (see :mod:`dpverify.audit.engine`): scored on their own training data, flexible features
+(the quadratic one above all) look better than they are and would win the selection for that reason.
 
 Features are frozen, picklable objects so that evaluation chunks can run on other processes or machines.
 """
@@ -42,6 +47,11 @@ def available_views(output_shape: tuple[int, ...]) -> tuple[str, ...]:
     if len(output_shape) >= 2 and output_shape[0] >= 2:
         return VIEWS
     return ("release",)
+
+
+def learns(output_shape: tuple[int, ...]) -> bool:
+    """Whether features for outputs of this shape are learned from data (anything but a scalar)."""
+    return int(np.prod(output_shape, dtype=np.int64)) > 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,7 +133,26 @@ def _logistic(z0: np.ndarray, z1: np.ndarray, max_rows: int = 50_000, iterations
     return beta[:-1] / spread
 
 
-def propose_features(x0: np.ndarray, x1: np.ndarray, max_coordinates: int = 16) -> list[Feature]:
+def _spreads_differ(z0: np.ndarray, z1: np.ndarray, z_threshold: float = 4.0) -> bool:
+    """Whether some coordinate's variance clearly differs between D and D′ (log-variance ratio > 4 s.e.).
+
+    Only then is the quadratic likelihood ratio proposed: when the spreads agree its estimated quadratic
+    part is pure noise, which lowers its power while giving it more chances to win the selection.
+    """
+    n0, n1 = len(z0), len(z1)
+    if min(n0, n1) < 3:
+        return False
+    v0, v1 = z0.var(axis=0, ddof=1), z1.var(axis=0, ddof=1)
+    ok = (v0 > 0) & (v1 > 0)
+    if np.any((v0 > 0) != (v1 > 0)):
+        return True
+    if not np.any(ok):
+        return False
+    se = np.sqrt(2.0 / (n0 - 1) + 2.0 / (n1 - 1))
+    return bool(np.max(np.abs(np.log(v1[ok] / v0[ok]))) > z_threshold * se)
+
+
+def propose_features(x0: np.ndarray, x1: np.ndarray, max_coordinates: int = 8) -> list[Feature]:
     """Candidate features learned from selection outputs x0 (dataset D) and x1 (dataset D′)."""
     features: list[Feature] = []
     for which in available_views(x0.shape[1:]):
@@ -143,7 +172,7 @@ def propose_features(x0: np.ndarray, x1: np.ndarray, max_coordinates: int = 16) 
             features.append(LinearFeature(f"{label} coordinate {int(j)}", which, w))
         features.append(LinearFeature(f"{label}: linear likelihood-ratio direction", which, _lda(z0, z1)))
         features.append(LinearFeature(f"{label}: logistic-regression direction", which, _logistic(z0, z1)))
-        if p <= 64:
+        if p <= 64 and _spreads_differ(z0, z1):
             quadratic, linear = _qda(z0, z1)
             features.append(QuadraticFeature(f"{label}: Gaussian log-likelihood ratio", which, quadratic, linear))
     return features

@@ -5,9 +5,9 @@ Su 2019):
 
 1. *Probe*: two trials per dataset in this process check the mechanism's output shape and finiteness.
 2. *Selection split*: ``selection_trials`` per side for every candidate pair. Candidate features are
-   learned on it (:mod:`dpverify.audit.distinguishers`), and one test is chosen for each bound — the
-   pair, feature, threshold, event and null dataset with the best projected bound
-   (:mod:`dpverify.audit.selection`).
+   learned on one half of it (:mod:`dpverify.audit.distinguishers`; scalars need no learning), and on
+   the other half one test is chosen for each bound — the pair, feature, threshold, event and null
+   dataset with the best projected bound (:mod:`dpverify.audit.selection`).
 3. *Evaluation split*: ``evaluation_trials`` fresh trials per side of the chosen pair, counted against
    the two chosen tests only.
 4. *Bounds*: four one-sided Clopper–Pearson bounds (FPR and FNR of each test), each at
@@ -25,7 +25,7 @@ import numpy as np
 
 from dpverify.audit import bounds, trials
 from dpverify.audit import clopper_pearson as cp
-from dpverify.audit.distinguishers import propose_features
+from dpverify.audit.distinguishers import learns, propose_features
 from dpverify.audit.executors import Executor, ProcessExecutor
 from dpverify.audit.progress import ProgressBar
 from dpverify.audit.result import (
@@ -137,8 +137,11 @@ def run_audit(
             base = i * 2 * per_side
             x0 = np.concatenate(outputs[base : base + per_side])
             x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
+            # Learned features: fit on one half of the selection split, choose thresholds on the other.
+            half = n_sel // 2 if learns(shape) and n_sel >= 4 else 0
+            features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
             cp_choice, gdp_choice = choose(
-                propose_features(x0, x1), x0, x1, n_eval, spec.cp_alpha, spec.gdp_alpha, spec.delta
+                features, x0[half:], x1[half:], n_eval, spec.cp_alpha, spec.gdp_alpha, spec.delta
             )
             score = cp_choice.projected
             if spec.gaussian_claim:

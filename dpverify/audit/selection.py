@@ -85,6 +85,12 @@ def _tail_counts(scores0: np.ndarray, scores1: np.ndarray, thresholds: np.ndarra
 SELECTION_ALPHA = 0.05
 
 
+#: The μ-GDP test only considers thresholds between these pooled quantiles. For a Gaussian mechanism
+#: every threshold has the same true μ, so the choice among them is driven by noise alone and the
+#: noisiest (tail) thresholds would win it; a perfect separation still shows up in the bulk.
+GDP_BULK = 0.1
+
+
 def _pessimistic_upper(k: np.ndarray, n: int) -> np.ndarray:
     """An upper estimate of a rate from selection counts: its Clopper–Pearson bound at SELECTION_ALPHA."""
     return cp.upper_bound(k, n, SELECTION_ALPHA)
@@ -113,7 +119,8 @@ def choose(
         if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
             continue
         pooled = np.unique(np.concatenate([s0, s1]))
-        thresholds = pooled[candidate_ranks(len(pooled))]
+        ranks = candidate_ranks(len(pooled))
+        thresholds = pooled[ranks]
         above0, above1 = _tail_counts(s0, s1, thresholds)
         below0, below1 = n - above0, n - above1
         # Clopper–Pearson: (event, null) -> (false-positive count, true-positive count)
@@ -131,14 +138,19 @@ def choose(
             if best_cp is None or eps[i] > best_cp.projected:
                 best_cp = Choice(ThresholdTest(feature, float(thresholds[i]), event, null), float(eps[i]))
         # μ-GDP: the trade-off bound is symmetric in the two error rates, so the null does not matter.
+        # Only thresholds in the bulk of the pooled scores are candidates (see GDP_BULK).
+        bulk = (ranks >= GDP_BULK * len(pooled)) & (ranks <= (1.0 - GDP_BULK) * len(pooled))
+        if not np.any(bulk):
+            bulk = np.ones_like(ranks, dtype=bool)
         gdp_cases = {"above": (above0, below1), "at-or-below": (below0, above1)}
         for event, (fp, fn) in gdp_cases.items():
-            fpr_u = cp.upper_bound(_pessimistic_upper(fp, n) * m, m, gdp_alpha)
-            fnr_u = cp.upper_bound(_pessimistic_upper(fn, n) * m, m, gdp_alpha)
+            fpr_u = cp.upper_bound(_pessimistic_upper(fp[bulk], n) * m, m, gdp_alpha)
+            fnr_u = cp.upper_bound(_pessimistic_upper(fn[bulk], n) * m, m, gdp_alpha)
             mu = bounds.mu_from_rates(fpr_u, fnr_u)
             i = int(np.argmax(mu))
             if best_gdp is None or mu[i] > best_gdp.projected:
-                best_gdp = Choice(ThresholdTest(feature, float(thresholds[i]), event, 0), float(mu[i]))
+                t = float(thresholds[bulk][i])
+                best_gdp = Choice(ThresholdTest(feature, t, event, 0), float(mu[i]))
     if best_cp is None or best_gdp is None:
         # Every feature overflowed: fall back to the first coordinate of the raw output.
         w = np.zeros(int(np.prod(x0.shape[1:])))

@@ -1,0 +1,196 @@
+"""The audit engine: validation, errors from mechanisms, determinism across executors, results."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pytest
+
+from dpverify.audit import (
+    NO_VIOLATION_FOUND,
+    VIOLATION,
+    AuditSpec,
+    NeighbourPair,
+    ProcessExecutor,
+    ReleaseOf,
+    SerialExecutor,
+    audit_mechanism,
+    run_audit,
+    worst_case_pair,
+)
+from dpverify.audit.progress import ProgressBar
+from dpverify.audit.result import NOT_A_CERTIFICATE, AuditResult
+from dpverify.audit.trials import generator
+from dpverify.conversions import mu_for_epsilon_delta
+from dpverify.errors import InvalidParameterError
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+
+MU = mu_for_epsilon_delta(1.0, 1e-5)
+GAUSS = GaussianMechanism(1.0, 1.0 / MU, dim=3)
+SERIAL = SerialExecutor()
+
+
+def spec(**kw):
+    base = dict(epsilon=1.0, delta=1e-5, trials=4000, seed=3, gaussian_claim=True, chunk_size=700)
+    base.update(kw)
+    return AuditSpec(**base)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("trials", 0), ("trials", 1), ("trials", 2.5), ("confidence", 0.0), ("confidence", 1.0), ("confidence", 1.5),
+     ("delta", 1.0), ("delta", -0.1), ("epsilon", -1.0), ("epsilon", math.nan), ("selection_fraction", 1.0),
+     ("seed", -1), ("chunk_size", 0)],
+)
+def test_spec_rejects_bad_values(field, value):
+    with pytest.raises(InvalidParameterError) as info:
+        spec(**{field: value})
+    assert info.value.parameter == field
+
+
+def test_gaussian_claim_needs_positive_delta():
+    with pytest.raises(InvalidParameterError):
+        spec(delta=0.0)
+    assert spec(delta=0.0, gaussian_claim=False).delta == 0.0
+
+
+def test_split_sizes():
+    s = spec(trials=1000, selection_fraction=0.2)
+    assert (s.selection_trials, s.evaluation_trials) == (200, 800)
+    assert spec(trials=2).selection_trials == 1 and spec(trials=2).evaluation_trials == 1
+    assert s.cp_alpha * 2 + s.gdp_alpha * 2 == pytest.approx(1 - s.confidence)
+
+
+def wrong_length(dataset, n, rng):
+    return rng.normal(size=n + 1)
+
+
+def non_finite(dataset, n, rng):
+    out = rng.normal(size=n)
+    out[0] = np.nan
+    return out
+
+
+def shape_depends_on_dataset(dataset, n, rng):
+    return rng.normal(size=(n, dataset))
+
+
+def nan_after_probe(dataset, n, rng):
+    return np.full(n, np.inf) if n > 2 else rng.normal(size=n)
+
+
+@pytest.mark.parametrize(
+    "mechanism, neighbours, rule",
+    [
+        (wrong_length, (0, 1), "leading dimension"),
+        (non_finite, (0, 1), "finite"),
+        (shape_depends_on_dataset, (1, 2), "same per-trial shape"),
+        (nan_after_probe, (0, 1), "finite"),
+        ("not callable", (0, 1), "callable"),
+    ],
+)
+def test_bad_mechanisms_raise_clear_errors(mechanism, neighbours, rule):
+    with pytest.raises(InvalidParameterError) as info:
+        run_audit(mechanism, neighbours, spec(), executor=SERIAL)
+    assert rule in str(info.value)
+
+
+def test_error_inside_a_worker_process_is_reraised():
+    with ProcessExecutor(2) as ex, pytest.raises(InvalidParameterError, match="finite"):
+        run_audit(nan_after_probe, (0, 1), spec(), executor=ex)
+
+
+def test_unpicklable_mechanism_on_processes():
+    with ProcessExecutor(2) as ex, pytest.raises(InvalidParameterError, match="picklable"):
+        run_audit(lambda d, n, rng: rng.normal(size=n), (0, 1), spec(), executor=ex)
+
+
+def test_bad_neighbours():
+    for bad in ([], 5, [(1, 2, 3)]):
+        with pytest.raises(InvalidParameterError):
+            run_audit(ReleaseOf(GAUSS), bad, spec(), executor=SERIAL)
+    with pytest.raises(InvalidParameterError, match="max_pairs"):
+        run_audit(ReleaseOf(GAUSS), [worst_case_pair(GAUSS)] * 3, spec(max_pairs=2), executor=SERIAL)
+
+
+def test_identical_results_serial_and_processes():
+    mech, pair = ReleaseOf(GAUSS), worst_case_pair(GAUSS)
+    serial = run_audit(mech, pair, spec(), executor=SERIAL)
+    with ProcessExecutor(2) as ex:
+        procs = run_audit(mech, pair, spec(), executor=ex)
+    assert serial == procs
+    assert serial.to_dict() == procs.to_dict()
+    other = run_audit(mech, pair, spec(seed=4), executor=SERIAL)
+    assert other.clopper_pearson.false_positives != serial.clopper_pearson.false_positives or other != serial
+
+
+def test_default_executor_is_local_processes():
+    mech, pair = ReleaseOf(GaussianMechanism(1.0, 1.0 / MU)), worst_case_pair(GaussianMechanism(1.0, 1.0 / MU))
+    assert run_audit(mech, pair, spec(trials=2000)) == run_audit(mech, pair, spec(trials=2000), executor=SERIAL)
+
+
+def test_result_is_never_a_certificate():
+    r = audit_mechanism(GaussianMechanism(1.0, 1.0 / MU), epsilon=1.0, trials=3000, executor=SERIAL)
+    assert r.verdict == NO_VIOLATION_FOUND and r.violated_by == ()
+    assert NOT_A_CERTIFICATE in r.notes and "private" not in r.verdict.lower()
+    assert r.epsilon_lower_bound == r.clopper_pearson.epsilon_lower <= r.ceiling
+    assert "Bonferroni" in r.correction and "selection split" in r.correction
+    with pytest.raises(Exception):
+        r.verdict = VIOLATION  # frozen
+    fields = {**r.__dict__, "verdict": VIOLATION}
+    with pytest.raises(InvalidParameterError):
+        AuditResult(**fields)  # VIOLATION without a violating bound
+    fields = {**r.__dict__, "notes": ()}
+    with pytest.raises(InvalidParameterError):
+        AuditResult(**fields)
+
+
+def test_broken_mechanisms_are_flagged():
+    halved = GaussianMechanism(1.0, 0.5 / MU)
+    r = audit_mechanism(halved, epsilon=1.0, trials=20_000, executor=SERIAL)
+    assert r.verdict == VIOLATION and "gaussian-dp" in r.violated_by
+    lap = LaplaceMechanism(1.0, 0.25)  # pure epsilon 4, claimed 1
+    r = audit_mechanism(lap, epsilon=1.0, trials=20_000, executor=SERIAL)
+    assert r.verdict == VIOLATION and r.violated_by == ("clopper-pearson",) and not r.gaussian_claim
+
+
+def test_goe_mechanism_audit_runs():
+    goe = GOEMechanism(1.0, 1.0 / (math.sqrt(2) * MU), 3)
+    r = audit_mechanism(goe, trials=4000, executor=SERIAL)
+    assert r.verdict == NO_VIOLATION_FOUND and r.claimed_epsilon <= 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("as_generator", [False, True])
+def test_candidate_pairs_choose_the_leaking_one(as_generator):
+    def reuse(dataset, n, rng):
+        z = rng.normal(0, 5.0, size=n)
+        a, b = dataset
+        return np.stack([a + z, a + b + z], axis=1)
+
+    pairs = [NeighbourPair((0.0, 0.0), (1.0, 0.0), "first"), NeighbourPair((0.0, 0.0), (0.0, 1.0), "second")]
+    neighbours = (p for p in pairs) if as_generator else pairs
+    r = run_audit(reuse, neighbours, spec(trials=3000), executor=SERIAL)
+    assert r.pairs == 2 and r.pair_label == "second" and r.verdict == VIOLATION
+
+
+def test_progress_bar_quiet_unless_terminal():
+    quiet = io.StringIO()
+    bar = ProgressBar(3, stream=quiet)
+    bar.advance()
+    bar.close()
+    assert quiet.getvalue() == ""
+    loud = io.StringIO()
+    bar = ProgressBar(2, stream=loud, enabled=True)
+    bar.advance()
+    bar.advance()
+    bar.close()
+    assert "2/2 chunks" in loud.getvalue() and loud.getvalue().endswith("\n")
+
+
+def test_chunk_generators_are_independent_of_order():
+    a = generator(5, (1, 0, 1, 3)).normal(size=4)
+    generator(5, (1, 0, 1, 2)).normal(size=100)
+    assert np.array_equal(a, generator(5, (1, 0, 1, 3)).normal(size=4))
+    assert not np.array_equal(a, generator(5, (1, 0, 0, 3)).normal(size=4))
