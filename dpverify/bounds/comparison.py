@@ -39,7 +39,7 @@ CROSSOVER_VARIABLES: tuple[str, ...] = ("K", "epsilon", "d", "H", "S", "A")
 #: Default search interval for a crossover in each variable.
 DEFAULT_SEARCH: dict[str, tuple[float, float]] = {
     "K": (1.0, 1e60),
-    "epsilon": (1e-8, 1e3),
+    "epsilon": (1e-8, 1e8),
     "d": (1.0, 1e12),
     "H": (1.0, 1e12),
     "S": (1.0, 1e12),
