@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.errors import InvalidParameterError
 
 from agents.base import Agent, Trajectory
 from agents.envs.linear_mdp import LinearMDP
@@ -109,8 +110,6 @@ class LsviUcbPlusPlusConfig:
             _validate.positive("regularization", self.regularization)
         _validate.open_unit("failure_probability", self.failure_probability)
         if not isinstance(self.switching, bool):
-            from dpverify.errors import InvalidParameterError
-
             raise InvalidParameterError("switching", "must be True or False", self.switching)
 
 

@@ -103,15 +103,6 @@ def _check_shape(name: str, array: np.ndarray, expected: tuple[int, ...]) -> Non
         raise InvalidParameterError(name, f"must have shape {expected}", f"shape {array.shape}")
 
 
-def _stagewise(name: str, value: object, horizon_ndim: int) -> np.ndarray:
-    """Accept a stage-independent array (ndim = horizon_ndim - 1) or a per-stage one; return the latter
-    shape, broadcast without copying when stage-independent (``horizon`` is fixed later)."""
-    array = np.asarray(value, dtype=np.float64)
-    if array.ndim == horizon_ndim - 1:
-        return _frozen_array(name, array[None, ...], horizon_ndim)
-    return _frozen_array(name, array, horizon_ndim)
-
-
 # ----------------------------------------------------------------------------------------------------
 # common tabular behaviour
 # ----------------------------------------------------------------------------------------------------

@@ -49,3 +49,16 @@ def test_value_target_statistics_equal_replay() -> None:
         gram = 2.0 * np.eye(3) + xs[:, h].T @ xs[:, h]
         np.testing.assert_allclose(stats.gram_inverse(h), np.linalg.inv(gram), rtol=1e-8)
         np.testing.assert_allclose(stats.target_sum(h), ys[:, h] @ xs[:, h], rtol=1e-10)
+
+
+def test_statistics_do_not_grow_with_episodes() -> None:
+    # per-episode cost independent of k: every array keeps its shape however many episodes are added
+    rng = np.random.default_rng(2)
+    mdp = random_linear_mdp(rng, num_states=3, num_actions=2, dim=2, horizon=2)
+    stats = RidgeStatistics(mdp.features, mdp.rewards, 1.0)
+    shapes = {name: np.shape(value) for name, value in vars(stats).items() if isinstance(value, np.ndarray)}
+    for _ in range(100):
+        trajectory = rollout(mdp, rng.integers(0, 2, size=(2, 3)), rng)
+        stats.add_episode(trajectory.states, trajectory.actions)
+    assert {name: np.shape(value) for name, value in vars(stats).items() if isinstance(value, np.ndarray)} == shapes
+    assert stats.count == 100

@@ -1,0 +1,300 @@
+"""LDP-UCRL-VTR — UCRL-VTR under (ε, δ) local differential privacy (paper 003, Algorithm 1).
+
+Liao, He & Gu 2021, "Locally differentially private RL for linear mixture MDPs" (paper 003,
+``../shared/papers/003-ldp-ucrl-vtr.txt``, §4). The protocol has two explicit parties:
+
+* The **server** keeps, per stage h, only the sums of the privatised messages it received,
+  Λ_{k,h} = Σ_{i≤k} (ΔΛ̃_{i,h}) and u_{k,h} = Σ_{i≤k} Δũ_{i,h} (Algorithm 1, line 20), shifts the matrix
+  by rI to keep it positive definite (line 21; the shifted regulariser of Shariff & Sheffet 2018) and
+  sends Σ_{k+1,h} = λI + rI + Λ_{k,h} and θ̂_{k+1,h} = Σ_{k+1,h}⁻¹ u_{k,h} to user k + 1
+  (:meth:`LdpServer.broadcast`). It never sees a raw statistic.
+* **User** k plans with the broadcast only (:func:`user_plan`: the optimistic value iteration of line 7
+  with bonus β_h‖φ_V‖_{Σ⁻¹}), runs its episode, and computes its raw statistics
+  ΔΛ_h = φ_Vφ_Vᵀ and Δu_h = φ_V·V_{h+1}(s_{h+1}), φ_V = Σ_{s′} ψ_h(s′|s_h, a_h) V_{h+1}(s′)
+  (:func:`user_statistics`), then privatises them *before sending* (lines 13–14): a symmetric Gaussian
+  matrix through :class:`dpverify.mechanisms.GOEMechanism` and a Gaussian vector through
+  :class:`dpverify.mechanisms.GaussianMechanism`, published through the billboard with
+  ``users="current"`` and ``episode=k``, so ``billboard.messages_of(k)`` is exactly what user k sent.
+
+Sensitivities and accounting (:func:`dpverify.calibration.ldp_ucrl_vtr_schedule`). Local DP compares any
+two inputs of one user (replace-one). With V_{h+1} ∈ [0, H − h − 1] ⊂ [0, H] (values capped, targets
+clipped) and the environment's bound L on ‖Σ_{s′}ψ(s′|s,a)V(s′)‖ for V ∈ [0, 1]^S, ‖φ_V‖ ≤ F = H·L
+(checked at run time before every message): Δ_gram = √2·F² (Frobenius), Δ_target = 2·F·H (ℓ2). Each user
+sends 2H messages, each released once with fresh noise; :func:`dpverify.calibration.calibrate` gives each
+ρ0 = ρ/(2H) (exact conversion), so every user's messages are (ε, δ)-DP in that user's data: (ε, δ)-LDP.
+After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee`.
+
+Shift. After k messages the noise in Λ_{k,h} is a GOE matrix with entry std s√k, so
+r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`agents.luyo.goe_norm_bound`) bounds its
+operator norm w.p. ≥ 1 − p/(2HK); paper 003 uses a fixed r of the same order (Shariff & Sheffet 2018)
+— we let it grow with k (a documented choice: tighter early on, same order at k = K). If the shifted
+matrix ever has an eigenvalue below λ, its eigenvalues are floored at λ (post-processing, counted).
+
+Confidence radius (paper 003 §4, with our 0-indexed h the paper's h + 1):
+β_{k,h} = c · d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, with
+c = ``beta_multiplier`` (the paper's absolute constant; default chosen so the agent learns on small
+instances at generous ε — report it with the results).
+
+Ties broken at random (a generator spawned from the agent's; noise from a second one). Per-episode
+cost O(H(S²Ad + SAd² + d³)), independent of k.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.calibration import Calibration, calibrate, ldp_ucrl_vtr_schedule
+from dpverify.conversions import CONVERSIONS, DPGuarantee
+from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism
+from dpverify.neighbouring import Neighbouring
+
+from agents.base import Agent, Trajectory
+from agents.billboard import Billboard
+from agents.envs.linear_mdp import LinearMixtureMDP
+from agents.luyo import check_feature_norm, check_term_norms, floored_inverse, goe_norm_bound
+from agents.planning import TIE_TOLERANCE, sample_greedy_actions
+
+DEFAULT_BETA_MULTIPLIER = 1e-3
+
+
+@dataclass(frozen=True)
+class LdpUcrlVtrConfig:
+    """Hyper-parameters of LDP-UCRL-VTR (module docstring).
+
+    Attributes:
+        num_episodes: K (enters T = KH in β and the shift's union bound).
+        epsilon, delta: the per-user (ε, δ)-LDP target.
+        beta_multiplier: c of paper 003's β (default 1e-3).
+        shift_multiplier: multiplier of the shift r_k (default 1).
+        regularization: λ (paper 003: Λ_1 = λI).
+        failure_probability: p (the "α" of paper 003's β; the shift's union bound).
+        feature_norm_bound: L, the bound on ‖Σψ(s′|s,a)V(s′)‖ for V ∈ [0, 1]^S that the sensitivities
+            assume (F = H·L); the environment's ``feature_norm_bound`` must not exceed it.
+        relation: neighbouring relation of the local guarantee ("replace-one": any two inputs of a user).
+        conversion: route of the calibration ("exact").
+    """
+
+    num_episodes: int
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
+    shift_multiplier: float = 1.0
+    regularization: float = 1.0
+    failure_probability: float = 0.01
+    feature_norm_bound: float = 1.0
+    relation: str = Neighbouring.REPLACE_ONE.value
+    conversion: str = "exact"
+
+    def __post_init__(self) -> None:
+        _validate.integer("num_episodes", self.num_episodes, minimum=1)
+        _validate.positive("epsilon", self.epsilon)
+        _validate.open_unit("delta", self.delta)
+        _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.non_negative("shift_multiplier", self.shift_multiplier)
+        _validate.positive("regularization", self.regularization)
+        _validate.open_unit("failure_probability", self.failure_probability)
+        _validate.positive("feature_norm_bound", self.feature_norm_bound)
+        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
+        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+
+
+def paper_beta(episode: int, dim: int, horizon: int, num_episodes: int, epsilon: float, delta: float,
+               failure_probability: float) -> np.ndarray:
+    """Paper 003's β for every 0-indexed stage h (module docstring), without the constant c: shape (H,)."""
+    steps = horizon - np.arange(horizon, dtype=float)  # the paper's H − h + 1 with 1-indexed h
+    T = num_episodes * horizon
+    return (dim**0.75 * steps**1.5 * max(episode, 1) ** 0.25 * math.log(dim * T / failure_probability)
+            * np.log(steps / delta) ** 0.25 / math.sqrt(epsilon))
+
+
+@dataclass(frozen=True, eq=False)
+class Broadcast:
+    """What the server sends to user k: Σ_{k,h}⁻¹ (H, d, d), θ̂_{k,h} (H, d) and the radii β_{k,h} (H,)."""
+
+    episode: int
+    gram_inverse: np.ndarray
+    theta: np.ndarray
+    beta: np.ndarray
+
+
+def user_plan(mdp: LinearMixtureMDP, broadcast: Broadcast) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """User k's optimistic planning from the broadcast only (paper 003 Algorithm 1, line 7).
+
+    Returns (Q (H, S, A), V (H + 1, S) with V_H = 0 and V_h ∈ [0, H − h], φ_V (H, S, A, d) where
+    φ_V[h] = Σ_{s′} ψ_h(s′|·,·) V_{h+1}(s′)).
+    """
+    H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
+    q = np.zeros((H, S, A))
+    values = np.zeros((H + 1, S))
+    value_features = np.zeros((H, S, A, d))
+    for h in range(H - 1, -1, -1):
+        x = mdp.value_features(h, values[h + 1])
+        inverse = broadcast.gram_inverse[h]
+        norms = np.sqrt(np.maximum(np.einsum("sad,de,sae->sa", x, inverse, x), 0.0))
+        cap = float(H - h)
+        q[h] = np.minimum(mdp.rewards[h] + x @ broadcast.theta[h] + broadcast.beta[h] * norms, cap)
+        values[h] = np.clip(q[h].max(axis=-1), 0.0, cap)
+        value_features[h] = x
+    return q, values, value_features
+
+
+def user_statistics(values: np.ndarray, value_features: np.ndarray, trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray]:
+    """User k's raw statistics (paper 003 ΔΛ̃_h = φ_Vφ_Vᵀ, Δũ_h = φ_V·V_{h+1}(s_{h+1})): shapes (H, d, d), (H, d).
+
+    Targets are clipped to [0, H] (they already lie in [0, H − h − 1]; the clip makes the sensitivity
+    assumption hold by construction).
+    """
+    horizon = value_features.shape[0]
+    h = np.arange(horizon)
+    s, a, s_next = trajectory.states[:-1], trajectory.actions, trajectory.states[1:]
+    x = value_features[h, s, a]
+    y = np.clip(values[h + 1, s_next], 0.0, float(horizon))
+    return x[:, :, None] * x[:, None, :], x * y[:, None]
+
+
+class LdpServer:
+    """The server of LDP-UCRL-VTR: sums privatised messages, shifts by rI, broadcasts (module docstring)."""
+
+    def __init__(self, horizon: int, dim: int, regularization: float, gram_entry_std: float,
+                 shift_multiplier: float, failure_probability: float, num_episodes: int) -> None:
+        self.horizon, self.dim = horizon, dim
+        self.regularization = regularization
+        self.gram_entry_std = gram_entry_std
+        self.shift_multiplier = shift_multiplier
+        self._p = failure_probability / (2.0 * horizon * num_episodes)
+        self.gram_sums = np.zeros((horizon, dim, dim))
+        self.target_sums = np.zeros((horizon, dim))
+        self.messages = 0
+        self.psd_corrections = 0
+        self.shift = 0.0
+
+    def receive(self, gram_messages: np.ndarray, target_messages: np.ndarray) -> None:
+        """Add one user's privatised messages (line 20)."""
+        self.gram_sums += gram_messages
+        self.target_sums += target_messages
+        self.messages += 1
+
+    def shift_for(self, messages: int) -> float:
+        """r after ``messages`` messages: the GOE noise-norm bound for entry std s·√messages (× multiplier)."""
+        if messages == 0:
+            return 0.0
+        return self.shift_multiplier * goe_norm_bound(self.gram_entry_std * math.sqrt(messages), self.dim, self._p)
+
+    def broadcast(self, episode: int, beta: np.ndarray) -> Broadcast:
+        """Σ_{k,h} = (λ + r)I + Λ_{k−1,h}, θ̂ = Σ⁻¹ u (line 21), for user ``episode``."""
+        self.shift = self.shift_for(self.messages)
+        gram = self.gram_sums + (self.regularization + self.shift) * np.eye(self.dim)
+        inverse, _, corrections = floored_inverse(gram, self.regularization)
+        self.psd_corrections += corrections
+        theta = np.einsum("hij,hj->hi", inverse, self.target_sums)
+        return Broadcast(episode, inverse, theta, beta)
+
+
+class LdpUcrlVtr(Agent):
+    """LDP-UCRL-VTR on a finite :class:`~agents.envs.linear_mdp.LinearMixtureMDP` (module docstring).
+
+    Args:
+        mdp: the linear mixture MDP (basis ψ and rewards known to users).
+        config: :class:`LdpUcrlVtrConfig`.
+        rng: the agent's generator; two generators are spawned from it (noise, tie-breaking).
+        billboard: optionally a :class:`~agents.billboard.Billboard` (e.g. ``keep_history=True`` so audits
+            read every user's messages with ``messages_of``); its relation must equal the config's.
+    """
+
+    name = "ldp-ucrl-vtr"
+
+    def __init__(self, mdp: LinearMixtureMDP, config: LdpUcrlVtrConfig, rng: np.random.Generator,
+                 billboard: Billboard | None = None) -> None:
+        if not isinstance(mdp, LinearMixtureMDP):
+            raise InvalidParameterError("mdp", "must be a LinearMixtureMDP", type(mdp).__name__)
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        check_feature_norm(mdp.feature_norm_bound, config.feature_norm_bound)
+        self.mdp, self.config = mdp, config
+        H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
+        self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
+        self.value_feature_bound = H * config.feature_norm_bound
+        self.billboard = billboard if billboard is not None else Billboard(config.relation)
+        if self.billboard.relation is not Neighbouring.parse(config.relation):
+            raise InvalidParameterError("billboard", "must use the config's neighbouring relation",
+                                        self.billboard.relation.value)
+        self.noise_rng, self.tie_rng = rng.spawn(2)
+        K = config.num_episodes
+        self.schedule = ldp_ucrl_vtr_schedule(H, K, d, config.relation, feature_norm=self.value_feature_bound)
+        self.calibration: Calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion)
+        gram_mech = self.calibration.mechanism("gram")
+        target_mech = self.calibration.mechanism("target")
+        assert isinstance(gram_mech, GOEMechanism) and isinstance(target_mech, GaussianMechanism)
+        self.gram_mechanism, self.target_mechanism = gram_mech, target_mech
+        self.server = LdpServer(H, d, config.regularization, gram_mech.entry_std, config.shift_multiplier,
+                                config.failure_probability, K)
+        self.episode = 0
+        self.broadcast: Broadcast | None = None
+        self.values = np.zeros((H + 1, S))
+        self.value_features = np.zeros((H, S, A, d))
+        self.q = np.zeros((H, S, A))
+
+    # ---- privacy ---------------------------------------------------------------------------------------
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        return self.billboard.ledger
+
+    def claimed_guarantee(self) -> DPGuarantee:
+        """The per-user (ε, δ)-LDP guarantee (the calibration, re-accounted)."""
+        return self.calibration.ledger().guarantee(self.config.delta, self.config.conversion)
+
+    def beta(self, episode: int) -> np.ndarray:
+        c = self.config
+        return c.beta_multiplier * paper_beta(episode, self.dim, self.horizon, c.num_episodes, c.epsilon, c.delta,
+                                              c.failure_probability)
+
+    def derived_settings(self) -> dict[str, Any]:
+        final = max(self.episode, 1)
+        return {
+            "value_feature_bound": self.value_feature_bound,
+            "claimed_epsilon": self.calibration.accounted_epsilon,
+            "rho": self.calibration.rho,
+            "rho0": self.calibration.rho0,
+            "noise_std": {s.spec.family: s.noise_std for s in self.calibration.statistics},
+            "sensitivity": {s.spec.family: s.spec.sensitivity for s in self.calibration.statistics},
+            "shift_final": self.server.shift_for(self.server.messages),
+            "beta_final": self.beta(final).tolist(),
+            "theory_beta_final": paper_beta(final, self.dim, self.horizon, self.config.num_episodes,
+                                            self.config.epsilon, self.config.delta,
+                                            self.config.failure_probability).tolist(),
+            "psd_corrections": self.server.psd_corrections,
+        }
+
+    # ---- protocol ------------------------------------------------------------------------------------------
+
+    def begin_episode(self) -> np.ndarray:
+        """The server broadcasts to user k; user k plans from the broadcast alone."""
+        k = self.episode + 1
+        self.broadcast = self.server.broadcast(k, self.beta(k))
+        self.q, self.values, self.value_features = user_plan(self.mdp, self.broadcast)
+        return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)
+
+    def end_episode(self, trajectory: Trajectory) -> None:
+        """User k privatises its statistics and sends them (lines 13–16); the server adds them (line 20)."""
+        k = self.episode + 1
+        gram_raw, target_raw = user_statistics(self.values, self.value_features, trajectory)
+        h = np.arange(self.horizon)
+        x = self.value_features[h, trajectory.states[:-1], trajectory.actions]
+        check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bound, "value features φ_V")
+        gram_messages = np.empty_like(gram_raw)
+        target_messages = np.empty_like(target_raw)
+        for stage in range(self.horizon):
+            gram_messages[stage] = self.billboard.publish("gram", k, stage + 1, self.gram_mechanism,
+                                                          gram_raw[stage], "current", self.noise_rng)
+            target_messages[stage] = self.billboard.publish("target", k, stage + 1, self.target_mechanism,
+                                                            target_raw[stage], "current", self.noise_rng)
+        self.server.receive(gram_messages, target_messages)
+        self.episode += 1
