@@ -30,10 +30,15 @@ operator norm w.p. ≥ 1 − p/(2HK); paper 003 uses a fixed r of the same order
 — we let it grow with k (a documented choice: tighter early on, same order at k = K). If the shifted
 matrix ever has an eigenvalue below λ, its eigenvalues are floored at λ (post-processing, counted).
 
-Confidence radius (paper 003 §4, with our 0-indexed h the paper's h + 1):
-β_{k,h} = c · d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, with
-c = ``beta_multiplier`` (the paper's absolute constant; default chosen so the agent learns on small
-instances at generous ε — report it with the results).
+Confidence radius: β_{k,h} = beta_multiplier · β_k + privacy_beta_multiplier · β^{003}_{k,h}, where β_k is
+the non-private UCRL-VTR radius of :func:`agents.ucrl_vtr.theory_beta` (targets in [0, H], ‖φ_V‖ ≤ H·L,
+‖θ_h‖ ≤ √d) evaluated with the shifted regulariser λ + r_{k−1} (its √(λ + r)·‖θ‖ term covers the bias
+the shift introduces, as in Shariff & Sheffet 2018's radius for shifted regularisers) and β^{003} is paper 003's radius (§4, with our 0-indexed h the paper's h + 1)
+β^{003}_{k,h} = d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, whose
+absolute constant c is ``privacy_beta_multiplier``. Paper 003 states only the privacy term (it dominates
+at small ε); without the non-private term the bonus vanishes as ε → ∞ and the agent stops exploring,
+so we keep both (a documented deviation). Defaults (0.1 as UCRL-VTR; c = 10⁻³) were chosen so the agent
+learns on small instances at generous ε; report them with the results.
 
 Ties broken at random (a generator spawned from the agent's; noise from a second one). Per-episode
 cost O(H(S²Ad + SAd² + d³)), independent of k.
@@ -60,8 +65,10 @@ from agents.billboard import Billboard
 from agents.envs.linear_mdp import LinearMixtureMDP
 from agents.luyo import check_feature_norm, check_term_norms, floored_inverse, goe_norm_bound
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
-DEFAULT_BETA_MULTIPLIER = 1e-3
+DEFAULT_BETA_MULTIPLIER = 0.1
+DEFAULT_PRIVACY_BETA_MULTIPLIER = 1e-3
 
 
 @dataclass(frozen=True)
@@ -71,7 +78,8 @@ class LdpUcrlVtrConfig:
     Attributes:
         num_episodes: K (enters T = KH in β and the shift's union bound).
         epsilon, delta: the per-user (ε, δ)-LDP target.
-        beta_multiplier: c of paper 003's β (default 1e-3).
+        beta_multiplier: multiplier of the non-private UCRL-VTR radius (default 0.1, as UCRL-VTR).
+        privacy_beta_multiplier: c of paper 003's β (default 1e-3).
         shift_multiplier: multiplier of the shift r_k (default 1).
         regularization: λ (paper 003: Λ_1 = λI).
         failure_probability: p (the "α" of paper 003's β; the shift's union bound).
@@ -85,6 +93,7 @@ class LdpUcrlVtrConfig:
     epsilon: float = 1.0
     delta: float = 1e-5
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
+    privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
     shift_multiplier: float = 1.0
     regularization: float = 1.0
     failure_probability: float = 0.01
@@ -97,6 +106,7 @@ class LdpUcrlVtrConfig:
         _validate.positive("epsilon", self.epsilon)
         _validate.open_unit("delta", self.delta)
         _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
         _validate.non_negative("shift_multiplier", self.shift_multiplier)
         _validate.positive("regularization", self.regularization)
         _validate.open_unit("failure_probability", self.failure_probability)
@@ -251,10 +261,20 @@ class LdpUcrlVtr(Agent):
         """The per-user (ε, δ)-LDP guarantee (the calibration, re-accounted)."""
         return self.calibration.ledger().guarantee(self.config.delta, self.config.conversion)
 
-    def beta(self, episode: int) -> np.ndarray:
+    def nonprivate_beta(self, episode: int) -> float:
+        """UCRL-VTR's β_k (:func:`agents.ucrl_vtr.theory_beta`, θ bound √d) after ``episode`` − 1 messages,
+        with the shifted regulariser λ + r_{k−1} in place of λ (module docstring)."""
         c = self.config
-        return c.beta_multiplier * paper_beta(episode, self.dim, self.horizon, c.num_episodes, c.epsilon, c.delta,
-                                              c.failure_probability)
+        messages = max(episode - 1, 0)
+        regularization = c.regularization + self.server.shift_for(messages)
+        return ucrl_vtr_beta(messages, self.dim, self.horizon, self.mdp.feature_norm_bound,
+                             regularization, c.failure_probability, math.sqrt(self.dim))
+
+    def beta(self, episode: int) -> np.ndarray:
+        """β_{k,h} for every stage (module docstring)."""
+        c = self.config
+        private = paper_beta(episode, self.dim, self.horizon, c.num_episodes, c.epsilon, c.delta, c.failure_probability)
+        return c.beta_multiplier * self.nonprivate_beta(episode) + c.privacy_beta_multiplier * private
 
     def derived_settings(self) -> dict[str, Any]:
         final = max(self.episode, 1)
@@ -267,7 +287,8 @@ class LdpUcrlVtr(Agent):
             "sensitivity": {s.spec.family: s.spec.sensitivity for s in self.calibration.statistics},
             "shift_final": self.server.shift_for(self.server.messages),
             "beta_final": self.beta(final).tolist(),
-            "theory_beta_final": paper_beta(final, self.dim, self.horizon, self.config.num_episodes,
+            "nonprivate_theory_beta_final": self.nonprivate_beta(final),
+            "privacy_theory_beta_final": paper_beta(final, self.dim, self.horizon, self.config.num_episodes,
                                             self.config.epsilon, self.config.delta,
                                             self.config.failure_probability).tolist(),
             "psd_corrections": self.server.psd_corrections,
