@@ -77,7 +77,7 @@ class LdpUcrlVtrConfig:
 
     Attributes:
         num_episodes: K (enters T = KH in β and the shift's union bound).
-        epsilon, delta: the per-user (ε, δ)-LDP target.
+        epsilon, delta: the per-user (ε, δ)-LDP target (ε required: there is no default privacy budget).
         beta_multiplier: multiplier of the non-private UCRL-VTR radius (default 0.1, as UCRL-VTR).
         privacy_beta_multiplier: c of paper 003's β (default 1e-3).
         shift_multiplier: multiplier of the shift r_k (default 1).
@@ -90,7 +90,7 @@ class LdpUcrlVtrConfig:
     """
 
     num_episodes: int
-    epsilon: float = 1.0
+    epsilon: float
     delta: float = 1e-5
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
     privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER

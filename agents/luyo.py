@@ -216,7 +216,7 @@ class LuyoConfig:
 
     Attributes:
         num_episodes: K (the tree has K leaves; the calibration covers K episodes).
-        epsilon, delta: the target (ε, δ)-JDP.
+        epsilon, delta: the target (ε, δ)-JDP (ε required: there is no default privacy budget).
         batch_length: B, episodes per batch; ``None`` means ⌈K^{2/5}⌉.
         beta_multiplier: multiplier of Jin et al.'s d·H·√ι (default 0.01, as LSVI-UCB).
         privacy_beta_multiplier: multiplier of the privacy term of β (default 0.01).
@@ -229,7 +229,7 @@ class LuyoConfig:
     """
 
     num_episodes: int
-    epsilon: float = 1.0
+    epsilon: float
     delta: float = 1e-5
     batch_length: int | None = None
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER

@@ -91,14 +91,14 @@ class NgoConfig:
 
     Attributes:
         num_episodes: K.
-        epsilon, delta: the target (ε, δ)-JDP.
+        epsilon, delta: the target (ε, δ)-JDP (ε required: there is no default privacy budget).
         max_updates: cap on data-dependent policy updates; ``None`` means ⌈d·log₂(1 + K F²/(dλ))⌉.
         beta_multiplier, privacy_beta_multiplier, shift_multiplier, regularization, failure_probability,
         feature_norm_bound, relation, conversion: as in :class:`agents.luyo.LuyoConfig`.
     """
 
     num_episodes: int
-    epsilon: float = 1.0
+    epsilon: float
     delta: float = 1e-5
     max_updates: int | None = None
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
