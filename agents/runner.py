@@ -52,7 +52,7 @@ from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
 
 #: Modules imported before a run so that they can register agents/environments (issue 5 adds its own).
-REGISTRATION_MODULES: tuple[str, ...] = ("agents.private_registry_a",)
+REGISTRATION_MODULES: tuple[str, ...] = ("agents.private_registry_a", "agents.private_registry_b")
 
 ENV_KINDS = ("linear", "mixture")
 
