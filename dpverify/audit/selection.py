@@ -9,7 +9,9 @@ bound the test is *projected* to give on the evaluation split: pessimistic selec
 rates (their one-sided Clopper–Pearson bounds at about 1.6 standard errors, :data:`SELECTION_ALPHA`)
 are plugged into the Clopper–Pearson bounds at the evaluation size. Plain plug-in estimates would
 prefer thresholds far in a tail whose few selection counts happen to be lucky (a winner's curse that
-costs the evaluation bound dearly); the pessimistic estimates charge each candidate for its noise.
+costs the evaluation bound dearly); the pessimistic estimates charge each candidate for its noise. In
+the tail, where the Clopper–Pearson optimum lives, the log-ratio of the two tail counts is in addition
+smoothed across thresholds by a weighted quadratic fit (:func:`_smoothed_tail_projection`).
 Because none of these choices look at the evaluation data, the evaluation split tests a single
 pre-registered hypothesis per bound and needs no correction for them (only for the number of bounds).
 
@@ -75,6 +77,42 @@ def candidate_ranks(size: int, dense_ends: int = 256, inner: int = 256) -> np.nd
     return ranks[(ranks >= 0) & (ranks < size)]
 
 
+#: Smallest tail counts (on both datasets) where the log-ratio fit of the tail is used.
+SMOOTHING_MIN_COUNT = 5
+#: The fit covers events whose false-positive rate is at most this (the tail, where CP bounds live).
+SMOOTHING_MAX_RATE = 0.2
+
+
+def _smoothed_tail_projection(
+    thresholds: np.ndarray, fp: np.ndarray, tp: np.ndarray, n: int, m: float, alpha: float, delta: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Projected ε with the tail's log-likelihood-ratio curve smoothed by a weighted quadratic fit.
+
+    In the tail the projected bound is driven by log(TP/FP), whose selection estimate at each threshold
+    is noisy (a few hundred counts) while its true value varies slowly: an argmax over raw estimates
+    picks noise. A quadratic in the threshold, fitted to log(TP/FP) with inverse-variance weights
+    (Var ≈ 1/TP + 1/FP), borrows strength across thresholds. It only steers the choice: the chosen
+    test is evaluated on fresh data, so a poor fit costs power, never validity. Returns the region
+    of candidates where the fit applies and their projected ε, or None if too few points qualify.
+    """
+    region = (fp >= SMOOTHING_MIN_COUNT) & (tp >= SMOOTHING_MIN_COUNT) & (fp <= SMOOTHING_MAX_RATE * n)
+    if np.count_nonzero(region) < 8:
+        return None
+    t = thresholds[region]
+    span = float(t.max() - t.min())
+    if span <= 0:
+        return None
+    x = (t - t.mean()) / span
+    k0, k1 = fp[region].astype(float), tp[region].astype(float)
+    log_ratio = np.log(k1 / k0)
+    weights = 1.0 / np.sqrt(1.0 / k0 + 1.0 / k1)
+    coeffs = np.polyfit(x, log_ratio, 2, w=weights)
+    tp_smooth = np.minimum(k0 * np.exp(np.polyval(coeffs, x)), float(n))
+    fpr_u = cp.upper_bound(_pessimistic_upper(k0, n) * m, m, alpha)
+    tpr_l = cp.lower_bound(tp_smooth / n * m, m, alpha)
+    return region, bounds.epsilon_from_rates(fpr_u, 1.0 - tpr_l, delta)
+
+
 def _tail_counts(scores0: np.ndarray, scores1: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     above0 = len(scores0) - np.searchsorted(np.sort(scores0), thresholds, side="right")
     above1 = len(scores1) - np.searchsorted(np.sort(scores1), thresholds, side="right")
@@ -134,6 +172,11 @@ def choose(
             fpr_u = cp.upper_bound(_pessimistic_upper(fp, n) * m, m, cp_alpha)
             tpr_l = cp.lower_bound(_pessimistic_lower(tp, n) * m, m, cp_alpha)
             eps = bounds.epsilon_from_rates(fpr_u, 1.0 - tpr_l, delta)
+            smooth = _smoothed_tail_projection(thresholds, fp, tp, n, m, cp_alpha, delta)
+            if smooth is not None:
+                region, eps_smooth = smooth
+                eps = eps.copy()
+                eps[region] = eps_smooth
             i = int(np.argmax(eps))
             if best_cp is None or eps[i] > best_cp.projected:
                 best_cp = Choice(ThresholdTest(feature, float(thresholds[i]), event, null), float(eps[i]))
