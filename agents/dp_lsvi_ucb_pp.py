@@ -417,8 +417,8 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
         """ŵ, w̌, w̄ (lines 6–8) from three fresh releases; targets clipped to [0, H] (DESIGN §2)."""
         stats = self.statistics
         inverse = stats.gram_inverse(h)
-        v_hat = np.clip(self.v_hat[h + 1], 0.0, self.horizon_cap)
-        v_check = np.clip(self.v_check[h + 1], 0.0, self.horizon_cap)
+        v_hat = np.minimum(np.maximum(self.v_hat[h + 1], 0.0), self.horizon_cap)
+        v_check = np.minimum(np.maximum(self.v_check[h + 1], 0.0), self.horizon_cap)
         self._w_hat[h] = inverse @ stats.release_sum("w_hat", h, v_hat)
         self._w_check[h] = inverse @ stats.release_sum("w_check", h, v_check)
         self._w_bar[h] = inverse @ stats.release_sum("w_bar", h, v_hat**2)
