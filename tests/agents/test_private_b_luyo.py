@@ -1,0 +1,172 @@
+"""Luyo et al. 2021 agent (agents.luyo): accounting = claim, fresh noise, billboard structure, learning, refusal."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents.base import rollout, run_episodes
+from agents.billboard import Billboard
+from agents.envs.min2021 import min2021_mdp
+from agents.luyo import BinaryTreeSum, LuyoAgent, LuyoConfig, check_term_norms, luyo_schedule
+from agents.runner import AGENTS, load_registrations
+from dpverify.errors import InvalidParameterError
+from dpverify.mechanisms import GaussianMechanism
+
+
+class ReplayBillboard(Billboard):
+    """A billboard held fixed: returns the values a previous run published, whatever the raw data."""
+
+    def __init__(self, recorded, relation="replace-one") -> None:
+        super().__init__(relation)
+        self._recorded = list(recorded)
+        self._next = 0
+
+    def publish(self, family, episode, stage, mechanism, raw_value, users, rng):
+        release = self._recorded[self._next]
+        assert (release.family, release.episode, release.stage) == (family, episode, stage)
+        self._next += 1
+        self.ledger.record(family, episode, stage, mechanism, users)
+        return release.value.copy()
+
+
+def small_mdp():
+    return min2021_mdp(horizon=4, num_actions=6)
+
+
+def make(mdp, episodes, seed, billboard=None, **options):
+    options.setdefault("epsilon", 1.0)
+    return LuyoAgent(mdp, LuyoConfig(episodes, **options), np.random.default_rng(np.random.SeedSequence(seed)),
+                     billboard=billboard)
+
+
+def drive(agent, trajectories):
+    """Feed fixed trajectories; return the deployed policies and the Q tables after each begin_episode."""
+    policies, qs = [], []
+    for trajectory in trajectories:
+        policies.append(agent.begin_episode())
+        qs.append(agent.q.copy())
+        agent.end_episode(trajectory)
+    return policies, qs
+
+
+def test_ledger_accounts_to_the_claim_after_a_run() -> None:
+    mdp = small_mdp()
+    K = 37
+    agent = make(mdp, K, 0, epsilon=2.0, delta=1e-6)
+    run_episodes(mdp, agent, K, np.random.default_rng(1))
+    claim = agent.claimed_guarantee()
+    accounted = agent.ledger.guarantee(1e-6, "exact")
+    assert accounted.epsilon == pytest.approx(claim.epsilon, rel=1e-12)
+    assert claim.epsilon <= 2.0 and claim.epsilon == pytest.approx(2.0, rel=1e-9)
+    # every user lies in at most ⌊log2 K⌋ + 1 nodes per stage and family: 3H(⌊log2 K⌋ + 1) releases at ρ0
+    rho0 = agent.calibration.rho0
+    levels = math.floor(math.log2(K)) + 1
+    assert agent.ledger.worst_user_rho() == pytest.approx(3 * mdp.horizon * levels * rho0, rel=1e-9)
+    assert agent.ledger.n_releases == 3 * mdp.horizon * K
+    assert {b.users.kind for b in agent.ledger.blocks} == {"tree"}
+
+
+def test_fresh_noise_at_every_release() -> None:
+    mdp = small_mdp()
+    billboard = Billboard("replace-one", keep_history=True, keep_noise=True)
+    agent = make(mdp, 20, 2, billboard=billboard)
+    run_episodes(mdp, agent, 20, np.random.default_rng(3))
+    history = billboard.history()
+    assert len(history) == 3 * mdp.horizon * 20
+    keys = {tuple(np.round(r.noise.ravel()[:3], 12)) for r in history}
+    assert len(keys) == len(history)  # no two releases share a noise draw
+    assert all(np.all(r.noise != 0) for r in history if r.family != "gram")
+    # the prefix sums are sums of released nodes: the tree never re-uses a node's noise in a new release
+    for family in ("gram", "next_state", "reward"):
+        noises = [r.noise for r in billboard.history(family)]
+        for a, b in zip(noises, noises[1:]):
+            assert not np.allclose(a, b) and not np.allclose(a, -b)
+
+
+def test_tree_prefix_is_the_sum_of_released_nodes() -> None:
+    billboard = Billboard("replace-one", keep_history=True, keep_noise=True)
+    mechanism = GaussianMechanism(1.0, 0.5, 2)
+    tree = BinaryTreeSum(billboard, "x", mechanism, 1, (2,), 16, np.random.default_rng(0))
+    terms = np.random.default_rng(1).normal(size=(11, 1, 2))
+    for k in range(11):
+        tree.add(terms[k])
+    # k = 11 = 8 + 2 + 1: nodes (0, 8], (8, 10], (10, 11] released at episodes 8, 10, 11
+    released = {r.episode: r for r in billboard.history()}
+    expected = sum(released[e].value for e in (8, 10, 11))
+    np.testing.assert_allclose(tree.prefix[0], expected)
+    np.testing.assert_allclose(tree.prefix[0] - sum(released[e].noise for e in (8, 10, 11)), terms.sum(axis=0)[0])
+
+
+def test_actions_depend_on_other_users_only_through_the_billboard() -> None:
+    mdp = small_mdp()
+    K, changed_user = 24, 5
+    env_rng = np.random.default_rng(7)
+    billboard = Billboard("replace-one", keep_history=True)
+    agent = make(mdp, K, 4, billboard=billboard, epsilon=50.0, batch_length=3)
+    trajectories, policies = [], []
+    for _ in range(K):
+        policy = agent.begin_episode()
+        policies.append(policy)
+        trajectory = rollout(mdp, policy, env_rng)
+        trajectories.append(trajectory)
+        agent.end_episode(trajectory)
+    other = rollout(mdp, np.zeros((mdp.horizon, mdp.num_states), dtype=np.int64), np.random.default_rng(99))
+    assert not np.array_equal(other.actions, trajectories[changed_user - 1].actions) or not np.array_equal(
+        other.states, trajectories[changed_user - 1].states)
+    modified = list(trajectories)
+    modified[changed_user - 1] = other
+    # billboard held fixed: identical actions for every user
+    replay_policies, replay_q = drive(make(mdp, K, 4, billboard=ReplayBillboard(billboard.history()), epsilon=50.0,
+                                           batch_length=3), modified)
+    for k in range(K):
+        np.testing.assert_array_equal(replay_policies[k], policies[k])
+    # the test has teeth: with a live billboard the same change moves later Q tables
+    _, live_q = drive(make(mdp, K, 4, epsilon=50.0, batch_length=3), modified)
+    _, base_q = drive(make(mdp, K, 4, epsilon=50.0, batch_length=3), trajectories)
+    assert any(not np.allclose(a, b) for a, b in zip(live_q[changed_user:], base_q[changed_user:]))
+    assert all(np.allclose(a, b) for a, b in zip(replay_q, base_q))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_learns_at_generous_epsilon(seed: int) -> None:
+    mdp = min2021_mdp(horizon=5, num_actions=10)
+    K = 400
+    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
+    agent = LuyoAgent(mdp, LuyoConfig(K, epsilon=1000.0), np.random.default_rng(agent_seed))
+    regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
+    fifth = K // 5
+    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
+    assert changed.sum() >= 10
+    assert agent.policy_updates == math.ceil(K / agent.batch_length)
+    assert np.all(regret >= -1e-12)
+
+
+def test_refuses_features_above_the_assumed_norm() -> None:
+    raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)  # ‖φ‖ = 3
+    with pytest.raises(InvalidParameterError, match="feature_norm_bound"):
+        make(raw, 10, 0)
+    agent = make(raw, 10, 0, feature_norm_bound=3.0)  # calibrated to the real norm: accepted
+    assert agent.calibration.mechanism("gram").frobenius_sensitivity == pytest.approx(math.sqrt(2) * 9)
+    with pytest.raises(InvalidParameterError, match="features"):
+        check_term_norms(np.array([0.5, 1.5]), 1.0, "features")
+
+
+def test_settings_schedule_and_registration() -> None:
+    mdp = small_mdp()
+    agent = make(mdp, 100, 0, epsilon=3.0, beta_multiplier=0.02, privacy_beta_multiplier=0.5)
+    settings = agent.settings()
+    assert settings["agent"] == "luyo" and settings["epsilon"] == 3.0
+    assert settings["batch_length_used"] == math.ceil(100 ** 0.4)
+    assert settings["beta"] == pytest.approx(0.02 * settings["theory_beta"] + 0.5 * settings["privacy_beta"])
+    assert settings["sensitivity"] == pytest.approx({"gram": math.sqrt(2), "next_state": 2.0, "reward": 2.0})
+    add_remove = luyo_schedule(4, 100, 10, 2, "add-remove-one")
+    assert [s.sensitivity for s in add_remove.statistics] == pytest.approx([1.0, 1.0, 1.0])
+    with pytest.raises(InvalidParameterError, match="batch_length"):
+        LuyoConfig(10, epsilon=1.0, batch_length=0)
+    with pytest.raises(TypeError):
+        LuyoConfig(10)  # no default privacy budget
+    load_registrations()
+    assert AGENTS["luyo"].env_kind == "linear"
