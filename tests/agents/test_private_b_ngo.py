@@ -1,0 +1,159 @@
+"""Ngo et al. 2022 agent (agents.ngo): accounting = claim, fresh noise, billboard structure, rare updates, learning."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents.base import rollout, run_episodes
+from agents.billboard import Billboard
+from agents.envs.min2021 import min2021_mdp
+from agents.ngo import NgoAgent, NgoConfig, ngo_schedule
+from agents.runner import AGENTS, load_registrations
+from dpverify.calibration import calibrate
+from dpverify.errors import InvalidParameterError
+
+
+class ReplayBillboard(Billboard):
+    """A billboard held fixed: returns the values a previous run published, whatever the raw data."""
+
+    def __init__(self, recorded, relation="replace-one") -> None:
+        super().__init__(relation)
+        self._recorded = list(recorded)
+        self._next = 0
+
+    def publish(self, family, episode, stage, mechanism, raw_value, users, rng):
+        release = self._recorded[self._next]
+        assert (release.family, release.episode, release.stage) == (family, episode, stage)
+        self._next += 1
+        self.ledger.record(family, episode, stage, mechanism, users)
+        return release.value.copy()
+
+
+def small_mdp():
+    return min2021_mdp(horizon=4, num_actions=6)
+
+
+def make(mdp, episodes, seed, billboard=None, **options):
+    options.setdefault("epsilon", 1.0)
+    return NgoAgent(mdp, NgoConfig(episodes, **options), np.random.default_rng(np.random.SeedSequence(seed)),
+                    billboard=billboard)
+
+
+def drive(agent, trajectories):
+    policies, qs = [], []
+    for trajectory in trajectories:
+        policies.append(agent.begin_episode())
+        qs.append(agent.q.copy())
+        agent.end_episode(trajectory)
+    return policies, qs
+
+
+def test_ledger_accounts_to_the_claim_when_the_update_budget_is_used() -> None:
+    mdp = small_mdp()
+    K = 60
+    agent = make(mdp, K, 0, epsilon=100.0, delta=1e-6, max_updates=2)
+    run_episodes(mdp, agent, K, np.random.default_rng(1))
+    assert agent.policy_updates == 2 and agent.update_budget_exhausted
+    claim = agent.claimed_guarantee()
+    assert agent.ledger.guarantee(1e-6, "exact").epsilon == pytest.approx(claim.epsilon, rel=1e-12)
+    assert claim.epsilon == pytest.approx(100.0, rel=1e-9) and claim.epsilon <= 100.0
+    kinds = {(b.family, b.users.kind) for b in agent.ledger.blocks}
+    assert kinds == {("gram", "tree"), ("target", "prefix")}
+    targets = sum(b.n_releases for b in agent.ledger.blocks if b.family == "target")
+    assert targets == 2 * mdp.horizon
+
+
+def test_fewer_updates_account_to_less_than_the_claim() -> None:
+    mdp = small_mdp()
+    K = 50
+    agent = make(mdp, K, 3, epsilon=2.0)
+    run_episodes(mdp, agent, K, np.random.default_rng(4))
+    assert 0 <= agent.policy_updates < agent.max_updates
+    H, levels, rho0 = mdp.horizon, math.floor(math.log2(K)) + 1, agent.calibration.rho0
+    expected = H * levels * rho0 + H * agent.policy_updates * rho0
+    assert agent.ledger.worst_user_rho() == pytest.approx(expected, rel=1e-9)
+    assert agent.ledger.guarantee(1e-5).epsilon <= agent.claimed_guarantee().epsilon
+
+
+def test_fresh_noise_at_every_release() -> None:
+    mdp = small_mdp()
+    billboard = Billboard("replace-one", keep_history=True, keep_noise=True)
+    agent = make(mdp, 40, 2, billboard=billboard, epsilon=200.0)
+    run_episodes(mdp, agent, 40, np.random.default_rng(3))
+    history = billboard.history()
+    assert len(billboard.history("target")) == mdp.horizon * agent.policy_updates > 0
+    keys = {tuple(np.round(r.noise.ravel()[:3], 12)) for r in history}
+    assert len(keys) == len(history)
+    for family in ("gram", "target"):
+        noises = [r.noise for r in billboard.history(family)]
+        for a, b in zip(noises, noises[1:]):
+            assert not np.allclose(a, b) and not np.allclose(a, -b)
+
+
+def test_actions_depend_on_other_users_only_through_the_billboard() -> None:
+    mdp = small_mdp()
+    K, changed_user = 40, 4
+    env_rng = np.random.default_rng(8)
+    billboard = Billboard("replace-one", keep_history=True)
+    agent = make(mdp, K, 5, billboard=billboard, epsilon=500.0)
+    trajectories, policies = [], []
+    for _ in range(K):
+        policy = agent.begin_episode()
+        policies.append(policy)
+        trajectory = rollout(mdp, policy, env_rng)
+        trajectories.append(trajectory)
+        agent.end_episode(trajectory)
+    assert agent.policy_updates >= 1 and agent.update_episodes[-1] > changed_user
+    modified = list(trajectories)
+    modified[changed_user - 1] = rollout(mdp, np.full((mdp.horizon, mdp.num_states), 3, dtype=np.int64),
+                                         np.random.default_rng(99))
+    replay_policies, replay_q = drive(make(mdp, K, 5, billboard=ReplayBillboard(billboard.history()), epsilon=500.0),
+                                      modified)
+    for k in range(K):
+        np.testing.assert_array_equal(replay_policies[k], policies[k])
+    _, base_q = drive(make(mdp, K, 5, epsilon=500.0), trajectories)
+    _, live_q = drive(make(mdp, K, 5, epsilon=500.0), modified)
+    assert all(np.allclose(a, b) for a, b in zip(replay_q, base_q))
+    assert any(not np.allclose(a, b) for a, b in zip(live_q[changed_user:], base_q[changed_user:]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_learns_at_generous_epsilon_with_few_updates(seed: int) -> None:
+    mdp = min2021_mdp(horizon=5, num_actions=10)
+    K = 400
+    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
+    agent = NgoAgent(mdp, NgoConfig(K, epsilon=1000.0), np.random.default_rng(agent_seed))
+    regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
+    fifth = K // 5
+    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
+    assert changed.sum() >= 10
+    # rare switching: a handful of data-dependent updates, far below K, within the budget
+    assert 2 <= agent.policy_updates <= min(agent.max_updates, K // 20)
+
+
+def test_refuses_features_above_the_assumed_norm() -> None:
+    raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)
+    with pytest.raises(InvalidParameterError, match="feature_norm_bound"):
+        make(raw, 10, 0)
+    assert make(raw, 10, 0, feature_norm_bound=3.0).calibration.mechanism("target").sensitivity == pytest.approx(
+        2 * 3.0 * 3)
+
+
+def test_schedule_settings_and_registration() -> None:
+    schedule = ngo_schedule(horizon=4, episodes=100, dim=10, max_updates=7)
+    worst, total = schedule.release_counts()
+    assert worst == 4 * (math.floor(math.log2(100)) + 1) + 4 * 7
+    assert total == 4 * 100 + 4 * 7
+    calibration = calibrate(schedule, 1.0, 1e-5)
+    assert calibration.accounted_epsilon == pytest.approx(1.0, rel=1e-9)
+    agent = make(small_mdp(), 100, 0, epsilon=3.0)
+    settings = agent.settings()
+    assert settings["agent"] == "ngo" and settings["max_updates_used"] == math.ceil(10 * math.log2(1 + 100 / 10))
+    assert settings["sensitivity"] == pytest.approx({"gram": math.sqrt(2), "target": 2 * 4})
+    with pytest.raises(InvalidParameterError, match="max_updates"):
+        NgoConfig(10, epsilon=1.0, max_updates=0)
+    load_registrations()
+    assert AGENTS["ngo"].env_kind == "linear"
