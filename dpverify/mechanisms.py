@@ -54,8 +54,48 @@ def _check_alpha(alpha: float) -> float:
     return alpha
 
 
+class _Serializable:
+    """``to_dict`` for the frozen mechanism dataclasses (the inverse is :func:`mechanism_from_dict`)."""
+
+    kind: str
+    relation: Neighbouring
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self), "relation": self.relation.value}  # type: ignore[call-overload]
+
+
+class _GaussianPrivacy(_Serializable):
+    """The privacy of a mechanism that is exactly Gaussian with ratio μ = sensitivity/std.
+
+    ρ = μ²/2 (Bun & Steinke 2016, Prop. 1.6); Rényi curve ε(α) = αρ (Mironov 2017, Prop. 7); exact
+    profile of μ-GDP (Balle & Wang 2018, Theorem 8), evaluated in log space.
+    """
+
+    @property
+    def mu(self) -> float:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def rho(self) -> float:
+        """ρ of the ρ-zCDP guarantee: μ²/2."""
+        return self.mu * self.mu / 2.0
+
+    @property
+    def is_gaussian(self) -> bool:
+        return True
+
+    def renyi_epsilon(self, alpha: float) -> float:
+        """Rényi DP curve ε(α) = αρ."""
+        return _check_alpha(alpha) * self.rho
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        """Exact privacy profile δ(ε) of μ-GDP, evaluated in log space."""
+        epsilon = _validate.non_negative("epsilon", epsilon)
+        return math.exp(gaussian_log_delta(epsilon, self.mu))
+
+
 @dataclass(frozen=True)
-class GaussianMechanism:
+class GaussianMechanism(_GaussianPrivacy):
     """Gaussian mechanism on ℝ^dim: value + N(0, σ² I).
 
     Attributes:
@@ -80,26 +120,8 @@ class GaussianMechanism:
 
     @property
     def mu(self) -> float:
-        """μ of the μ-GDP guarantee: Δ/σ."""
+        """μ of the μ-GDP guarantee: Δ/σ, so ρ = Δ²/(2σ²)."""
         return self.sensitivity / self.sigma
-
-    @property
-    def rho(self) -> float:
-        """ρ of the ρ-zCDP guarantee: Δ²/(2σ²)."""
-        return self.mu * self.mu / 2.0
-
-    @property
-    def is_gaussian(self) -> bool:
-        return True
-
-    def renyi_epsilon(self, alpha: float) -> float:
-        """Rényi DP curve ε(α) = αρ (Mironov 2017, Proposition 7)."""
-        return _check_alpha(alpha) * self.rho
-
-    def delta_for_epsilon(self, epsilon: float) -> float:
-        """Exact privacy profile δ(ε) (Balle & Wang 2018, Theorem 8), evaluated in log space."""
-        epsilon = _validate.non_negative("epsilon", epsilon)
-        return math.exp(gaussian_log_delta(epsilon, self.mu))
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -114,12 +136,9 @@ class GaussianMechanism:
         n = _validate.integer("n", n, minimum=1)
         return x + rng.normal(0.0, self.sigma, size=(n, *self.output_shape))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self), "relation": self.relation.value}
-
 
 @dataclass(frozen=True)
-class GOEMechanism:
+class GOEMechanism(_GaussianPrivacy):
     """Symmetric-matrix Gaussian ("GOE") mechanism on dim × dim symmetric matrices.
 
     Releases G + (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid (paper 000, Algorithm 1 line 1, with
@@ -154,26 +173,8 @@ class GOEMechanism:
 
     @property
     def mu(self) -> float:
-        """μ = Δ_F/(√2·s)."""
+        """μ = Δ_F/(√2·s), so ρ = μ²/2 = Δ_F²/(4s²)."""
         return self.frobenius_sensitivity / self.equivalent_gaussian_std
-
-    @property
-    def rho(self) -> float:
-        """ρ = Δ_F²/(4s²)."""
-        return self.mu * self.mu / 2.0
-
-    @property
-    def is_gaussian(self) -> bool:
-        return True
-
-    def renyi_epsilon(self, alpha: float) -> float:
-        """ε(α) = αρ, as for the equivalent Gaussian mechanism."""
-        return _check_alpha(alpha) * self.rho
-
-    def delta_for_epsilon(self, epsilon: float) -> float:
-        """Exact privacy profile of the equivalent Gaussian mechanism."""
-        epsilon = _validate.non_negative("epsilon", epsilon)
-        return math.exp(gaussian_log_delta(epsilon, self.mu))
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -189,12 +190,9 @@ class GOEMechanism:
         z = rng.normal(0.0, self.entry_std, size=size)
         return g + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self), "relation": self.relation.value}
-
 
 @dataclass(frozen=True)
-class LaplaceMechanism:
+class LaplaceMechanism(_Serializable):
     """Laplace mechanism on ℝ^dim: value + Lap(b)^dim, pure ε-DP with ε = Δ₁/b.
 
     Attributes:
@@ -274,9 +272,6 @@ class LaplaceMechanism:
         x = _check_value(value, self.output_shape)
         size = self.output_shape if n is None else (_validate.integer("n", n, minimum=1), *self.output_shape)
         return x + rng.laplace(0.0, self.scale, size=size)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self), "relation": self.relation.value}
 
 
 Mechanism = Union[GaussianMechanism, GOEMechanism, LaplaceMechanism]
