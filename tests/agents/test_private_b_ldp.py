@@ -1,0 +1,166 @@
+"""LDP-UCRL-VTR (agents.ldp_ucrl_vtr): per-user accounting = claim, fresh noise, local structure, learning."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agents.base import rollout, run_episodes
+from agents.billboard import Billboard
+from agents.envs.linear_mdp import LinearMixtureMDP
+from agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, paper_beta, user_plan, user_statistics
+from agents.runner import AGENTS, load_registrations
+from dpverify.errors import InvalidParameterError
+
+
+class ReplayBillboard(Billboard):
+    """A billboard held fixed: returns the messages a previous run sent, whatever the raw data."""
+
+    def __init__(self, recorded, relation="replace-one") -> None:
+        super().__init__(relation)
+        self._recorded = list(recorded)
+        self._next = 0
+
+    def publish(self, family, episode, stage, mechanism, raw_value, users, rng):
+        release = self._recorded[self._next]
+        assert (release.family, release.episode, release.stage) == (family, episode, stage)
+        self._next += 1
+        self.ledger.record(family, episode, stage, mechanism, users)
+        return release.value.copy()
+
+
+def small_mdp():
+    return zhou2021_mixture_mdp(dim=3, horizon=3, num_episodes=1)
+
+
+def make(mdp, episodes, seed, billboard=None, **options):
+    options.setdefault("epsilon", 1.0)
+    return LdpUcrlVtr(mdp, LdpUcrlVtrConfig(episodes, **options), np.random.default_rng(np.random.SeedSequence(seed)),
+                      billboard=billboard)
+
+
+def test_ledger_accounts_to_the_claim_after_a_run() -> None:
+    mdp = small_mdp()
+    agent = make(mdp, 25, 0, epsilon=0.5, delta=1e-6)
+    run_episodes(mdp, agent, 25, np.random.default_rng(1))
+    claim = agent.claimed_guarantee()
+    assert agent.ledger.guarantee(1e-6, "exact").epsilon == pytest.approx(claim.epsilon, rel=1e-12)
+    assert claim.epsilon == pytest.approx(0.5, rel=1e-9) and claim.epsilon <= 0.5
+    per_user = agent.ledger.per_user_rho()
+    assert per_user.shape == (25,)
+    np.testing.assert_allclose(per_user, 2 * mdp.horizon * agent.calibration.rho0, rtol=1e-12)  # 2H messages each
+    assert {b.users.kind for b in agent.ledger.blocks} == {"current"}
+
+
+def test_fresh_noise_at_every_release() -> None:
+    mdp = small_mdp()
+    billboard = Billboard("replace-one", keep_history=True, keep_noise=True)
+    agent = make(mdp, 30, 2, billboard=billboard)
+    run_episodes(mdp, agent, 30, np.random.default_rng(3))
+    history = billboard.history()
+    assert len(history) == 2 * mdp.horizon * 30
+    keys = {tuple(np.round(r.noise.ravel()[:3], 9)) for r in history}
+    assert len(keys) == len(history)
+    for family in ("gram", "target"):
+        noises = [r.noise for r in billboard.history(family)]
+        for a, b in zip(noises, noises[1:]):
+            assert not np.allclose(a, b) and not np.allclose(a, -b)
+
+
+def test_messages_depend_only_on_the_users_data_and_the_broadcast() -> None:
+    mdp = small_mdp()
+    K = 20
+    billboard = Billboard("replace-one", keep_history=True, keep_noise=True)
+    agent = make(mdp, K, 4, billboard=billboard, epsilon=5.0)
+    env_rng = np.random.default_rng(5)
+    broadcasts, trajectories = [], []
+    for _ in range(K):
+        policy = agent.begin_episode()
+        broadcasts.append(agent.broadcast)
+        trajectory = rollout(mdp, policy, env_rng)
+        trajectories.append(trajectory)
+        agent.end_episode(trajectory)
+    gram_total = np.zeros((mdp.horizon, mdp.dim, mdp.dim))
+    target_total = np.zeros((mdp.horizon, mdp.dim))
+    for k in range(1, K + 1):
+        # what user k sent = its raw statistics, computed from (the broadcast it received, its trajectory)
+        # alone, plus noise
+        _, values, features = user_plan(mdp, broadcasts[k - 1])
+        gram_raw, target_raw = user_statistics(values, features, trajectories[k - 1])
+        messages = billboard.messages_of(k)
+        assert len(messages) == 2 * mdp.horizon
+        for message in messages:
+            raw = gram_raw if message.family == "gram" else target_raw
+            np.testing.assert_allclose(message.value - message.noise, raw[message.stage - 1], atol=1e-9)
+            (gram_total if message.family == "gram" else target_total)[message.stage - 1] += message.value
+    # the server holds only the sum of the messages
+    np.testing.assert_allclose(agent.server.gram_sums, gram_total, atol=1e-9)
+    np.testing.assert_allclose(agent.server.target_sums, target_total, atol=1e-9)
+
+
+def test_other_users_data_reach_a_user_only_through_messages() -> None:
+    mdp = small_mdp()
+    K, changed_user = 20, 3
+    billboard = Billboard("replace-one", keep_history=True)
+    agent = make(mdp, K, 6, billboard=billboard, epsilon=1e4)
+    env_rng = np.random.default_rng(6)
+    trajectories, policies = [], []
+    for _ in range(K):
+        policy = agent.begin_episode()
+        policies.append(policy)
+        trajectory = rollout(mdp, policy, env_rng)
+        trajectories.append(trajectory)
+        agent.end_episode(trajectory)
+    modified = list(trajectories)
+    modified[changed_user - 1] = rollout(mdp, np.zeros((mdp.horizon, mdp.num_states), dtype=np.int64),
+                                         np.random.default_rng(0))
+    replay = make(mdp, K, 6, billboard=ReplayBillboard(billboard.history()), epsilon=1e4)
+    for k, trajectory in enumerate(modified):
+        np.testing.assert_array_equal(replay.begin_episode(), policies[k])
+        replay.end_episode(trajectory)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_learns_at_generous_epsilon(seed: int) -> None:
+    # Local DP noise is per user (no aggregation before noising), so at K = 400 "generous" means ε ~ 1e5.
+    mdp = small_mdp()
+    K = 400
+    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
+    agent = LdpUcrlVtr(mdp, LdpUcrlVtrConfig(K, epsilon=1e5), np.random.default_rng(agent_seed))
+    regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
+    fifth = K // 5
+    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
+    assert changed.sum() >= 10
+    assert np.all(regret >= -1e-12)
+
+
+def test_refuses_features_above_the_assumed_norm() -> None:
+    base = small_mdp()
+    loose = LinearMixtureMDP(base.basis, base.theta, base.rewards, base.initial_distribution, feature_norm_bound=2.0)
+    with pytest.raises(InvalidParameterError, match="feature_norm_bound"):
+        make(loose, 10, 0)
+    agent = make(loose, 10, 0, feature_norm_bound=2.0)
+    H = base.horizon
+    assert agent.calibration.mechanism("gram").frobenius_sensitivity == pytest.approx(math.sqrt(2) * (2.0 * H) ** 2)
+    assert agent.calibration.mechanism("target").sensitivity == pytest.approx(2 * (2.0 * H) * H)
+
+
+def test_settings_radius_and_registration() -> None:
+    mdp = small_mdp()
+    agent = make(mdp, 100, 0, epsilon=2.0, beta_multiplier=0.3, privacy_beta_multiplier=0.01)
+    run_episodes(mdp, agent, 5, np.random.default_rng(0))
+    settings = agent.settings()
+    assert settings["agent"] == "ldp-ucrl-vtr" and settings["privacy_beta_multiplier"] == 0.01
+    expected = 0.3 * agent.nonprivate_beta(5) + 0.01 * paper_beta(5, 3, 3, 100, 2.0, 1e-5, 0.01)
+    np.testing.assert_allclose(settings["beta_final"], expected)
+    assert settings["value_feature_bound"] == pytest.approx(3.0)
+    beta = paper_beta(16, 5, 6, 10_000, 1.0, 1e-5, 0.01)
+    assert beta[0] == pytest.approx(5**0.75 * 6**1.5 * 2 * math.log(5 * 60_000 / 0.01) * math.log(6 / 1e-5) ** 0.25)
+    assert np.all(np.diff(beta) < 0)  # (H − h + 1)^{3/2} shrinks with the stage
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        LdpUcrlVtrConfig(10, epsilon=0.0)
+    load_registrations()
+    assert AGENTS["ldp-ucrl-vtr"].env_kind == "mixture"
