@@ -15,8 +15,8 @@ smoothed across thresholds by a weighted quadratic fit (:func:`_smoothed_tail_pr
 Because none of these choices look at the evaluation data, the evaluation split tests a single
 pre-registered hypothesis per bound and needs no correction for them (only for the number of bounds).
 
-The candidate thresholds are the pooled selection scores at every rank near both ends and at
-geometrically spaced ranks inside: the tight (ε, δ) event of a Gaussian mechanism lives far in the tail
+The candidate thresholds lie halfway between consecutive pooled selection scores, at every rank near
+both ends and at geometrically spaced ranks inside: the tight (ε, δ) event of a Gaussian mechanism lives far in the tail
 (DESIGN.md §5), where a uniform grid of quantiles would have no points.
 """
 
@@ -113,6 +113,17 @@ def _smoothed_tail_projection(
     return region, bounds.epsilon_from_rates(fpr_u, 1.0 - tpr_l, delta)
 
 
+def _midpoints(pooled: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Thresholds halfway between the pooled value at each rank and the next one (the last stays).
+
+    "score > t" then splits the sample exactly as at the value itself, but a gap between two clusters
+    (a perfect separation) is cut in its middle instead of at the edge of one cluster, where fresh
+    evaluation trials would spill over.
+    """
+    nxt = np.minimum(ranks + 1, len(pooled) - 1)
+    return pooled[ranks] / 2.0 + pooled[nxt] / 2.0
+
+
 def _tail_counts(scores0: np.ndarray, scores1: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     above0 = len(scores0) - np.searchsorted(np.sort(scores0), thresholds, side="right")
     above1 = len(scores1) - np.searchsorted(np.sort(scores1), thresholds, side="right")
@@ -158,7 +169,7 @@ def choose(
             continue
         pooled = np.unique(np.concatenate([s0, s1]))
         ranks = candidate_ranks(len(pooled))
-        thresholds = pooled[ranks]
+        thresholds = _midpoints(pooled, ranks)
         above0, above1 = _tail_counts(s0, s1, thresholds)
         below0, below1 = n - above0, n - above1
         # Clopper–Pearson: (event, null) -> (false-positive count, true-positive count)
