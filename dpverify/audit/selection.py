@@ -33,6 +33,21 @@ from dpverify.audit.distinguishers import Feature, LinearFeature
 EVENTS: tuple[str, ...] = ("above", "at-or-below")
 DATASET_NAMES: tuple[str, ...] = ("D", "D'")
 
+#: Smallest tail counts (on both datasets) where the log-ratio fit of the tail is used.
+SMOOTHING_MIN_COUNT = 5
+#: The fit covers events whose false-positive rate is at most this (the tail, where CP bounds live).
+SMOOTHING_MAX_RATE = 0.2
+
+
+#: One-sided level of the pessimistic selection estimates (about 1.6 standard errors).
+SELECTION_ALPHA = 0.05
+
+
+#: The μ-GDP test only considers thresholds between these pooled quantiles. For a Gaussian mechanism
+#: every threshold has the same true μ, so the choice among them is driven by noise alone and the
+#: noisiest (tail) thresholds would win it; a perfect separation still shows up in the bulk.
+GDP_BULK = 0.1
+
 
 @dataclass(frozen=True, eq=False)
 class ThresholdTest:
@@ -77,12 +92,6 @@ def candidate_ranks(size: int, dense_ends: int = 256, inner: int = 256) -> np.nd
     return ranks[(ranks >= 0) & (ranks < size)]
 
 
-#: Smallest tail counts (on both datasets) where the log-ratio fit of the tail is used.
-SMOOTHING_MIN_COUNT = 5
-#: The fit covers events whose false-positive rate is at most this (the tail, where CP bounds live).
-SMOOTHING_MAX_RATE = 0.2
-
-
 def _smoothed_tail_projection(
     thresholds: np.ndarray, fp: np.ndarray, tp: np.ndarray, n: int, m: float, alpha: float, delta: float
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -107,7 +116,8 @@ def _smoothed_tail_projection(
     log_ratio = np.log(k1 / k0)
     weights = 1.0 / np.sqrt(1.0 / k0 + 1.0 / k1)
     coeffs = np.polyfit(x, log_ratio, 2, w=weights)
-    tp_smooth = np.minimum(k0 * np.exp(np.polyval(coeffs, x)), float(n))
+    with np.errstate(over="ignore"):
+        tp_smooth = np.minimum(k0 * np.exp(np.polyval(coeffs, x)), float(n))
     fpr_u = cp.upper_bound(_pessimistic_upper(k0, n) * m, m, alpha)
     tpr_l = cp.lower_bound(tp_smooth / n * m, m, alpha)
     return region, bounds.epsilon_from_rates(fpr_u, 1.0 - tpr_l, delta)
@@ -128,16 +138,6 @@ def _tail_counts(scores0: np.ndarray, scores1: np.ndarray, thresholds: np.ndarra
     above0 = len(scores0) - np.searchsorted(np.sort(scores0), thresholds, side="right")
     above1 = len(scores1) - np.searchsorted(np.sort(scores1), thresholds, side="right")
     return above0, above1
-
-
-#: One-sided level of the pessimistic selection estimates (about 1.6 standard errors).
-SELECTION_ALPHA = 0.05
-
-
-#: The μ-GDP test only considers thresholds between these pooled quantiles. For a Gaussian mechanism
-#: every threshold has the same true μ, so the choice among them is driven by noise alone and the
-#: noisiest (tail) thresholds would win it; a perfect separation still shows up in the bulk.
-GDP_BULK = 0.1
 
 
 def _pessimistic_upper(k: np.ndarray, n: int) -> np.ndarray:
