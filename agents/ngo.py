@@ -267,11 +267,28 @@ class NgoAgent(Agent):
 
     # ---- planning ----------------------------------------------------------------------------------------
 
-    def _noisy_gram(self) -> tuple[np.ndarray, np.ndarray]:
-        gram = self.gram_tree.prefix + (self.config.regularization + self.gram_shift) * np.eye(self.dim)
+    def _shifted_gram(self) -> np.ndarray:
+        """Λ̃_h = G̃_h + (λ + Γ)I for every stage, from the published tree prefix."""
+        return self.gram_tree.prefix + (self.config.regularization + self.gram_shift) * np.eye(self.dim)
+
+    def _inverse(self, gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         inverse, logdet, corrections = floored_inverse(gram, self.config.regularization)
         self.psd_corrections += corrections
         return inverse, logdet
+
+    def _log_determinant(self, gram: np.ndarray) -> np.ndarray:
+        """log det Λ̃_h (eigenvalues floored at λ as in :func:`agents.luyo.floored_inverse`), by Cholesky.
+
+        Two Cholesky factorisations (of Λ̃ − λI, to confirm no eigenvalue is below λ, and of Λ̃) cost a
+        fraction of an eigendecomposition; the eigendecomposition is used only when a floor is needed.
+        """
+        lam = self.config.regularization
+        try:
+            np.linalg.cholesky(gram - lam * np.eye(self.dim))
+        except np.linalg.LinAlgError:
+            return self._inverse(gram)[1]
+        chol = np.linalg.cholesky(gram)
+        return 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
 
     def plan(self, k: int, inverse: np.ndarray, release: bool) -> np.ndarray:
         """Backward LSVI at episode k; with ``release``, publish ũ_h (users 1..k−1) for every stage."""
@@ -294,11 +311,14 @@ class NgoAgent(Agent):
 
     def begin_episode(self) -> np.ndarray:
         k = self.episode + 1
-        inverse, logdet = self._noisy_gram()
+        gram = self._shifted_gram()
         if k == 1:
+            inverse, logdet = self._inverse(gram)
             self.plan(k, inverse, release=False)
             self._last_logdet = logdet
-        elif not self.update_budget_exhausted and np.any(logdet >= self._last_logdet + math.log(2.0)):
+        elif not self.update_budget_exhausted and np.any(
+                self._log_determinant(gram) >= self._last_logdet + math.log(2.0)):
+            inverse, logdet = self._inverse(gram)
             self.plan(k, inverse, release=True)
             self._last_logdet = logdet
             self.policy_updates += 1
