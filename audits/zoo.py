@@ -28,7 +28,7 @@ from dpverify.audit import (
     run_audit,
     worst_case_pair,
 )
-from dpverify.audit.executors import Executor
+from dpverify.audit.executors import Executor, ProcessExecutor
 from dpverify.conversions import mu_for_epsilon_delta
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 from dpverify.neighbouring import Neighbouring
@@ -281,9 +281,17 @@ def run_zoo(
     executor: Executor | None = None,
     progress: bool | None = None,
 ) -> tuple[ZooOutcome, ...]:
-    """Audit every case of the zoo (each with its own seed derived from ``seed`` and its index)."""
+    """Audit every case of the zoo (each with its own seed derived from ``seed`` and its index).
+
+    Without an executor, one pool of local processes serves every case and is closed at the end.
+    """
+    runner = ProcessExecutor() if executor is None else executor
     outcomes = []
-    for i, case in enumerate(cases()):
-        spec = case.spec(trials, seed * 1000 + i, confidence)
-        outcomes.append(ZooOutcome(case, run_audit(case.mechanism, case.neighbours, spec, executor, progress)))
+    try:
+        for i, case in enumerate(cases()):
+            spec = case.spec(trials, seed * 1000 + i, confidence)
+            outcomes.append(ZooOutcome(case, run_audit(case.mechanism, case.neighbours, spec, runner, progress)))
+    finally:
+        if executor is None:
+            runner.close()
     return tuple(outcomes)

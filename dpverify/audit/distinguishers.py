@@ -170,6 +170,8 @@ def propose_features(x0: np.ndarray, x1: np.ndarray, max_coordinates: int = 8) -
             w = np.zeros(p)
             w[j] = 1.0
             features.append(LinearFeature(f"{label} coordinate {int(j)}", which, w))
+        if min(len(z0), len(z1)) < 2:
+            continue  # too few selection trials to estimate a covariance: coordinates only
         features.append(LinearFeature(f"{label}: linear likelihood-ratio direction", which, _lda(z0, z1)))
         features.append(LinearFeature(f"{label}: logistic-regression direction", which, _logistic(z0, z1)))
         if p <= 64 and _spreads_differ(z0, z1):
