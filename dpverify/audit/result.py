@@ -17,8 +17,8 @@ VIOLATION = "VIOLATION"
 NO_VIOLATION_FOUND = "NO VIOLATION FOUND"
 
 NOT_A_CERTIFICATE = (
-    "NO VIOLATION FOUND is not a certificate of privacy: it only means these tests, at this number of "
-    "trials, could not refute the claim."
+    "An audit can refute a privacy claim, never certify one: NO VIOLATION FOUND only means that these "
+    "tests, at this number of trials, could not refute it."
 )
 GDP_SCOPE = (
     "The mu-GDP bound refutes only a Gaussian-mechanism (mu-GDP) claim; its epsilon is that of the Gaussian "
