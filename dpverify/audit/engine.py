@@ -116,59 +116,85 @@ def run_audit(
         raise InvalidParameterError("spec", "must be an AuditSpec", type(spec).__name__)
     pairs = normalise_pairs(neighbours, spec.max_pairs)
     shape = _probe(mechanism, pairs, spec.seed)
-    n_sel, n_eval = spec.selection_trials, spec.evaluation_trials
-    sel_sizes = trials.chunk_sizes(n_sel, spec.chunk_size)
-    eval_sizes = trials.chunk_sizes(n_eval, spec.chunk_size)
+    sel_sizes = trials.chunk_sizes(spec.selection_trials, spec.chunk_size)
+    eval_sizes = trials.chunk_sizes(spec.evaluation_trials, spec.chunk_size)
     bar = ProgressBar(len(pairs) * 2 * len(sel_sizes) + 2 * len(eval_sizes), enabled=progress)
     owned = executor is None
     runner: Executor = ProcessExecutor() if executor is None else executor
     try:
-        # Selection split: outputs of every candidate pair.
-        sel_chunks = [
-            trials.Chunk(mechanism, dataset, size, spec.seed, (trials.SELECTION, i, side, c), shape)
-            for i, pair in enumerate(pairs)
-            for side, dataset in enumerate((pair.first, pair.second))
-            for c, size in enumerate(sel_sizes)
-        ]
-        outputs = _collect(runner.map(trials.run_chunk, sel_chunks, bar.advance))
-        per_side = len(sel_sizes)
-        best: tuple[float, int, Choice, Choice] | None = None
-        for i in range(len(pairs)):
-            base = i * 2 * per_side
-            x0 = np.concatenate(outputs[base : base + per_side])
-            x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
-            # Learned features: fit on one half of the selection split, choose thresholds on the other.
-            half = n_sel // 2 if learns(shape) and n_sel >= 4 else 0
-            features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
-            cp_choice, gdp_choice = choose(
-                features, x0[half:], x1[half:], n_eval, spec.cp_alpha, spec.gdp_alpha, spec.delta
-            )
-            score = cp_choice.projected
-            if spec.gaussian_claim:
-                score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))
-            if best is None or score > best[0]:
-                best = (score, i, cp_choice, gdp_choice)
-        assert best is not None
-        _, index, cp_choice, gdp_choice = best
-        del outputs
-        # Evaluation split: fresh trials of the chosen pair, counted against the two chosen tests.
-        tests = ((cp_choice.test.feature, (cp_choice.test.threshold,)), (gdp_choice.test.feature, (gdp_choice.test.threshold,)))
-        pair = pairs[index]
-        eval_chunks = [
-            trials.Chunk(mechanism, dataset, size, spec.seed, (trials.EVALUATION, index, side, c), shape, tests)
-            for side, dataset in enumerate((pair.first, pair.second))
-            for c, size in enumerate(eval_sizes)
-        ]
-        counts = _collect(runner.map(trials.run_chunk, eval_chunks, bar.advance))
+        index, cp_choice, gdp_choice = _select(mechanism, pairs, shape, spec, sel_sizes, runner, bar)
+        above = _evaluate(mechanism, pairs[index], index, shape, spec, eval_sizes, (cp_choice, gdp_choice), runner, bar)
     finally:
         bar.close()
         if owned:
             runner.close()
-    per_side = len(eval_sizes)
-    totals = [np.sum(counts[:per_side], axis=0), np.sum(counts[per_side:], axis=0)]
-    cp_report = _report("clopper-pearson", cp_choice, (int(totals[0][0]), int(totals[1][0])), spec)
-    gdp_report = _report("gaussian-dp", gdp_choice, (int(totals[0][1]), int(totals[1][1])), spec)
+    cp_report = _report("clopper-pearson", cp_choice, above[0], spec)
+    gdp_report = _report("gaussian-dp", gdp_choice, above[1], spec)
     return _result(spec, pairs, index, cp_report, gdp_report)
+
+
+def _select(
+    mechanism: Mechanism,
+    pairs: tuple[NeighbourPair, ...],
+    shape: tuple[int, ...],
+    spec: AuditSpec,
+    sizes: list[int],
+    runner: Executor,
+    bar: ProgressBar,
+) -> tuple[int, Choice, Choice]:
+    """Selection split: the pair and the two tests with the best projected bounds."""
+    chunks = [
+        trials.Chunk(mechanism, dataset, size, spec.seed, (trials.SELECTION, i, side, c), shape)
+        for i, pair in enumerate(pairs)
+        for side, dataset in enumerate((pair.first, pair.second))
+        for c, size in enumerate(sizes)
+    ]
+    outputs = _collect(runner.map(trials.run_chunk, chunks, bar.advance))
+    per_side = len(sizes)
+    n_sel = spec.selection_trials
+    # Learned features: fit on one half of the selection split, choose thresholds on the other.
+    half = n_sel // 2 if learns(shape) and n_sel >= 4 else 0
+    best: tuple[float, int, Choice, Choice] | None = None
+    for i in range(len(pairs)):
+        base = i * 2 * per_side
+        x0 = np.concatenate(outputs[base : base + per_side])
+        x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
+        features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
+        cp_choice, gdp_choice = choose(
+            features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta
+        )
+        score = cp_choice.projected
+        if spec.gaussian_claim:
+            score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))
+        if best is None or score > best[0]:
+            best = (score, i, cp_choice, gdp_choice)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def _evaluate(
+    mechanism: Mechanism,
+    pair: NeighbourPair,
+    index: int,
+    shape: tuple[int, ...],
+    spec: AuditSpec,
+    sizes: list[int],
+    choices: tuple[Choice, Choice],
+    runner: Executor,
+    bar: ProgressBar,
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Evaluation split: for each chosen test, how many scores exceed its threshold on D and on D′."""
+    tests = tuple((c.test.feature, (c.test.threshold,)) for c in choices)
+    chunks = [
+        trials.Chunk(mechanism, dataset, size, spec.seed, (trials.EVALUATION, index, side, c), shape, tests)
+        for side, dataset in enumerate((pair.first, pair.second))
+        for c, size in enumerate(sizes)
+    ]
+    counts = _collect(runner.map(trials.run_chunk, chunks, bar.advance))
+    per_side = len(sizes)
+    on_d = np.sum(counts[:per_side], axis=0)
+    on_d_prime = np.sum(counts[per_side:], axis=0)
+    return (int(on_d[0]), int(on_d_prime[0])), (int(on_d[1]), int(on_d_prime[1]))
 
 
 def _result(
