@@ -27,6 +27,10 @@ class InvalidParameterError(DpverifyError, ValueError):
         self.value = value
         super().__init__(f"{parameter} {rule} (got {value!r})")
 
+    def __reduce__(self) -> tuple:
+        # Rebuild from the three fields, so the error crosses process boundaries (worker pools) intact.
+        return (type(self), (self.parameter, self.rule, self.value))
+
 
 class NumericalError(DpverifyError, ArithmeticError):
     """A computation could not produce a trustworthy (conservative) number.

@@ -169,3 +169,12 @@ def test_bad_input_names_the_parameter(call, parameter):
 def test_guarantee_dataclass():
     g = guarantee(0.5, 1e-5, "exact")
     assert g.conversion == "exact" and g.rho == 0.5 and g.epsilon > 0
+
+
+def test_invalid_parameter_error_pickles():
+    """Errors raised in worker processes come back to the caller with their fields intact."""
+    import pickle
+
+    err = InvalidParameterError("delta", "must be in (0, 1)", 2.0)
+    again = pickle.loads(pickle.dumps(err))
+    assert (again.parameter, again.rule, again.value, str(again)) == (err.parameter, err.rule, err.value, str(err))
