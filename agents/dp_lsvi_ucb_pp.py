@@ -22,7 +22,7 @@ through :meth:`agents.billboard.Billboard.publish` (``users="prefix"``) so that 
 2H, 2H, 2H², √2) or the ``"derived"`` (DESIGN §2: 2/H, 2/H, 2, √2/H²) sensitivities.
 
 Everything after a release is post-processing of public values: the planner adds the shift
-(λ + 2·c_Λ·λ̃_Λ)I to the released Gram matrix (paper: 2λ̃_Λ I, line 1; λ = 1/H² is LSVI-UCB++'s own
+(λ + 2·c_Λ·λ̃_Λ)I to the released Gram matrix (paper: 2λ̃_Λ I, line 1; λ is LSVI-UCB++'s own
 regulariser, kept so that the ε → ∞ limit is LSVI-UCB++ and the matrix stays invertible when λ̃_Λ → 0),
 floors its eigenvalues at λ (a projection onto {Λ ⪰ λI}: Lemma A.1 only holds with probability 1 − δ,
 and a noisy matrix that is not positive definite would make bonuses imaginary), inverts it directly
@@ -117,7 +117,7 @@ class DpLsviUcbPlusPlusConfig:
         beta_hat_multiplier, beta_check_multiplier, beta_bar_multiplier: multipliers of β̂, β̌, β̄.
         shift_multiplier: c_Λ, multiplier of λ̃_Λ in the 2λ̃_Λ shift.
         variance_floor_multiplier, disagreement_multiplier: c_σ, c_D as in LSVI-UCB++.
-        regularization: λ (None → 1/H²).
+        regularization: λ (None → LSVI-UCB++'s default λ, see :mod:`agents.lsvi_ucb_pp`).
         failure_probability: p, the δ of the utility analysis (not the privacy δ).
         switching: rare switching (line 10); False updates Q̂, Q̌ every episode (an ablation).
         keep_history, keep_noise: keep the billboard's published values (and noise) for audits/tests.
@@ -343,7 +343,11 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
             config.relation, keep_history=config.keep_history, keep_noise=config.keep_noise)
         if self.billboard.relation is not Neighbouring.parse(config.relation):
             raise InvalidParameterError("billboard.relation", f"must be {config.relation}", self.billboard.relation.value)
-        regularization = config.regularization if config.regularization is not None else 1.0 / H**2
+        regularization = config.regularization
+        if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
+            regularization = LsviUcbPlusPlusConfig(K).regularization
+        if regularization is None:
+            regularization = 1.0 / H**2
         self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
         self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
         max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2

@@ -6,9 +6,11 @@ Writes ``docs/results/results.json`` (settings, seeds, every agent's multipliers
 package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/results/summary.md``
 (the table quoted by docs/results.md) and three PNGs:
 
-* ``fig1a_min2021.png`` — paper 000 Figure 1(a): LSVI-UCB, Luyo et al., Ngo et al., LSVI-UCB++ and
+* ``fig1a_min2021_eps10.png`` — paper 000 Figure 1(a): LSVI-UCB, Luyo et al., Ngo et al., LSVI-UCB++ and
   DP-LSVI-UCB++ (derived and paper sensitivities) on the Min et al. MDP (rescaled, ‖φ‖ = 1, H = 20,
-  |A| = 100), one privacy budget (ε, δ) = (:data:`FIG1A_EPSILON`, :data:`DELTA`), 10 seeds;
+  |A| = 100), one privacy budget (ε, δ) = (10, :data:`DELTA`), 10 seeds; the paper does not state its
+  budget, and at ε = 10 no private agent learns within K, so ``fig1a_min2021_eps1000.png`` repeats the
+  panel at ε = 1000 (:data:`FIG1A_EPSILONS`);
 * ``fig1b_min2021_epsilons.png`` — paper 000 Figure 1(b): DP-LSVI-UCB++ (derived) at several ε against
   LSVI-UCB++;
 * ``paper003_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
@@ -44,12 +46,12 @@ BASE_SEED = 20250  # entropy of the root SeedSequence of every run
 NUM_SEEDS = 10
 DELTA = 1e-5
 
-K_PAPER000 = 2000
-FIG1A_EPSILON = 10.0
+K_PAPER000 = 3000
+FIG1A_EPSILONS = (10.0, 1000.0)
 FIG1B_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 10000.0)
 MIN2021 = {"horizon": 20, "num_actions": 100}
 
-K_PAPER003 = 5000
+K_PAPER003 = 10000
 PAPER003_EPSILONS = (0.1, 1.0, 10.0)
 ZHOU2021 = {"dim": 5, "horizon": 6}
 
@@ -60,21 +62,21 @@ def experiments(k000: int, k003: int) -> list[dict[str, Any]]:
     """Every run: figure, label, agent, environment, options."""
     priv = {"delta": DELTA}
     runs: list[dict[str, Any]] = []
-    fig1a = [
-        ("LSVI-UCB", "lsvi-ucb", {}),
-        (f"Luyo et al. (ε={FIG1A_EPSILON:g})", "luyo", {"epsilon": FIG1A_EPSILON, **priv}),
-        (f"Ngo et al. (ε={FIG1A_EPSILON:g})", "ngo", {"epsilon": FIG1A_EPSILON, **priv}),
-        ("LSVI-UCB++", "lsvi-ucb++", {}),
-        (f"DP-LSVI-UCB++ derived (ε={FIG1A_EPSILON:g})", "dp-lsvi-ucb++",
-         {"epsilon": FIG1A_EPSILON, "sensitivity_model": "derived", **priv}),
-        (f"DP-LSVI-UCB++ paper (ε={FIG1A_EPSILON:g})", "dp-lsvi-ucb++",
-         {"epsilon": FIG1A_EPSILON, "sensitivity_model": "paper", **priv}),
-    ]
-    for label, agent, options in fig1a:
+    for label, agent in (("LSVI-UCB", "lsvi-ucb"), ("LSVI-UCB++", "lsvi-ucb++")):
         runs.append({"figure": "fig1a", "label": label, "agent": agent, "env": "min2021", "K": k000,
-                     "agent_options": options, "env_options": MIN2021})
+                     "agent_options": {}, "env_options": MIN2021})
+    for eps in FIG1A_EPSILONS:
+        fig1a = [
+            (f"Luyo et al. (ε={eps:g})", "luyo", {"epsilon": eps, **priv}),
+            (f"Ngo et al. (ε={eps:g})", "ngo", {"epsilon": eps, **priv}),
+            (f"DP-LSVI-UCB++ derived (ε={eps:g})", "dp-lsvi-ucb++", {"epsilon": eps, "sensitivity_model": "derived", **priv}),
+            (f"DP-LSVI-UCB++ paper (ε={eps:g})", "dp-lsvi-ucb++", {"epsilon": eps, "sensitivity_model": "paper", **priv}),
+        ]
+        for label, agent, options in fig1a:
+            runs.append({"figure": "fig1a", "label": label, "agent": agent, "env": "min2021", "K": k000,
+                         "agent_options": options, "env_options": MIN2021})
     for eps in FIG1B_EPSILONS:
-        if eps == FIG1A_EPSILON:
+        if eps in FIG1A_EPSILONS:
             continue  # shared with Figure 1(a)
         runs.append({"figure": "fig1b", "label": f"DP-LSVI-UCB++ derived (ε={eps:g})", "agent": "dp-lsvi-ucb++",
                      "env": "min2021", "K": k000,
@@ -88,7 +90,9 @@ def experiments(k000: int, k003: int) -> list[dict[str, Any]]:
 
 
 FIGURES = {
-    "fig1a": ("fig1a_min2021.png", "Paper 000 Fig. 1(a): Min et al. MDP, H = 20, |A| = 100"),
+    **{f"fig1a_eps{eps:g}": (f"fig1a_min2021_eps{eps:g}.png",
+                             f"Paper 000 Fig. 1(a): Min et al. MDP, H = 20, |A| = 100, private agents at ε = {eps:g}")
+       for eps in FIG1A_EPSILONS},
     "fig1b": ("fig1b_min2021_epsilons.png", "Paper 000 Fig. 1(b): DP-LSVI-UCB++ (derived) vs ε, H = 20"),
     "paper003": ("paper003_zhou2021.png", "Paper 003: Zhou et al. 2021 mixture MDP, d = 5, H = 6"),
 }
@@ -117,25 +121,49 @@ def summarise(entry: dict[str, Any], result: RunResult, seconds: float) -> dict[
     }
 
 
+def source_state() -> dict[str, Any]:
+    """The git commit of the code that produced the results, and any uncommitted changes to it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return "unavailable"
+
+    return {"commit": git("rev-parse", "HEAD"),
+            "uncommitted_changes": git("status", "--porcelain", "--", "agents", "dpverify").splitlines()}
+
+
+def belongs(figure: str, r: dict[str, Any]) -> bool:
+    """Which runs a figure shows (non-private baselines appear in every paper-000 panel they belong to)."""
+    eps = r["agent_options"].get("epsilon")
+    if figure.startswith("fig1a_eps"):
+        return r["figure"] == "fig1a" and (eps is None or f"fig1a_eps{eps:g}" == figure)
+    if figure == "fig1b":
+        return r["agent"] == "lsvi-ucb++" or (r["agent"] == "dp-lsvi-ucb++" and r["env"] == "min2021"
+                                              and r["agent_options"].get("sensitivity_model") == "derived")
+    return r["figure"] == figure
+
+
 def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    chosen = [r for r in runs if belongs(figure, r)]
+    if figure == "fig1b":
+        chosen.sort(key=lambda r: r["agent_options"].get("epsilon", float("inf")))
     fig, ax = plt.subplots(figsize=(7.2, 4.6))
-    for r in runs:
-        if r["figure"] != figure and not (figure == "fig1b" and r["agent"] == "lsvi-ucb++") and not (
-                figure == "fig1b" and r["figure"] == "fig1a" and r["agent"] == "dp-lsvi-ucb++"
-                and r["agent_options"].get("sensitivity_model") == "derived"):
-            continue
+    for r in chosen:
         x = np.array(r["curve"]["episode"])
         mean, sd = np.array(r["curve"]["mean"]), np.array(r["curve"]["sd"])
         final = r["final_cumulative_regret"]
         line, = ax.plot(x, mean, label=f"{r['label']}: {final['mean']:.0f} ± {final['sd']:.0f}")
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
     ax.set_xlabel("episode k")
-    ax.set_ylabel("cumulative regret (exact), mean ± sd over 10 seeds")
+    ax.set_ylabel("cumulative regret (exact), mean ± sd over seeds")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
@@ -167,6 +195,27 @@ def main(argv: list[str] | None = None) -> int:
     done: list[dict[str, Any]] = []
     missing: list[str] = []
     start = time.perf_counter()
+    settings = {"base_seed": BASE_SEED, "num_seeds": seeds, "delta": DELTA, "K_paper000": k000,
+                "K_paper003": k003, "fig1a_epsilons": list(FIG1A_EPSILONS), "fig1b_epsilons": list(FIG1B_EPSILONS),
+                "paper003_epsilons": list(PAPER003_EPSILONS), "min2021": MIN2021, "zhou2021": ZHOU2021,
+                "workers": args.workers}
+
+    source = source_state()
+
+    def write(complete: bool) -> None:
+        document = {
+            "description": "docs/make_results.py: paper 000 Figure 1(a,b) and paper 003 experiments (exact regret)",
+            "complete": complete,
+            "settings": settings,
+            "versions": package_versions(),
+            "source": source,
+            "missing": missing,
+            "timing": {"total_wall_seconds": time.perf_counter() - start},
+            "runs": done,
+        }
+        (out / "results.json").write_text(json.dumps(document, indent=1, default=_default) + "\n")
+        (out / "summary.md").write_text(markdown_table(done))
+
     for entry in experiments(k000, k003):
         if entry["agent"] not in AGENTS:
             missing.append(entry["label"])
@@ -178,25 +227,14 @@ def main(argv: list[str] | None = None) -> int:
         result = run(spec)
         summary = summarise(entry, result, time.perf_counter() - t0)
         done.append(summary)
+        write(False)  # partial results survive an interrupted run
         f = summary["final_cumulative_regret"]
         print(f"{entry['figure']:<9}{entry['label']:<38} K={entry['K']:<6} regret {f['mean']:10.1f} ± {f['sd']:8.1f}"
               f"  ({summary['wall_seconds']:.0f} s)", flush=True)
     for figure, (name, title) in FIGURES.items():
         plot(figure, done, out / name, title)
-    document = {
-        "description": "docs/make_results.py: paper 000 Figure 1(a,b) and paper 003 experiments (exact regret)",
-        "settings": {"base_seed": BASE_SEED, "num_seeds": seeds, "delta": DELTA, "K_paper000": k000,
-                     "K_paper003": k003, "fig1a_epsilon": FIG1A_EPSILON, "fig1b_epsilons": list(FIG1B_EPSILONS),
-                     "paper003_epsilons": list(PAPER003_EPSILONS), "min2021": MIN2021, "zhou2021": ZHOU2021,
-                     "workers": args.workers},
-        "versions": package_versions(),
-        "missing": missing,
-        "timing": {"total_wall_seconds": time.perf_counter() - start},
-        "runs": done,
-    }
-    (out / "results.json").write_text(json.dumps(document, indent=1, default=_default) + "\n")
-    (out / "summary.md").write_text(markdown_table(done))
-    print(f"total {document['timing']['total_wall_seconds']:.0f} s; missing: {missing or 'none'}")
+    write(True)
+    print(f"total {time.perf_counter() - start:.0f} s; missing: {missing or 'none'}")
     return 0
 
 
