@@ -80,9 +80,20 @@ def epsilon_bun_steinke(rho: float, delta: float) -> float:
     return round_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), 2)
 
 
-def _cks_epsilon_at(alpha: float, rho: float, log_inv_delta: float) -> float:
-    """CKS 2020 Corollary 13 at one order α > 1 (valid for any α; the infimum is the conversion)."""
-    return alpha * rho + math.log1p(-1.0 / alpha) + (log_inv_delta - math.log(alpha)) / (alpha - 1.0)
+def _cks_epsilon_at_log(t: float, rho: float, log_inv_delta: float) -> float:
+    """CKS 2020 Corollary 13 at the order α = 1 + e^t (valid for every α > 1).
+
+    ε(α) = αρ + log(1 − 1/α) + (log(1/δ) − log α)/(α − 1), written with log(α − 1) = t so that
+    log(1 − 1/α) = t − log α has no cancellation near α = 1 and (α − 1)⁻¹ = e^{−t}. Orders whose terms
+    overflow return +inf (they are never the minimiser).
+    """
+    try:
+        alpha_minus_one = math.exp(t)
+        alpha = 1.0 + alpha_minus_one
+        log_alpha = math.log1p(alpha_minus_one)
+        return alpha * rho + (t - log_alpha) + (log_inv_delta - log_alpha) * math.exp(-t)
+    except OverflowError:
+        return math.inf
 
 
 def epsilon_cks(rho: float, delta: float) -> float:
@@ -98,7 +109,7 @@ def epsilon_cks(rho: float, delta: float) -> float:
         return 0.0
     log_inv_delta = math.log(1.0 / delta)
     # Minimise over t = log(α − 1), which makes the objective well scaled for every ρ.
-    objective = lambda t: _cks_epsilon_at(1.0 + math.exp(t), rho, log_inv_delta)  # noqa: E731
+    objective = lambda t: _cks_epsilon_at_log(t, rho, log_inv_delta)  # noqa: E731
     t_bs = math.log(math.sqrt(log_inv_delta / rho))
     res = optimize.minimize_scalar(objective, bracket=(t_bs - 1.0, t_bs), method="brent", tol=1e-12)
     candidates = [objective(t_bs)]

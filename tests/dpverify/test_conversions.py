@@ -84,7 +84,7 @@ def test_exact_epsilon_is_conservative_and_tight_against_mpmath(mu, delta):
 
 @given(rhos, deltas)
 def test_cks_against_mpmath(rho, delta):
-    ref = float(mp_cks_epsilon(rho, delta))
+    ref = max(0.0, float(mp_cks_epsilon(rho, delta)))  # ε < 0 means (0, δ)-DP: reported as 0
     got = epsilon_cks(rho, delta)
     assert got >= ref - 1e-12 * max(1.0, ref)
     assert got <= ref * (1 + 1e-8) + 1e-12
@@ -96,18 +96,23 @@ def test_exact_le_cks_le_bun_steinke(rho, delta):
     assert e["exact"] <= e["cks"] <= e["bun-steinke"]
 
 
+# ε comes from root finding (exact) or minimisation (CKS) whose last bits depend on the inputs, so the
+# monotonicity laws hold up to that resolution: 1e-12 relative (values are conservative either way).
+MONOTONE_RESOLUTION = 1e-12
+
+
 @given(rhos, deltas, deltas)
 def test_epsilon_non_increasing_in_delta(rho, d1, d2):
     lo, hi = sorted((d1, d2))
     for c in CONVERSIONS:
-        assert epsilon_from_rho(rho, hi, c) <= epsilon_from_rho(rho, lo, c)
+        assert epsilon_from_rho(rho, hi, c) <= epsilon_from_rho(rho, lo, c) * (1 + MONOTONE_RESOLUTION)
 
 
 @given(rhos, rhos, deltas)
 def test_epsilon_non_decreasing_in_rho(r1, r2, delta):
     lo, hi = sorted((r1, r2))
     for c in CONVERSIONS:
-        assert epsilon_from_rho(lo, delta, c) <= epsilon_from_rho(hi, delta, c)
+        assert epsilon_from_rho(lo, delta, c) <= epsilon_from_rho(hi, delta, c) * (1 + MONOTONE_RESOLUTION)
 
 
 @given(st.floats(min_value=0.01, max_value=20.0), deltas, st.sampled_from(CONVERSIONS))

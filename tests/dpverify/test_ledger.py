@@ -178,4 +178,4 @@ def test_epsilon_non_increasing_in_sigma(s1, s2, releases, delta):
         ledger.record_block("G", (1, releases), (1, 1), GOEMechanism(1.0, sigma, 2), "prefix")
         eps[sigma] = {c: ledger.guarantee(delta, c).epsilon for c in ("exact", "cks", "bun-steinke")}
     for c in ("exact", "cks", "bun-steinke"):
-        assert eps[large][c] <= eps[small][c]
+        assert eps[large][c] <= eps[small][c] * (1 + 1e-12)  # up to root-finding resolution
