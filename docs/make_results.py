@@ -48,7 +48,7 @@ DELTA = 1e-5
 
 K_PAPER000 = 3000
 FIG1A_EPSILONS = (10.0, 1000.0)
-FIG1B_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 10000.0)
+FIG1B_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 10000.0, 1e6)  # 1e6: the ε → ∞ limit (a sanity check)
 MIN2021 = {"horizon": 20, "num_actions": 100}
 
 K_PAPER003 = 10000
@@ -121,6 +121,21 @@ def summarise(entry: dict[str, Any], result: RunResult, seconds: float) -> dict[
     }
 
 
+def uniform_policy_regret(env: str, env_options: dict[str, Any], K: int) -> float:
+    """Exact per-episode regret of the uniformly random policy (a reference line: "learns nothing")."""
+    from agents.runner import build_environment
+
+    mdp = build_environment(RunSpec("lsvi-ucb" if env == "min2021" else "ucrl-vtr", env, K, num_seeds=1,
+                                    env_options=env_options)).as_finite_mdp()
+    P, R = mdp.transitions, mdp.rewards
+    v_star = np.zeros(P.shape[1])
+    v_uniform = np.zeros(P.shape[1])
+    for h in range(mdp.horizon - 1, -1, -1):
+        v_star = (R[h] + P[h] @ v_star).max(axis=-1)
+        v_uniform = (R[h] + P[h] @ v_uniform).mean(axis=-1)
+    return float(mdp.initial_distribution @ (v_star - v_uniform))
+
+
 def source_state() -> dict[str, Any]:
     """The git commit of the code that produced the results, and any uncommitted changes to it."""
     import subprocess
@@ -146,7 +161,7 @@ def belongs(figure: str, r: dict[str, Any]) -> bool:
     return r["figure"] == figure
 
 
-def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str) -> None:
+def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str, references: dict[str, float]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -162,6 +177,11 @@ def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str) -> Non
         final = r["final_cumulative_regret"]
         line, = ax.plot(x, mean, label=f"{r['label']}: {final['mean']:.0f} ± {final['sd']:.0f}")
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
+    env = "zhou2021" if figure == "paper003" else "min2021"
+    if chosen and env in references:
+        K = max(r["K"] for r in chosen)
+        ax.plot([0, K], [0, K * references[env]], "k--", lw=0.8,
+                label=f"uniformly random policy: {K * references[env]:.0f}")
     ax.set_xlabel("episode k")
     ax.set_ylabel("cumulative regret (exact), mean ± sd over seeds")
     ax.set_title(title, fontsize=10)
@@ -201,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                 "workers": args.workers}
 
     source = source_state()
+    references = {"min2021": uniform_policy_regret("min2021", MIN2021, k000),
+                  "zhou2021": uniform_policy_regret("zhou2021", ZHOU2021, k003)}
 
     def write(complete: bool) -> None:
         document = {
@@ -209,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             "settings": settings,
             "versions": package_versions(),
             "source": source,
+            "uniform_policy_regret_per_episode": references,
             "missing": missing,
             "timing": {"total_wall_seconds": time.perf_counter() - start},
             "runs": done,
@@ -232,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{entry['figure']:<9}{entry['label']:<38} K={entry['K']:<6} regret {f['mean']:10.1f} ± {f['sd']:8.1f}"
               f"  ({summary['wall_seconds']:.0f} s)", flush=True)
     for figure, (name, title) in FIGURES.items():
-        plot(figure, done, out / name, title)
+        plot(figure, done, out / name, title, references)
     write(True)
     print(f"total {time.perf_counter() - start:.0f} s; missing: {missing or 'none'}")
     return 0
