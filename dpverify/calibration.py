@@ -65,12 +65,21 @@ class StatisticSpec:
         object.__setattr__(self, "users", user_pattern(self.users))
 
     def mechanism_for_rho(self, rho0: float, relation: Neighbouring) -> Mechanism:
-        """The mechanism of this statistic whose per-release cost is at most ρ0 (noise rounded up)."""
+        """The mechanism of this statistic whose per-release cost is at most ρ0 (noise rounded up
+        until the mechanism's own, rounded-up, ρ is ≤ ρ0)."""
         if self.kind == "vector":
-            sigma = round_up(self.sensitivity / math.sqrt(2.0 * rho0), 2)
-            return GaussianMechanism(self.sensitivity, sigma, self.dim, relation)
-        entry_std = round_up(self.sensitivity / (2.0 * math.sqrt(rho0)), 2)
-        return GOEMechanism(self.sensitivity, entry_std, self.dim, relation)
+            std = self.sensitivity / math.sqrt(2.0 * rho0)
+            build = lambda s: GaussianMechanism(self.sensitivity, s, self.dim, relation)  # noqa: E731
+        else:
+            std = self.sensitivity / (2.0 * math.sqrt(rho0))
+            build = lambda s: GOEMechanism(self.sensitivity, s, self.dim, relation)  # noqa: E731
+        mechanism = build(round_up(std, 2))
+        for _ in range(64):
+            if mechanism.rho <= rho0:
+                return mechanism
+            std = round_up(std, 4)
+            mechanism = build(std)
+        raise NumericalError(f"could not round the noise of {self.family!r} to meet rho0 = {rho0!r}")  # pragma: no cover
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 from dpverify.neighbouring import Neighbouring
-from dpverify.numerics import gaussian_log_delta
+from dpverify.numerics import gaussian_log_delta, round_up
 
 
 def _check_generator(rng: object) -> np.random.Generator:
@@ -77,8 +77,9 @@ class _GaussianPrivacy(_Serializable):
 
     @property
     def rho(self) -> float:
-        """ρ of the ρ-zCDP guarantee: μ²/2."""
-        return self.mu * self.mu / 2.0
+        """ρ of the ρ-zCDP guarantee: μ²/2, rounded up so it is never below the exact real value
+        (μ carries at most ~1.5 ulps of rounding, μ² ~3.5)."""
+        return round_up(self.mu * self.mu / 2.0, 4)
 
     @property
     def is_gaussian(self) -> bool:
@@ -218,13 +219,13 @@ class LaplaceMechanism(_Serializable):
 
     @property
     def epsilon(self) -> float:
-        """The pure-DP ε = Δ₁/b."""
-        return self.sensitivity / self.scale
+        """The pure-DP ε = Δ₁/b, rounded up (never below the exact quotient)."""
+        return round_up(self.sensitivity / self.scale, 1)
 
     @property
     def rho(self) -> float:
-        """ρ = ε²/2 (Bun & Steinke 2016, Proposition 1.4)."""
-        return self.epsilon * self.epsilon / 2.0
+        """ρ = ε²/2 (Bun & Steinke 2016, Proposition 1.4), rounded up."""
+        return round_up(self.epsilon * self.epsilon / 2.0, 2)
 
     @property
     def is_gaussian(self) -> bool:
