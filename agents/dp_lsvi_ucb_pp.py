@@ -47,9 +47,11 @@ source). The paper states them for its printed noise (φ1, φ2 ~ N(0, 2H²/ρ0),
 2H²/ρ0 = σ̂²) gives L (and ‖φ3‖ ≤ H·L holds because σ̄/σ̂ = H in both sensitivity models). The radii
 are then β̂ = β̌ = HL√(dλ̃_Λ) + √(d³H²ι₂²), β̄ = H²L²√(dλ̃_Λ) + √(d³H⁴ι₂²) with
 ι₂ = max{1, log(HK⁴L²d/(p λ̃_Λ))} (:data:`dpverify.bounds.constants.PRINTED`; the max keeps the O(·)
-logarithm ≥ 1 when the noise is tiny), each times a documented multiplier (theory values with
-O-constant 1 are ≈ 10⁴–10⁸× too large to learn anything at practical K; DESIGN §4). Every value used is
-reported by :meth:`DpLsviUcbPlusPlus.settings`.
+logarithm ≥ 1 when the noise is tiny). Each radius is split into its privacy term (the one with L)
+and its statistical term; the first is multiplied by ``privacy_radius_multiplier``, the second by
+``beta_*_multiplier`` (defaults 10⁻⁵ both: theory values with O-constant 1 are ≈ 10⁴–10⁸× too large to
+learn anything at practical K; DESIGN §4). Every value used is reported by
+:meth:`DpLsviUcbPlusPlus.settings`.
 
 Deviations from the printed Algorithm 1 (all documented in docs/private_agents.md):
 
@@ -114,7 +116,11 @@ class DpLsviUcbPlusPlusConfig:
         accounting: "per-user" (each user pays for the releases that read it) or "naive" (4HK·ρ0).
         relation: neighbouring relation ("replace-one" or "add-remove").
         feature_norm: F, the bound on ‖φ‖₂ the sensitivities assume.
-        beta_hat_multiplier, beta_check_multiplier, beta_bar_multiplier: multipliers of β̂, β̌, β̄.
+        beta_hat_multiplier, beta_check_multiplier, beta_bar_multiplier: multipliers of the statistical
+            terms √(d³H²ι₂²) (β̂, β̌) and √(d³H⁴ι₂²) (β̄) — LSVI-UCB++'s radii, same default.
+        privacy_radius_multiplier: multiplier of the privacy terms HL√(dλ̃_Λ) (β̂, β̌), H²L²√(dλ̃_Λ) (β̄);
+            default 10⁻⁵ like the statistical terms (1, 0.1, 0.03, 0.01 were worse on the Min et al.
+            MDP at K = 3000: docs/private_agents.md).
         shift_multiplier: c_Λ, multiplier of λ̃_Λ in the 2λ̃_Λ shift.
         variance_floor_multiplier, disagreement_multiplier: c_σ, c_D as in LSVI-UCB++.
         regularization: λ (None → LSVI-UCB++'s default λ, see :mod:`agents.lsvi_ucb_pp`).
@@ -134,6 +140,7 @@ class DpLsviUcbPlusPlusConfig:
     beta_hat_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
     beta_check_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
     beta_bar_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
+    privacy_radius_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
     shift_multiplier: float = 1.0
     variance_floor_multiplier: float = 0.0
     disagreement_multiplier: float = 0.0
@@ -152,7 +159,8 @@ class DpLsviUcbPlusPlusConfig:
         _validate.one_of("accounting", self.accounting, ("per-user", "naive"))
         object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
         _validate.positive("feature_norm", self.feature_norm)
-        for name in ("beta_hat_multiplier", "beta_check_multiplier", "beta_bar_multiplier", "shift_multiplier",
+        for name in ("beta_hat_multiplier", "beta_check_multiplier", "beta_bar_multiplier", "privacy_radius_multiplier",
+                     "shift_multiplier",
                      "variance_floor_multiplier", "disagreement_multiplier"):
             _validate.non_negative(name, getattr(self, name))
         if self.regularization is not None:
@@ -167,15 +175,21 @@ class DpLsviUcbPlusPlusConfig:
 
 
 @functools.lru_cache(maxsize=None)
-def _printed_radius(name: str):
-    """β of Theorem 3.2 as printed (in L and λ̃_Λ), with ι₂ floored at 1 (module docstring)."""
+def _printed_radius(name: str, part: str):
+    """One term of β of Theorem 3.2 as printed (in L and λ̃_Λ), with ι₂ floored at 1 (module docstring).
+
+    ``part="privacy"`` is the term with L (HL√(dλ̃_Λ), or H²L²√(dλ̃_Λ) for β̄: it covers the privacy
+    noise), ``part="statistical"`` the rest (√(d³H²ι₂²), or √(d³H⁴ι₂²): the non-private radius).
+    """
     iota = sympy.Symbol("iota2", positive=True)
     expr = paper_constants.PRINTED[name]
     log_term = sympy.log(H_symbol * K_symbol**4 * paper_constants.L_symbol**2 * d_symbol
                          / (delta_symbol * paper_constants.lambda_symbol))
     expr = expr.subs(log_term, iota)
+    privacy = sympy.Add(*[t for t in sympy.Add.make_args(expr) if t.has(paper_constants.L_symbol)])
+    term = privacy if part == "privacy" else sympy.simplify(expr - privacy)
     args = (d_symbol, H_symbol, K_symbol, delta_symbol, paper_constants.L_symbol, paper_constants.lambda_symbol, iota)
-    return sympy.lambdify(args, expr, modules="math")
+    return sympy.lambdify(args, term, modules="math")
 
 
 def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: int,
@@ -197,7 +211,10 @@ def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: 
     iota2 = max(1.0, math.log(horizon * float(episodes) ** 4 * big_l**2 * dim / (failure_probability * lam)))
     values = {"L": big_l, "lambda_tilde": lam, "iota2": iota2, "rho_lambda": rho_lambda, "rho_L": rho_l}
     for name in ("beta_hat", "beta_check", "beta_bar"):
-        values[name] = float(_printed_radius(name)(dim, horizon, episodes, failure_probability, big_l, lam, iota2))
+        for part in ("privacy", "statistical"):
+            values[f"{name}_{part}"] = float(
+                _printed_radius(name, part)(dim, horizon, episodes, failure_probability, big_l, lam, iota2))
+        values[name] = values[f"{name}_privacy"] + values[f"{name}_statistical"]
     return values
 
 
@@ -370,9 +387,11 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
         self.statistics: PrivatisedRidgeStatistics
         # Radii of Theorem 3.2 for the calibrated noise × multipliers (replacing the non-private ones).
         self.theory = {name: self.noise_values[name] for name in ("beta_hat", "beta_check", "beta_bar")}
-        self.beta_hat = config.beta_hat_multiplier * self.theory["beta_hat"]
-        self.beta_check = config.beta_check_multiplier * self.theory["beta_check"]
-        self.beta_bar = config.beta_bar_multiplier * self.theory["beta_bar"]
+        values, c_priv = self.noise_values, config.privacy_radius_multiplier
+        self.beta_hat = c_priv * values["beta_hat_privacy"] + config.beta_hat_multiplier * values["beta_hat_statistical"]
+        self.beta_check = (c_priv * values["beta_check_privacy"]
+                           + config.beta_check_multiplier * values["beta_check_statistical"])
+        self.beta_bar = c_priv * values["beta_bar_privacy"] + config.beta_bar_multiplier * values["beta_bar_statistical"]
         self.horizon_cap = float(H)
 
     # ---- privacy interface -------------------------------------------------------------------------
@@ -402,7 +421,10 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
             "L": self.noise_values["L"],
             "lambda_tilde": self.noise_values["lambda_tilde"],
             "iota2": self.noise_values["iota2"],
+            **{f"theory_{name}_{part}": self.noise_values[f"{name}_{part}"]
+               for name in ("beta_hat", "beta_check", "beta_bar") for part in ("privacy", "statistical")},
             "gram_shift": self.shift,
+            "num_switches": self.num_switches,
             "schedule_assumptions": list(self.schedule.assumptions),
         })
         return settings

@@ -175,7 +175,11 @@ def test_settings_and_runner_registration() -> None:
     settings = result.seeds[0].agent_settings
     assert settings["agent"] == "dp-lsvi-ucb++"
     assert settings["epsilon"] == 2.0 and settings["sensitivity_model"] == "paper"
-    assert settings["beta_hat"] == pytest.approx(2e-5 * settings["theory_beta_hat"])
+    expected = (settings["privacy_radius_multiplier"] * settings["theory_beta_hat_privacy"]
+                + 2e-5 * settings["theory_beta_hat_statistical"])
+    assert settings["beta_hat"] == pytest.approx(expected)
+    assert settings["theory_beta_hat"] == pytest.approx(settings["theory_beta_hat_privacy"]
+                                                        + settings["theory_beta_hat_statistical"])
     assert settings["gram_shift"] == pytest.approx(2 * settings["lambda_tilde"])
     assert settings["accounted_epsilon"] <= 2.0
     assert math.isfinite(settings["L"]) and settings["noise_std"]["w_bar"] > settings["noise_std"]["w_hat"]
