@@ -27,7 +27,6 @@ import concurrent.futures
 import csv
 import importlib
 import json
-import math
 import os
 import platform
 import sys
@@ -41,6 +40,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
+from dpverify.jsonable import to_jsonable
 
 from agents.base import Agent, run_episodes
 from agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
@@ -359,25 +359,11 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _json_safe(value.tolist())
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    return value
-
-
 def result_payload(result: RunResult) -> dict[str, Any]:
     """The JSON document written to ``regret.json``."""
     spec = result.spec
     cumulative = result.cumulative_regret()[:, -1]
-    return _json_safe({
+    return to_jsonable({
         "settings": {
             "agent": spec.agent,
             "env": spec.env,

@@ -6,22 +6,12 @@ import json
 import math
 from typing import Any, Sequence
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _jsonable(value.item())
-    return value
+from dpverify.jsonable import to_jsonable
 
 
 def print_json(payload: Any) -> None:
     """Print ``payload`` as indented JSON; infinities become the strings "inf"/"-inf"."""
-    print(json.dumps(_jsonable(payload), indent=2, sort_keys=False))
+    print(json.dumps(to_jsonable(payload), indent=2, sort_keys=False))
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
