@@ -48,7 +48,7 @@ DELTA = 1e-5
 
 K_PAPER000 = 3000
 FIG1A_EPSILONS = (10.0, 1000.0)
-FIG1B_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 10000.0, 1e6)  # 1e6: the ε → ∞ limit (a sanity check)
+FIG1B_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 1e4, 1e6, 1e9, 1e12)  # 1e6..1e12: towards the ε → ∞ limit (a sanity check)
 MIN2021 = {"horizon": 20, "num_actions": 100}
 
 K_PAPER003 = 10000
