@@ -37,7 +37,8 @@ Sensitivity assumptions, enforced where the per-user terms are formed:
   environment's ``feature_norm_bound`` and its actual features (the raw Min et al. MDP, ‖φ‖ = 3, is
   refused; rescale it or calibrate to F = 3);
 * regression targets V̂, V̌ ∈ [0, H] (clipped before every sum; V̂² ∈ [0, H²]);
-* weights σ̄⁻² ≤ 1/H² (σ̄ ≥ H by line 25) — checked when a user's data is added.
+* weights σ̄⁻² ≤ 1/H² (σ̄ ≥ H by line 25; ≤ 1 suffices for the "paper" model) — checked when a user's
+  data is added.
 
 Constants (paper 000 Lemma A.1 and Theorem 3.2, from :mod:`dpverify.bounds.constants`, the single
 source). The paper states them for its printed noise (φ1, φ2 ~ N(0, 2H²/ρ0), K1 with entry variance
@@ -63,7 +64,12 @@ Deviations from the printed Algorithm 1 (all documented in docs/private_agents.m
    min{·, Q̌_old, 0} pins Q̌ ≤ 0), the switching test is made once per episode before the backward
    pass (as in :mod:`agents.lsvi_ucb_pp`);
 4. shift λ + 2c_Λλ̃_Λ and the eigenvalue floor λ (above);
-5. radii = registry value × multiplier, with L and λ̃_Λ of the noise actually added.
+5. radii = registry value × multipliers, with L and λ̃_Λ of the noise actually added.
+
+Known behaviour (docs/results.md, statement 4): the vector noise std and the shift both scale as 1/√ρ,
+so while the shift dominates λ the first episodes' regression is equally noisy at every ε and Q̂ (a
+running minimum) keeps early under-estimates; the agent reaches LSVI-UCB++ only once 2λ̃_Λ < λ
+(ε ≈ 10¹² on the Min et al. MDP at K = 3000).
 
 Cost per episode: H GOE releases and 3H vector releases (billboard overhead dominates), one batched
 eigendecomposition of the H noisy d × d matrices, O(H(d² + dS + SAd²)) arithmetic — independent of k
