@@ -4,7 +4,8 @@ Options (``dpverify run --agent dp-lsvi-ucb++ --agent-option KEY=VALUE``): every
 :class:`agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig` except ``num_episodes`` — notably ``epsilon``,
 ``delta``, ``sensitivity_model`` ("paper" | "derived"), ``conversion`` ("exact" | "cks" |
 "bun-steinke") and the multipliers ``beta_hat_multiplier``, ``beta_check_multiplier``,
-``beta_bar_multiplier``, ``shift_multiplier``, ``variance_floor_multiplier``, ``disagreement_multiplier``.
+``beta_bar_multiplier``, ``privacy_radius_multiplier``, ``shift_multiplier``, ``variance_floor_multiplier``,
+``disagreement_multiplier``.
 ``epsilon`` is required (there is no default privacy budget).
 """
 
