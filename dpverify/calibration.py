@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from dpverify import _validate
-from dpverify.conversions import CONVERSIONS, epsilon_from_rho, rho_for_epsilon_delta
+from dpverify.conversions import CONVERSIONS, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, UserPattern, user_pattern
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
@@ -400,8 +400,4 @@ def check_printed_calibration(
 
 def epsilon_of(calibration: Calibration, conversion: str) -> float:
     """ε of a calibrated schedule re-accounted under another conversion (at the same δ)."""
-    ledger = calibration.ledger()
-    if conversion == "exact" and not ledger.all_gaussian:
-        raise InvalidParameterError("conversion", "'exact' needs Gaussian releases", conversion)
-    rho = ledger.worst_user_rho() if calibration.accounting == "per-user" else ledger.naive_rho()
-    return epsilon_from_rho(rho, calibration.delta, conversion)
+    return calibration.ledger().guarantee(calibration.delta, conversion, calibration.accounting).epsilon

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +61,15 @@ def _validated(args: argparse.Namespace) -> dict[str, Any]:
         "sensitivity": _validate.one_of("--sensitivity", args.sensitivity or "derived", SENSITIVITY_MODELS),
         "conversion": _validate.one_of("--conversion", args.conversion, CONVERSIONS),
         "accounting": _validate.one_of("--accounting", args.accounting, ACCOUNTING_MODES),
-        "relation": Neighbouring.parse(args.relation) if args.relation in {m.value for m in Neighbouring}
-        else _raise_relation(args.relation),
+        "relation": _relation(args.relation),
     }
 
 
-def _raise_relation(value: str) -> Neighbouring:
-    raise InvalidParameterError("--relation", f"must be one of {', '.join(m.value for m in Neighbouring)}", value)
+def _relation(value: str) -> Neighbouring:
+    try:
+        return Neighbouring.parse(value)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError("--relation", exc.rule, value) from None
 
 
 def _calibration_dict(c: Calibration) -> dict[str, Any]:
@@ -165,5 +166,3 @@ def _print_text(v: dict[str, Any], main: dict[str, Calibration], chosen: dict[st
               f"(the GOE release costs ‖ΔG‖_F²·ρ0 with ‖ΔG‖_F = {chosen['paper'].statistics[3].spec.sensitivity:.4g})")
         print("  true ε of the printed noise: " + ", ".join(f"{c} {e:.4g}" for c, e in printed.true_epsilon.items())
               + f" (claimed {printed.claimed_epsilon:g})")
-    if not math.isfinite(head.accounted_epsilon):  # pragma: no cover - calibrate guarantees finiteness
-        raise InvalidParameterError("--epsilon", "could not be met", v["epsilon"])
