@@ -97,6 +97,7 @@ from dpverify.neighbouring import Neighbouring
 
 from agents.base import Trajectory
 from agents.billboard import Billboard
+from agents.private_checks import billboard_for, check_feature_norm
 from agents.envs.linear_mdp import LinearMDP
 from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from agents.statistics import RidgeStatistics
@@ -358,14 +359,14 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
             raise InvalidParameterError("config", "must be a DpLsviUcbPlusPlusConfig", type(config).__name__)
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-        check_feature_norm(mdp, config.feature_norm)
+        if not isinstance(mdp, LinearMDP):
+            raise InvalidParameterError("mdp", "must be a LinearMDP", type(mdp).__name__)
+        check_feature_norm(mdp.feature_norm_bound, config.feature_norm)
         H, d, K = mdp.horizon, mdp.dim, config.num_episodes
         self.schedule = dp_lsvi_ucbpp_schedule(H, K, d, config.sensitivity_model, config.relation, config.feature_norm)
         self.calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion, config.accounting)
-        self.billboard = billboard if billboard is not None else Billboard(
-            config.relation, keep_history=config.keep_history, keep_noise=config.keep_noise)
-        if self.billboard.relation is not Neighbouring.parse(config.relation):
-            raise InvalidParameterError("billboard.relation", f"must be {config.relation}", self.billboard.relation.value)
+        self.billboard = billboard_for(
+            billboard, config.relation, keep_history=config.keep_history, keep_noise=config.keep_noise)
         regularization = config.regularization
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
             regularization = LsviUcbPlusPlusConfig(K).regularization
@@ -461,21 +462,6 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
         self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))
 
 
-def check_feature_norm(mdp: LinearMDP, bound: float) -> None:
-    """Refuse an environment whose features may exceed the norm the sensitivities assume."""
-    if not isinstance(mdp, LinearMDP):
-        raise InvalidParameterError("mdp", "must be a LinearMDP", type(mdp).__name__)
-    actual = float(np.max(np.linalg.norm(mdp.features, axis=-1)))
-    declared = float(mdp.feature_norm_bound)
-    if declared > bound * (1.0 + CHECK_TOLERANCE) or actual > bound * (1.0 + CHECK_TOLERANCE):
-        raise InvalidParameterError(
-            "feature_norm_bound",
-            f"must be <= feature_norm = {bound:g} assumed by the sensitivities (environment {mdp.name!r} declares "
-            f"feature_norm_bound = {declared:g}, max ‖φ‖ = {actual:.4g}; rescale it or set feature_norm)",
-            declared,
-        )
-
-
 def make_config(num_episodes: int, **options: Any) -> DpLsviUcbPlusPlusConfig:
     """A config from runner options (module-level helper for :mod:`agents.private_registry_a`)."""
     return DpLsviUcbPlusPlusConfig(num_episodes, **options)
@@ -485,7 +471,6 @@ __all__ = [
     "DpLsviUcbPlusPlus",
     "DpLsviUcbPlusPlusConfig",
     "PrivatisedRidgeStatistics",
-    "check_feature_norm",
     "noise_constants",
     "make_config",
 ]

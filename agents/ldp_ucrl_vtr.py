@@ -63,7 +63,8 @@ from dpverify.neighbouring import Neighbouring
 from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import LinearMixtureMDP
-from agents.luyo import check_feature_norm, check_term_norms, floored_inverse, goe_norm_bound
+from agents.luyo import check_term_norms, floored_inverse, goe_norm_bound
+from agents.private_checks import billboard_for, check_feature_norm
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
@@ -231,10 +232,7 @@ class LdpUcrlVtr(Agent):
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.value_feature_bound = H * config.feature_norm_bound
-        self.billboard = billboard if billboard is not None else Billboard(config.relation)
-        if self.billboard.relation is not Neighbouring.parse(config.relation):
-            raise InvalidParameterError("billboard", "must use the config's neighbouring relation",
-                                        self.billboard.relation.value)
+        self.billboard = billboard_for(billboard, config.relation)
         self.noise_rng, self.tie_rng = rng.spawn(2)
         K = config.num_episodes
         self.schedule = ldp_ucrl_vtr_schedule(H, K, d, config.relation, feature_norm=self.value_feature_bound)

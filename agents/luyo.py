@@ -91,6 +91,7 @@ from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sens
 from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import NORM_TOLERANCE, LinearMDP
+from agents.private_checks import billboard_for, check_feature_norm
 from agents.lsvi_ucb import theory_beta
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
@@ -99,17 +100,6 @@ DEFAULT_PRIVACY_BETA_MULTIPLIER = 0.01
 
 
 # ---- shared helpers (also used by agents.ngo) ---------------------------------------------------------
-
-
-def check_feature_norm(mdp_bound: float, assumed: float) -> None:
-    """Refuse an environment whose declared ‖φ‖ bound exceeds the bound the sensitivities assume."""
-    if mdp_bound > assumed * (1.0 + NORM_TOLERANCE):
-        raise InvalidParameterError(
-            "feature_norm_bound",
-            f"the environment's feature norm bound {mdp_bound:g} exceeds the bound {assumed:g} the privacy "
-            "sensitivities assume (rescale the features or set feature_norm_bound to the real norm)",
-            mdp_bound,
-        )
 
 
 def check_term_norms(norms: np.ndarray, assumed: float, what: str) -> None:
@@ -312,10 +302,7 @@ class LuyoAgent(Agent):
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.features = mdp.features
         self._flat_features = mdp.features.reshape(H, S * A, d)
-        self.billboard = billboard if billboard is not None else Billboard(config.relation)
-        if self.billboard.relation is not Neighbouring.parse(config.relation):
-            raise InvalidParameterError("billboard", "must use the config's neighbouring relation",
-                                        self.billboard.relation.value)
+        self.billboard = billboard_for(billboard, config.relation)
         self.noise_rng, self.tie_rng = rng.spawn(2)
         K = config.num_episodes
         self.schedule = luyo_schedule(H, K, d, S, config.relation, config.feature_norm_bound)

@@ -75,13 +75,13 @@ from agents.luyo import (
     DEFAULT_PRIVACY_BETA_MULTIPLIER,
     BinaryTreeSum,
     _privacy_fields,
-    check_feature_norm,
     check_term_norms,
     floored_inverse,
     gaussian_norm_bound,
     goe_norm_bound,
 )
 from agents.lsvi_ucb import theory_beta
+from agents.private_checks import billboard_for, check_feature_norm
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
 
@@ -200,10 +200,7 @@ class NgoAgent(Agent):
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.features = mdp.features
         self._flat_features = mdp.features.reshape(H, S * A, d)
-        self.billboard = billboard if billboard is not None else Billboard(config.relation)
-        if self.billboard.relation is not Neighbouring.parse(config.relation):
-            raise InvalidParameterError("billboard", "must use the config's neighbouring relation",
-                                        self.billboard.relation.value)
+        self.billboard = billboard_for(billboard, config.relation)
         self.noise_rng, self.tie_rng = rng.spawn(2)
         K = config.num_episodes
         self.max_updates = config.effective_max_updates(d)
@@ -326,7 +323,7 @@ class NgoAgent(Agent):
         return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)
 
     def end_episode(self, trajectory: Trajectory) -> None:
-        H, S = self.horizon, self.num_states
+        H = self.horizon
         h = np.arange(H)
         s, a, s_next = trajectory.states[:-1], trajectory.actions, trajectory.states[1:]
         x = self.features[h, s, a]

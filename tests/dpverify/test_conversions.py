@@ -4,7 +4,7 @@ import math
 
 import mpmath as mp
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dpverify.conversions import (
