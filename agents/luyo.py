@@ -182,26 +182,45 @@ class BinaryTreeSum:
         self.count = k
 
 
-def _privacy_fields(config: Any) -> None:
-    """Validation shared by the JDP configs (epsilon, delta, relation, conversion, feature norm)."""
-    _validate.integer("num_episodes", config.num_episodes, minimum=1)
-    _validate.positive("epsilon", config.epsilon)
-    _validate.open_unit("delta", config.delta)
-    Neighbouring.parse(config.relation)
-    _validate.one_of("conversion", config.conversion, CONVERSIONS)
-    _validate.positive("feature_norm_bound", config.feature_norm_bound)
-    _validate.non_negative("beta_multiplier", config.beta_multiplier)
-    _validate.non_negative("privacy_beta_multiplier", config.privacy_beta_multiplier)
-    _validate.non_negative("shift_multiplier", config.shift_multiplier)
-    _validate.positive("regularization", config.regularization)
-    _validate.open_unit("failure_probability", config.failure_probability)
-
-
 # ---- configuration and schedule -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class LuyoConfig:
+class PrivateLsviConfig:
+    """Hyper-parameters shared by the privatised LSVI-UCB agents (Luyo et al., Ngo et al.).
+
+    Attributes are documented on :class:`LuyoConfig`; validation of the privacy target, the relation,
+    the conversion, the feature-norm bound and every multiplier lives here.
+    """
+
+    num_episodes: int
+    epsilon: float
+    delta: float = 1e-5
+    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
+    privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
+    shift_multiplier: float = 1.0
+    regularization: float = 1.0
+    failure_probability: float = 0.01
+    feature_norm_bound: float = 1.0
+    relation: str = Neighbouring.REPLACE_ONE.value
+    conversion: str = "exact"
+
+    def __post_init__(self) -> None:
+        _validate.integer("num_episodes", self.num_episodes, minimum=1)
+        _validate.positive("epsilon", self.epsilon)
+        _validate.open_unit("delta", self.delta)
+        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
+        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+        _validate.positive("feature_norm_bound", self.feature_norm_bound)
+        _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
+        _validate.non_negative("shift_multiplier", self.shift_multiplier)
+        _validate.positive("regularization", self.regularization)
+        _validate.open_unit("failure_probability", self.failure_probability)
+
+
+@dataclass(frozen=True)
+class LuyoConfig(PrivateLsviConfig):
     """Hyper-parameters of the Luyo et al. 2021 agent (module docstring).
 
     Attributes:
@@ -218,22 +237,10 @@ class LuyoConfig:
         conversion: zCDP/GDP→(ε, δ) route of the calibration ("exact" by default).
     """
 
-    num_episodes: int
-    epsilon: float
-    delta: float = 1e-5
     batch_length: int | None = None
-    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
-    privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
-    shift_multiplier: float = 1.0
-    regularization: float = 1.0
-    failure_probability: float = 0.01
-    feature_norm_bound: float = 1.0
-    relation: str = Neighbouring.REPLACE_ONE.value
-    conversion: str = "exact"
 
     def __post_init__(self) -> None:
-        _privacy_fields(self)
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
+        super().__post_init__()
         if self.batch_length is not None:
             _validate.integer("batch_length", self.batch_length, minimum=1)
 

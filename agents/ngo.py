@@ -71,10 +71,8 @@ from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import LinearMDP
 from agents.luyo import (
-    DEFAULT_BETA_MULTIPLIER,
-    DEFAULT_PRIVACY_BETA_MULTIPLIER,
     BinaryTreeSum,
-    _privacy_fields,
+    PrivateLsviConfig,
     check_term_norms,
     floored_inverse,
     gaussian_norm_bound,
@@ -86,7 +84,7 @@ from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
 
 @dataclass(frozen=True)
-class NgoConfig:
+class NgoConfig(PrivateLsviConfig):
     """Hyper-parameters of the Ngo et al. 2022 agent (module docstring).
 
     Attributes:
@@ -97,22 +95,10 @@ class NgoConfig:
         feature_norm_bound, relation, conversion: as in :class:`agents.luyo.LuyoConfig`.
     """
 
-    num_episodes: int
-    epsilon: float
-    delta: float = 1e-5
     max_updates: int | None = None
-    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
-    privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
-    shift_multiplier: float = 1.0
-    regularization: float = 1.0
-    failure_probability: float = 0.01
-    feature_norm_bound: float = 1.0
-    relation: str = Neighbouring.REPLACE_ONE.value
-    conversion: str = "exact"
 
     def __post_init__(self) -> None:
-        _privacy_fields(self)
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
+        super().__post_init__()
         if self.max_updates is not None:
             _validate.integer("max_updates", self.max_updates, minimum=1)
 
