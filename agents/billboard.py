@@ -102,3 +102,41 @@ class Billboard:
     def messages_of(self, user: int) -> tuple[PublishedRelease, ...]:
         """The local releases (``users="current"``) that user ``user`` sent; needs ``keep_history``."""
         return tuple(r for r in self.history() if r.users == "current" and r.episode == user)
+
+
+class ReplayBillboard(Billboard):
+    """A billboard held fixed: it publishes the values another run published, whatever the raw data.
+
+    The tool for testing the JDP structure (billboard lemma): rerun an agent on altered data of some
+    user j with a ``ReplayBillboard`` of the original run's history; if every other user's actions are
+    unchanged, those actions depend on the published statistics and their own data only. Each release is
+    still recorded in the ledger, and its label (family, episode, stage) must match the recorded one —
+    a mismatch means the agent's release pattern itself depends on the raw data.
+    """
+
+    def __init__(self, recorded: "tuple[PublishedRelease, ...] | list[PublishedRelease]",
+                 relation: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
+        super().__init__(relation)
+        self._recorded = list(recorded)
+
+    def publish(
+        self,
+        family: str,
+        episode: int,
+        stage: int,
+        mechanism: Mechanism,
+        raw_value: np.ndarray,
+        users: str | UserPattern,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        if self.n_published >= len(self._recorded):
+            raise InvalidParameterError("recorded", "has fewer releases than this run makes", len(self._recorded))
+        expected = self._recorded[self.n_published]
+        if (expected.family, expected.episode, expected.stage) != (family, episode, stage):
+            raise InvalidParameterError(
+                "release", f"must match the recorded label {(expected.family, expected.episode, expected.stage)}",
+                (family, episode, stage),
+            )
+        self.ledger.record(family, episode, stage, mechanism, users)
+        self.n_published += 1
+        return np.array(expected.value)

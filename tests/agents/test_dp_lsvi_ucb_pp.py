@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents.base import Trajectory, rollout, run_episodes
-from agents.billboard import Billboard
+from agents.billboard import Billboard, ReplayBillboard
 from agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from agents.envs.min2021 import min2021_mdp
 from agents.runner import RunSpec, run
@@ -76,21 +76,6 @@ def test_fresh_noise_at_every_release() -> None:
     for noises in by_key.values():
         for a, b in zip(noises, noises[1:]):
             assert np.max(np.abs(a - b)) > 0
-
-
-class ReplayBillboard(Billboard):
-    """Publishes the values recorded by another run instead of raw + fresh noise (labels checked)."""
-
-    def __init__(self, recorded, relation) -> None:
-        super().__init__(relation)
-        self._recorded = list(recorded)
-
-    def publish(self, family, episode, stage, mechanism, raw_value, users, rng):
-        expected = self._recorded[self.n_published]
-        assert (expected.family, expected.episode, expected.stage) == (family, episode, stage)
-        self.ledger.record(family, episode, stage, mechanism, users)
-        self.n_published += 1
-        return np.array(expected.value)
 
 
 def altered(trajectory: Trajectory, mdp) -> Trajectory:

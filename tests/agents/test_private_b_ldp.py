@@ -8,28 +8,12 @@ import numpy as np
 import pytest
 
 from agents.base import rollout, run_episodes
-from agents.billboard import Billboard
+from agents.billboard import Billboard, ReplayBillboard
 from agents.envs.linear_mdp import LinearMixtureMDP
 from agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, paper_beta, user_plan, user_statistics
 from agents.runner import AGENTS, load_registrations
 from dpverify.errors import InvalidParameterError
-
-
-class ReplayBillboard(Billboard):
-    """A billboard held fixed: returns the messages a previous run sent, whatever the raw data."""
-
-    def __init__(self, recorded, relation="replace-one") -> None:
-        super().__init__(relation)
-        self._recorded = list(recorded)
-        self._next = 0
-
-    def publish(self, family, episode, stage, mechanism, raw_value, users, rng):
-        release = self._recorded[self._next]
-        assert (release.family, release.episode, release.stage) == (family, episode, stage)
-        self._next += 1
-        self.ledger.record(family, episode, stage, mechanism, users)
-        return release.value.copy()
 
 
 def small_mdp():

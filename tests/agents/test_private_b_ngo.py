@@ -8,28 +8,12 @@ import numpy as np
 import pytest
 
 from agents.base import rollout, run_episodes
-from agents.billboard import Billboard
+from agents.billboard import Billboard, ReplayBillboard
 from agents.envs.min2021 import min2021_mdp
 from agents.ngo import NgoAgent, NgoConfig, ngo_schedule
 from agents.runner import AGENTS, load_registrations
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
-
-
-class ReplayBillboard(Billboard):
-    """A billboard held fixed: returns the values a previous run published, whatever the raw data."""
-
-    def __init__(self, recorded, relation="replace-one") -> None:
-        super().__init__(relation)
-        self._recorded = list(recorded)
-        self._next = 0
-
-    def publish(self, family, episode, stage, mechanism, raw_value, users, rng):
-        release = self._recorded[self._next]
-        assert (release.family, release.episode, release.stage) == (family, episode, stage)
-        self._next += 1
-        self.ledger.record(family, episode, stage, mechanism, users)
-        return release.value.copy()
 
 
 def small_mdp():
