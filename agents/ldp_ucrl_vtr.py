@@ -52,19 +52,17 @@ from typing import Any
 
 import numpy as np
 
-from dpverify import _validate
 from dpverify.calibration import Calibration, calibrate, ldp_ucrl_vtr_schedule
-from dpverify.conversions import CONVERSIONS, DPGuarantee
+from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
-from dpverify.neighbouring import Neighbouring
 
 from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import LinearMixtureMDP
 from agents.luyo import check_term_norms, floored_inverse, goe_norm_bound
-from agents.private_checks import billboard_for, check_feature_norm
+from agents.private_checks import PrivateAgentConfig, billboard_for, check_feature_norm
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
@@ -73,7 +71,7 @@ DEFAULT_PRIVACY_BETA_MULTIPLIER = 1e-3
 
 
 @dataclass(frozen=True)
-class LdpUcrlVtrConfig:
+class LdpUcrlVtrConfig(PrivateAgentConfig):
     """Hyper-parameters of LDP-UCRL-VTR (module docstring).
 
     Attributes:
@@ -90,30 +88,8 @@ class LdpUcrlVtrConfig:
         conversion: route of the calibration ("exact").
     """
 
-    num_episodes: int
-    epsilon: float
-    delta: float = 1e-5
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
     privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
-    shift_multiplier: float = 1.0
-    regularization: float = 1.0
-    failure_probability: float = 0.01
-    feature_norm_bound: float = 1.0
-    relation: str = Neighbouring.REPLACE_ONE.value
-    conversion: str = "exact"
-
-    def __post_init__(self) -> None:
-        _validate.integer("num_episodes", self.num_episodes, minimum=1)
-        _validate.positive("epsilon", self.epsilon)
-        _validate.open_unit("delta", self.delta)
-        _validate.non_negative("beta_multiplier", self.beta_multiplier)
-        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
-        _validate.non_negative("shift_multiplier", self.shift_multiplier)
-        _validate.positive("regularization", self.regularization)
-        _validate.open_unit("failure_probability", self.failure_probability)
-        _validate.positive("feature_norm_bound", self.feature_norm_bound)
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
-        _validate.one_of("conversion", self.conversion, CONVERSIONS)
 
 
 def paper_beta(episode: int, dim: int, horizon: int, num_episodes: int, epsilon: float, delta: float,

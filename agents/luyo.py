@@ -82,7 +82,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec, calibrate
-from dpverify.conversions import CONVERSIONS, DPGuarantee
+from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
@@ -91,12 +91,10 @@ from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sens
 from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import NORM_TOLERANCE, LinearMDP
-from agents.private_checks import billboard_for, check_feature_norm
+from agents.private_checks import PrivateAgentConfig, billboard_for, check_feature_norm
 from agents.lsvi_ucb import theory_beta
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
-DEFAULT_BETA_MULTIPLIER = 0.01
-DEFAULT_PRIVACY_BETA_MULTIPLIER = 0.01
 
 
 # ---- shared helpers (also used by agents.ngo) ---------------------------------------------------------
@@ -186,41 +184,7 @@ class BinaryTreeSum:
 
 
 @dataclass(frozen=True)
-class PrivateLsviConfig:
-    """Hyper-parameters shared by the privatised LSVI-UCB agents (Luyo et al., Ngo et al.).
-
-    Attributes are documented on :class:`LuyoConfig`; validation of the privacy target, the relation,
-    the conversion, the feature-norm bound and every multiplier lives here.
-    """
-
-    num_episodes: int
-    epsilon: float
-    delta: float = 1e-5
-    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
-    privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
-    shift_multiplier: float = 1.0
-    regularization: float = 1.0
-    failure_probability: float = 0.01
-    feature_norm_bound: float = 1.0
-    relation: str = Neighbouring.REPLACE_ONE.value
-    conversion: str = "exact"
-
-    def __post_init__(self) -> None:
-        _validate.integer("num_episodes", self.num_episodes, minimum=1)
-        _validate.positive("epsilon", self.epsilon)
-        _validate.open_unit("delta", self.delta)
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
-        _validate.one_of("conversion", self.conversion, CONVERSIONS)
-        _validate.positive("feature_norm_bound", self.feature_norm_bound)
-        _validate.non_negative("beta_multiplier", self.beta_multiplier)
-        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
-        _validate.non_negative("shift_multiplier", self.shift_multiplier)
-        _validate.positive("regularization", self.regularization)
-        _validate.open_unit("failure_probability", self.failure_probability)
-
-
-@dataclass(frozen=True)
-class LuyoConfig(PrivateLsviConfig):
+class LuyoConfig(PrivateAgentConfig):
     """Hyper-parameters of the Luyo et al. 2021 agent (module docstring).
 
     Attributes:

@@ -72,19 +72,18 @@ from agents.billboard import Billboard
 from agents.envs.linear_mdp import LinearMDP
 from agents.luyo import (
     BinaryTreeSum,
-    PrivateLsviConfig,
     check_term_norms,
     floored_inverse,
     gaussian_norm_bound,
     goe_norm_bound,
 )
 from agents.lsvi_ucb import theory_beta
-from agents.private_checks import billboard_for, check_feature_norm
+from agents.private_checks import PrivateAgentConfig, billboard_for, check_feature_norm
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
 
 @dataclass(frozen=True)
-class NgoConfig(PrivateLsviConfig):
+class NgoConfig(PrivateAgentConfig):
     """Hyper-parameters of the Ngo et al. 2022 agent (module docstring).
 
     Attributes:

@@ -3,18 +3,26 @@
 The sensitivities a private agent is calibrated with hold only under assumptions the code must
 enforce (DESIGN.md §2): the environment's features have norm at most the bound the sensitivities
 assume, and the releases are recorded on a billboard of the same neighbouring relation as the
-calibration. These helpers are the single place those two checks live.
+calibration. These helpers are the single place those two checks live, next to the configuration every private agent shares.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from dpverify import _validate
+from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
 from dpverify.neighbouring import Neighbouring
 
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import NORM_TOLERANCE
+
+#: Default multipliers of the JDP agents' radii (Jin et al.'s d·H·√ι and the privacy term; see
+#: docs/private_agents_b.md); an agent may redeclare the fields with its own defaults.
+DEFAULT_BETA_MULTIPLIER = 0.01
+DEFAULT_PRIVACY_BETA_MULTIPLIER = 0.01
 
 
 def check_feature_norm(declared_bound: float, assumed: float) -> None:
@@ -43,3 +51,41 @@ def billboard_for(billboard: Billboard | None, relation: Neighbouring | str, **o
             "billboard.relation", f"must be the calibration's relation {relation.value!r}", billboard.relation.value
         )
     return billboard
+
+
+@dataclass(frozen=True)
+class PrivateAgentConfig:
+    """Hyper-parameters every private agent of this package shares (Luyo et al., Ngo et al.,
+    LDP-UCRL-VTR); subclasses add their own and may change a default by redeclaring the field.
+
+    Attributes: num_episodes K; the target (epsilon, delta) — epsilon has no default (there is no
+    default privacy budget); beta_multiplier and privacy_beta_multiplier of the confidence radius;
+    shift_multiplier of the noise bound added to the Gram matrix; regularization λ;
+    failure_probability p; feature_norm_bound, the ‖φ‖ bound the sensitivities assume; relation, the
+    neighbouring relation; conversion, the calibrator's (ε, δ) route. All are validated here.
+    """
+
+    num_episodes: int
+    epsilon: float
+    delta: float = 1e-5
+    beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
+    privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
+    shift_multiplier: float = 1.0
+    regularization: float = 1.0
+    failure_probability: float = 0.01
+    feature_norm_bound: float = 1.0
+    relation: str = Neighbouring.REPLACE_ONE.value
+    conversion: str = "exact"
+
+    def __post_init__(self) -> None:
+        _validate.integer("num_episodes", self.num_episodes, minimum=1)
+        _validate.positive("epsilon", self.epsilon)
+        _validate.open_unit("delta", self.delta)
+        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
+        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+        _validate.positive("feature_norm_bound", self.feature_norm_bound)
+        _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
+        _validate.non_negative("shift_multiplier", self.shift_multiplier)
+        _validate.positive("regularization", self.regularization)
+        _validate.open_unit("failure_probability", self.failure_probability)
