@@ -97,7 +97,7 @@ from dpverify.neighbouring import Neighbouring
 
 from agents.base import Trajectory
 from agents.billboard import Billboard
-from agents.private_checks import billboard_for, check_feature_norm
+from agents.private_checks import billboard_for, check_agent_inputs
 from agents.envs.linear_mdp import LinearMDP
 from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from agents.statistics import RidgeStatistics
@@ -357,11 +357,7 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
                  billboard: Billboard | None = None) -> None:
         if not isinstance(config, DpLsviUcbPlusPlusConfig):
             raise InvalidParameterError("config", "must be a DpLsviUcbPlusPlusConfig", type(config).__name__)
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-        if not isinstance(mdp, LinearMDP):
-            raise InvalidParameterError("mdp", "must be a LinearMDP", type(mdp).__name__)
-        check_feature_norm(mdp.feature_norm_bound, config.feature_norm)
+        check_agent_inputs(mdp, LinearMDP, config.feature_norm, rng)
         H, d, K = mdp.horizon, mdp.dim, config.num_episodes
         self.schedule = dp_lsvi_ucbpp_schedule(H, K, d, config.sensitivity_model, config.relation, config.feature_norm)
         self.calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion, config.accounting)
@@ -370,8 +366,6 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
         regularization = config.regularization
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
             regularization = LsviUcbPlusPlusConfig(K).regularization
-        if regularization is None:
-            regularization = 1.0 / H**2
         self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
         self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
         max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2

@@ -54,7 +54,6 @@ import numpy as np
 
 from dpverify.calibration import Calibration, calibrate, ldp_ucrl_vtr_schedule
 from dpverify.conversions import DPGuarantee
-from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 
@@ -62,7 +61,7 @@ from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import LinearMixtureMDP
 from agents.luyo import check_term_norms, floored_inverse, goe_norm_bound
-from agents.private_checks import PrivateAgentConfig, billboard_for, check_feature_norm
+from agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
@@ -199,11 +198,7 @@ class LdpUcrlVtr(Agent):
 
     def __init__(self, mdp: LinearMixtureMDP, config: LdpUcrlVtrConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
-        if not isinstance(mdp, LinearMixtureMDP):
-            raise InvalidParameterError("mdp", "must be a LinearMixtureMDP", type(mdp).__name__)
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-        check_feature_norm(mdp.feature_norm_bound, config.feature_norm_bound)
+        check_agent_inputs(mdp, LinearMixtureMDP, config.feature_norm_bound, rng)
         self.mdp, self.config = mdp, config
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d

@@ -91,7 +91,7 @@ from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sens
 from agents.base import Agent, Trajectory
 from agents.billboard import Billboard
 from agents.envs.linear_mdp import NORM_TOLERANCE, LinearMDP
-from agents.private_checks import PrivateAgentConfig, billboard_for, check_feature_norm
+from agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
 from agents.lsvi_ucb import theory_beta
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
@@ -263,11 +263,7 @@ class LuyoAgent(Agent):
 
     def __init__(self, mdp: LinearMDP, config: LuyoConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
-        if not isinstance(mdp, LinearMDP):
-            raise InvalidParameterError("mdp", "must be a LinearMDP", type(mdp).__name__)
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-        check_feature_norm(mdp.feature_norm_bound, config.feature_norm_bound)
+        check_agent_inputs(mdp, LinearMDP, config.feature_norm_bound, rng)
         self.mdp, self.config = mdp, config
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d

@@ -78,7 +78,7 @@ from agents.luyo import (
     goe_norm_bound,
 )
 from agents.lsvi_ucb import theory_beta
-from agents.private_checks import PrivateAgentConfig, billboard_for, check_feature_norm
+from agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
 from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
 
@@ -175,11 +175,7 @@ class NgoAgent(Agent):
 
     def __init__(self, mdp: LinearMDP, config: NgoConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
-        if not isinstance(mdp, LinearMDP):
-            raise InvalidParameterError("mdp", "must be a LinearMDP", type(mdp).__name__)
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-        check_feature_norm(mdp.feature_norm_bound, config.feature_norm_bound)
+        check_agent_inputs(mdp, LinearMDP, config.feature_norm_bound, rng)
         self.mdp, self.config = mdp, config
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dpverify import _validate
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
@@ -39,6 +41,16 @@ def check_feature_norm(declared_bound: float, assumed: float) -> None:
             "or calibrate to the real norm)",
             declared_bound,
         )
+
+
+def check_agent_inputs(mdp: Any, mdp_type: type, feature_norm_bound: float, rng: object) -> None:
+    """Validate what every private agent is constructed from: the environment's type, its declared
+    feature-norm bound against the one the sensitivities assume, and an explicit Generator."""
+    if not isinstance(mdp, mdp_type):
+        raise InvalidParameterError("mdp", f"must be a {mdp_type.__name__}", type(mdp).__name__)
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+    check_feature_norm(mdp.feature_norm_bound, feature_norm_bound)
 
 
 def billboard_for(billboard: Billboard | None, relation: Neighbouring | str, **options: Any) -> Billboard:

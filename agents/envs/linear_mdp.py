@@ -132,6 +132,15 @@ class _TabularDynamics:
     def num_actions(self) -> int:
         return int(self.transitions.shape[2])
 
+    def _adopt_tabular(self, transitions: np.ndarray, rewards: np.ndarray) -> None:
+        """Validate (transitions, rewards, initial distribution) as a :class:`FiniteMDP` and store the
+        validated read-only arrays: the linear models derive their dynamics and then call this."""
+        tabular = FiniteMDP(transitions, rewards, self.initial_distribution, self.name)
+        object.__setattr__(self, "transitions", tabular.transitions)
+        object.__setattr__(self, "rewards", tabular.rewards)
+        object.__setattr__(self, "initial_distribution", tabular.initial_distribution)
+        self._prepare_sampling()
+
     def _prepare_sampling(self) -> None:
         object.__setattr__(self, "_cumulative", _sampling_cdf(self.transitions))
         object.__setattr__(self, "_initial_cumulative", _sampling_cdf(self.initial_distribution))
@@ -249,15 +258,11 @@ class LinearMDP(_TabularDynamics):
         _check_norms("features", np.linalg.norm(features, axis=-1), bound)
         transitions = np.einsum("hsad,hdt->hsat", features, mu)
         rewards = np.einsum("hsad,hd->hsa", features, theta)
-        tabular = FiniteMDP(transitions, rewards, self.initial_distribution, self.name)
         object.__setattr__(self, "features", features)
         object.__setattr__(self, "mu", mu)
         object.__setattr__(self, "theta", theta)
         object.__setattr__(self, "feature_norm_bound", bound)
-        object.__setattr__(self, "transitions", tabular.transitions)
-        object.__setattr__(self, "rewards", tabular.rewards)
-        object.__setattr__(self, "initial_distribution", tabular.initial_distribution)
-        self._prepare_sampling()
+        self._adopt_tabular(transitions, rewards)
 
     @property
     def dim(self) -> int:
@@ -342,14 +347,10 @@ class LinearMixtureMDP(_TabularDynamics):
         norm = mixture_feature_norm(basis)
         _check_norms("basis", np.array(norm), bound)
         transitions = np.einsum("hsatd,hd->hsat", basis, theta)
-        tabular = FiniteMDP(transitions, self.rewards, self.initial_distribution, self.name)
         object.__setattr__(self, "basis", basis)
         object.__setattr__(self, "theta", theta)
         object.__setattr__(self, "feature_norm_bound", bound)
-        object.__setattr__(self, "transitions", tabular.transitions)
-        object.__setattr__(self, "rewards", tabular.rewards)
-        object.__setattr__(self, "initial_distribution", tabular.initial_distribution)
-        self._prepare_sampling()
+        self._adopt_tabular(transitions, self.rewards)
 
     @property
     def dim(self) -> int:
