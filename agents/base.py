@@ -6,7 +6,7 @@ An episode k runs as follows (:func:`run_episodes`):
    π_k as an (H, S) integer array (ties among maximising actions already broken at random with the
    agent's generator, so this is exactly what the user will follow);
 2. the exact regret ρᵀ(V*_0 − V^{π_k}_0) of that policy is computed by backward induction
-   (:class:`agents.planning.DeterministicPolicyEvaluator`) — never from realised rewards;
+   (:class:`dpverify.agents.planning.DeterministicPolicyEvaluator`) — never from realised rewards;
 3. the user follows π_k in the environment (:func:`rollout`), with the environment's own generator;
 4. ``agent.end_episode(trajectory)`` — the agent adds the user's data to its statistics.
 
@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from agents.planning import DeterministicPolicyEvaluator
+from dpverify.agents.planning import DeterministicPolicyEvaluator
 
 
 @dataclass(frozen=True, eq=False)

@@ -114,7 +114,7 @@ class ReplayBillboard(Billboard):
     a mismatch means the agent's release pattern itself depends on the raw data.
     """
 
-    def __init__(self, recorded: "tuple[PublishedRelease, ...] | list[PublishedRelease]",
+    def __init__(self, recorded: tuple[PublishedRelease, ...] | list[PublishedRelease],
                  relation: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
         super().__init__(relation)
         self._recorded = list(recorded)

@@ -2,7 +2,7 @@
 
 Paper 000 (``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``), Algorithm 1 (text lines ~177–235),
 privacy proof Theorem A.1 / Lemma A.1 (lines ~290–309), constants Theorem 3.2 (lines ~251–261).
-The learning rule is :class:`agents.lsvi_ucb_pp.LsviUcbPlusPlus` (same corrections of the printed
+The learning rule is :class:`dpverify.agents.lsvi_ucb_pp.LsviUcbPlusPlus` (same corrections of the printed
 algorithm, documented there); this module replaces every read of other users' data by a privatised
 release. Stages are 0-indexed in code and 1-based in the ledger labels (paper notation).
 
@@ -16,7 +16,7 @@ Releases of episode k (users 1..k−1 are read; episode-k user's data is added a
   ``w_bar``   Σ_{i<k} σ̄_{i,h}⁻² φ_i V̂_{k,h+1}(s'_i)² + N(0, σ̄²I)       (fresh draw)
 
 i.e. exactly the 4HK releases of :func:`dpverify.calibration.dp_lsvi_ucbpp_schedule`, each published
-through :meth:`agents.billboard.Billboard.publish` (``users="prefix"``) so that the agent's
+through :meth:`dpverify.agents.billboard.Billboard.publish` (``users="prefix"``) so that the agent's
 :attr:`~DpLsviUcbPlusPlus.ledger` records what was actually released. Noise levels come from
 :func:`dpverify.calibration.calibrate` for the target (ε, δ), with the ``"paper"`` (Appendix A:
 2H, 2H, 2H², √2) or the ``"derived"`` (DESIGN §2: 2/H, 2/H, 2, √2/H²) sensitivities.
@@ -62,7 +62,7 @@ Deviations from the printed Algorithm 1 (all documented in docs/private_agents.m
    its noise would accumulate as k·K1);
 3. targets clipped to [0, H] and the pessimistic value takes max{·, Q̌_old, 0} (the printed
    min{·, Q̌_old, 0} pins Q̌ ≤ 0), the switching test is made once per episode before the backward
-   pass (as in :mod:`agents.lsvi_ucb_pp`);
+   pass (as in :mod:`dpverify.agents.lsvi_ucb_pp`);
 4. shift λ + 2c_Λλ̃_Λ and the eigenvalue floor λ (above);
 5. radii = registry value × multipliers, with L and λ̃_Λ of the noise actually added.
 
@@ -87,20 +87,22 @@ import numpy as np
 import sympy
 
 from dpverify import _validate
+from dpverify.agents.base import Trajectory
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
+from dpverify.agents.private_checks import billboard_for, check_agent_inputs
+from dpverify.agents.statistics import RidgeStatistics
 from dpverify.bounds import constants as paper_constants
-from dpverify.bounds.symbols import H as H_symbol, K as K_symbol, d as d_symbol, delta as delta_symbol
+from dpverify.bounds.symbols import H as H_symbol
+from dpverify.bounds.symbols import K as K_symbol
+from dpverify.bounds.symbols import d as d_symbol
+from dpverify.bounds.symbols import delta as delta_symbol
 from dpverify.calibration import Calibration, calibrate, dp_lsvi_ucbpp_schedule
 from dpverify.conversions import CONVERSIONS, DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.neighbouring import Neighbouring
-
-from agents.base import Trajectory
-from agents.billboard import Billboard
-from agents.private_checks import billboard_for, check_agent_inputs
-from agents.envs.linear_mdp import LinearMDP
-from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
-from agents.statistics import RidgeStatistics
 
 #: Default multipliers of the registry radii (see the module docstring and docs/private_agents.md).
 DEFAULT_RADIUS_MULTIPLIER = 1e-5
@@ -130,7 +132,7 @@ class DpLsviUcbPlusPlusConfig:
             MDP at K = 3000: docs/private_agents.md).
         shift_multiplier: c_Λ, multiplier of λ̃_Λ in the 2λ̃_Λ shift.
         variance_floor_multiplier, disagreement_multiplier: c_σ, c_D as in LSVI-UCB++.
-        regularization: λ (None → LSVI-UCB++'s default λ, see :mod:`agents.lsvi_ucb_pp`).
+        regularization: λ (None → LSVI-UCB++'s default λ, see :mod:`dpverify.agents.lsvi_ucb_pp`).
         failure_probability: p, the δ of the utility analysis (not the privacy δ).
         switching: rare switching (line 10); False updates Q̂, Q̌ every episode (an ablation).
         keep_history, keep_noise: keep the billboard's published values (and noise) for audits/tests.
@@ -181,7 +183,7 @@ class DpLsviUcbPlusPlusConfig:
 # ---- constants of paper 000 evaluated for the noise actually added ---------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _printed_radius(name: str, part: str):
     """One term of β of Theorem 3.2 as printed (in L and λ̃_Λ), with ι₂ floored at 1 (module docstring).
 
@@ -457,7 +459,7 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
 
 
 def make_config(num_episodes: int, **options: Any) -> DpLsviUcbPlusPlusConfig:
-    """A config from runner options (module-level helper for :mod:`agents.private_registry_a`)."""
+    """A config from runner options (module-level helper for :mod:`dpverify.agents.private_registry_a`)."""
     return DpLsviUcbPlusPlusConfig(num_episodes, **options)
 
 

@@ -25,13 +25,13 @@ sends 2H messages, each released once with fresh noise; :func:`dpverify.calibrat
 After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee`.
 
 Shift. After k messages the noise in Λ_{k,h} is a GOE matrix with entry std s√k, so
-r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`agents.luyo.goe_norm_bound`) bounds its
+r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`dpverify.agents.luyo.goe_norm_bound`) bounds its
 operator norm w.p. ≥ 1 − p/(2HK); paper 003 uses a fixed r of the same order (Shariff & Sheffet 2018)
 — we let it grow with k (a documented choice: tighter early on, same order at k = K). If the shifted
 matrix ever has an eigenvalue below λ, its eigenvalues are floored at λ (post-processing, counted).
 
 Confidence radius: β_{k,h} = beta_multiplier · β_k + privacy_beta_multiplier · β^{003}_{k,h}, where β_k is
-the non-private UCRL-VTR radius of :func:`agents.ucrl_vtr.theory_beta` (targets in [0, H], ‖φ_V‖ ≤ H·L,
+the non-private UCRL-VTR radius of :func:`dpverify.agents.ucrl_vtr.theory_beta` (targets in [0, H], ‖φ_V‖ ≤ H·L,
 ‖θ_h‖ ≤ √d) evaluated with the shifted regulariser λ + r_{k−1} (its √(λ + r)·‖θ‖ term covers the bias
 the shift introduces, as in Shariff & Sheffet 2018's radius for shifted regularisers) and β^{003} is paper 003's radius (§4, with our 0-indexed h the paper's h + 1)
 β^{003}_{k,h} = d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, whose
@@ -52,18 +52,17 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.base import Agent, Trajectory
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
+from dpverify.agents.luyo import check_term_norms, floored_inverse, goe_norm_bound
+from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from dpverify.agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
+from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 from dpverify.calibration import Calibration, calibrate, ldp_ucrl_vtr_schedule
 from dpverify.conversions import DPGuarantee
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
-
-from agents.base import Agent, Trajectory
-from agents.billboard import Billboard
-from agents.envs.linear_mdp import LinearMixtureMDP
-from agents.luyo import check_term_norms, floored_inverse, goe_norm_bound
-from agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
-from agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
 DEFAULT_BETA_MULTIPLIER = 0.1
 DEFAULT_PRIVACY_BETA_MULTIPLIER = 1e-3
@@ -184,13 +183,13 @@ class LdpServer:
 
 
 class LdpUcrlVtr(Agent):
-    """LDP-UCRL-VTR on a finite :class:`~agents.envs.linear_mdp.LinearMixtureMDP` (module docstring).
+    """LDP-UCRL-VTR on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMixtureMDP` (module docstring).
 
     Args:
         mdp: the linear mixture MDP (basis ψ and rewards known to users).
         config: :class:`LdpUcrlVtrConfig`.
         rng: the agent's generator; two generators are spawned from it (noise, tie-breaking).
-        billboard: optionally a :class:`~agents.billboard.Billboard` (e.g. ``keep_history=True`` so audits
+        billboard: optionally a :class:`~dpverify.agents.billboard.Billboard` (e.g. ``keep_history=True`` so audits
             read every user's messages with ``messages_of``); its relation must equal the config's.
     """
 
@@ -231,7 +230,7 @@ class LdpUcrlVtr(Agent):
         return self.calibration.ledger().guarantee(self.config.delta, self.config.conversion)
 
     def nonprivate_beta(self, episode: int) -> float:
-        """UCRL-VTR's β_k (:func:`agents.ucrl_vtr.theory_beta`, θ bound √d) after ``episode`` − 1 messages,
+        """UCRL-VTR's β_k (:func:`dpverify.agents.ucrl_vtr.theory_beta`, θ bound √d) after ``episode`` − 1 messages,
         with the shifted regulariser λ + r_{k−1} in place of λ (module docstring)."""
         c = self.config
         messages = max(episode - 1, 0)

@@ -46,11 +46,11 @@ learns does not scale like the theory value d·H·√ι: on other instances (oth
 retune the multiplier, and keep λ comparable to or below one observation's contribution ‖φ‖².
 
 Cost per episode: O(H(d² + dS + SAd)), independent of k — the regression sums come from
-:class:`agents.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,
+:class:`dpverify.agents.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,
 bonuses downdated in place).
 
 Extension point for private variants (Luyo et al. 2021, Ngo et al. 2022): pass a subclass of
-:class:`~agents.statistics.RidgeStatistics` whose release methods (``gram_inverse``, ``weighted_sum``,
+:class:`~dpverify.agents.statistics.RidgeStatistics` whose release methods (``gram_inverse``, ``weighted_sum``,
 ``bonus_squared``) return noisy statistics; :meth:`LsviUcb.plan` reads the data only through them.
 """
 
@@ -63,11 +63,10 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-
-from agents.base import Agent, Trajectory
-from agents.envs.linear_mdp import LinearMDP
-from agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from agents.statistics import RidgeStatistics
+from dpverify.agents.base import Agent, Trajectory
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from dpverify.agents.statistics import RidgeStatistics
 
 DEFAULT_BETA_MULTIPLIER = 0.003
 DEFAULT_REGULARIZATION = 0.01
@@ -103,7 +102,7 @@ def theory_beta(dim: int, horizon: int, num_episodes: int, failure_probability: 
 
 
 class LsviUcb(Agent):
-    """LSVI-UCB on a finite :class:`~agents.envs.linear_mdp.LinearMDP` (module docstring)."""
+    """LSVI-UCB on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` (module docstring)."""
 
     name = "lsvi-ucb"
 

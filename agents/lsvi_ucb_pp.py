@@ -70,10 +70,10 @@ tests use λ = 1/H² and multipliers 3·10⁻³ there. Every radius actually use
 reported by :meth:`LsviUcbPlusPlus.settings`.
 
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
-:class:`agents.statistics.RidgeStatistics`).
+:class:`dpverify.agents.statistics.RidgeStatistics`).
 
 Extension point (DP-LSVI-UCB++, paper 000 Algorithm 1): pass a subclass of
-:class:`~agents.statistics.RidgeStatistics` whose ``gram_matrix``/``gram_inverse``/``bonus_squared``
+:class:`~dpverify.agents.statistics.RidgeStatistics` whose ``gram_matrix``/``gram_inverse``/``bonus_squared``
 return the GOE-perturbed, shifted Gram matrix and whose ``weighted_sum`` adds fresh Gaussian noise to
 each of the three d-vectors; the releases happen in :meth:`LsviUcbPlusPlus.regress` (4 per stage per
 episode: one Gram matrix and three vectors, exactly the 4HK releases of paper 000 §3), and
@@ -89,12 +89,11 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.base import Agent, Trajectory
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from dpverify.agents.statistics import RidgeStatistics
 from dpverify.errors import InvalidParameterError
-
-from agents.base import Agent, Trajectory
-from agents.envs.linear_mdp import LinearMDP
-from agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from agents.statistics import RidgeStatistics
 
 DEFAULT_BETA_MULTIPLIER = 1e-5
 DEFAULT_REGULARIZATION = 1e-4
@@ -145,7 +144,7 @@ def theory_radii(dim: int, horizon: int, num_episodes: int, regularization: floa
 
 
 class LsviUcbPlusPlus(Agent):
-    """LSVI-UCB++ on a finite :class:`~agents.envs.linear_mdp.LinearMDP` (module docstring)."""
+    """LSVI-UCB++ on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` (module docstring)."""
 
     name = "lsvi-ucb++"
 

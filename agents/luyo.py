@@ -12,19 +12,19 @@ What is privatised (the design, and why it is valid)
 LSVI-UCB regresses r + V_{h+1}(s') on φ_h(s, a), and V_{h+1} changes whenever the policy is re-planned,
 so the vector Σ_τ φ_τ (r_τ + V(s'_τ)) cannot be maintained by a tree of *fixed* partial sums. Luyo et
 al. privatise sums that do not depend on the current V. With a finite state space (every environment
-of :mod:`agents.envs`) three per-stage sums are V-independent and determine every regression:
+of :mod:`dpverify.agents.envs`) three per-stage sums are V-independent and determine every regression:
 
     G_h = Σ_τ φ_τ φ_τᵀ                (d × d, "gram")
     M_h = Σ_τ φ_τ e_{s'_τ}ᵀ           (d × S, "next_state", released flattened as a d·S vector)
     ρ_h = Σ_τ φ_τ r_h(s_τ, a_τ)        (d, "reward")
 
 because Σ_τ φ_τ (r_τ + V(s'_τ)) = M_h V + ρ_h for *any* V (the next-state aggregation of
-:class:`agents.statistics.RidgeStatistics`). Each is tree-privatised once; M̃_h V + ρ̃_h for the current
+:class:`dpverify.agents.statistics.RidgeStatistics`). Each is tree-privatised once; M̃_h V + ρ̃_h for the current
 V is post-processing of published values, so re-planning costs no privacy.
 
 Binary-tree mechanism. Users are the leaves 1..K (user k = episode k). At the end of episode k the node
 (k − lowbit(k), k] — the sum of the terms of users k − lowbit(k) + 1, …, k — is released once, with fresh
-noise, through :meth:`agents.billboard.Billboard.publish` with ``users="tree"`` (ledger pattern
+noise, through :meth:`dpverify.agents.billboard.Billboard.publish` with ``users="tree"`` (ledger pattern
 :class:`dpverify.ledger.BinaryTreeNode`), for every stage and each of the three families (3H releases per
 episode). The noisy prefix sum over users 1..k is the sum of the released nodes of the binary
 decomposition of k (at most ⌊log₂K⌋ + 1 of them); each user lies in at most ⌊log₂K⌋ + 1 nodes per stage
@@ -63,7 +63,7 @@ the shifted noisy matrix still has an eigenvalue below λ (probability ≤ p), i
 at λ (post-processing; counted in ``psd_corrections``).
 
 Confidence radius: β = beta_multiplier · d·H·√ι (Jin et al. 2020 Theorem 3.1, ι = log(2dKH/p), as in
-:mod:`agents.lsvi_ucb`) + privacy_beta_multiplier · (γ + Γ·2H√d)/√(λ + Γ), where γ bounds the ℓ2 norm of
+:mod:`dpverify.agents.lsvi_ucb`) + privacy_beta_multiplier · (γ + Γ·2H√d)/√(λ + Γ), where γ bounds the ℓ2 norm of
 the noise on M̃V + ρ̃ w.h.p. and 2H√d bounds ‖w‖ (Jin et al. Lemma B.1): the regression error the noise
 causes in the Λ̃ norm (Shariff & Sheffet 2018, Proposition 4 style). Every value is in :meth:`settings`.
 
@@ -81,6 +81,12 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.base import Agent, Trajectory
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.linear_mdp import NORM_TOLERANCE, LinearMDP
+from dpverify.agents.lsvi_ucb import theory_beta
+from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from dpverify.agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec, calibrate
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
@@ -88,16 +94,7 @@ from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-from agents.base import Agent, Trajectory
-from agents.billboard import Billboard
-from agents.envs.linear_mdp import NORM_TOLERANCE, LinearMDP
-from agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
-from agents.lsvi_ucb import theory_beta
-from agents.planning import TIE_TOLERANCE, sample_greedy_actions
-
-
-
-# ---- shared helpers (also used by agents.ngo) ---------------------------------------------------------
+# ---- shared helpers (also used by dpverify.agents.ngo) ---------------------------------------------------------
 
 
 def check_term_norms(norms: np.ndarray, assumed: float, what: str) -> None:
@@ -252,10 +249,10 @@ class LuyoAgent(Agent):
     """Privatised LSVI-UCB with the binary-tree mechanism and fixed-length batches (module docstring).
 
     Args:
-        mdp: a finite :class:`~agents.envs.linear_mdp.LinearMDP`.
+        mdp: a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP`.
         config: :class:`LuyoConfig`.
         rng: the agent's generator; two generators are spawned from it (noise, tie-breaking).
-        billboard: optionally a :class:`~agents.billboard.Billboard` to publish on (e.g. with
+        billboard: optionally a :class:`~dpverify.agents.billboard.Billboard` to publish on (e.g. with
             ``keep_history=True`` for audits); its relation must equal ``config.relation``.
     """
 

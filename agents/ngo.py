@@ -10,7 +10,7 @@ LSVI-UCB++), and the V-dependent regression vector is privatised once per update
 Release pattern (stages 0-indexed here, 1-indexed in the ledger)
 ---------------------------------------------------------------
 * ``gram`` — the Gram matrices G_h = Σ_τ φ_τφ_τᵀ, privatised with the binary-tree mechanism (Chan, Shi
-  & Song 2011; :class:`agents.luyo.BinaryTreeSum`): at the end of every episode k the node
+  & Song 2011; :class:`dpverify.agents.luyo.BinaryTreeSum`): at the end of every episode k the node
   (k − lowbit(k), k] is published per stage with GOE noise, ``users="tree"``. The determinant test runs
   every episode on the noisy prefix G̃_h (post-processing), so *when* the policy switches — which other
   users observe — depends on other users' data only through the billboard.
@@ -39,7 +39,7 @@ billboard (exact conversion) and (ε, δ)-JDP for the actions (billboard lemma, 
 run whose updates reach the cap accounts to exactly :meth:`NgoAgent.claimed_guarantee`; with fewer
 updates the ledger accounts to less (the unused target releases never happened).
 
-Regression (as in :mod:`agents.luyo`): Λ̃_h = G̃_h + (λ + Γ)I with Γ a high-probability bound on the
+Regression (as in :mod:`dpverify.agents.luyo`): Λ̃_h = G̃_h + (λ + Γ)I with Γ a high-probability bound on the
 tree noise's operator norm (× ``shift_multiplier``; eigenvalues floored at λ if ever needed, counted),
 w_h = Λ̃_h⁻¹ ũ_h, Q_h = min{w_hᵀφ + β‖φ‖_{Λ̃_h⁻¹}, H − h}, V_h = [max_a Q_h]_{[0, H−h]}. The switching
 test: update when log det Λ̃_h ≥ log det Λ̃_h(last update) + log 2 for some h. β = beta_multiplier ·
@@ -59,6 +59,19 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.base import Agent, Trajectory
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.lsvi_ucb import theory_beta
+from dpverify.agents.luyo import (
+    BinaryTreeSum,
+    check_term_norms,
+    floored_inverse,
+    gaussian_norm_bound,
+    goe_norm_bound,
+)
+from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from dpverify.agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec, calibrate
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
@@ -66,20 +79,6 @@ from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
-
-from agents.base import Agent, Trajectory
-from agents.billboard import Billboard
-from agents.envs.linear_mdp import LinearMDP
-from agents.luyo import (
-    BinaryTreeSum,
-    check_term_norms,
-    floored_inverse,
-    gaussian_norm_bound,
-    goe_norm_bound,
-)
-from agents.lsvi_ucb import theory_beta
-from agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
-from agents.planning import TIE_TOLERANCE, sample_greedy_actions
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ class NgoConfig(PrivateAgentConfig):
         epsilon, delta: the target (ε, δ)-JDP (ε required: there is no default privacy budget).
         max_updates: cap on data-dependent policy updates; ``None`` means ⌈d·log₂(1 + K F²/(dλ))⌉.
         beta_multiplier, privacy_beta_multiplier, shift_multiplier, regularization, failure_probability,
-        feature_norm_bound, relation, conversion: as in :class:`agents.luyo.LuyoConfig`.
+        feature_norm_bound, relation, conversion: as in :class:`dpverify.agents.luyo.LuyoConfig`.
     """
 
     max_updates: int | None = None
@@ -169,7 +168,7 @@ def ngo_schedule(horizon: int, episodes: int, dim: int, max_updates: int,
 
 
 class NgoAgent(Agent):
-    """Privatised LSVI-UCB with adaptive batching (module docstring). Arguments as :class:`agents.luyo.LuyoAgent`."""
+    """Privatised LSVI-UCB with adaptive batching (module docstring). Arguments as :class:`dpverify.agents.luyo.LuyoAgent`."""
 
     name = "ngo"
 
@@ -255,7 +254,7 @@ class NgoAgent(Agent):
         return inverse, logdet
 
     def _log_determinant(self, gram: np.ndarray) -> np.ndarray:
-        """log det Λ̃_h (eigenvalues floored at λ as in :func:`agents.luyo.floored_inverse`), by Cholesky.
+        """log det Λ̃_h (eigenvalues floored at λ as in :func:`dpverify.agents.luyo.floored_inverse`), by Cholesky.
 
         Two Cholesky factorisations (of Λ̃ − λI, to confirm no eigenvalue is below λ, and of Λ̃) cost a
         fraction of an eigendecomposition; the eigendecomposition is used only when a floor is needed.

@@ -1,7 +1,7 @@
 """Exact planning on finite MDPs: V*, the optimal action sets, exact policy values and exact regret.
 
 Everything is backward induction on the tabular model (``transitions`` (H, S, A, S), ``rewards``
-(H, S, A), ``initial_distribution`` (S,)) that every environment of :mod:`agents.envs` exposes:
+(H, S, A), ``initial_distribution`` (S,)) that every environment of :mod:`dpverify.agents.envs` exposes:
 
     Q*_h(s, a) = r_h(s, a) + Σ_s' P_h(s'|s, a) V*_{h+1}(s'),   V*_h(s) = max_a Q*_h(s, a),   V*_H = 0,
 

@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.linear_mdp import NORM_TOLERANCE
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
 from dpverify.neighbouring import Neighbouring
-
-from agents.billboard import Billboard
-from agents.envs.linear_mdp import NORM_TOLERANCE
 
 #: Default multipliers of the JDP agents' radii (Jin et al.'s d·H·√ι and the privacy term; see
 #: docs/private_agents_b.md); an agent may redeclare the fields with its own defaults.
@@ -31,7 +30,7 @@ def check_feature_norm(declared_bound: float, assumed: float) -> None:
     """Refuse an environment whose declared ‖φ‖ bound exceeds the bound the sensitivities assume.
 
     Environments validate their actual features against their declared bound on construction
-    (:mod:`agents.envs.linear_mdp`), so the declared bound is the one to compare.
+    (:mod:`dpverify.agents.envs.linear_mdp`), so the declared bound is the one to compare.
     """
     if declared_bound > assumed * (1.0 + NORM_TOLERANCE):
         raise InvalidParameterError(

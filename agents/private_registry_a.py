@@ -1,7 +1,7 @@
 """Registers DP-LSVI-UCB++ (paper 000, Algorithm 1) with the experiment runner as ``dp-lsvi-ucb++``.
 
 Options (``dpverify run --agent dp-lsvi-ucb++ --agent-option KEY=VALUE``): every field of
-:class:`agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig` except ``num_episodes`` — notably ``epsilon``,
+:class:`dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig` except ``num_episodes`` — notably ``epsilon``,
 ``delta``, ``sensitivity_model`` ("paper" | "derived"), ``conversion`` ("exact" | "cks" |
 "bun-steinke") and the multipliers ``beta_hat_multiplier``, ``beta_check_multiplier``,
 ``beta_bar_multiplier``, ``privacy_radius_multiplier``, ``shift_multiplier``, ``variance_floor_multiplier``,
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
-from agents.envs.linear_mdp import LinearMDP
-from agents.runner import AGENTS, register_agent
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.runner import AGENTS, register_agent
 
 
 def make_dp_lsvi_ucb_pp(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> DpLsviUcbPlusPlus:

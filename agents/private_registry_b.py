@@ -2,14 +2,14 @@
 
 Names (``dpverify run --agent NAME --agent-option KEY=VALUE``):
 
-* ``luyo`` (linear MDPs) — :class:`agents.luyo.LuyoAgent`; options: every field of
-  :class:`agents.luyo.LuyoConfig` except ``num_episodes``: ``epsilon`` (required), ``delta``,
+* ``luyo`` (linear MDPs) — :class:`dpverify.agents.luyo.LuyoAgent`; options: every field of
+  :class:`dpverify.agents.luyo.LuyoConfig` except ``num_episodes``: ``epsilon`` (required), ``delta``,
   ``batch_length``, ``beta_multiplier``, ``privacy_beta_multiplier``, ``shift_multiplier``,
   ``regularization``, ``failure_probability``, ``feature_norm_bound``, ``relation``, ``conversion``.
-* ``ngo`` (linear MDPs) — :class:`agents.ngo.NgoAgent`; options: the fields of
-  :class:`agents.ngo.NgoConfig` (as ``luyo`` with ``max_updates`` in place of ``batch_length``).
-* ``ldp-ucrl-vtr`` (linear mixture MDPs) — :class:`agents.ldp_ucrl_vtr.LdpUcrlVtr`; options: the fields
-  of :class:`agents.ldp_ucrl_vtr.LdpUcrlVtrConfig`: ``epsilon`` (required), ``delta``,
+* ``ngo`` (linear MDPs) — :class:`dpverify.agents.ngo.NgoAgent`; options: the fields of
+  :class:`dpverify.agents.ngo.NgoConfig` (as ``luyo`` with ``max_updates`` in place of ``batch_length``).
+* ``ldp-ucrl-vtr`` (linear mixture MDPs) — :class:`dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtr`; options: the fields
+  of :class:`dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtrConfig`: ``epsilon`` (required), ``delta``,
   ``beta_multiplier``, ``privacy_beta_multiplier``, ``shift_multiplier``, ``regularization``,
   ``failure_probability``, ``feature_norm_bound``, ``relation``, ``conversion``.
 
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
-from agents.luyo import LuyoAgent, LuyoConfig
-from agents.ngo import NgoAgent, NgoConfig
-from agents.runner import AGENTS, register_agent
+from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
+from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
+from dpverify.agents.luyo import LuyoAgent, LuyoConfig
+from dpverify.agents.ngo import NgoAgent, NgoConfig
+from dpverify.agents.runner import AGENTS, register_agent
 
 
 def make_luyo(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **options: Any) -> LuyoAgent:

@@ -15,7 +15,7 @@ Seeding: one ``numpy.random.SeedSequence(base_seed)`` spawns one child per seed;
 generators, the agent's and the environment's. Seed i of two different agents therefore sees the same
 environment randomness stream, and every run is reproducible from (base_seed, seed index).
 
-Per-episode regret is exact (:mod:`agents.planning`), never from realised rewards. Files written by
+Per-episode regret is exact (:mod:`dpverify.agents.planning`), never from realised rewards. Files written by
 :func:`save_results`: ``regret.json`` (settings incl. every multiplier and derived radius, seeds, package
 versions, per-seed regrets), ``regret.csv`` (episode × seed) and ``cumulative_regret.png`` (mean
 cumulative regret ± one standard deviation across seeds).
@@ -31,28 +31,28 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Mapping, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.base import Agent, run_episodes
+from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from dpverify.agents.lsvi_ucb import LsviUcb, LsviUcbConfig
+from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
+from dpverify.agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 
-from agents.base import Agent, run_episodes
-from agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from agents.envs.min2021 import min2021_mdp
-from agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
-from agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from agents.lsvi_ucb import LsviUcb, LsviUcbConfig
-from agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
-from agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
-
 #: Modules imported before a run so that they can register agents/environments (issue 5 adds its own).
-REGISTRATION_MODULES: tuple[str, ...] = ("agents.private_registry_a", "agents.private_registry_b")
+REGISTRATION_MODULES: tuple[str, ...] = ("dpverify.agents.private_registry_a", "dpverify.agents.private_registry_b")
 
 ENV_KINDS = ("linear", "mixture")
 

@@ -18,7 +18,7 @@ whole regression costs O(d² + dS) however many episodes were seen (DESIGN §4, 
 Release methods: :meth:`~RidgeStatistics.gram_matrix`, :meth:`~RidgeStatistics.gram_inverse`,
 :meth:`~RidgeStatistics.weighted_sum`, :meth:`~RidgeStatistics.bonus_squared`. A Gram release with
 GOE noise is no longer a rank-one update: a private subclass inverts its noisy Λ̃ directly (d × d)
-and computes ``bonus_squared`` from that inverse (:func:`agents.linalg.weighted_norms_squared`).
+and computes ``bonus_squared`` from that inverse (:func:`dpverify.agents.linalg.weighted_norms_squared`).
 
 :class:`ValueTargetStatistics` (UCRL-VTR; a linear mixture MDP). For each stage h it keeps
 Σ_h = λI + Σ_i x_i x_iᵀ and b_h = Σ_i x_i y_i, where x_i = φ_{V_{i,h+1}}(s_i, a_i) depends on the value
@@ -33,9 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.linalg import downdate_weighted_norms, sherman_morrison
 from dpverify.errors import InvalidParameterError
-
-from agents.linalg import downdate_weighted_norms, sherman_morrison
 
 
 class RidgeStatistics:

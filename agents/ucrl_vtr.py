@@ -17,14 +17,14 @@ y_{k,h} = V_{h+1}(s_{h+1}) ∈ [0, H] (paper 003, Algorithm 1: ΔΛ = x xᵀ, Δ
 Confidence radius: β_k = H√(d log((1 + k H² L²/λ)/p)) + √λ B (the self-normalised bound of
 Abbasi-Yadkori et al. 2011 for targets in [0, H] and ‖x‖ ≤ H·L, as used by Ayoub et al. Theorem 1 and
 Jia et al.), with L the environment's ``feature_norm_bound`` and B ≥ ‖θ_h‖ (``theta_norm_bound``,
-default √d: every instance of :mod:`agents.envs` satisfies it). ``beta = beta_multiplier × β_k``;
+default √d: every instance of :mod:`dpverify.agents.envs` satisfies it). ``beta = beta_multiplier × β_k``;
 the default multiplier 0.1 lets the agent learn the Zhou et al. instance at K ~ 10³–10⁴. β_k grows
 with k (computed each episode); its final value is reported.
 
 Cost per episode O(H(S²Ad + SAd²)), independent of k (Sherman–Morrison for Σ_h⁻¹).
 
 Extension point (LDP-UCRL-VTR, paper 003): pass a subclass of
-:class:`~agents.statistics.ValueTargetStatistics` whose ``add_episode`` perturbs each user's
+:class:`~dpverify.agents.statistics.ValueTargetStatistics` whose ``add_episode`` perturbs each user's
 (x xᵀ, x y) with fresh symmetric Gaussian / Gaussian noise before aggregation and whose
 ``gram_inverse`` inverts the shifted noisy sum; the agent calls only ``add_episode``, ``gram_inverse``
 and ``target_sum``.
@@ -39,11 +39,10 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-
-from agents.base import Agent, Trajectory
-from agents.envs.linear_mdp import LinearMixtureMDP
-from agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from agents.statistics import ValueTargetStatistics
+from dpverify.agents.base import Agent, Trajectory
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
+from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
+from dpverify.agents.statistics import ValueTargetStatistics
 
 DEFAULT_BETA_MULTIPLIER = 0.1
 
@@ -83,7 +82,7 @@ def theory_beta(episode: int, dim: int, horizon: int, feature_norm: float, regul
 
 
 class UcrlVtr(Agent):
-    """UCRL-VTR on a finite :class:`~agents.envs.linear_mdp.LinearMixtureMDP` (module docstring)."""
+    """UCRL-VTR on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMixtureMDP` (module docstring)."""
 
     name = "ucrl-vtr"
 

@@ -24,12 +24,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from audits.zoo import cases, run_zoo  # noqa: E402
-from dpverify.audit import VIOLATION, AuditSpec, ReleaseOf, SerialExecutor, run_audit, worst_case_pair  # noqa: E402
-from dpverify.audit.executors import ProcessExecutor  # noqa: E402
-from dpverify.cli._output import format_table  # noqa: E402
-from dpverify.conversions import mu_for_epsilon_delta  # noqa: E402
-from dpverify.mechanisms import GaussianMechanism  # noqa: E402
+from dpverify.audit import VIOLATION, AuditSpec, ReleaseOf, SerialExecutor, run_audit, worst_case_pair
+from dpverify.audit.executors import ProcessExecutor
+from dpverify.audits.zoo import cases, run_zoo
+from dpverify.cli._output import format_table
+from dpverify.conversions import mu_for_epsilon_delta
+from dpverify.mechanisms import GaussianMechanism
 
 EPS, DELTA = 1.0, 1e-5
 

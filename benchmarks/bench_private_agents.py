@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import run_episodes
-from agents.runner import AGENTS, RunSpec, build_agent, build_environment, load_registrations
+from dpverify.agents.base import run_episodes
+from dpverify.agents.runner import AGENTS, RunSpec, build_agent, build_environment, load_registrations
 
 EPISODES = 10_000
 

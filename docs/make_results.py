@@ -16,7 +16,7 @@ package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/r
 * ``paper003_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
   linear mixture MDP (d = 5, H = 6), 10 seeds.
 
-Every run goes through the runner (:class:`agents.runner.RunSpec`, :func:`agents.runner.run`; seeds run
+Every run goes through the runner (:class:`dpverify.agents.runner.RunSpec`, :func:`dpverify.agents.runner.run`; seeds run
 in parallel worker processes; seeding is ``SeedSequence(BASE_SEED).spawn(10)``, so seed i of every
 agent sees the same environment randomness). Regret is exact (backward induction), never realised
 returns. Agents that are not registered (the other private agents live in agents/private_registry_b.py)
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agents.runner import AGENTS, RunResult, RunSpec, load_registrations, package_versions, result_payload, run  # noqa: E402
+from dpverify.agents.runner import AGENTS, RunResult, RunSpec, load_registrations, package_versions, result_payload, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results"
 BASE_SEED = 20250  # entropy of the root SeedSequence of every run
@@ -123,7 +123,7 @@ def summarise(entry: dict[str, Any], result: RunResult, seconds: float) -> dict[
 
 def uniform_policy_regret(env: str, env_options: dict[str, Any], K: int) -> float:
     """Exact per-episode regret of the uniformly random policy (a reference line: "learns nothing")."""
-    from agents.runner import build_environment
+    from dpverify.agents.runner import build_environment
 
     mdp = build_environment(RunSpec("lsvi-ucb" if env == "min2021" else "ucrl-vtr", env, K, num_seeds=1,
                                     env_options=env_options)).as_finite_mdp()

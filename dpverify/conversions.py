@@ -25,8 +25,8 @@ a computation that cannot produce a trustworthy number raises :class:`~dpverify.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from scipy import optimize
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -171,7 +172,7 @@ class ReleaseBlock:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ReleaseBlock":
+    def from_dict(cls, data: dict[str, Any]) -> ReleaseBlock:
         if not isinstance(data, dict):
             raise InvalidParameterError("block", "must be a JSON object", type(data).__name__)
         missing = {"family", "episodes", "stages", "mechanism", "users"} - set(data)
@@ -462,7 +463,7 @@ class PrivacyLedger:
         return json.dumps(self.to_dict(), indent=1)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "PrivacyLedger":
+    def from_dict(cls, data: Any) -> PrivacyLedger:
         if not isinstance(data, dict):
             raise InvalidParameterError("ledger", "must be a JSON object", type(data).__name__)
         if data.get("schema") != "dpverify.ledger":
@@ -479,7 +480,7 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def from_json(cls, text: str) -> "PrivacyLedger":
+    def from_json(cls, text: str) -> PrivacyLedger:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -24,7 +24,7 @@ class Neighbouring(str, Enum):
     ADD_REMOVE_ONE = "add-remove-one"
 
     @classmethod
-    def parse(cls, value: "str | Neighbouring") -> "Neighbouring":
+    def parse(cls, value: str | Neighbouring) -> Neighbouring:
         """Accept the enum or its string value; raise InvalidParameterError otherwise."""
         from dpverify.errors import InvalidParameterError
 

@@ -25,14 +25,13 @@ distribution uniform on S, α_h drawn i.i.d. uniform on {0, 1} once per instance
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.errors import InvalidParameterError
-
-from agents.envs.linear_mdp import LinearMDP
 
 NUM_STATES = 2
 CODE_BITS = 8
@@ -120,7 +119,7 @@ def optimal_gap_recursion(alphas: Sequence[int], reward: float = DEFAULT_REWARD)
     """D_h = V*_h(0) − V*_h(1) by the closed-form recursion of DESIGN §3 (0-indexed h; D_H = 0 beyond).
 
     D_h = max(0, (2r − 1) + (1 − 2α_h)·D_{h+1}) with D_{H} = 0 after the last stage. An independent
-    check of :func:`agents.planning.optimal_values` on this MDP.
+    check of :func:`dpverify.agents.planning.optimal_values` on this MDP.
     """
     horizon = len(alphas)
     gaps = np.zeros(horizon + 1)

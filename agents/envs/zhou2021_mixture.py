@@ -23,14 +23,13 @@ Defaults (paper 003's experiment): d = 5, H = 6, K = 10⁴ (K enters Δ), signs 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.errors import InvalidParameterError
-
-from agents.envs.linear_mdp import LinearMixtureMDP
 
 DEFAULT_DIM = 5
 DEFAULT_HORIZON = 6

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
@@ -40,7 +41,7 @@ class SerialExecutor:
     def close(self) -> None:
         return None
 
-    def __enter__(self) -> "SerialExecutor":
+    def __enter__(self) -> SerialExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -84,7 +85,7 @@ class ProcessExecutor:
             self._pool.shutdown()
             self._pool = None
 
-    def __enter__(self) -> "ProcessExecutor":
+    def __enter__(self) -> ProcessExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -128,7 +129,7 @@ class DaskExecutor:
         if self._owns_client:
             self._client.close()
 
-    def __enter__(self) -> "DaskExecutor":
+    def __enter__(self) -> DaskExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import functools
 import math
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
 import sympy

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import sympy
 

@@ -99,7 +99,7 @@ EXPRESSIONS: dict[str, sympy.Expr] = {
 _ARGS = (d, H, K, rho, delta, c1, c2)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(name: str):
     return sympy.lambdify(_ARGS, EXPRESSIONS[name], modules="math")
 

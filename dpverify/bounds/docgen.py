@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from dpverify.bounds.consistency import DEFAULT_REGION, run_all
 from dpverify.bounds.constants import DEFAULT_C1, DEFAULT_C2, EXPRESSIONS, PRINTED, dp_lsvi_ucbpp_constants
@@ -70,8 +70,7 @@ def _transcript(argv: list[str]) -> str:
     import contextlib
     import io
 
-    from dpverify.cli import OneLineParser
-    from dpverify.cli import bounds_command
+    from dpverify.cli import OneLineParser, bounds_command
 
     parser = OneLineParser(prog="dpverify")
     bounds_command.add_parser(parser.add_subparsers(dest="command", parser_class=OneLineParser))

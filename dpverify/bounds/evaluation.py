@@ -14,8 +14,8 @@ Evaluation is done in 30-digit arithmetic (mpmath via sympy) and rounded once to
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import sympy
 

@@ -9,7 +9,7 @@ dotted, so where the privacy term dominates is visible at a glance.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import sympy

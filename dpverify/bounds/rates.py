@@ -13,8 +13,8 @@ contain ε, the rest form the *non-private term*.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import sympy
 

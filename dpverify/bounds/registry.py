@@ -16,9 +16,9 @@ its entry; :data:`CLAIMS` lists the "A improves over B" statements of the papers
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 import sympy
 

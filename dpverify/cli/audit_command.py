@@ -99,7 +99,7 @@ def run_mechanism(args: argparse.Namespace) -> int:
 
 
 def run_zoo(args: argparse.Namespace) -> int:
-    from audits.zoo import run_zoo as audit_zoo
+    from dpverify.audits.zoo import run_zoo as audit_zoo
 
     with make_executor(args.scheduler, args.workers) as executor:
         outcomes = audit_zoo(trials=args.trials, seed=args.seed, confidence=args.confidence, executor=executor)

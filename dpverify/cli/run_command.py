@@ -64,8 +64,7 @@ def parse_options(flag: str, items: list[str]) -> dict[str, Any]:
 def handle(args: argparse.Namespace) -> int:
     import os
 
-    from agents import runner  # lazy: dpverify does not import agents at module level
-
+    from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
     from dpverify.cli._output import format_table, print_json
 
     runner.load_registrations()

@@ -1,14 +1,20 @@
-"""LSVI-UCB (agents.lsvi_ucb): learns, changes its policy, breaks ties at random, is reproducible."""
+"""LSVI-UCB (dpverify.agents.lsvi_ucb): learns, changes its policy, breaks ties at random, is reproducible."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.base import run_episodes
-from agents.envs.min2021 import min2021_mdp
-from agents.envs.random_mdps import random_linear_mdp
-from agents.lsvi_ucb import DEFAULT_BETA_MULTIPLIER, DEFAULT_REGULARIZATION, LsviUcb, LsviUcbConfig, theory_beta
+from dpverify.agents.base import run_episodes
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp
+from dpverify.agents.lsvi_ucb import (
+    DEFAULT_BETA_MULTIPLIER,
+    DEFAULT_REGULARIZATION,
+    LsviUcb,
+    LsviUcbConfig,
+    theory_beta,
+)
 from dpverify.errors import InvalidParameterError
 
 

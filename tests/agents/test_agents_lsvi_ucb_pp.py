@@ -1,15 +1,20 @@
-"""LSVI-UCB++ (agents.lsvi_ucb_pp): learns, switches rarely, changes its policy, records its radii."""
+"""LSVI-UCB++ (dpverify.agents.lsvi_ucb_pp): learns, switches rarely, changes its policy, records its radii."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.base import rollout, run_episodes
-from agents.envs.min2021 import min2021_mdp
-from agents.envs.random_mdps import random_linear_mdp
-from agents.lsvi_ucb_pp import (DEFAULT_BETA_MULTIPLIER, DEFAULT_REGULARIZATION, LsviUcbPlusPlus,
-                                 LsviUcbPlusPlusConfig, theory_radii)
+from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp
+from dpverify.agents.lsvi_ucb_pp import (
+    DEFAULT_BETA_MULTIPLIER,
+    DEFAULT_REGULARIZATION,
+    LsviUcbPlusPlus,
+    LsviUcbPlusPlusConfig,
+    theory_radii,
+)
 from dpverify.errors import InvalidParameterError
 
 

@@ -1,14 +1,14 @@
-"""UCRL-VTR (agents.ucrl_vtr): learns on linear mixture MDPs, changes its policy, records its radius."""
+"""UCRL-VTR (dpverify.agents.ucrl_vtr): learns on linear mixture MDPs, changes its policy, records its radius."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.base import run_episodes
-from agents.envs.random_mdps import random_linear_mixture_mdp
-from agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
+from dpverify.agents.base import run_episodes
+from dpverify.agents.envs.random_mdps import random_linear_mixture_mdp
+from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from dpverify.agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
 from dpverify.errors import InvalidParameterError
 
 

@@ -1,4 +1,4 @@
-"""DP-LSVI-UCB++ (agents.dp_lsvi_ucb_pp): accounting = claim, fresh noise, billboard structure, learning."""
+"""DP-LSVI-UCB++ (dpverify.agents.dp_lsvi_ucb_pp): accounting = claim, fresh noise, billboard structure, learning."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from agents.base import Trajectory, rollout, run_episodes
-from agents.billboard import Billboard, ReplayBillboard
-from agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
-from agents.envs.min2021 import min2021_mdp
-from agents.runner import RunSpec, run
+from dpverify.agents.base import Trajectory, rollout, run_episodes
+from dpverify.agents.billboard import Billboard, ReplayBillboard
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.runner import RunSpec, run
 from dpverify.calibration import calibrate, dp_lsvi_ucbpp_schedule
 from dpverify.errors import InvalidParameterError
 

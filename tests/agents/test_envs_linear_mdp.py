@@ -1,12 +1,12 @@
-"""Validation and sampling of agents.envs.linear_mdp (FiniteMDP, LinearMDP, LinearMixtureMDP)."""
+"""Validation and sampling of dpverify.agents.envs.linear_mdp (FiniteMDP, LinearMDP, LinearMixtureMDP)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.envs.linear_mdp import FiniteMDP, LinearMDP, LinearMixtureMDP, mixture_feature_norm
-from agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from dpverify.agents.envs.linear_mdp import FiniteMDP, LinearMDP, LinearMixtureMDP, mixture_feature_norm
+from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
 from dpverify.errors import InvalidParameterError
 
 

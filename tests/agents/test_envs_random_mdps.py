@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
 
 sizes = st.tuples(st.integers(1, 5), st.integers(1, 4), st.integers(1, 5), st.integers(1, 4))
 

@@ -1,4 +1,4 @@
-"""Exact planning (agents.planning) against brute force and Monte-Carlo rollouts."""
+"""Exact planning (dpverify.agents.planning) against brute force and Monte-Carlo rollouts."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.base import rollout
-from agents.envs.linear_mdp import FiniteMDP
-from agents.envs.random_mdps import random_linear_mdp
-from agents.planning import (
+from dpverify.agents.base import rollout
+from dpverify.agents.envs.linear_mdp import FiniteMDP
+from dpverify.agents.envs.random_mdps import random_linear_mdp
+from dpverify.agents.planning import (
     DeterministicPolicyEvaluator,
     maximizing_actions,
     optimal_values,

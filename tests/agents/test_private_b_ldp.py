@@ -1,4 +1,4 @@
-"""LDP-UCRL-VTR (agents.ldp_ucrl_vtr): per-user accounting = claim, fresh noise, local structure, learning."""
+"""LDP-UCRL-VTR (dpverify.agents.ldp_ucrl_vtr): per-user accounting = claim, fresh noise, local structure, learning."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from agents.base import rollout, run_episodes
-from agents.billboard import Billboard, ReplayBillboard
-from agents.envs.linear_mdp import LinearMixtureMDP
-from agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, paper_beta, user_plan, user_statistics
-from agents.runner import AGENTS, load_registrations
+from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.billboard import Billboard, ReplayBillboard
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
+from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, paper_beta, user_plan, user_statistics
+from dpverify.agents.runner import AGENTS, load_registrations
 from dpverify.errors import InvalidParameterError
 
 

@@ -1,4 +1,4 @@
-"""Luyo et al. 2021 agent (agents.luyo): accounting = claim, fresh noise, billboard structure, learning, refusal."""
+"""Luyo et al. 2021 agent (dpverify.agents.luyo): accounting = claim, fresh noise, billboard structure, learning, refusal."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from agents.base import rollout, run_episodes
-from agents.billboard import Billboard, ReplayBillboard
-from agents.envs.min2021 import min2021_mdp
-from agents.luyo import BinaryTreeSum, LuyoAgent, LuyoConfig, check_term_norms, luyo_schedule
-from agents.runner import AGENTS, load_registrations
+from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.billboard import Billboard, ReplayBillboard
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.luyo import BinaryTreeSum, LuyoAgent, LuyoConfig, check_term_norms, luyo_schedule
+from dpverify.agents.runner import AGENTS, load_registrations
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism
 

@@ -1,4 +1,4 @@
-"""Ngo et al. 2022 agent (agents.ngo): accounting = claim, fresh noise, billboard structure, rare updates, learning."""
+"""Ngo et al. 2022 agent (dpverify.agents.ngo): accounting = claim, fresh noise, billboard structure, rare updates, learning."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from agents.base import rollout, run_episodes
-from agents.billboard import Billboard, ReplayBillboard
-from agents.envs.min2021 import min2021_mdp
-from agents.ngo import NgoAgent, NgoConfig, ngo_schedule
-from agents.runner import AGENTS, load_registrations
+from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.billboard import Billboard, ReplayBillboard
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.ngo import NgoAgent, NgoConfig, ngo_schedule
+from dpverify.agents.runner import AGENTS, load_registrations
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
 

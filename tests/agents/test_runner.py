@@ -1,4 +1,4 @@
-"""The experiment runner (agents.runner) and the ``dpverify run`` sub-command, end to end."""
+"""The experiment runner (dpverify.agents.runner) and the ``dpverify run`` sub-command, end to end."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dpverify.cli
-from agents import runner
+from dpverify.agents import runner
 from dpverify.errors import InvalidParameterError
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audits.zoo import FeatureSum, RunningSums, ZooOutcome, cases, min2021_feature, run_zoo
 from dpverify.audit import VIOLATION, SerialExecutor, run_audit
+from dpverify.audits.zoo import FeatureSum, RunningSums, ZooOutcome, cases, min2021_feature, run_zoo
 
 CASES = cases()
 TRIALS = 30_000

@@ -12,7 +12,7 @@ from dpverify.errors import InvalidParameterError  # noqa: E402
 
 
 def _zoo_case(name: str, broken: bool):
-    from audits.zoo import cases
+    from dpverify.audits.zoo import cases
 
     return next(c for c in cases() if c.name == name and c.broken == broken)
 

@@ -192,7 +192,7 @@ def test_progress_bar_quiet_unless_terminal():
 def test_tiny_budgets_run_cleanly(trials):
     import warnings
 
-    from audits.zoo import cases
+    from dpverify.audits.zoo import cases
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
