@@ -1,6 +1,6 @@
 """The billboard: the public record of every privatised statistic a private agent releases.
 
-Joint DP by the billboard lemma (Hsu et al. 2014; paper 000 Lemma 2.4) needs two things of the code:
+Joint DP by the billboard lemma (Hsu et al. 2014; Sahu 2025 Lemma 2.4) needs two things of the code:
 
 1. every statistic computed from users' data leaves the learner only through a DP mechanism — here,
    :meth:`Billboard.publish`, which draws fresh noise from a dpverify mechanism with an explicit
@@ -14,7 +14,7 @@ With ``keep_history=True`` the billboard keeps every published value (and, with 
 the noise that was added), so audits can read what was published and tests can check that no two
 releases share a noise draw. Memory is O(number of releases × statistic size) then; off by default.
 
-For local DP (paper 003) the same class records each user's outgoing messages: the "users" of a local
+For local DP (Liao et al. 2021) the same class records each user's outgoing messages: the "users" of a local
 release is ``"current"`` (the release at episode k reads user k only) and :meth:`Billboard.messages_of`
 returns what user k sent.
 """

@@ -1,6 +1,6 @@
 """DP-LSVI-UCB++ — LSVI-UCB++ with every statistic released through the billboard with fresh noise.
 
-Paper 000 (``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``), Algorithm 1 (text lines ~177–235),
+Sahu 2025 (``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``), Algorithm 1 (text lines ~177–235),
 privacy proof Theorem A.1 / Lemma A.1 (lines ~290–309), constants Theorem 3.2 (lines ~251–261).
 The learning rule is :class:`dpverify.agents.lsvi_ucb_pp.LsviUcbPlusPlus` (same corrections of the printed
 algorithm, documented there); this module replaces every read of other users' data by a privatised
@@ -29,7 +29,7 @@ and a noisy matrix that is not positive definite would make bonuses imaginary), 
 (d × d) and computes the bonuses ‖φ‖_{Λ̃⁻¹} and log det Λ̃ (the rare-switching test, line 10) from it.
 The deployed policy is the greedy policy of Q̂, which is a function of the billboard (and public
 features, rewards and the agent's own tie-breaking randomness) only; a user's action is that policy at
-the user's own state — the billboard lemma (paper 000 Lemma 2.4) then gives joint DP.
+the user's own state — the billboard lemma (Sahu 2025 Lemma 2.4) then gives joint DP.
 
 Sensitivity assumptions, enforced where the per-user terms are formed:
 
@@ -40,7 +40,7 @@ Sensitivity assumptions, enforced where the per-user terms are formed:
 * weights σ̄⁻² ≤ 1/H² (σ̄ ≥ H by line 25; ≤ 1 suffices for the "paper" model) — checked when a user's
   data is added.
 
-Constants (paper 000 Lemma A.1 and Theorem 3.2, from :mod:`dpverify.bounds.constants`, the single
+Constants (Sahu 2025 Lemma A.1 and Theorem 3.2, from :mod:`dpverify.bounds.constants`, the single
 source). The paper states them for its printed noise (φ1, φ2 ~ N(0, 2H²/ρ0), K1 with entry variance
 1/(4ρ0)). The noise actually added here is the calibrated one, so the constants are evaluated at the
 ρ at which the printed noise *equals* the calibrated noise: for the GOE entry std s,
@@ -180,7 +180,7 @@ class DpLsviUcbPlusPlusConfig:
                 raise InvalidParameterError(name, "must be True or False", getattr(self, name))
 
 
-# ---- constants of paper 000 evaluated for the noise actually added ---------------------------------
+# ---- constants of Sahu 2025 evaluated for the noise actually added ---------------------------------
 
 
 @functools.cache
@@ -342,7 +342,7 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
 
 
 class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
-    """DP-LSVI-UCB++ (paper 000, Algorithm 1) on a finite linear MDP (module docstring).
+    """DP-LSVI-UCB++ (Sahu 2025, Algorithm 1) on a finite linear MDP (module docstring).
 
     Args:
         mdp: the environment (its features must satisfy ‖φ‖ ≤ ``config.feature_norm``).

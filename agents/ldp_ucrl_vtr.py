@@ -1,6 +1,6 @@
-"""LDP-UCRL-VTR — UCRL-VTR under (ε, δ) local differential privacy (paper 003, Algorithm 1).
+"""LDP-UCRL-VTR — UCRL-VTR under (ε, δ) local differential privacy (Liao et al. 2021, Algorithm 1).
 
-Liao, He & Gu 2021, "Locally differentially private RL for linear mixture MDPs" (paper 003,
+Liao, He & Gu 2021, "Locally differentially private RL for linear mixture MDPs" (Liao et al. 2021,
 ``../shared/papers/003-ldp-ucrl-vtr.txt``, §4). The protocol has two explicit parties:
 
 * The **server** keeps, per stage h, only the sums of the privatised messages it received,
@@ -26,16 +26,16 @@ After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee
 
 Shift. After k messages the noise in Λ_{k,h} is a GOE matrix with entry std s√k, so
 r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`dpverify.agents.luyo.goe_norm_bound`) bounds its
-operator norm w.p. ≥ 1 − p/(2HK); paper 003 uses a fixed r of the same order (Shariff & Sheffet 2018)
+operator norm w.p. ≥ 1 − p/(2HK); Liao et al. 2021 uses a fixed r of the same order (Shariff & Sheffet 2018)
 — we let it grow with k (a documented choice: tighter early on, same order at k = K). If the shifted
 matrix ever has an eigenvalue below λ, its eigenvalues are floored at λ (post-processing, counted).
 
 Confidence radius: β_{k,h} = beta_multiplier · β_k + privacy_beta_multiplier · β^{003}_{k,h}, where β_k is
 the non-private UCRL-VTR radius of :func:`dpverify.agents.ucrl_vtr.theory_beta` (targets in [0, H], ‖φ_V‖ ≤ H·L,
 ‖θ_h‖ ≤ √d) evaluated with the shifted regulariser λ + r_{k−1} (its √(λ + r)·‖θ‖ term covers the bias
-the shift introduces, as in Shariff & Sheffet 2018's radius for shifted regularisers) and β^{003} is paper 003's radius (§4, with our 0-indexed h the paper's h + 1)
+the shift introduces, as in Shariff & Sheffet 2018's radius for shifted regularisers) and β^{003} is Liao et al. 2021's radius (§4, with our 0-indexed h the paper's h + 1)
 β^{003}_{k,h} = d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, whose
-absolute constant c is ``privacy_beta_multiplier``. Paper 003 states only the privacy term (it dominates
+absolute constant c is ``privacy_beta_multiplier``. Liao et al. 2021 states only the privacy term (it dominates
 at small ε); without the non-private term the bonus vanishes as ε → ∞ and the agent stops exploring,
 so we keep both (a documented deviation). Defaults (0.1 as UCRL-VTR; c = 10⁻³) were chosen so the agent
 learns on small instances at generous ε; report them with the results.
@@ -76,10 +76,10 @@ class LdpUcrlVtrConfig(PrivateAgentConfig):
         num_episodes: K (enters T = KH in β and the shift's union bound).
         epsilon, delta: the per-user (ε, δ)-LDP target (ε required: there is no default privacy budget).
         beta_multiplier: multiplier of the non-private UCRL-VTR radius (default 0.1, as UCRL-VTR).
-        privacy_beta_multiplier: c of paper 003's β (default 1e-3).
+        privacy_beta_multiplier: c of Liao et al. 2021's β (default 1e-3).
         shift_multiplier: multiplier of the shift r_k (default 1).
-        regularization: λ (paper 003: Λ_1 = λI).
-        failure_probability: p (the "α" of paper 003's β; the shift's union bound).
+        regularization: λ (Liao et al. 2021: Λ_1 = λI).
+        failure_probability: p (the "α" of Liao et al. 2021's β; the shift's union bound).
         feature_norm_bound: L, the bound on ‖Σψ(s′|s,a)V(s′)‖ for V ∈ [0, 1]^S that the sensitivities
             assume (F = H·L); the environment's ``feature_norm_bound`` must not exceed it.
         relation: neighbouring relation of the local guarantee ("replace-one": any two inputs of a user).
@@ -92,7 +92,7 @@ class LdpUcrlVtrConfig(PrivateAgentConfig):
 
 def paper_beta(episode: int, dim: int, horizon: int, num_episodes: int, epsilon: float, delta: float,
                failure_probability: float) -> np.ndarray:
-    """Paper 003's β for every 0-indexed stage h (module docstring), without the constant c: shape (H,)."""
+    """Liao et al. 2021's β for every 0-indexed stage h (module docstring), without the constant c: shape (H,)."""
     steps = horizon - np.arange(horizon, dtype=float)  # the paper's H − h + 1 with 1-indexed h
     T = num_episodes * horizon
     return (dim**0.75 * steps**1.5 * max(episode, 1) ** 0.25 * math.log(dim * T / failure_probability)
@@ -110,7 +110,7 @@ class Broadcast:
 
 
 def user_plan(mdp: LinearMixtureMDP, broadcast: Broadcast) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """User k's optimistic planning from the broadcast only (paper 003 Algorithm 1, line 7).
+    """User k's optimistic planning from the broadcast only (Liao et al. 2021 Algorithm 1, line 7).
 
     Returns (Q (H, S, A), V (H + 1, S) with V_H = 0 and V_h ∈ [0, H − h], φ_V (H, S, A, d) where
     φ_V[h] = Σ_{s′} ψ_h(s′|·,·) V_{h+1}(s′)).
@@ -131,7 +131,7 @@ def user_plan(mdp: LinearMixtureMDP, broadcast: Broadcast) -> tuple[np.ndarray, 
 
 
 def user_statistics(values: np.ndarray, value_features: np.ndarray, trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray]:
-    """User k's raw statistics (paper 003 ΔΛ̃_h = φ_Vφ_Vᵀ, Δũ_h = φ_V·V_{h+1}(s_{h+1})): shapes (H, d, d), (H, d).
+    """User k's raw statistics (Liao et al. 2021 ΔΛ̃_h = φ_Vφ_Vᵀ, Δũ_h = φ_V·V_{h+1}(s_{h+1})): shapes (H, d, d), (H, d).
 
     Targets are clipped to [0, H] (they already lie in [0, H − h − 1]; the clip makes the sensitivity
     assumption hold by construction).

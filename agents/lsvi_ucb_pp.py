@@ -1,9 +1,9 @@
 """LSVI-UCB++ — variance-weighted LSVI with optimistic and pessimistic values and rare switching.
 
-He, Zhao, Zhou & Gu 2023 ("Nearly minimax optimal RL for linear MDPs"), as restated in paper 000 §3 and
+He, Zhao, Zhou & Gu 2023 ("Nearly minimax optimal RL for linear MDPs"), as restated in Sahu 2025 §3 and
 Algorithm 1 (with every noise term set to zero). Stages 0-indexed, H stages, for episode k:
 
-Weighted ridge regressions (paper 000 §3, the three displayed estimators):
+Weighted ridge regressions (Sahu 2025 §3, the three displayed estimators):
 
     Λ_h = λI + Σ_{i<k} σ̄_{i,h}⁻² φ_i φ_iᵀ
     ŵ_h = Λ_h⁻¹ Σ σ̄⁻² φ_i V̂_{h+1}(s'_i),  w̌_h = Λ_h⁻¹ Σ σ̄⁻² φ_i V̌_{h+1}(s'_i),  w̄_h = Λ_h⁻¹ Σ σ̄⁻² φ_i V̂_{h+1}(s'_i)²
@@ -22,7 +22,7 @@ the pessimistic value takes max{·, Q̌^{old}, 0} (the printed min{·, Q̌^{old}
 Values are capped at H − h (the largest value-to-go) and the regression targets are clipped to
 [0, H − h − 1] ⊂ [0, H] (DESIGN §2).
 
-Variance weights (paper 000 §3 and Algorithm 1 lines 9, 24–25; E and D from Lemma B.3), for the visited
+Variance weights (Sahu 2025 §3 and Algorithm 1 lines 9, 24–25; E and D from Lemma B.3), for the visited
 (s_h, a_h) with φ = φ_h(s_h, a_h) and n = ‖φ‖_{Λ_h⁻¹}:
 
     V̄ = [w̄_hᵀφ]_{[0, H²]} − [ŵ_hᵀφ]²_{[0, H]}
@@ -30,7 +30,7 @@ Variance weights (paper 000 §3 and Algorithm 1 lines 9, 24–25; E and D from L
     D = min{c_D · 4d³H² (ŵ_hᵀφ − w̌_hᵀφ + 2β̂ n), d³H³}
     σ = √max{V̄ + E + D + H, 0},   σ̄ = max{σ, H, c_σ · 2d³H² √n},   weight σ̄⁻².
 
-Confidence radii (paper 000 Theorem 3.2 with no privacy noise, L = 1, λ̃ = λ, failure probability p;
+Confidence radii (Sahu 2025 Theorem 3.2 with no privacy noise, L = 1, λ̃ = λ, failure probability p;
 ι = log(H K⁴ d / (p λ))):
 
     β̂ = β̌ = H√(dλ) + √(d³H²)·ι,   β̄ = H²√(dλ) + √(d³H⁴)·ι,
@@ -72,11 +72,11 @@ reported by :meth:`LsviUcbPlusPlus.settings`.
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
 :class:`dpverify.agents.statistics.RidgeStatistics`).
 
-Extension point (DP-LSVI-UCB++, paper 000 Algorithm 1): pass a subclass of
+Extension point (DP-LSVI-UCB++, Sahu 2025 Algorithm 1): pass a subclass of
 :class:`~dpverify.agents.statistics.RidgeStatistics` whose ``gram_matrix``/``gram_inverse``/``bonus_squared``
 return the GOE-perturbed, shifted Gram matrix and whose ``weighted_sum`` adds fresh Gaussian noise to
 each of the three d-vectors; the releases happen in :meth:`LsviUcbPlusPlus.regress` (4 per stage per
-episode: one Gram matrix and three vectors, exactly the 4HK releases of paper 000 §3), and
+episode: one Gram matrix and three vectors, exactly the 4HK releases of Sahu 2025 §3), and
 :meth:`LsviUcbPlusPlus.switch_condition` reads ``log_determinant``.
 """
 
@@ -136,7 +136,7 @@ class LsviUcbPlusPlusConfig:
 
 
 def theory_radii(dim: int, horizon: int, num_episodes: int, regularization: float, failure_probability: float) -> dict[str, float]:
-    """β̂ = β̌ and β̄ of paper 000 Theorem 3.2 without privacy noise (L = 1, λ̃ = λ, constants 1)."""
+    """β̂ = β̌ and β̄ of Sahu 2025 Theorem 3.2 without privacy noise (L = 1, λ̃ = λ, constants 1)."""
     iota = math.log(horizon * num_episodes**4 * dim / (failure_probability * regularization))
     hat = horizon * math.sqrt(dim * regularization) + math.sqrt(dim**3 * horizon**2) * iota
     bar = horizon**2 * math.sqrt(dim * regularization) + math.sqrt(dim**3 * horizon**4) * iota

@@ -4,7 +4,7 @@ Luyo, Garcelon, Lazaric & Pirotta 2021, "Differentially private exploration in r
 linear representation" (arXiv 2112.01585), model-free part: LSVI-UCB (Jin et al. 2020) whose regression
 statistics are privatised with the binary-tree ("binary") mechanism of Chan, Shi & Song 2011 (also
 Dwork et al. 2010; Shariff & Sheffet 2018 for linear bandits) and whose policy is updated only at the
-ends of batches (low switching). Paper 000 describes it in its related work (§1, "Linear MDPs") and uses
+ends of batches (low switching). Sahu 2025 describes it in its related work (§1, "Linear MDPs") and uses
 it as a baseline in Figure 1(a).
 
 What is privatised (the design, and why it is valid)
@@ -42,7 +42,7 @@ Accounting. :func:`luyo_schedule` lists the three families with users "tree" ove
 :func:`dpverify.calibration.calibrate` gives every release the same ρ0 = ρ / (releases touching the
 worst user) = ρ / (3H(⌊log₂K⌋ + 1)) and noise σ = Δ/√(2ρ0) (Gaussian), s = Δ_F/(2√ρ0) (GOE), so the
 published statistics are (ε, δ)-DP exactly (one-sided, ``conversion="exact"``) and, by the billboard lemma
-(Hsu et al. 2014; paper 000 Lemma 2.4), the actions are (ε, δ)-JDP. After a run of K episodes the ledger
+(Hsu et al. 2014; Sahu 2025 Lemma 2.4), the actions are (ε, δ)-JDP. After a run of K episodes the ledger
 of :attr:`LuyoAgent.billboard` accounts to exactly :meth:`LuyoAgent.claimed_guarantee`.
 
 Batches. The policy is re-planned only at the start of episodes 1, B + 1, 2B + 1, … (fixed-length
@@ -58,7 +58,7 @@ Regression with noisy statistics (stages 0-indexed, V_H = 0):
 
 Γ is a high-probability bound on the operator norm of the tree noise on G̃ (:func:`goe_norm_bound` with
 the entry std s·√(⌊log₂K⌋+1) of a sum of that many GOE draws), times ``shift_multiplier``: the shift of
-Shariff & Sheffet 2018 that keeps Λ̃ positive definite (paper 000 adds 2λ̃_Λ for the same reason). If
+Shariff & Sheffet 2018 that keeps Λ̃ positive definite (Sahu 2025 adds 2λ̃_Λ for the same reason). If
 the shifted noisy matrix still has an eigenvalue below λ (probability ≤ p), its eigenvalues are floored
 at λ (post-processing; counted in ``psd_corrections``).
 

@@ -1,7 +1,7 @@
 """Ngo et al. 2022 — privatised LSVI-UCB with adaptive batching (policy updates on determinant doubling, JDP).
 
 Ngo, Vietri & Wu 2022, "Improved regret for differentially private exploration in linear MDP" (ICML
-2022, arXiv 2202.01292). Paper 000 describes it in its related work (§1, "Linear MDPs": adaptive
+2022, arXiv 2202.01292). Sahu 2025 describes it in its related work (§1, "Linear MDPs": adaptive
 batching reduces the number of policy updates from polynomial in K to O(log K)) and uses it as a
 baseline in Figure 1(a). The policy is re-computed only when the privatised Gram matrix of some stage
 has doubled its determinant since the last update (rare switching, as in Wang et al. 2021 and
@@ -35,7 +35,7 @@ Accounting. The schedule (:func:`ngo_schedule`) has ``gram`` with users "tree" o
 ``target`` with users "prefix" at ``max_updates`` planned episodes 2..max_updates + 1 (the worst case:
 user 1 is read by every update). :func:`dpverify.calibration.calibrate` gives every release the same
 ρ0 = ρ / (H·(⌊log₂K⌋ + 1) + H·max_updates), the worst user's count, so the run is (ε, δ)-DP on the
-billboard (exact conversion) and (ε, δ)-JDP for the actions (billboard lemma, paper 000 Lemma 2.4). A
+billboard (exact conversion) and (ε, δ)-JDP for the actions (billboard lemma, Sahu 2025 Lemma 2.4). A
 run whose updates reach the cap accounts to exactly :meth:`NgoAgent.claimed_guarantee`; with fewer
 updates the ledger accounts to less (the unused target releases never happened).
 

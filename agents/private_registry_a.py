@@ -1,4 +1,4 @@
-"""Registers DP-LSVI-UCB++ (paper 000, Algorithm 1) with the experiment runner as ``dp-lsvi-ucb++``.
+"""Registers DP-LSVI-UCB++ (Sahu 2025, Algorithm 1) with the experiment runner as ``dp-lsvi-ucb++``.
 
 Options (``dpverify run --agent dp-lsvi-ucb++ --agent-option KEY=VALUE``): every field of
 :class:`dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig` except ``num_episodes`` — notably ``epsilon``,
@@ -27,5 +27,5 @@ def make_dp_lsvi_ucb_pp(mdp: LinearMDP, num_episodes: int, rng: np.random.Genera
 
 if "dp-lsvi-ucb++" not in AGENTS:
     register_agent("dp-lsvi-ucb++", make_dp_lsvi_ucb_pp, "linear",
-                   "DP-LSVI-UCB++ (paper 000, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "
+                   "DP-LSVI-UCB++ (Sahu 2025, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "
                    "sensitivity_model, conversion, *_multiplier)")

@@ -1,4 +1,4 @@
-"""Registers the private reference agents of Luyo et al. 2021, Ngo et al. 2022 and paper 003 with the runner.
+"""Registers the private reference agents of Luyo et al. 2021, Ngo et al. 2022 and Liao et al. 2021 with the runner.
 
 Names (``dpverify run --agent NAME --agent-option KEY=VALUE``):
 
@@ -41,7 +41,7 @@ def make_ngo(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, **opti
 
 def make_ldp_ucrl_vtr(mdp: LinearMixtureMDP, num_episodes: int, rng: np.random.Generator,
                       **options: Any) -> LdpUcrlVtr:
-    """Runner factory: LDP-UCRL-VTR (paper 003) for K = ``num_episodes``."""
+    """Runner factory: LDP-UCRL-VTR (Liao et al. 2021) for K = ``num_episodes``."""
     return LdpUcrlVtr(mdp, LdpUcrlVtrConfig(num_episodes, **options), rng)
 
 
@@ -55,5 +55,5 @@ if "ngo" not in AGENTS:
                    "epsilon, delta, max_updates, *_multiplier)")
 if "ldp-ucrl-vtr" not in AGENTS:
     register_agent("ldp-ucrl-vtr", make_ldp_ucrl_vtr, "mixture",
-                   "LDP-UCRL-VTR (paper 003; users privatise their own statistics; options epsilon, delta, "
+                   "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
                    "*_multiplier)")

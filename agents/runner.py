@@ -150,11 +150,11 @@ def make_random_mixture(num_episodes: int, /, seed: int = 0, **options: Any) -> 
 
 
 register_agent("lsvi-ucb", make_lsvi_ucb, "linear", "LSVI-UCB (Jin et al. 2020)")
-register_agent("lsvi-ucb++", make_lsvi_ucb_pp, "linear", "LSVI-UCB++ (He et al. 2023; paper 000 §3)")
+register_agent("lsvi-ucb++", make_lsvi_ucb_pp, "linear", "LSVI-UCB++ (He et al. 2023; Sahu 2025 §3)")
 register_agent("ucrl-vtr", make_ucrl_vtr, "mixture", "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
 register_environment("min2021", make_min2021, "Min et al. 2021 linear MDP, rescaled so that ‖φ‖ = 1")
 register_environment("min2021-raw", make_min2021_raw, "Min et al. 2021 linear MDP, raw features ‖φ‖ = 3")
-register_environment("zhou2021", make_zhou2021, "Zhou et al. 2021 hard linear mixture MDP (paper 003)")
+register_environment("zhou2021", make_zhou2021, "Zhou et al. 2021 hard linear mixture MDP (Liao et al. 2021)")
 register_environment("random-linear", make_random_linear, "random linear MDP (option seed)")
 register_environment("random-mixture", make_random_mixture, "random linear mixture MDP (option seed)")
 

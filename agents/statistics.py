@@ -22,7 +22,7 @@ and computes ``bonus_squared`` from that inverse (:func:`dpverify.agents.linalg.
 
 :class:`ValueTargetStatistics` (UCRL-VTR; a linear mixture MDP). For each stage h it keeps
 Σ_h = λI + Σ_i x_i x_iᵀ and b_h = Σ_i x_i y_i, where x_i = φ_{V_{i,h+1}}(s_i, a_i) depends on the value
-function of episode i and y_i = V_{i,h+1}(s'_i) (Ayoub et al. 2020; paper 003, Algorithm 1 lines 13–20).
+function of episode i and y_i = V_{i,h+1}(s'_i) (Ayoub et al. 2020; Liao et al. 2021, Algorithm 1 lines 13–20).
 Release methods: :meth:`~ValueTargetStatistics.gram_inverse`, :meth:`~ValueTargetStatistics.target_sum`;
 a local-DP variant overrides :meth:`~ValueTargetStatistics.add_episode` (each user perturbs its own
 contribution before sending it) and :meth:`~ValueTargetStatistics.gram_inverse` (shift by rI).

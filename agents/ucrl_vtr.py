@@ -1,7 +1,7 @@
 """UCRL-VTR — upper-confidence RL with value-targeted regression, for linear mixture MDPs.
 
 Ayoub, Jia, Szepesvári, Wang & Yang 2020 ("Model-based RL with value-targeted regression"); Jia et al.
-2020; the per-stage form is the non-private backbone of paper 003 (Algorithm 1 with the noise removed).
+2020; the per-stage form is the non-private backbone of Liao et al. 2021 (Algorithm 1 with the noise removed).
 The model is P_h(s'|s, a) = ⟨ψ_h(s'|s, a), θ_h⟩ with known basis ψ and rewards; θ_h is unknown.
 
 For episode k, backward over stages h = H−1, …, 0 (0-indexed), with V_H = 0:
@@ -12,7 +12,7 @@ For episode k, backward over stages h = H−1, …, 0 (0-indexed), with V_H = 0:
     V_h(s) = [max_a Q_h(s, a)]_{[0, H−h]},   π_h(s) ∈ argmax_a Q_h(s, a) (random ties)
 
 and after the episode, for every stage, x_{k,h} = φ_{V_{h+1}}(s_h, a_h) (with episode k's V_{h+1}) and
-y_{k,h} = V_{h+1}(s_{h+1}) ∈ [0, H] (paper 003, Algorithm 1: ΔΛ = x xᵀ, Δu = x y).
+y_{k,h} = V_{h+1}(s_{h+1}) ∈ [0, H] (Liao et al. 2021, Algorithm 1: ΔΛ = x xᵀ, Δu = x y).
 
 Confidence radius: β_k = H√(d log((1 + k H² L²/λ)/p)) + √λ B (the self-normalised bound of
 Abbasi-Yadkori et al. 2011 for targets in [0, H] and ‖x‖ ≤ H·L, as used by Ayoub et al. Theorem 1 and
@@ -23,7 +23,7 @@ with k (computed each episode); its final value is reported.
 
 Cost per episode O(H(S²Ad + SAd²)), independent of k (Sherman–Morrison for Σ_h⁻¹).
 
-Extension point (LDP-UCRL-VTR, paper 003): pass a subclass of
+Extension point (LDP-UCRL-VTR, Liao et al. 2021): pass a subclass of
 :class:`~dpverify.agents.statistics.ValueTargetStatistics` whose ``add_episode`` perturbs each user's
 (x xᵀ, x y) with fresh symmetric Gaussian / Gaussian noise before aggregation and whose
 ``gram_inverse`` inverts the shifted noisy sum; the agent calls only ``add_episode``, ``gram_inverse``

@@ -65,7 +65,7 @@ class NoisySum:
 class RunningSums:
     """Two releases of running sums of per-episode values (a, b): a + Z₁ and a + b + Z₂.
 
-    With ``reuse_noise`` the same draw Z₁ = Z₂ is added to both (paper 000, Algorithm 1 line 1 as
+    With ``reuse_noise`` the same draw Z₁ = Z₂ is added to both (Sahu 2025, Algorithm 1 line 1 as
     printed): release 2 − release 1 = b exactly. The output is a transcript of shape (n, 2, 1).
     """
 

@@ -1,4 +1,4 @@
-"""Regenerate docs/results/: the experiments of paper 000 (Figure 1a, 1b) and paper 003 (LDP-UCRL-VTR).
+"""Regenerate docs/results/: the experiments of Sahu 2025 (Figure 1a, 1b) and Liao et al. 2021 (LDP-UCRL-VTR).
 
     .venv/bin/python docs/make_results.py [--workers 2] [--quick]
 
@@ -6,12 +6,12 @@ Writes ``docs/results/results.json`` (settings, seeds, every agent's multipliers
 package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/results/summary.md``
 (the table quoted by docs/results.md) and three PNGs:
 
-* ``fig1a_min2021_eps10.png`` — paper 000 Figure 1(a): LSVI-UCB, Luyo et al., Ngo et al., LSVI-UCB++ and
+* ``fig1a_min2021_eps10.png`` — Sahu 2025 Figure 1(a): LSVI-UCB, Luyo et al., Ngo et al., LSVI-UCB++ and
   DP-LSVI-UCB++ (derived and paper sensitivities) on the Min et al. MDP (rescaled, ‖φ‖ = 1, H = 20,
   |A| = 100), one privacy budget (ε, δ) = (10, :data:`DELTA`), 10 seeds; the paper does not state its
   budget, and at ε = 10 no private agent learns within K, so ``fig1a_min2021_eps1000.png`` repeats the
   panel at ε = 1000 (:data:`FIG1A_EPSILONS`);
-* ``fig1b_min2021_epsilons.png`` — paper 000 Figure 1(b): DP-LSVI-UCB++ (derived) at several ε against
+* ``fig1b_min2021_epsilons.png`` — Sahu 2025 Figure 1(b): DP-LSVI-UCB++ (derived) at several ε against
   LSVI-UCB++;
 * ``paper003_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
   linear mixture MDP (d = 5, H = 6), 10 seeds.
@@ -91,10 +91,10 @@ def experiments(k000: int, k003: int) -> list[dict[str, Any]]:
 
 FIGURES = {
     **{f"fig1a_eps{eps:g}": (f"fig1a_min2021_eps{eps:g}.png",
-                             f"Paper 000 Fig. 1(a): Min et al. MDP, H = 20, |A| = 100, private agents at ε = {eps:g}")
+                             f"Sahu 2025 Fig. 1(a): Min et al. MDP, H = 20, |A| = 100, private agents at ε = {eps:g}")
        for eps in FIG1A_EPSILONS},
-    "fig1b": ("fig1b_min2021_epsilons.png", "Paper 000 Fig. 1(b): DP-LSVI-UCB++ (derived) vs ε, H = 20"),
-    "paper003": ("paper003_zhou2021.png", "Paper 003: Zhou et al. 2021 mixture MDP, d = 5, H = 6"),
+    "fig1b": ("fig1b_min2021_epsilons.png", "Sahu 2025 Fig. 1(b): DP-LSVI-UCB++ (derived) vs ε, H = 20"),
+    "paper003": ("paper003_zhou2021.png", "Liao et al. 2021: Zhou et al. 2021 mixture MDP, d = 5, H = 6"),
 }
 
 
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def write(complete: bool) -> None:
         document = {
-            "description": "docs/make_results.py: paper 000 Figure 1(a,b) and paper 003 experiments (exact regret)",
+            "description": "docs/make_results.py: Sahu 2025 Figure 1(a,b) and Liao et al. 2021 experiments (exact regret)",
             "complete": complete,
             "settings": settings,
             "versions": package_versions(),

@@ -12,8 +12,8 @@ sensitivity, shape and which users each release touches) over K episodes and H s
    and accounted again; the result must give ε ≤ target (and within 1e-9 relative of it), or the
    calibrator fails loudly. Noise is rounded up, ρ0 down: the error is always on the safe side.
 
-Built-in schedules: :func:`dp_lsvi_ucbpp_schedule` (paper 000, Algorithm 1) with the "paper" or the
-"derived" sensitivity model, and :func:`ldp_ucrl_vtr_schedule` (paper 003, Algorithm 1).
+Built-in schedules: :func:`dp_lsvi_ucbpp_schedule` (Sahu 2025, Algorithm 1) with the "paper" or the
+"derived" sensitivity model, and :func:`ldp_ucrl_vtr_schedule` (Liao et al. 2021, Algorithm 1).
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def calibrate(
 ) -> Calibration:
     """Noise for every statistic of ``schedule`` so that the whole run is (ε, δ)-DP.
 
-    Every release gets the same ρ0 (as in paper 000 §3). One-sided: the returned mechanisms account to
+    Every release gets the same ρ0 (as in Sahu 2025 §3). One-sided: the returned mechanisms account to
     ε ≤ target, within :data:`ROUND_TRIP_TOLERANCE` relative; otherwise NumericalError.
     """
     epsilon = _validate.positive("epsilon", epsilon)
@@ -222,7 +222,7 @@ def dp_lsvi_ucbpp_schedule(
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
     feature_norm: float = 1.0,
 ) -> ReleaseSchedule:
-    """DP-LSVI-UCB++ (paper 000, Algorithm 1): per (k, h) three d-vectors and one d×d Gram matrix.
+    """DP-LSVI-UCB++ (Sahu 2025, Algorithm 1): per (k, h) three d-vectors and one d×d Gram matrix.
 
     Each release at episode k sums over users i = 1..k−1 (lines 6–8; the Gram matrix Λ̃_{k,h},
     line 26), with fresh noise at every release (the printed algorithm reuses one draw, which is not
@@ -265,7 +265,7 @@ def dp_lsvi_ucbpp_schedule(
     )
     return ReleaseSchedule(
         name=f"dp-lsvi-ucb++ ({model} sensitivities)",
-        source="paper 000, Algorithm 1 and Appendix A (Theorem A.1)",
+        source="Sahu 2025, Algorithm 1 and Appendix A (Theorem A.1)",
         relation=relation,
         episodes=episodes,
         stages=horizon,
@@ -281,7 +281,7 @@ def ldp_ucrl_vtr_schedule(
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
     feature_norm: float | None = None,
 ) -> ReleaseSchedule:
-    """LDP-UCRL-VTR (paper 003, Algorithm 1, lines 13–14): each user privatises its own statistics.
+    """LDP-UCRL-VTR (Liao et al. 2021, Algorithm 1, lines 13–14): each user privatises its own statistics.
 
     User k sends, for each stage h, ΔΛ = φ_V φ_Vᵀ with a symmetric Gaussian matrix and Δu = φ_V·V(s′)
     with a Gaussian vector, where φ_V = Σ_{s′} φ(s′|s,a) V(s′). With ‖φ_V‖₂ ≤ F (F = H by default: the
@@ -303,7 +303,7 @@ def ldp_ucrl_vtr_schedule(
     )
     return ReleaseSchedule(
         name="ldp-ucrl-vtr",
-        source="paper 003, Algorithm 1 (lines 13–14) and Section 5",
+        source="Liao et al. 2021, Algorithm 1 (lines 13–14) and Section 5",
         relation=relation,
         episodes=episodes,
         stages=horizon,
@@ -334,7 +334,7 @@ def schedule_by_name(
 
 @dataclass(frozen=True)
 class PrintedCalibrationCheck:
-    """Paper 000's printed noise (Algorithm 1 line 1) accounted under a stated relation.
+    """Sahu 2025's printed noise (Algorithm 1 line 1) accounted under a stated relation.
 
     The paper sets ρ from (ε, δ) by Lemma 2.1 (Bun–Steinke), ρ0 = ρ/(4HK), and draws
     φ1, φ2 ~ N(0, 2H²/ρ0), φ3 ~ N(0, 2H⁴/ρ0), Z_ij ~ N(0, 1/(4ρ0)). Under its own per-user bounds
@@ -364,7 +364,7 @@ def check_printed_calibration(
     horizon: int, episodes: int, dim: int, epsilon: float, delta: float,
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
 ) -> PrintedCalibrationCheck:
-    """Account paper 000's printed noise under its own sensitivity assumptions and ``relation``."""
+    """Account Sahu 2025's printed noise under its own sensitivity assumptions and ``relation``."""
     epsilon = _validate.positive("epsilon", epsilon)
     delta = _validate.open_unit("delta", delta)
     relation = Neighbouring.parse(relation)

@@ -3,7 +3,7 @@
 Three routes from a composition of releases to (ε, δ), from loosest to tightest:
 
 ``bun-steinke``
-    Bun & Steinke 2016, Proposition 1.3 (paper 000, Lemma 2.1): ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP.
+    Bun & Steinke 2016, Proposition 1.3 (Sahu 2025, Lemma 2.1): ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP.
 ``cks``
     Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential Privacy", Corollary 13:
     ρ-zCDP ⇒ (ε, δ)-DP for every α > 1 with
@@ -74,7 +74,7 @@ class DPGuarantee:
 
 
 def epsilon_bun_steinke(rho: float, delta: float) -> float:
-    """ε = ρ + 2√(ρ log(1/δ)) (Bun & Steinke 2016, Proposition 1.3; paper 000, Lemma 2.1)."""
+    """ε = ρ + 2√(ρ log(1/δ)) (Bun & Steinke 2016, Proposition 1.3; Sahu 2025, Lemma 2.1)."""
     rho = _validate.non_negative("rho", rho)
     delta = _validate.open_unit("delta", delta)
     return round_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), 2)
@@ -255,7 +255,7 @@ def _largest_below(eps_of: Callable[[float], float], target: float, start: float
 
 
 def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Theorem A.1; paper 000, Lemma 2.3).
+    """σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Theorem A.1; Sahu 2025, Lemma 2.3).
 
     Valid only for ε < 1 (the theorem's hypothesis); larger ε raise an error rather than return a
     σ the theorem does not cover.

@@ -3,7 +3,7 @@
 A ledger records every noisy release of a private algorithm: its statistic family, its episode k and
 stage h, its mechanism, and which users' data it touches. It answers
 
-- the *naive* total ρ: Σ over all releases of ρ (the papers' "4HK releases × ρ0", paper 000 §3);
+- the *naive* total ρ: Σ over all releases of ρ (the papers' "4HK releases × ρ0", Sahu 2025 §3);
 - the *per-user* ρ: user u pays only for the releases that touch u, so the guarantee for neighbours
   differing in user u is Σ_{releases ∋ u} ρ (adaptive composition, Bun & Steinke 2016 Lemma 2.3,
   applied to the releases whose sensitivity w.r.t. u is non-zero; releases that do not read u's data
@@ -19,8 +19,8 @@ blocks. :meth:`PrivacyLedger.record` merges consecutive single releases into blo
 Which users a release touches is a :class:`UserPattern`:
 
 - :class:`PrefixUsers` — the release at episode k reads users 1..k−1 (a prefix sum over past users,
-  paper 000 Algorithm 1 lines 6–8 and 26);
-- :class:`CurrentUser` — the release at episode k reads only user k (a local release, paper 003);
+  Sahu 2025 Algorithm 1 lines 6–8 and 26);
+- :class:`CurrentUser` — the release at episode k reads only user k (a local release, Liao et al. 2021);
 - :class:`BinaryTreeNode` — the release at episode k is the binary-mechanism node (k − lowbit(k), k]
   (Chan, Shi & Song 2011; Luyo et al. 2021): each user lies in at most ⌈log₂K⌉ + 1 released nodes.
 """
@@ -228,7 +228,7 @@ class LedgerAccount:
 
     ``epsilon`` maps a conversion name to ε (``exact`` is present only when every release is
     Gaussian). The ε are for the *published statistics* (the billboard); by the billboard lemma
-    (Hsu et al. 2014; paper 000 Lemma 2.4) the same (ε, δ) holds as joint DP for actions computed from
+    (Hsu et al. 2014; Sahu 2025 Lemma 2.4) the same (ε, δ) holds as joint DP for actions computed from
     the billboard and each user's own data only.
     """
 

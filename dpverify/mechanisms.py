@@ -6,9 +6,9 @@ curve ε(α) (:meth:`renyi_epsilon`) and, where a closed form exists, its exact 
 ``numpy.random.Generator``; there is no other way to obtain noise from this module.
 
 - :class:`GaussianMechanism` — x + N(0, σ²I) for an ℓ2 sensitivity Δ: ρ = Δ²/(2σ²) (Bun & Steinke
-  2016, Proposition 1.6; paper 000 Lemma 2.3), μ-GDP with μ = Δ/σ (Dong, Roth & Su 2019, Theorem 2.7).
+  2016, Proposition 1.6; Sahu 2025 Lemma 2.3), μ-GDP with μ = Δ/σ (Dong, Roth & Su 2019, Theorem 2.7).
 - :class:`GOEMechanism` — G + (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) for a symmetric matrix G with Frobenius
-  sensitivity Δ_F (paper 000, Algorithm 1 line 1; Redberg & Wang 2021). It is exactly a Gaussian
+  sensitivity Δ_F (Sahu 2025, Algorithm 1 line 1; Redberg & Wang 2021). It is exactly a Gaussian
   mechanism with sensitivity Δ_F and std √2·s, so ρ = Δ_F²/(4s²) and μ = Δ_F/(√2·s): the derivation is
   in docs/accounting.md (the map M ↦ (M_ii, √2·M_ij for i<j) is a Frobenius isometry that turns the
   GOE noise into iid N(0, 2s²)).
@@ -142,7 +142,7 @@ class GaussianMechanism(_GaussianPrivacy):
 class GOEMechanism(_GaussianPrivacy):
     """Symmetric-matrix Gaussian ("GOE") mechanism on dim × dim symmetric matrices.
 
-    Releases G + (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid (paper 000, Algorithm 1 line 1, with
+    Releases G + (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid (Sahu 2025, Algorithm 1 line 1, with
     s² = 1/(4ρ0)); off-diagonal noise has variance s², diagonal noise 2s².
 
     Attributes:

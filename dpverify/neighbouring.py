@@ -4,8 +4,8 @@ The same statistic has a different sensitivity under each relation, so every mec
 relation its sensitivity holds under, and a ledger composes releases under one relation only.
 
 - ``REPLACE_ONE`` (bounded DP): D′ is D with one user's data replaced by arbitrary other data. This is
-  the relation of joint DP in paper 000 (neighbouring user sequences differ in one user, §2 and the
-  proof of Theorem A.1) and of local DP in paper 003 (any two inputs of one user).
+  the relation of joint DP in Sahu 2025 (neighbouring user sequences differ in one user, §2 and the
+  proof of Theorem A.1) and of local DP in Liao et al. 2021 (any two inputs of one user).
 - ``ADD_REMOVE_ONE`` (unbounded DP): D′ is D with one user added or removed.
 
 For a sum of per-user terms each of norm ≤ B, the ℓ2 sensitivity is B under add/remove and 2B under

@@ -1,6 +1,6 @@
 """Sensitivities of the sums that private RL agents release, with their assumptions named.
 
-A private linear-MDP agent releases sums over users of per-user terms (paper 000, Algorithm 1,
+A private linear-MDP agent releases sums over users of per-user terms (Sahu 2025, Algorithm 1,
 lines 6–8 and 26):
 
     vector statistics   Σᵢ wᵢ · φᵢ · yᵢ        (‖φᵢ‖₂ ≤ F, 0 ≤ wᵢ ≤ W, |yᵢ| ≤ B)
@@ -38,7 +38,7 @@ class SumBound:
     """Bounds on one user's term of a weighted sum.
 
     Attributes:
-        max_weight: W, an upper bound on the per-user weight (e.g. σ̄⁻² ≤ 1/H² in paper 000).
+        max_weight: W, an upper bound on the per-user weight (e.g. σ̄⁻² ≤ 1/H² in Sahu 2025).
         feature_norm: F, an upper bound on ‖φ‖₂.
         target_bound: B, an upper bound on |y| (e.g. H for V ∈ [0, H], H² for V²). Unused for Gram sums.
     """

@@ -5,17 +5,17 @@ Conventions (used by every environment, planner and agent of :mod:`agents`):
 * stages are 0-indexed, ``h = 0, ..., H-1``; the paper's stage ``h`` is our ``h - 1``;
 * ``transitions[h, s, a, s']`` = P_h(s' | s, a), shape ``(H, S, A, S)``;
 * ``rewards[h, s, a]`` = r_h(s, a) in [0, 1], deterministic and known to the agents (as in Jin et al. 2020
-  and paper 000 §3, where Q̂ = r_h + ŵᵀφ + bonus);
+  and Sahu 2025 §3, where Q̂ = r_h + ŵᵀφ + bonus);
 * ``initial_distribution[s]`` = probability that an episode starts in s.
 
 Model classes:
 
 * :class:`FiniteMDP` — the tabular model itself.
-* :class:`LinearMDP` — a linear MDP (Jin et al. 2020, Definition 2.2; paper 000 §2):
+* :class:`LinearMDP` — a linear MDP (Jin et al. 2020, Definition 2.2; Sahu 2025 §2):
   P_h(s'|s,a) = ⟨φ_h(s,a), μ_h(s')⟩ and r_h(s,a) = ⟨φ_h(s,a), θ_h⟩, with features
   ``features[h, s, a, :]`` (d-vectors), ``mu[h, :, s']`` and ``theta[h, :]``. Transitions and rewards are
   computed from (φ, μ, θ), so the linear structure holds exactly.
-* :class:`LinearMixtureMDP` — a linear mixture MDP (Ayoub et al. 2020; Jia et al. 2020; paper 003
+* :class:`LinearMixtureMDP` — a linear mixture MDP (Ayoub et al. 2020; Jia et al. 2020; Liao et al. 2021
   Definition 3.1): P_h(s'|s,a) = ⟨ψ(s'|s,a), θ_h⟩ with a known basis ``basis[h, s, a, s', :]``.
 
 Validation on construction (:class:`~dpverify.errors.InvalidParameterError` naming the array, the rule
@@ -216,7 +216,7 @@ class LinearMDP(_TabularDynamics):
     """A finite linear MDP: P_h(s'|s,a) = ⟨φ_h(s,a), μ_h(s')⟩, r_h(s,a) = ⟨φ_h(s,a), θ_h⟩.
 
     Definition 2.2 of Jin et al. 2020 ("Provably efficient RL with linear function approximation");
-    paper 000 §2. ``transitions`` and ``rewards`` are derived from the linear parameters and validated
+    Sahu 2025 §2. ``transitions`` and ``rewards`` are derived from the linear parameters and validated
     as a tabular MDP.
 
     Attributes:
@@ -282,7 +282,7 @@ def mixture_feature_norm(basis: np.ndarray) -> float:
     """sup over (h, s, a) and V: S → [0, 1] of ‖Σ_s' ψ_h(s'|s,a) V(s')‖₂.
 
     This is the bound assumed on the regression features φ_V = Σ_s' ψ(s'|s,a)V(s') of UCRL-VTR (Ayoub et
-    al. 2020, Assumption on ‖φ_V‖; paper 003 Definition 3.1) for V with values in [0, 1]; with values in
+    al. 2020, Assumption on ‖φ_V‖; Liao et al. 2021 Definition 3.1) for V with values in [0, 1]; with values in
     [0, H] the bound scales by H. The map V ↦ ‖ΨV‖ is convex, so its maximum over the cube [0, 1]^S is
     attained at a vertex: exact by enumeration for S ≤ 12; above that the coordinatewise upper bound
     ‖(max(Σ_s' ψ_i⁺, Σ_s' ψ_i⁻))_i‖₂ is returned (never below the truth).
@@ -308,7 +308,7 @@ def mixture_feature_norm(basis: np.ndarray) -> float:
 class LinearMixtureMDP(_TabularDynamics):
     """A finite linear mixture MDP: P_h(s'|s,a) = ⟨ψ_h(s'|s,a), θ_h⟩ with known basis ψ and rewards.
 
-    Ayoub et al. 2020 ("Model-based RL with value-targeted regression"), Jia et al. 2020; paper 003
+    Ayoub et al. 2020 ("Model-based RL with value-targeted regression"), Jia et al. 2020; Liao et al. 2021
     Definition 3.1 (there θ_h is per stage, as here).
 
     Attributes:
@@ -358,7 +358,7 @@ class LinearMixtureMDP(_TabularDynamics):
         return int(self.theta.shape[-1])
 
     def value_features(self, h: int, values: np.ndarray) -> np.ndarray:
-        """φ_V(s, a) = Σ_s' ψ_h(s'|s,a) V(s') for every (s, a): shape (S, A, d) (paper 003 eq. for φ_V)."""
+        """φ_V(s, a) = Σ_s' ψ_h(s'|s,a) V(s') for every (s, a): shape (S, A, d) (Liao et al. 2021 eq. for φ_V)."""
         return np.einsum("satd,t->sad", self.basis[h], values)
 
     def as_finite_mdp(self) -> FiniteMDP:

@@ -1,4 +1,4 @@
-"""The hard linear mixture MDP of Zhou, Gu & Szepesvári 2021 used in paper 003's experiments — DESIGN §3.
+"""The hard linear mixture MDP of Zhou, Gu & Szepesvári 2021 used in Liao et al. 2021's experiments — DESIGN §3.
 
 States (S = H + 2, our indices): chain states c_0 … c_{H−1} (indices 0 … H−1; the paper's x_0 … x_{H−1}),
 ``DEAD = H`` (the paper's x_{H+1}: absorbing, no reward) and ``GOOD = H + 1`` (x_{H+2}: absorbing,
@@ -16,7 +16,7 @@ P_h(s'|s,a) = ⟨ψ(s'|s,a), θ_h⟩, is ψ(c_{j+1}|c_j,a) = (α(1−δ), −βa
 ‖Σ_s' ψ(s'|s,a)V(s')‖₂ ≤ 1 for V ∈ [0, 1]^S (``feature_norm_bound = 1``). The optimal action at stage h
 is sign(μ_h) (unique: ⟨μ_h, a⟩ is maximised only there).
 
-Defaults (paper 003's experiment): d = 5, H = 6, K = 10⁴ (K enters Δ), signs from
+Defaults (Liao et al. 2021's experiment): d = 5, H = 6, K = 10⁴ (K enters Δ), signs from
 ``numpy.random.default_rng(sign_seed)`` with ``sign_seed = 2021``.
 """
 

@@ -5,7 +5,7 @@
 * :mod:`~dpverify.bounds.evaluation` — evaluation at numbers (T = K·H handled);
 * :mod:`~dpverify.bounds.comparison` — ratio, crossovers, the region where "A improves over B";
 * :mod:`~dpverify.bounds.consistency` — the checks ``dpverify bounds check`` runs;
-* :mod:`~dpverify.bounds.constants` — L, λ̃, β̂ = β̌, β̄, β of paper 000, the single source for agents:
+* :mod:`~dpverify.bounds.constants` — L, λ̃, β̂ = β̌, β̄, β of Sahu 2025, the single source for agents:
   ``dpverify.bounds.constants.dp_lsvi_ucbpp_constants(d=..., H=..., K=..., rho=..., delta=...)``;
 * :mod:`~dpverify.bounds.plot` and :mod:`~dpverify.bounds.docgen` — figures and ``docs/bounds.md``.
 """

@@ -3,8 +3,8 @@
 1. **Statements of the same algorithm agree** (:func:`check_statements`): every pair of entries of
    one algorithm and kind is identical under T = K·H, or has the same polynomial rates term by term
    (then it differs only by polylogarithmic factors, which Õ hides), or is *inconsistent*. This finds
-   the self-disagreement of paper 000 (abstract / Theorem 3.2 vs conclusion vs arXiv v2) and
-   confirms that the two LSVI-UCB statements (paper 000 in K, paper 003 in T) are equal.
+   the self-disagreement of Sahu 2025 (abstract / Theorem 3.2 vs conclusion vs arXiv v2) and
+   confirms that the two LSVI-UCB statements (Sahu 2025 in K, Liao et al. 2021 in T) are equal.
 2. **The non-private term is the base algorithm's regret** (:func:`check_non_private_terms`): a
    private bound's term without ε should reproduce the regret of the algorithm it privatises.
 3. **No upper bound below a lower bound** (:func:`check_upper_vs_lower`): for an upper and a lower
@@ -40,7 +40,7 @@ STATUSES: tuple[str, ...] = ("ok", "ok under Õ", "note", "inconsistent", "flagg
 class CheckRegion:
     """The region the numerical checks look at.
 
-    The defaults are the setting of paper 000's experiments (d = 10, H = 20; Section 4) with
+    The defaults are the setting of Sahu 2025's experiments (d = 10, H = 20; Section 4) with
     δ = 1e-5 and S = A = 10 for the tabular bounds; K from 1e2 to 1e8 and ε from 1e-6 to 1e2,
     ``points`` log-spaced values on each axis.
     """

@@ -1,4 +1,4 @@
-"""The explicit constants of DP-LSVI-UCB++ (paper 000) as sympy expressions — the single source
+"""The explicit constants of DP-LSVI-UCB++ (Sahu 2025) as sympy expressions — the single source
 the agents use.
 
 All quotations are from ``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``:
@@ -150,7 +150,7 @@ class DpLsviUcbppConstants:
 def dp_lsvi_ucbpp_constants(
     *, d: int, H: int, K: int, rho: float, delta: float, c1: float = DEFAULT_C1, c2: float = DEFAULT_C2
 ) -> DpLsviUcbppConstants:
-    """Evaluate the constants of paper 000 (Lemma A.1, Theorem 3.2, Lemma C.5) at numbers.
+    """Evaluate the constants of Sahu 2025 (Lemma A.1, Theorem 3.2, Lemma C.5) at numbers.
 
     Args:
         d: feature dimension (integer ≥ 1).

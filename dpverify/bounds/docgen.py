@@ -100,8 +100,8 @@ def generate() -> str:
         "",
         "Every bound is stored as a sympy expression exactly as its source states it (the hidden",
         "constants of Õ/Ω and, for Õ/Ω̃, the hidden polylog factors left out; printed logarithms kept),",
-        "with the line of the paper text where it was verified (paper 000 =",
-        "`../shared/papers/000-dp-lsvi-ucb-plusplus.txt`, paper 003 = `../shared/papers/003-ldp-ucrl-vtr.txt`).",
+        "with the line of the paper text where it was verified (Sahu 2025 =",
+        "`../shared/papers/000-dp-lsvi-ucb-plusplus.txt`, Liao et al. 2021 = `../shared/papers/003-ldp-ucrl-vtr.txt`).",
         "Rates are leading exponents after substituting T = KH: x → ∞ for d, H, K, S, A and ε → 0 for ε",
         "(so `/ε` shows as ε^{-1}). Use `dpverify bounds show NAME` for the full record of one entry.",
         "",
@@ -152,7 +152,7 @@ def generate() -> str:
         out.append(f"- **{f.status}** — {f.message}")
     out += [
         "",
-        "## Constants of DP-LSVI-UCB++ (paper 000)",
+        "## Constants of DP-LSVI-UCB++ (Sahu 2025)",
         "",
         "`dpverify.bounds.constants.dp_lsvi_ucbpp_constants(d=, H=, K=, rho=, delta=, c1=2, c2=1)` evaluates",
         "these sympy expressions (`dpverify.bounds.constants.EXPRESSIONS`); δ is the failure probability",

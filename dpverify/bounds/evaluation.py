@@ -1,7 +1,7 @@
 """Numerical evaluation of registered bounds.
 
 Parameters are validated before anything is computed: d, H, K, T, S, A must be finite reals ≥ 1,
-ε > 0, δ in (0, 1). The number of steps T is tied to K and H by T = K·H (paper 003, line 7):
+ε > 0, δ in (0, 1). The number of steps T is tied to K and H by T = K·H (Liao et al. 2021, line 7):
 
 * if the bound needs T and T is not given, T = K·H;
 * if the bound needs K and K is not given, K = T / H;

@@ -4,8 +4,8 @@ Each :class:`BoundEntry` records one bound *exactly as a paper states it* — a 
 the symbols of :mod:`dpverify.bounds.symbols`, with the hidden constants and (for Õ/Ω̃) the hidden
 polylogarithmic factors of the statement left out, and the logarithms the statement does print kept.
 Each entry names the document and the line of its text where the statement was checked
-(``../shared/papers/000-dp-lsvi-ucb-plusplus.txt`` = paper 000,
-``../shared/papers/003-ldp-ucrl-vtr.txt`` = paper 003; line numbers are 1-based) and carries a
+(``../shared/papers/000-dp-lsvi-ucb-plusplus.txt`` = Sahu 2025,
+``../shared/papers/003-ldp-ucrl-vtr.txt`` = Liao et al. 2021; line numbers are 1-based) and carries a
 status note.
 
 :data:`REGISTRY` is an immutable mapping from a stable machine name (``"algorithm/statement"``) to
@@ -49,7 +49,7 @@ class Source:
     """Where a statement was read.
 
     Attributes:
-        document: a short citation of the document ("paper 000", "arXiv:2504.09339v2").
+        document: a short citation of the document ("Sahu 2025", "arXiv:2504.09339v2").
         location: where in the document ("abstract", "Theorem 3.2", "Section 5 (Conclusions)").
         file: the file name of the local paper text under ``shared/papers/`` (``None`` for a
             document that is not stored locally; then ``lines`` is empty).
@@ -150,9 +150,9 @@ class Claim:
 # --------------------------------------------------------------------------------------------
 # Shared pieces of the statements.
 
-_LSVI_UCB_TERM = sympy.sqrt(d**3 * H**4 * K)  # paper 000: Õ(√(d³H⁴K)), the cost of LSVI-UCB
-_UCRL_VTR_JDP_TERM = sympy.sqrt(d**2 * H**4 * K)  # paper 000 line 31
-_LSVI_UCBPP_TERM = d * sympy.sqrt(H**3 * K)  # paper 000 abstract / Theorem 3.2: d√(H³K)
+_LSVI_UCB_TERM = sympy.sqrt(d**3 * H**4 * K)  # Sahu 2025: Õ(√(d³H⁴K)), the cost of LSVI-UCB
+_UCRL_VTR_JDP_TERM = sympy.sqrt(d**2 * H**4 * K)  # Sahu 2025 line 31
+_LSVI_UCBPP_TERM = d * sympy.sqrt(H**3 * K)  # Sahu 2025 abstract / Theorem 3.2: d√(H³K)
 
 _HE_ZHOU_NOTE = (
     "He & Zhou 2026 (arXiv:2605.07049v1, abstract) report 'fundamental gaps in recent results for "
@@ -174,8 +174,8 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=_LSVI_UCB_TERM,
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K})",
-        source=Source("paper 000", "abstract", PAPER_000, (5,), r"\tilde{O}(\sqrt{d^{3}H^{4}K})$"),
-        note="Stated in K; paper 003 states the same bound in T (entry lsvi-ucb/paper-003).",
+        source=Source("Sahu 2025", "abstract", PAPER_000, (5,), r"\tilde{O}(\sqrt{d^{3}H^{4}K})$"),
+        note="Stated in K; Liao et al. 2021 states the same bound in T (entry lsvi-ucb/paper-003).",
     ),
     BoundEntry(
         name="lsvi-ucb/paper-003",
@@ -188,7 +188,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=sympy.sqrt(d**3 * H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})",
-        source=Source("paper 003", "related work", PAPER_003, (23,), r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})"),
+        source=Source("Liao et al. 2021", "related work", PAPER_003, (23,), r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})"),
         note="Equal to lsvi-ucb/paper-000 under T = KH.",
     ),
     BoundEntry(
@@ -202,7 +202,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=H * d * sympy.sqrt(T),
         stated=r"\tilde{O}(HD\sqrt{T})",
-        source=Source("paper 000", "abstract; Section 1", PAPER_000, (5, 15), r"\tilde{O}(HD\sqrt{T})"),
+        source=Source("Sahu 2025", "abstract; Section 1", PAPER_000, (5, 15), r"\tilde{O}(HD\sqrt{T})"),
         note=(
             "Printed 'HD√T' with a capital D, read here as the feature dimension d; under T = KH this "
             "is d√(H³K), the non-private term of DP-LSVI-UCB++. Issue 3 quotes it as d√(H³K)."
@@ -215,13 +215,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         reference="Luyo et al. 2021",
         setting="linear MDP",
         privacy="JDP",
-        privacy_definition="JDP (as cited in paper 000)",
+        privacy_definition="JDP (as cited in Sahu 2025)",
         kind="upper",
         notation="Õ",
         expression=_LSVI_UCB_TERM + H ** _R(11, 5) * d ** _R(8, 5) * K ** _R(3, 5) / epsilon ** _R(2, 5),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5})",
         source=Source(
-            "paper 000", "abstract; Section 1; Section 1.1", PAPER_000, (5, 13, 33),
+            "Sahu 2025", "abstract; Section 1; Section 1.1", PAPER_000, (5, 13, 33),
             r"\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5}",
         ),
         base="lsvi-ucb/paper-000",
@@ -233,13 +233,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         reference="Ngo et al. 2022",
         setting="linear MDP",
         privacy="JDP",
-        privacy_definition="JDP (as cited in paper 000)",
+        privacy_definition="JDP (as cited in Sahu 2025)",
         kind="upper",
         notation="Õ",
         expression=_LSVI_UCB_TERM + H**3 * d ** _R(5, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "paper 000", "abstract; Section 1; Section 1.1", PAPER_000, (5, 13, 33),
+            "Sahu 2025", "abstract; Section 1; Section 1.1", PAPER_000, (5, 13, 33),
             r"\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2}",
         ),
         base="lsvi-ucb/paper-000",
@@ -248,7 +248,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
     BoundEntry(
         name="dp-lsvi-ucb++/abstract",
         algorithm="DP-LSVI-UCB++",
-        reference="paper 000 (Sahu 2025, arXiv:2504.09339v1)",
+        reference="Sahu 2025 (arXiv:2504.09339v1)",
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="(ε, δ′)-JDP",
@@ -257,7 +257,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon\right)",
         source=Source(
-            "paper 000", "abstract; Section 1 (Our contributions)", PAPER_000, (5, 19),
+            "Sahu 2025", "abstract; Section 1 (Our contributions)", PAPER_000, (5, 19),
             r"d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon",
         ),
         base="lsvi-ucb++/paper-000",
@@ -270,7 +270,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
     BoundEntry(
         name="dp-lsvi-ucb++/theorem-3.2",
         algorithm="DP-LSVI-UCB++",
-        reference="paper 000 (Sahu 2025, arXiv:2504.09339v1)",
+        reference="Sahu 2025 (arXiv:2504.09339v1)",
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="(ε, δ′)-JDP",
@@ -279,7 +279,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(1 / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}\right)",
         source=Source(
-            "paper 000", "Theorem 3.2", PAPER_000, (259,),
+            "Sahu 2025", "Theorem 3.2", PAPER_000, (259,),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}",
         ),
         base="lsvi-ucb++/paper-000",
@@ -291,7 +291,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
     BoundEntry(
         name="dp-lsvi-ucb++/lemma-c.5",
         algorithm="DP-LSVI-UCB++",
-        reference="paper 000 (Sahu 2025, arXiv:2504.09339v1)",
+        reference="Sahu 2025 (arXiv:2504.09339v1)",
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="(ε, δ′)-JDP",
@@ -301,7 +301,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(10 * d * K * H / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}\right)",
         source=Source(
-            "paper 000", "Lemma C.5 and its proof (Appendix C)", PAPER_000, (799, 813),
+            "Sahu 2025", "Lemma C.5 and its proof (Appendix C)", PAPER_000, (799, 813),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}",
         ),
         base="lsvi-ucb++/paper-000",
@@ -313,7 +313,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
     BoundEntry(
         name="dp-lsvi-ucb++/conclusion",
         algorithm="DP-LSVI-UCB++",
-        reference="paper 000 (Sahu 2025, arXiv:2504.09339v1)",
+        reference="Sahu 2025 (arXiv:2504.09339v1)",
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="(ε, δ′)-JDP",
@@ -322,7 +322,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H**3 * K) + H ** _R(19, 8) * d ** _R(15, 8) * K ** _R(3, 4) / epsilon,
         stated=r"\tilde{O}\left(\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon\right)",
         source=Source(
-            "paper 000", "Section 5 (Conclusions and future works)", PAPER_000, (279,),
+            "Sahu 2025", "Section 5 (Conclusions and future works)", PAPER_000, (279,),
             r"\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon",
         ),
         base="lsvi-ucb++/paper-000",
@@ -334,7 +334,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
     BoundEntry(
         name="dp-lsvi-ucb++/arxiv-v2",
         algorithm="DP-LSVI-UCB++",
-        reference="paper 000, later version (arXiv:2504.09339v2)",
+        reference="Sahu 2025, later version (arXiv:2504.09339v2)",
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="(ε, δ′)-JDP",
@@ -361,7 +361,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=d * sympy.sqrt(H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})",
-        source=Source("paper 003", "related work", PAPER_003, (23,), r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})"),
+        source=Source("Liao et al. 2021", "related work", PAPER_003, (23,), r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})"),
         note="Under T = KH equals √(d²H⁴K), the non-private term of the JDP linear-mixture bounds.",
     ),
     BoundEntry(
@@ -370,13 +370,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         reference="Luyo et al. 2021",
         setting="linear mixture MDP",
         privacy="JDP",
-        privacy_definition="JDP (as cited in paper 000)",
+        privacy_definition="JDP (as cited in Sahu 2025)",
         kind="upper",
         notation="Õ",
         expression=_UCRL_VTR_JDP_TERM + H ** _R(9, 4) * d ** _R(3, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "paper 000", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,),
+            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,),
             r"\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2}",
         ),
         base="ucrl-vtr/paper-003",
@@ -387,25 +387,25 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         reference="Zhou 2022",
         setting="linear mixture MDP",
         privacy="JDP",
-        privacy_definition="JDP (as cited in paper 000)",
+        privacy_definition="JDP (as cited in Sahu 2025)",
         kind="upper",
         notation="Õ",
         expression=_UCRL_VTR_JDP_TERM + H ** _R(5, 2) * d ** _R(7, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "paper 000", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,),
+            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,),
             r"\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2}",
         ),
         base="ucrl-vtr/paper-003",
         note=(
-            "Paper 000 says it 'improved on' JDP-UCRL-VTR, yet its privacy term has larger exponents of "
+            "Sahu 2025 says it 'improved on' JDP-UCRL-VTR, yet its privacy term has larger exponents of "
             "H (5/2 vs 9/4) and d (7/4 vs 3/4) at the same K and ε rates (see the claim checks)."
         ),
     ),
     BoundEntry(
         name="ldp-ucrl-vtr/upper",
         algorithm="LDP-UCRL-VTR",
-        reference="paper 003",
+        reference="Liao et al. 2021",
         setting="linear mixture MDP",
         privacy="LDP",
         privacy_definition="(ε, δ)-LDP",
@@ -414,7 +414,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d ** _R(5, 4) * H ** _R(7, 4) * T ** _R(3, 4) * sympy.log(1 / delta) ** _R(1, 4) / sympy.sqrt(epsilon),
         stated=r"\widetilde{\mathcal{O}}(d^{5/4}H^{7/4}T^{3/4}\left(\log(1/\delta)\right)^{1/4}\sqrt{1/\varepsilon})",
         source=Source(
-            "paper 003", "Section 1 (contributions); Section 7 (conclusion)", PAPER_003, (17, 37),
+            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", PAPER_003, (17, 37),
             r"d^{5/4}H^{7/4}T^{3/4}\left(\log(1/\delta)\right)^{1/4}\sqrt{1/\varepsilon}",
         ),
         base="ucrl-vtr/paper-003",
@@ -422,8 +422,8 @@ _ENTRIES: tuple[BoundEntry, ...] = (
     ),
     BoundEntry(
         name="ldp-ucrl-vtr/lower-linear-mixture",
-        algorithm="any ε-LDP algorithm (lower bound of paper 003)",
-        reference="paper 003",
+        algorithm="any ε-LDP algorithm (lower bound of Liao et al. 2021)",
+        reference="Liao et al. 2021",
         setting="linear mixture MDP",
         privacy="LDP",
         privacy_definition="ε-LDP",
@@ -432,15 +432,15 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d * H * sympy.sqrt(T) / (sympy.exp(epsilon) * (sympy.exp(epsilon) - 1)),
         stated=r"\Omega(dH\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         source=Source(
-            "paper 003", "Section 1 (contributions); Section 7 (conclusion)", PAPER_003, (21, 37),
+            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", PAPER_003, (21, 37),
             r"\Omega(dH\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         ),
         note="For pure ε-LDP; the upper bound ldp-ucrl-vtr/upper is for (ε, δ)-LDP.",
     ),
     BoundEntry(
         name="ldp-ucrl-vtr/lower-contextual-bandit",
-        algorithm="any ε-LDP algorithm (lower bound of paper 003)",
-        reference="paper 003",
+        algorithm="any ε-LDP algorithm (lower bound of Liao et al. 2021)",
+        reference="Liao et al. 2021",
         setting="contextual bandit",
         privacy="LDP",
         privacy_definition="ε-LDP",
@@ -449,7 +449,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d * sympy.sqrt(T) / (sympy.exp(epsilon) * (sympy.exp(epsilon) - 1)),
         stated=r"\Omega(d\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         source=Source(
-            "paper 003", "Section 1 (contributions)", PAPER_003, (21,),
+            "Liao et al. 2021", "Section 1 (contributions)", PAPER_003, (21,),
             r"\Omega(d\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         ),
         note="Contextual linear bandits (H = 1), a by-product of the linear-mixture lower bound.",
@@ -467,10 +467,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H**4 * S * A * T) + S * A * H**3 * (S + H) / epsilon,
         stated=r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         source=Source(
-            "paper 003", "Section 1; related work", PAPER_003, (7, 25),
+            "Liao et al. 2021", "Section 1; related work", PAPER_003, (7, 25),
             r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         ),
-        note="Paper 000 cites Vietri et al. 2020 (line 27) without a rate; the rate is from paper 003.",
+        note="Sahu 2025 cites Vietri et al. 2020 (line 27) without a rate; the rate is from Liao et al. 2021.",
     ),
     BoundEntry(
         name="garcelon-2020/upper",
@@ -478,13 +478,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         reference="Garcelon et al. 2020",
         setting="tabular",
         privacy="LDP",
-        privacy_definition="LDP (as cited in paper 003)",
+        privacy_definition="LDP (as cited in Liao et al. 2021)",
         kind="upper",
         notation="Õ",
         expression=sympy.Max(H ** _R(3, 2) * S**2 * A * sympy.sqrt(T) / epsilon, H * S * sympy.sqrt(A * T)),
         stated=r"\widetilde{\mathcal{O}}(\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\})",
         source=Source(
-            "paper 003", "Section 1; related work", PAPER_003, (7, 25),
+            "Liao et al. 2021", "Section 1; related work", PAPER_003, (7, 25),
             r"\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\}",
         ),
     ),
@@ -494,13 +494,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         reference="Garcelon et al. 2020",
         setting="tabular",
         privacy="LDP",
-        privacy_definition="LDP (as cited in paper 003)",
+        privacy_definition="LDP (as cited in Liao et al. 2021)",
         kind="lower",
         notation="Ω̃",
         expression=sympy.sqrt(H * S * A * T) / sympy.Min(sympy.exp(epsilon) - 1, 1),
         stated=r"\widetilde{\Omega}(\sqrt{HSAT}/\min\left\{\exp(\varepsilon)-1,1\right\})",
         source=Source(
-            "paper 003", "related work", PAPER_003, (25,),
+            "Liao et al. 2021", "related work", PAPER_003, (25,),
             r"\sqrt{HSAT}/\min\left\{\exp(\varepsilon)-1,1\right\}",
         ),
     ),
@@ -533,13 +533,13 @@ _CLAIMS: tuple[Claim, ...] = (
         "claim/dp-lsvi-ucb++-over-ngo-2022",
         "dp-lsvi-ucb++/theorem-3.2",
         "ngo-2022/linear-mdp",
-        Source("paper 000", "abstract", PAPER_000, (5,), "which surpasses previous state-of-the-art algorithms"),
+        Source("Sahu 2025", "abstract", PAPER_000, (5,), "which surpasses previous state-of-the-art algorithms"),
     ),
     Claim(
         "claim/dp-lsvi-ucb++-over-luyo-2021",
         "dp-lsvi-ucb++/theorem-3.2",
         "luyo-2021/linear-mdp",
-        Source("paper 000", "abstract", PAPER_000, (5,), "which surpasses previous state-of-the-art algorithms"),
+        Source("Sahu 2025", "abstract", PAPER_000, (5,), "which surpasses previous state-of-the-art algorithms"),
     ),
     Claim(
         "claim/dp-lsvi-ucb++-v2-over-ngo-2022",
@@ -551,13 +551,13 @@ _CLAIMS: tuple[Claim, ...] = (
         "claim/ngo-2022-over-luyo-2021",
         "ngo-2022/linear-mdp",
         "luyo-2021/linear-mdp",
-        Source("paper 000", "abstract", PAPER_000, (5,), "and was subsequently improved to"),
+        Source("Sahu 2025", "abstract", PAPER_000, (5,), "and was subsequently improved to"),
     ),
     Claim(
         "claim/zhou-2022-over-luyo-2021",
         "private-linopt-vi/zhou-2022",
         "jdp-ucrl-vtr/luyo-2021",
-        Source("paper 000", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,), "improved on this bound with Private-LinOpt-VI"),
+        Source("Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,), "improved on this bound with Private-LinOpt-VI"),
     ),
 )
 

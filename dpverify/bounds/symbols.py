@@ -4,8 +4,8 @@ All symbols are declared positive, so sympy may simplify ``sqrt(H**4)`` to ``H**
 ``log(1/delta)`` to ``-log(delta)`` without case splits.
 
 * ``d`` feature dimension, ``H`` horizon, ``K`` number of episodes, ``T = K·H`` number of steps
-  (paper 000 Section 2; paper 003 line 7: "T = KH is the number of interactions");
-* ``epsilon`` and ``delta`` the privacy parameters (in Theorem 3.2 of paper 000 the privacy δ is
+  (Sahu 2025 Section 2; Liao et al. 2021 line 7: "T = KH is the number of interactions");
+* ``epsilon`` and ``delta`` the privacy parameters (in Theorem 3.2 of Sahu 2025 the privacy δ is
   written δ′; see each entry's note for what δ means there);
 * ``S`` and ``A`` the numbers of states and actions (tabular entries only).
 """

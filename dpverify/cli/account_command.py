@@ -56,6 +56,6 @@ def run(args: argparse.Namespace) -> int:
                        [(f.family, f.n_releases, f.naive_rho, f.worst_user_rho, ",".join(f.mechanisms)) for f in acc.families]))
     print()
     print(f"(ε, δ = {delta:g}) of the published statistics, {accounting} accounting; by the billboard lemma "
-          "(paper 000 Lemma 2.4) also the JDP guarantee of actions computed from them:")
+          "(Sahu 2025 Lemma 2.4) also the JDP guarantee of actions computed from them:")
     print(format_table(("conversion", "epsilon"), list(acc.epsilon.items())))
     return 0

@@ -33,7 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--epsilon", type=number, default=1.0, help="target ε > 0 (default 1)")
     p.add_argument("--delta", type=number, default=1e-5, help="target δ in (0, 1) (default 1e-5)")
-    p.add_argument("--horizon", type=count, default=20, help="H, stages per episode (default 20, paper 000 §4)")
+    p.add_argument("--horizon", type=count, default=20, help="H, stages per episode (default 20, Sahu 2025 §4)")
     p.add_argument("--episodes", type=count, default=1000, help="K, episodes = users (default 1000)")
     p.add_argument("--dim", type=count, default=10, help="d, feature dimension (default 10)")
     p.add_argument("--schedule", default="dp-lsvi-ucb++", help=f"one of {', '.join(SCHEDULES)}")
@@ -161,7 +161,7 @@ def _print_text(v: dict[str, Any], main: dict[str, Calibration], chosen: dict[st
     if printed is not None:
         print()
         verdict = "FALLS SHORT of its claim" if printed.falls_short else "meets its claim"
-        print(f"Paper 000's printed noise (Alg. 1 line 1, ρ by Lemma 2.1, ρ0 = ρ/(4HK)) under {printed.relation.value}: {verdict}.")
+        print(f"Sahu 2025's printed noise (Alg. 1 line 1, ρ by Lemma 2.1, ρ0 = ρ/(4HK)) under {printed.relation.value}: {verdict}.")
         print(f"  claimed ρ = {printed.claimed_rho:.6g}; true worst-user ρ = {printed.true_rho:.6g} "
               f"(the GOE release costs ‖ΔG‖_F²·ρ0 with ‖ΔG‖_F = {chosen['paper'].statistics[3].spec.sensitivity:.4g})")
         print("  true ε of the printed noise: " + ", ".join(f"{c} {e:.4g}" for c, e in printed.true_epsilon.items())

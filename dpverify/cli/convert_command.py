@@ -12,7 +12,7 @@ from dpverify.conversions import CONVERSIONS, epsilon_from_rho
 from dpverify.errors import InvalidParameterError
 
 _NOTES = {
-    "bun-steinke": "Bun & Steinke 2016 Prop. 1.3 (paper 000 Lemma 2.1)",
+    "bun-steinke": "Bun & Steinke 2016 Prop. 1.3 (Sahu 2025 Lemma 2.1)",
     "cks": "Canonne, Kamath & Steinke 2020 Cor. 13 (tightest from ρ alone)",
     "exact": "exact μ-GDP profile, μ = √(2ρ); valid only if every release is Gaussian",
 }

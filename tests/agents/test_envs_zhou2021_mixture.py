@@ -1,4 +1,4 @@
-"""The Zhou et al. 2021 hard linear mixture MDP of paper 003 (DESIGN §3)."""
+"""The Zhou et al. 2021 hard linear mixture MDP of Liao et al. 2021 (DESIGN §3)."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ def test_per_user_accounting_counts_the_worst_user():
 
 
 def test_noise_formulas():
-    """σ = Δ/√(2ρ0) for vectors (paper 000 Lemma 2.3) and s = Δ_F/(2√ρ0) for GOE."""
+    """σ = Δ/√(2ρ0) for vectors (Sahu 2025 Lemma 2.3) and s = Δ_F/(2√ρ0) for GOE."""
     cal = calibrate(dp_lsvi_ucbpp_schedule(5, 50, 3, "paper"), 1.0, 1e-5)
     for s in cal.statistics:
         if isinstance(s.mechanism, GaussianMechanism):
@@ -74,7 +74,7 @@ def test_paper_and_derived_sensitivities():
 
 
 def test_printed_calibration_falls_short_under_replacement_only():
-    """Paper 000's GOE noise s² = 1/(4ρ0) is calibrated for ‖ΔG‖_F = 1 (add/remove); under replacement
+    """Sahu 2025's GOE noise s² = 1/(4ρ0) is calibrated for ‖ΔG‖_F = 1 (add/remove); under replacement
     the Gram release costs 2ρ0, the schedule 1.25ρ, and Lemma 2.1 then gives ε above the claim."""
     rep = check_printed_calibration(20, 1000, 10, 1.0, 1e-5, "replace-one")
     assert rep.falls_short

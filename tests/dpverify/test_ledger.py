@@ -106,7 +106,7 @@ def test_record_in_any_order_is_exact():
 
 @given(st.lists(st.floats(1e-3, 10.0), min_size=1, max_size=8), st.floats(1e-3, 10.0))
 def test_composition_is_additive(sigmas, extra):
-    """Adding a release to every user adds its ρ to every user (zCDP composition, paper 000 Lemma 2.2)."""
+    """Adding a release to every user adds its ρ to every user (zCDP composition, Sahu 2025 Lemma 2.2)."""
     ledger = PrivacyLedger()
     for i, s in enumerate(sigmas):
         ledger.record_block(f"f{i}", (1, 1), (1, 1), GaussianMechanism(1.0, s), "current")

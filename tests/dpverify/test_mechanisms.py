@@ -25,7 +25,7 @@ def test_goe_is_gaussian_with_frobenius_sensitivity_and_std_sqrt2_s():
     m = GOEMechanism(frobenius_sensitivity=1.0, entry_std=0.5, dim=4)
     assert m.equivalent_gaussian_std == pytest.approx(math.sqrt(2) * 0.5)
     assert m.rho == pytest.approx(1.0 / (4 * 0.25))
-    # Paper 000: s² = 1/(4ρ0) gives ρ = ‖ΔG‖_F²·ρ0.
+    # Sahu 2025: s² = 1/(4ρ0) gives ρ = ‖ΔG‖_F²·ρ0.
     rho0 = 0.01
     s = math.sqrt(1 / (4 * rho0))
     assert GOEMechanism(1.0, s, 3).rho == pytest.approx(rho0)

@@ -1,4 +1,4 @@
-"""The constants of paper 000 (Lemma A.1, Theorem 3.2, Lemma C.5) against hand computation."""
+"""The constants of Sahu 2025 (Lemma A.1, Theorem 3.2, Lemma C.5) against hand computation."""
 
 from __future__ import annotations
 
