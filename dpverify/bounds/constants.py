@@ -1,17 +1,18 @@
 """The explicit constants of DP-LSVI-UCB++ (Sahu 2025) as sympy expressions — the single source
 the agents use.
 
-All quotations are from ``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``:
+All quotations are from Sahu 2025 ("Towards Optimal Differentially Private Regret Bounds in Linear MDPs",
+arXiv:2504.09339):
 
-* Algorithm 1, line 1 (text line 177): ρ0 = ρ/(4HK); φ1, φ2 ~ N(0, (2H²/ρ0) I_d),
+* Algorithm 1, line 1: ρ0 = ρ/(4HK); φ1, φ2 ~ N(0, (2H²/ρ0) I_d),
   φ3 ~ N(0, (2H⁴/ρ0) I_d), K1 = (Z + Zᵀ)/√2 with Z_ij ~ N(0, 1/(4ρ0)); Λ̃_{1,h} = 2 λ̃_Λ I.
-* Lemma A.1 (text lines 299–309), with probability ≥ 1 − δ, ‖φ1‖, ‖φ2‖ ≤ L, ‖φ3‖ ≤ H·L and
+* Lemma A.1 (Appendix A), with probability ≥ 1 − δ, ‖φ1‖, ‖φ2‖ ≤ L, ‖φ3‖ ≤ H·L and
   ‖K1‖₂ ≤ λ̃_Λ, where
 
       L   = 4H √( (dHK/ρ) · log(10dKH/δ) )
       λ̃_Λ = √(8dHK/ρ) · ( 2 + ( log(5 c1 H/δ) / (c2 d) )^{2/3} ).
 
-* Theorem 3.2 (lines 251–255) and Lemma C.5 (lines 791–795), with ι₂ = log(HK⁴L²d / (δ λ̃_Λ)):
+* Theorem 3.2 and Lemma C.5 (Appendix C), with ι₂ = log(HK⁴L²d / (δ λ̃_Λ)):
 
       β̂ = β̌ = H L √(d λ̃_Λ) + √(d³ H² ι₂²)
       β̄     = H² L² √(d λ̃_Λ) + √(d³ H⁴ ι₂²)
@@ -19,7 +20,7 @@ All quotations are from ``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``:
 
   The paper states the β's inside O(·); the constant inside O is taken as 1 here. Agents that
   scale a radius should multiply these values and report the multiplier.
-* Theorem 3.2 (line 261): the number of policy updates is O(dH log(1 + K/(d λ̃_Λ))).
+* Theorem 3.2: the number of policy updates is O(dH log(1 + K/(d λ̃_Λ))).
 
 Here δ is the failure probability of the utility and regret analysis (Algorithm 1 input "Failure
 probability δ"), not the privacy parameter δ′ of Theorem 3.1.

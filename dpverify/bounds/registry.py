@@ -3,10 +3,9 @@
 Each :class:`BoundEntry` records one bound *exactly as a paper states it* — a sympy expression over
 the symbols of :mod:`dpverify.bounds.symbols`, with the hidden constants and (for Õ/Ω̃) the hidden
 polylogarithmic factors of the statement left out, and the logarithms the statement does print kept.
-Each entry names the document and the line of its text where the statement was checked
-(``../shared/papers/000-dp-lsvi-ucb-plusplus.txt`` = Sahu 2025,
-``../shared/papers/003-ldp-ucrl-vtr.txt`` = Liao et al. 2021; line numbers are 1-based) and carries a
-status note.
+Each entry names the document, the place in it and, for the two papers this project is built on
+(:data:`PAPER_TEXTS`: Sahu 2025 and Liao, He & Gu 2021), the 1-based lines of their plain-text
+renderings on which the quoted statement appears verbatim, and carries a status note.
 
 :data:`REGISTRY` is an immutable mapping from a stable machine name (``"algorithm/statement"``) to
 its entry; :data:`CLAIMS` lists the "A improves over B" statements of the papers that
@@ -37,8 +36,14 @@ PRIVACY_MODELS: tuple[str, ...] = ("none", "JDP", "LDP")
 KINDS: tuple[str, ...] = ("upper", "lower")
 NOTATIONS: tuple[str, ...] = ("Õ", "Ω", "Ω̃")
 
-PAPER_000 = "000-dp-lsvi-ucb-plusplus.txt"
-PAPER_003 = "003-ldp-ucrl-vtr.txt"
+#: Citation key → title of the papers whose plain-text renderings the ``Source.lines`` refer to
+#: (the title is the first line of each text, so a test can find the texts where they are present).
+SAHU_2025 = "sahu-2025"
+LIAO_2021 = "liao-2021"
+PAPER_TEXTS: Mapping[str, str] = MappingProxyType({
+    SAHU_2025: "Towards Optimal Differentially Private Regret Bounds in Linear MDPs",
+    LIAO_2021: "Locally Differentially Private Reinforcement Learning for Linear Mixture Markov Decision Processes",
+})
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*/[a-z0-9][a-z0-9+.\-]*$")
 _R = sympy.Rational
@@ -51,25 +56,27 @@ class Source:
     Attributes:
         document: a short citation of the document ("Sahu 2025", "arXiv:2504.09339v2").
         location: where in the document ("abstract", "Theorem 3.2", "Section 5 (Conclusions)").
-        file: the file name of the local paper text under ``shared/papers/`` (``None`` for a
-            document that is not stored locally; then ``lines`` is empty).
-        lines: 1-based line numbers of ``file`` on which ``quote`` appears verbatim.
+        text: the key in :data:`PAPER_TEXTS` of the paper text the line numbers refer to (``None``
+            for a document whose text was not checked line by line; then ``lines`` is empty).
+        lines: 1-based line numbers of that text on which ``quote`` appears verbatim.
         quote: the statement as printed (LaTeX source), used to re-verify the lines.
     """
 
     document: str
     location: str
-    file: str | None
+    text: str | None
     lines: tuple[int, ...]
     quote: str
 
     def __post_init__(self) -> None:
         if not self.document or not self.location or not self.quote:
             raise InvalidParameterError("source", "must name a document, a location and a quote", self)
-        if self.file is None and self.lines:
-            raise InvalidParameterError("source.lines", "must be empty when no local file is named", self.lines)
-        if self.file is not None and (not self.lines or any(n < 1 for n in self.lines)):
-            raise InvalidParameterError("source.lines", "must be 1-based line numbers of the file", self.lines)
+        if self.text is not None and self.text not in PAPER_TEXTS:
+            raise InvalidParameterError("source.text", f"must be one of {', '.join(PAPER_TEXTS)} or None", self.text)
+        if self.text is None and self.lines:
+            raise InvalidParameterError("source.lines", "must be empty when no paper text is named", self.lines)
+        if self.text is not None and (not self.lines or any(n < 1 for n in self.lines)):
+            raise InvalidParameterError("source.lines", "must be 1-based line numbers of the text", self.lines)
 
 
 @dataclass(frozen=True)
@@ -158,13 +165,13 @@ _HE_ZHOU_NOTE = (
     "He & Zhou 2026 (arXiv:2605.07049v1, abstract) report 'fundamental gaps in recent results for "
     "private RL with linear function approximation' and place the state of the art for the linear "
     "case at Õ(K^{3/5}); this √K-type private linear-MDP bound is among the results that statement "
-    "concerns (per issue 3; the abstract does not list the papers)."
+    "concerns (the abstract does not list the papers)."
 )
 
 _ENTRIES: tuple[BoundEntry, ...] = (
     # ---------------------------------------------------------------- non-private linear MDP
     BoundEntry(
-        name="lsvi-ucb/paper-000",
+        name="lsvi-ucb/sahu-2025",
         algorithm="LSVI-UCB",
         reference="Jin et al. 2020",
         setting="linear MDP",
@@ -174,11 +181,11 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=_LSVI_UCB_TERM,
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K})",
-        source=Source("Sahu 2025", "abstract", PAPER_000, (5,), r"\tilde{O}(\sqrt{d^{3}H^{4}K})$"),
-        note="Stated in K; Liao et al. 2021 states the same bound in T (entry lsvi-ucb/paper-003).",
+        source=Source("Sahu 2025", "abstract", SAHU_2025, (5,), r"\tilde{O}(\sqrt{d^{3}H^{4}K})$"),
+        note="Stated in K; Liao et al. 2021 states the same bound in T (entry lsvi-ucb/liao-2021).",
     ),
     BoundEntry(
-        name="lsvi-ucb/paper-003",
+        name="lsvi-ucb/liao-2021",
         algorithm="LSVI-UCB",
         reference="Jin et al. 2020",
         setting="linear MDP",
@@ -188,11 +195,11 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=sympy.sqrt(d**3 * H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})",
-        source=Source("Liao et al. 2021", "related work", PAPER_003, (23,), r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})"),
-        note="Equal to lsvi-ucb/paper-000 under T = KH.",
+        source=Source("Liao et al. 2021", "related work", LIAO_2021, (23,), r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})"),
+        note="Equal to lsvi-ucb/sahu-2025 under T = KH.",
     ),
     BoundEntry(
-        name="lsvi-ucb++/paper-000",
+        name="lsvi-ucb++/sahu-2025",
         algorithm="LSVI-UCB++",
         reference="He et al. 2023",
         setting="linear MDP",
@@ -202,10 +209,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=H * d * sympy.sqrt(T),
         stated=r"\tilde{O}(HD\sqrt{T})",
-        source=Source("Sahu 2025", "abstract; Section 1", PAPER_000, (5, 15), r"\tilde{O}(HD\sqrt{T})"),
+        source=Source("Sahu 2025", "abstract; Section 1", SAHU_2025, (5, 15), r"\tilde{O}(HD\sqrt{T})"),
         note=(
             "Printed 'HD√T' with a capital D, read here as the feature dimension d; under T = KH this "
-            "is d√(H³K), the non-private term of DP-LSVI-UCB++. Issue 3 quotes it as d√(H³K)."
+            "is d√(H³K), the non-private term of DP-LSVI-UCB++."
         ),
     ),
     # ---------------------------------------------------------------- private linear MDP (JDP)
@@ -221,10 +228,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCB_TERM + H ** _R(11, 5) * d ** _R(8, 5) * K ** _R(3, 5) / epsilon ** _R(2, 5),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5})",
         source=Source(
-            "Sahu 2025", "abstract; Section 1; Section 1.1", PAPER_000, (5, 13, 33),
+            "Sahu 2025", "abstract; Section 1; Section 1.1", SAHU_2025, (5, 13, 33),
             r"\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5}",
         ),
-        base="lsvi-ucb/paper-000",
+        base="lsvi-ucb/sahu-2025",
         note="The only private linear-MDP bound here with a K^{3/5} privacy term, the rate He & Zhou 2026 match.",
     ),
     BoundEntry(
@@ -239,10 +246,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCB_TERM + H**3 * d ** _R(5, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "Sahu 2025", "abstract; Section 1; Section 1.1", PAPER_000, (5, 13, 33),
+            "Sahu 2025", "abstract; Section 1; Section 1.1", SAHU_2025, (5, 13, 33),
             r"\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2}",
         ),
-        base="lsvi-ucb/paper-000",
+        base="lsvi-ucb/sahu-2025",
         note=_HE_ZHOU_NOTE,
     ),
     BoundEntry(
@@ -257,10 +264,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon\right)",
         source=Source(
-            "Sahu 2025", "abstract; Section 1 (Our contributions)", PAPER_000, (5, 19),
+            "Sahu 2025", "abstract; Section 1 (Our contributions)", SAHU_2025, (5, 19),
             r"d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon",
         ),
-        base="lsvi-ucb++/paper-000",
+        base="lsvi-ucb++/sahu-2025",
         note=(
             "H^{18/4} = H^{9/2} is printed unreduced. Disagrees with the conclusion of the same paper "
             "(dp-lsvi-ucb++/conclusion); the later arXiv version states H^{15/4} "
@@ -279,10 +286,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(1 / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}\right)",
         source=Source(
-            "Sahu 2025", "Theorem 3.2", PAPER_000, (259,),
+            "Sahu 2025", "Theorem 3.2", SAHU_2025, (259,),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}",
         ),
-        base="lsvi-ucb++/paper-000",
+        base="lsvi-ucb++/sahu-2025",
         note=(
             "δ here is the privacy parameter δ′ of Theorem 3.1. Holds with probability ≥ 1 − 7δ for the "
             "confidence radii of Theorem 3.2 (see dpverify.bounds.constants). " + _HE_ZHOU_NOTE
@@ -301,10 +308,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(10 * d * K * H / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}\right)",
         source=Source(
-            "Sahu 2025", "Lemma C.5 and its proof (Appendix C)", PAPER_000, (799, 813),
+            "Sahu 2025", "Lemma C.5 and its proof (Appendix C)", SAHU_2025, (799, 813),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}",
         ),
-        base="lsvi-ucb++/paper-000",
+        base="lsvi-ucb++/sahu-2025",
         note=(
             "The appendix version of Theorem 3.2: same rates, but the logarithm is log(10dKH/δ) with δ "
             "the failure probability of the regret bound (that of L in Lemma A.1), not the privacy δ′."
@@ -322,10 +329,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H**3 * K) + H ** _R(19, 8) * d ** _R(15, 8) * K ** _R(3, 4) / epsilon,
         stated=r"\tilde{O}\left(\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon\right)",
         source=Source(
-            "Sahu 2025", "Section 5 (Conclusions and future works)", PAPER_000, (279,),
+            "Sahu 2025", "Section 5 (Conclusions and future works)", SAHU_2025, (279,),
             r"\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon",
         ),
-        base="lsvi-ucb++/paper-000",
+        base="lsvi-ucb++/sahu-2025",
         note=(
             "Disagrees with the abstract and Theorem 3.2 of the same paper in every exponent of the "
             "privacy term and drops the factor d of the non-private term."
@@ -343,15 +350,15 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(15, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\widetilde{O}(d \sqrt{H^3 K} + H^{15/4} d^{7/6} K^{1/2} / \epsilon)",
         source=Source(
-            "arXiv:2504.09339v2", "abstract (as quoted in issue 3)", None, (),
+            "arXiv:2504.09339v2", "abstract", None, (),
             r"H^{15/4} d^{7/6} K^{1/2} / \epsilon",
         ),
-        base="lsvi-ucb++/paper-000",
+        base="lsvi-ucb++/sahu-2025",
         note="A third variant: H^{15/4} instead of H^{18/4}. " + _HE_ZHOU_NOTE,
     ),
     # ---------------------------------------------------------------- linear mixture MDP
     BoundEntry(
-        name="ucrl-vtr/paper-003",
+        name="ucrl-vtr/liao-2021",
         algorithm="UCRL-VTR",
         reference="Jia et al. 2020; Ayoub et al. 2020",
         setting="linear mixture MDP",
@@ -361,7 +368,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=d * sympy.sqrt(H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})",
-        source=Source("Liao et al. 2021", "related work", PAPER_003, (23,), r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})"),
+        source=Source("Liao et al. 2021", "related work", LIAO_2021, (23,), r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})"),
         note="Under T = KH equals √(d²H⁴K), the non-private term of the JDP linear-mixture bounds.",
     ),
     BoundEntry(
@@ -376,10 +383,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_UCRL_VTR_JDP_TERM + H ** _R(9, 4) * d ** _R(3, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,),
+            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", SAHU_2025, (31,),
             r"\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2}",
         ),
-        base="ucrl-vtr/paper-003",
+        base="ucrl-vtr/liao-2021",
     ),
     BoundEntry(
         name="private-linopt-vi/zhou-2022",
@@ -393,10 +400,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_UCRL_VTR_JDP_TERM + H ** _R(5, 2) * d ** _R(7, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,),
+            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", SAHU_2025, (31,),
             r"\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2}",
         ),
-        base="ucrl-vtr/paper-003",
+        base="ucrl-vtr/liao-2021",
         note=(
             "Sahu 2025 says it 'improved on' JDP-UCRL-VTR, yet its privacy term has larger exponents of "
             "H (5/2 vs 9/4) and d (7/4 vs 3/4) at the same K and ε rates (see the claim checks)."
@@ -414,10 +421,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d ** _R(5, 4) * H ** _R(7, 4) * T ** _R(3, 4) * sympy.log(1 / delta) ** _R(1, 4) / sympy.sqrt(epsilon),
         stated=r"\widetilde{\mathcal{O}}(d^{5/4}H^{7/4}T^{3/4}\left(\log(1/\delta)\right)^{1/4}\sqrt{1/\varepsilon})",
         source=Source(
-            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", PAPER_003, (17, 37),
+            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", LIAO_2021, (17, 37),
             r"d^{5/4}H^{7/4}T^{3/4}\left(\log(1/\delta)\right)^{1/4}\sqrt{1/\varepsilon}",
         ),
-        base="ucrl-vtr/paper-003",
+        base="ucrl-vtr/liao-2021",
         note="A single term: the whole bound is the privacy cost (it does not reduce to UCRL-VTR as ε → ∞).",
     ),
     BoundEntry(
@@ -432,7 +439,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d * H * sympy.sqrt(T) / (sympy.exp(epsilon) * (sympy.exp(epsilon) - 1)),
         stated=r"\Omega(dH\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         source=Source(
-            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", PAPER_003, (21, 37),
+            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", LIAO_2021, (21, 37),
             r"\Omega(dH\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         ),
         note="For pure ε-LDP; the upper bound ldp-ucrl-vtr/upper is for (ε, δ)-LDP.",
@@ -449,7 +456,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d * sympy.sqrt(T) / (sympy.exp(epsilon) * (sympy.exp(epsilon) - 1)),
         stated=r"\Omega(d\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         source=Source(
-            "Liao et al. 2021", "Section 1 (contributions)", PAPER_003, (21,),
+            "Liao et al. 2021", "Section 1 (contributions)", LIAO_2021, (21,),
             r"\Omega(d\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         ),
         note="Contextual linear bandits (H = 1), a by-product of the linear-mixture lower bound.",
@@ -467,7 +474,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H**4 * S * A * T) + S * A * H**3 * (S + H) / epsilon,
         stated=r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         source=Source(
-            "Liao et al. 2021", "Section 1; related work", PAPER_003, (7, 25),
+            "Liao et al. 2021", "Section 1; related work", LIAO_2021, (7, 25),
             r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         ),
         note="Sahu 2025 cites Vietri et al. 2020 (line 27) without a rate; the rate is from Liao et al. 2021.",
@@ -484,7 +491,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.Max(H ** _R(3, 2) * S**2 * A * sympy.sqrt(T) / epsilon, H * S * sympy.sqrt(A * T)),
         stated=r"\widetilde{\mathcal{O}}(\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\})",
         source=Source(
-            "Liao et al. 2021", "Section 1; related work", PAPER_003, (7, 25),
+            "Liao et al. 2021", "Section 1; related work", LIAO_2021, (7, 25),
             r"\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\}",
         ),
     ),
@@ -500,7 +507,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H * S * A * T) / sympy.Min(sympy.exp(epsilon) - 1, 1),
         stated=r"\widetilde{\Omega}(\sqrt{HSAT}/\min\left\{\exp(\varepsilon)-1,1\right\})",
         source=Source(
-            "Liao et al. 2021", "related work", PAPER_003, (25,),
+            "Liao et al. 2021", "related work", LIAO_2021, (25,),
             r"\sqrt{HSAT}/\min\left\{\exp(\varepsilon)-1,1\right\}",
         ),
     ),
@@ -533,13 +540,13 @@ _CLAIMS: tuple[Claim, ...] = (
         "claim/dp-lsvi-ucb++-over-ngo-2022",
         "dp-lsvi-ucb++/theorem-3.2",
         "ngo-2022/linear-mdp",
-        Source("Sahu 2025", "abstract", PAPER_000, (5,), "which surpasses previous state-of-the-art algorithms"),
+        Source("Sahu 2025", "abstract", SAHU_2025, (5,), "which surpasses previous state-of-the-art algorithms"),
     ),
     Claim(
         "claim/dp-lsvi-ucb++-over-luyo-2021",
         "dp-lsvi-ucb++/theorem-3.2",
         "luyo-2021/linear-mdp",
-        Source("Sahu 2025", "abstract", PAPER_000, (5,), "which surpasses previous state-of-the-art algorithms"),
+        Source("Sahu 2025", "abstract", SAHU_2025, (5,), "which surpasses previous state-of-the-art algorithms"),
     ),
     Claim(
         "claim/dp-lsvi-ucb++-v2-over-ngo-2022",
@@ -551,13 +558,13 @@ _CLAIMS: tuple[Claim, ...] = (
         "claim/ngo-2022-over-luyo-2021",
         "ngo-2022/linear-mdp",
         "luyo-2021/linear-mdp",
-        Source("Sahu 2025", "abstract", PAPER_000, (5,), "and was subsequently improved to"),
+        Source("Sahu 2025", "abstract", SAHU_2025, (5,), "and was subsequently improved to"),
     ),
     Claim(
         "claim/zhou-2022-over-luyo-2021",
         "private-linopt-vi/zhou-2022",
         "jdp-ucrl-vtr/luyo-2021",
-        Source("Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", PAPER_000, (31,), "improved on this bound with Private-LinOpt-VI"),
+        Source("Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", SAHU_2025, (31,), "improved on this bound with Private-LinOpt-VI"),
     ),
 )
 

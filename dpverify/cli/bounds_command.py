@@ -123,7 +123,7 @@ def _entry_dict(entry) -> dict[str, object]:
         "source": {
             "document": entry.source.document,
             "location": entry.source.location,
-            "file": entry.source.file,
+            "text": entry.source.text,
             "lines": list(entry.source.lines),
             "quote": entry.source.quote,
         },
@@ -162,7 +162,8 @@ def _run_show(args: argparse.Namespace) -> int:
         return 0
     parts = split(entry)
     src = entry.source
-    where = f"{src.file} line {', '.join(map(str, src.lines))}" if src.file else "not in the local paper texts"
+    lines_text = ", ".join(map(str, src.lines))
+    where = f"line {lines_text} of the text of {src.document}" if src.text else "not checked against a paper text"
     lines = [
         entry.name,
         f"  algorithm:  {entry.algorithm} ({entry.reference})",

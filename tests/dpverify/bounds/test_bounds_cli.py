@@ -110,7 +110,7 @@ def test_check_reports_the_papers_inconsistency(capsys) -> None:
     code, out, _ = run(capsys, "check")
     assert code == 0
     assert "[inconsistent] statements: dp-lsvi-ucb++/theorem-3.2 and dp-lsvi-ucb++/conclusion disagree" in out
-    assert "[ok] statements: lsvi-ucb/paper-000 and lsvi-ucb/paper-003 are identical under T = KH." in out
+    assert "[ok] statements: lsvi-ucb/sahu-2025 and lsvi-ucb/liao-2021 are identical under T = KH." in out
     assert "[flagged] upper vs lower: upper bound ldp-ucrl-vtr/upper" in out
     code, out, _ = run(capsys, "check", "--json")
     data = json.loads(out)

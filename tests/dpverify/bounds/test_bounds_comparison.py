@@ -87,7 +87,7 @@ def test_symbolic_and_numeric_agree() -> None:
 
 
 def test_equal_statements_have_ratio_one_and_no_crossover() -> None:
-    c = compare("lsvi-ucb/paper-000", "lsvi-ucb/paper-003", values={"d": 3, "H": 7})
+    c = compare("lsvi-ucb/sahu-2025", "lsvi-ucb/liao-2021", values={"d": 3, "H": 7})
     assert c.ratio == 1 and c.crossovers == () and c.symbolic_crossovers == ()
     assert [s.lower for s in c.segments] == ["equal"]
 

@@ -26,7 +26,7 @@ def findings() -> tuple[Finding, ...]:
 
 
 def test_the_two_lsvi_ucb_statements_are_equal_under_t_eq_kh(findings) -> None:
-    f = _find(findings, "lsvi-ucb/paper-000", "lsvi-ucb/paper-003")
+    f = _find(findings, "lsvi-ucb/sahu-2025", "lsvi-ucb/liao-2021")
     assert f.status == "ok" and "identical under T = KH" in f.message
 
 
@@ -51,12 +51,12 @@ def test_every_pair_of_dp_lsvi_ucbpp_variants_is_checked() -> None:
 
 
 def test_conclusion_drops_the_d_of_lsvi_ucbpp() -> None:
-    f = _find(check_non_private_terms(), "dp-lsvi-ucb++/conclusion", "lsvi-ucb++/paper-000")
+    f = _find(check_non_private_terms(), "dp-lsvi-ucb++/conclusion", "lsvi-ucb++/sahu-2025")
     assert f.status == "inconsistent"
-    ok = _find(check_non_private_terms(), "dp-lsvi-ucb++/theorem-3.2", "lsvi-ucb++/paper-000")
+    ok = _find(check_non_private_terms(), "dp-lsvi-ucb++/theorem-3.2", "lsvi-ucb++/sahu-2025")
     assert ok.status == "ok"
     for name in ("luyo-2021/linear-mdp", "ngo-2022/linear-mdp"):
-        assert _find(check_non_private_terms(), name, "lsvi-ucb/paper-000").status == "ok"
+        assert _find(check_non_private_terms(), name, "lsvi-ucb/sahu-2025").status == "ok"
 
 
 def test_ldp_upper_bound_below_the_lower_bound_is_flagged(findings) -> None:

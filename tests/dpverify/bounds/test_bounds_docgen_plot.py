@@ -51,6 +51,6 @@ def test_plot_bounds(tmp_path: Path) -> None:
     ],
 )
 def test_plot_rejects_bad_arguments(tmp_path: Path, kwargs: dict, match: str) -> None:
-    args = {"names": ["lsvi-ucb/paper-000"], "values": {"d": 10, "H": 20}} | kwargs
+    args = {"names": ["lsvi-ucb/sahu-2025"], "values": {"d": 10, "H": 20}} | kwargs
     with pytest.raises(InvalidParameterError, match=match):
         plot_bounds(args.pop("names"), tmp_path / "f.png", **args)

@@ -46,7 +46,7 @@ def test_exponent_of_a_sum_of_powers_is_the_largest(p, q) -> None:
 
 def test_rates_leave_out_unused_variables() -> None:
     assert rates(get("he-zhou-2026/general-fa").expression) == {"K": R(3, 5)}
-    assert leading_exponent(get("lsvi-ucb/paper-003").expression, "K") == 0
+    assert leading_exponent(get("lsvi-ucb/liao-2021").expression, "K") == 0
 
 
 def test_split_of_every_entry_reassembles_the_bound() -> None:
@@ -107,7 +107,7 @@ def test_t_is_derived_from_k_and_h() -> None:
 
 
 def test_k_is_derived_from_t_and_h() -> None:
-    a = evaluate("lsvi-ucb/paper-000", d=3, H=4, T=400)
+    a = evaluate("lsvi-ucb/sahu-2025", d=3, H=4, T=400)
     assert a.values["K"] == 100
     assert a.value == pytest.approx(math.sqrt(27 * 256 * 100))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 import sympy
@@ -14,15 +13,14 @@ from dpverify.bounds.registry import CLAIMS, REGISTRY, BoundEntry, Source, entri
 from dpverify.bounds.symbols import H, K, T, d, epsilon, in_episodes
 from dpverify.errors import InvalidParameterError
 
-PAPERS = Path(__file__).resolve().parents[4] / "shared" / "papers"
 R = sympy.Rational
 
 #: The rates of each term as printed, typed by hand from the papers (ε exponent as ε → 0).
 #: One dict per term: non-private term first, then the privacy term.
 STATED_TERM_RATES = {
-    "lsvi-ucb/paper-000": [{"d": R(3, 2), "H": 2, "K": R(1, 2)}],
-    "lsvi-ucb/paper-003": [{"d": R(3, 2), "H": R(3, 2), "T": R(1, 2)}],
-    "lsvi-ucb++/paper-000": [{"d": 1, "H": 1, "T": R(1, 2)}],
+    "lsvi-ucb/sahu-2025": [{"d": R(3, 2), "H": 2, "K": R(1, 2)}],
+    "lsvi-ucb/liao-2021": [{"d": R(3, 2), "H": R(3, 2), "T": R(1, 2)}],
+    "lsvi-ucb++/sahu-2025": [{"d": 1, "H": 1, "T": R(1, 2)}],
     "luyo-2021/linear-mdp": [
         {"d": R(3, 2), "H": 2, "K": R(1, 2)},
         {"d": R(8, 5), "H": R(11, 5), "K": R(3, 5), "epsilon": R(-2, 5)},
@@ -51,7 +49,7 @@ STATED_TERM_RATES = {
         {"d": 1, "H": R(3, 2), "K": R(1, 2)},
         {"d": R(7, 6), "H": R(15, 4), "K": R(1, 2), "epsilon": -1},
     ],
-    "ucrl-vtr/paper-003": [{"d": 1, "H": R(3, 2), "T": R(1, 2)}],
+    "ucrl-vtr/liao-2021": [{"d": 1, "H": R(3, 2), "T": R(1, 2)}],
     "jdp-ucrl-vtr/luyo-2021": [
         {"d": 1, "H": 2, "K": R(1, 2)},
         {"d": R(3, 4), "H": R(9, 4), "K": R(1, 2), "epsilon": R(-1, 2)},
@@ -97,33 +95,29 @@ def test_term_exponents_equal_the_stated_rates(name: str) -> None:
     assert got == [_nonzero(r) for r in STATED_TERM_RATES[name]]
 
 
-@pytest.mark.parametrize("name", [n for n, e in REGISTRY.items() if e.source.file])
-def test_quote_is_on_the_cited_lines_of_the_paper(name: str) -> None:
+@pytest.mark.parametrize("name", [n for n, e in REGISTRY.items() if e.source.text])
+def test_quote_is_on_the_cited_lines_of_the_paper(name: str, paper_text) -> None:
     entry = REGISTRY[name]
-    path = PAPERS / entry.source.file
-    if not path.exists():
-        pytest.skip(f"paper text not available at {path}")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    assert entry.source.text is not None
+    lines = paper_text(entry.source.text)
     for n in entry.source.lines:
         assert entry.source.quote in lines[n - 1], f"{name}: quote not on line {n}"
 
 
-@pytest.mark.parametrize("name", [n for n, c in CLAIMS.items() if c.source.file])
-def test_claim_quotes_are_on_the_cited_lines(name: str) -> None:
+@pytest.mark.parametrize("name", [n for n, c in CLAIMS.items() if c.source.text])
+def test_claim_quotes_are_on_the_cited_lines(name: str, paper_text) -> None:
     claim = CLAIMS[name]
-    path = PAPERS / claim.source.file
-    if not path.exists():
-        pytest.skip(f"paper text not available at {path}")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    assert claim.source.text is not None
+    lines = paper_text(claim.source.text)
     for n in claim.source.lines:
         assert claim.source.quote in lines[n - 1]
 
 
 def test_registry_is_immutable() -> None:
     with pytest.raises(TypeError):
-        REGISTRY["new/entry"] = REGISTRY["lsvi-ucb/paper-000"]  # type: ignore[index]
+        REGISTRY["new/entry"] = REGISTRY["lsvi-ucb/sahu-2025"]  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        REGISTRY["lsvi-ucb/paper-000"].note = "changed"  # type: ignore[misc]
+        REGISTRY["lsvi-ucb/sahu-2025"].note = "changed"  # type: ignore[misc]
 
 
 def test_names_are_stable() -> None:
@@ -141,8 +135,8 @@ def test_expressions_as_stated() -> None:
     assert get("dp-lsvi-ucb++/theorem-3.2").expression == (
         d * sympy.sqrt(H**3 * K) + H ** R(9, 2) * d ** R(7, 6) * sympy.sqrt(K) * sympy.log(1 / registry.delta) / epsilon
     )
-    assert get("lsvi-ucb++/paper-000").expression == H * d * sympy.sqrt(T)
-    assert in_episodes(get("lsvi-ucb++/paper-000").expression) == d * sympy.sqrt(H**3 * K)
+    assert get("lsvi-ucb++/sahu-2025").expression == H * d * sympy.sqrt(T)
+    assert in_episodes(get("lsvi-ucb++/sahu-2025").expression) == d * sympy.sqrt(H**3 * K)
 
 
 def test_filters() -> None:
@@ -181,4 +175,6 @@ def test_source_rules() -> None:
     with pytest.raises(InvalidParameterError, match="source.lines"):
         Source("x", "y", None, (3,), "q")
     with pytest.raises(InvalidParameterError, match="source.lines"):
-        Source("x", "y", "f.txt", (), "q")
+        Source("x", "y", "sahu-2025", (), "q")
+    with pytest.raises(InvalidParameterError, match="source.text"):
+        Source("x", "y", "no-such-paper", (1,), "q")
