@@ -2,7 +2,7 @@
 
 Every case is a batched mechanism ``(dataset, n, rng) -> outputs``, the neighbouring datasets it is
 audited on, and the privacy claim its author would make. The broken mechanisms reproduce bugs seen in
-private-learning code (DESIGN.md §2 and §4); each twin is the same code with the bug fixed, calibrated to
+private-learning code (docs/derivations.md); each twin is the same code with the bug fixed, calibrated to
 meet its claim exactly or conservatively. The audit engine (:mod:`dpverify.audit`) must flag every
 broken mechanism and none of the twins.
 
@@ -91,7 +91,7 @@ class GramRelease:
 
 
 def min2021_feature(state: int, action: int) -> np.ndarray:
-    """φ(s, a) = (u_a, δ(s, a), 1 − δ(s, a)) of the Min et al. 2021 linear MDP (DESIGN.md §3).
+    """φ(s, a) = (u_a, δ(s, a), 1 − δ(s, a)) of the Min et al. 2021 linear MDP (Sahu 2025, Section 4).
 
     u_a ∈ {−1, +1}⁸ is the binary code of a (bit i ↦ coordinate i) and δ(s, a) = 1{s = 0 and a = 0};
     ‖φ‖₂ = 3 for every (s, a).
@@ -106,7 +106,7 @@ class FeatureSum:
     """Σ φ(s, a) over the users' (state, action) pairs plus N(0, σ²I₁₀); features divided by ``scale``.
 
     The noise is calibrated for ‖φ‖ ≤ 1 (replacement sensitivity 2). With scale = 1 the raw features of
-    norm 3 go in (the bug); with scale = 3 they are rescaled to norm 1 (the fix of DESIGN.md §2).
+    norm 3 go in (the bug); with scale = 3 they are rescaled to norm 1 (the fix named in docs/derivations.md).
     """
 
     sigma: float

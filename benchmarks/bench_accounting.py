@@ -6,7 +6,8 @@ Prints wall times (best of several repeats) and peak traced memory; asserts noth
 1. Ledger for the DP-LSVI-UCB++ schedule at H = 20, K = 10⁵ (8×10⁶ releases): build, query the naive
    and per-user ρ, (ε, δ) by every conversion. Targets: < 1 s and < 100 MB.
 2. Calibration of DP-LSVI-UCB++ at H = 20, K = 10⁴ with the exact method. Target: < 10 ms
-   (Google's dp-accounting PLD calibration takes ~0.6 s for the same question, DESIGN.md §6).
+   (Google's dp-accounting PLD calibration takes ~0.6 s for the same question
+   on this kind of machine).
 3. Agent-style recording: 4·H·K single `record` calls at H = 20, K = 10⁴, merged into blocks.
 """
 

@@ -32,7 +32,7 @@ from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sens
 
 STATISTIC_KINDS: tuple[str, ...] = ("vector", "symmetric-matrix")
 SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived")
-SCHEDULES: tuple[str, ...] = ("dp-lsvi-ucb++", "ldp-ucrl-vtr")
+SCHEDULES: tuple[str, ...] = ("dp-lsvi-ucb++", "ldp-ucrl-vtr")  #: the built-in schedules below
 
 #: The calibrated ε must be within this relative distance below the target.
 ROUND_TRIP_TOLERANCE = 1e-9
@@ -226,7 +226,8 @@ def dp_lsvi_ucbpp_schedule(
 
     Each release at episode k sums over users i = 1..k−1 (lines 6–8; the Gram matrix Λ̃_{k,h},
     line 26), with fresh noise at every release (the printed algorithm reuses one draw, which is not
-    private: DESIGN.md §2). Per-user term bounds (docs/accounting.md, "Derived sensitivities"):
+    private: docs/derivations.md, "Reused noise is not private"). Per-user term bounds
+    (docs/derivations.md, "Sensitivities of the released sums"):
 
     ``paper`` (Appendix A, proof of Theorem A.1): weight σ̄⁻² ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H] ⇒ under
         replacement 2H, 2H, 2H² for the vectors (as the paper states) and √2 for the Gram matrix in
@@ -315,17 +316,6 @@ def ldp_ucrl_vtr_schedule(
             "each user's releases touch only that user; fresh noise per release",
         ),
     )
-
-
-def schedule_by_name(
-    name: str, horizon: int, episodes: int, dim: int, sensitivity_model: str = "derived",
-    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-) -> ReleaseSchedule:
-    """The built-in schedule ``name`` (one of :data:`SCHEDULES`)."""
-    name = _validate.one_of("schedule", name, SCHEDULES)
-    if name == "dp-lsvi-ucb++":
-        return dp_lsvi_ucbpp_schedule(horizon, episodes, dim, sensitivity_model, relation)
-    return ldp_ucrl_vtr_schedule(horizon, episodes, dim, relation)
 
 
 # --------------------------------------------------------------------------------------------

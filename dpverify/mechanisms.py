@@ -10,7 +10,7 @@ curve ε(α) (:meth:`renyi_epsilon`) and, where a closed form exists, its exact 
 - :class:`GOEMechanism` — G + (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) for a symmetric matrix G with Frobenius
   sensitivity Δ_F (Sahu 2025, Algorithm 1 line 1; Redberg & Wang 2021). It is exactly a Gaussian
   mechanism with sensitivity Δ_F and std √2·s, so ρ = Δ_F²/(4s²) and μ = Δ_F/(√2·s): the derivation is
-  in docs/accounting.md (the map M ↦ (M_ii, √2·M_ij for i<j) is a Frobenius isometry that turns the
+  in docs/derivations.md (the map M ↦ (M_ii, √2·M_ij for i<j) is a Frobenius isometry that turns the
   GOE noise into iid N(0, 2s²)).
 - :class:`LaplaceMechanism` — x + Lap(b)^d for an ℓ1 sensitivity Δ: pure ε = Δ/b (Dwork et al. 2006),
   hence ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4); Rényi curve from Mironov 2017, Proposition 6.
@@ -169,7 +169,7 @@ class GOEMechanism(_GaussianPrivacy):
 
     @property
     def equivalent_gaussian_std(self) -> float:
-        """√2·s: the std of the iid Gaussian noise after the Frobenius isometry (docs/accounting.md)."""
+        """√2·s: the std of the iid Gaussian noise after the Frobenius isometry (docs/derivations.md)."""
         return math.sqrt(2.0) * self.entry_std
 
     @property

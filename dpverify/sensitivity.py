@@ -7,7 +7,7 @@ lines 6–8 and 26):
     Gram statistic      Σᵢ wᵢ · φᵢ φᵢᵀ
 
 One user's term has ℓ2 norm ≤ W·F·B (vector) or Frobenius norm ≤ W·F² (Gram). Hence
-(docs/accounting.md, "Derived sensitivities"):
+(docs/derivations.md, "Sensitivities of the released sums"):
 
 ================  =====================  ===========================
 relation          vector sum (ℓ2)        Gram sum (Frobenius)
@@ -21,7 +21,8 @@ The replacement bound for the Gram sum: ‖w xxᵀ − w′ yyᵀ‖_F² = w²�
 y = −x with both targets at B.
 
 These bounds hold only where the code enforces the assumptions: targets clipped to [0, B], weights
-in [0, W], feature norms checked ≤ F at run time (DESIGN.md §2).
+in [0, W], feature norms checked ≤ F at run time (docs/derivations.md, "Assumptions the code must
+enforce").
 """
 
 from __future__ import annotations

@@ -7,15 +7,34 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from dpverify import _validate
 from dpverify.ledger import PrivacyLedger
 
 
-def assert_ledger_meets(ledger: PrivacyLedger, epsilon: float, delta: float, conversion: str = "exact") -> float:
-    """The releases recorded in ``ledger`` are (ε, δ)-DP by ``conversion``; returns the accounted ε."""
-    accounted = ledger.guarantee(delta, conversion).epsilon
-    assert accounted <= epsilon, (
-        f"ledger accounts to ε = {accounted!r} > claimed {epsilon!r} at δ = {delta!r} ({conversion})"
-    )
+def assert_ledger_meets(
+    ledger: PrivacyLedger,
+    epsilon: float,
+    delta: float,
+    conversion: str = "exact",
+    rel_tol: float = 0.0,
+    accounting: str = "per-user",
+) -> float:
+    """The releases recorded in ``ledger`` are (ε, δ)-DP by ``conversion``; returns the accounted ε.
+
+    ``rel_tol`` (default 0: no slack) accepts an accounted ε up to ``epsilon · (1 + rel_tol)``; state it
+    explicitly when a claim is known to be rounded. On failure the message says by how much the ledger
+    missed the claim, absolutely and relatively.
+    """
+    rel_tol = _validate.non_negative("rel_tol", rel_tol)
+    accounted = ledger.guarantee(delta, conversion, accounting).epsilon
+    allowed = epsilon * (1.0 + rel_tol)
+    if not accounted <= allowed:
+        missed = accounted - epsilon
+        relative = missed / epsilon if epsilon > 0 else math.inf
+        raise AssertionError(
+            f"ledger accounts to ε = {accounted!r} > claimed {epsilon!r} at δ = {delta!r} ({conversion}, {accounting}): "
+            f"missed by {missed:.3g} (relative {relative:.3g}; rel_tol = {rel_tol:g})"
+        )
     return accounted
 
 
@@ -32,15 +51,26 @@ def assert_claim_matches_ledger(
 
 
 def assert_fresh_noise(noises: Iterable[np.ndarray], atol: float = 0.0) -> None:
-    """No two releases share a noise draw (DESIGN.md §2: reused noise is not private).
+    """No two releases share a noise draw (reused noise is not private), and every release drew some.
 
-    Compares every pair of noise arrays of the same shape, up to sign (a draw reused negated is as bad).
-    Exact float equality is the default: independent continuous draws never coincide.
+    Compares every pair of noise arrays of the same shape, up to sign (a draw reused negated is as bad),
+    and rejects a noise array that is identically zero. Exact float equality is the default
+    (independent continuous draws never coincide) and runs in linear time by hashing; ``atol > 0``
+    compares all pairs.
     """
-    seen: dict[tuple, list[np.ndarray]] = {}
+    atol = _validate.non_negative("atol", atol)
+    exact: dict[tuple[tuple[int, ...], bytes], int] = {}
+    seen: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
     for i, noise in enumerate(noises):
         arr = np.asarray(noise, dtype=float).ravel()
         assert np.all(np.isfinite(arr)), f"release {i}: noise is not finite"
+        assert arr.size == 0 or np.any(arr != 0), f"release {i}: noise is identically zero (no noise drawn)"
+        if atol == 0:
+            for key in ((arr.shape, (arr + 0.0).tobytes()), (arr.shape, (-arr + 0.0).tobytes())):
+                j = exact.get(key)
+                assert j is None, f"releases {j} and {i} share a noise draw"
+            exact[(arr.shape, (arr + 0.0).tobytes())] = i
+            continue
         for j, other in seen.get(arr.shape, []):
             same = np.allclose(arr, other, rtol=0.0, atol=atol) or np.allclose(arr, -other, rtol=0.0, atol=atol)
             assert not same, f"releases {j} and {i} share a noise draw"

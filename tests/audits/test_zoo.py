@@ -1,7 +1,7 @@
 """The planted-bug zoo as a regression suite: every bug flagged, no twin flagged (moderate size).
 
 At 3×10⁴ trials per side the weakest bug (GOE calibrated for add/remove, audited under replacement:
-μ is only √2 too large) is caught in 40 of 40 seeds checked at 2×10⁴; the issue's target size is 10⁵.
+μ is only √2 too large) is caught in 40 of 40 seeds checked at 2×10⁴; the audit's default size is 10⁵.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from dpverify.calibration import (
     dp_lsvi_ucbpp_schedule,
     epsilon_of,
     ldp_ucrl_vtr_schedule,
-    schedule_by_name,
 )
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
@@ -110,7 +109,6 @@ def test_exact_calibration_needs_less_noise():
         (lambda: calibrate(dp_lsvi_ucbpp_schedule(2, 10, 3), -1.0, 1e-5), "epsilon"),
         (lambda: calibrate(dp_lsvi_ucbpp_schedule(2, 10, 3), 1.0, 2.0), "delta"),
         (lambda: calibrate(dp_lsvi_ucbpp_schedule(2, 1, 3), 1.0, 1e-5), "schedule"),
-        (lambda: schedule_by_name("ucb", 2, 10, 3), "schedule"),
     ],
 )
 def test_bad_input(call, parameter):

@@ -130,8 +130,8 @@ def test_mu_calibration_meets_profile(eps, delta):
     assert epsilon_exact_gaussian(mu, delta) <= eps
 
 
-def test_design_reference_noise_ratios():
-    """DESIGN.md §2: at (1, 1e-5) Bun–Steinke needs 31% more std than exact, CKS 8.4% more."""
+def test_reference_noise_ratios():
+    """docs/derivations.md: at (1, 1e-5) Bun–Steinke needs 31% more std than exact, CKS 8.4% more."""
     r = {c: rho_for_epsilon_delta(1.0, 1e-5, c) for c in CONVERSIONS}
     assert math.sqrt(r["exact"] / r["bun-steinke"]) == pytest.approx(1.31, abs=0.005)
     assert math.sqrt(r["exact"] / r["cks"]) == pytest.approx(1.084, abs=0.001)
