@@ -1,0 +1,61 @@
+"""How much work ``dpverify verify`` spends: trial counts and seeds per budget.
+
+``quick`` is sized for a CI job (about a minute on 2 cores for the reference agents at the default K),
+``standard`` for a reviewer's workstation (about ten minutes), ``thorough`` for a cluster (pass
+``--scheduler`` to run the audit trials on Dask). Only the trial counts and seeds change between
+budgets; the checks are the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpverify import _validate
+from dpverify.errors import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Trial counts and seeds of one verification.
+
+    Attributes:
+        name: the budget's name.
+        utility_seeds: independent runs of the agent (and of its non-private counterpart) for regret.
+        two_world_trials: trials per side of each two-world agent audit (selection + evaluation).
+        one_run_canaries: canary users of each one-run audit (capped at K/2 by the audit itself).
+        one_run_runs: independent runs of each one-run audit.
+        audit_seed: seed of every audit (a verification is reproducible from its settings).
+        description: what the budget is for, for the report.
+    """
+
+    name: str
+    utility_seeds: int
+    two_world_trials: int
+    one_run_canaries: int
+    one_run_runs: int
+    audit_seed: int = 0
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidParameterError("name", "must be a non-empty string", self.name)
+        _validate.integer("utility_seeds", self.utility_seeds, minimum=1)
+        _validate.integer("two_world_trials", self.two_world_trials, minimum=10)
+        _validate.integer("one_run_canaries", self.one_run_canaries, minimum=1)
+        _validate.integer("one_run_runs", self.one_run_runs, minimum=1)
+        _validate.integer("audit_seed", self.audit_seed, minimum=0)
+
+
+BUDGETS: dict[str, Budget] = {
+    "quick": Budget("quick", utility_seeds=3, two_world_trials=2_000, one_run_canaries=200, one_run_runs=1,
+                    description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
+    "standard": Budget("standard", utility_seeds=10, two_world_trials=20_000, one_run_canaries=500, one_run_runs=1,
+                       description="a reviewer's workstation: about ten minutes on 2 cores"),
+    "thorough": Budget("thorough", utility_seeds=30, two_world_trials=100_000, one_run_canaries=1_000,
+                       one_run_runs=4, description="a cluster (--scheduler): the paper-scale audit sizes"),
+}
+
+
+def budget_by_name(name: str) -> Budget:
+    """The budget called ``name`` (one of :data:`BUDGETS`)."""
+    return BUDGETS[_validate.one_of("budget", name, tuple(BUDGETS))]

@@ -1,0 +1,150 @@
+"""Claim and accounting: what the agent claims, and what its ledger says after a run of K episodes.
+
+The ledger (:class:`dpverify.ledger.PrivacyLedger`) is read from the agent after it has run every
+episode it was built for, so it records exactly what was published. It is accounted with the claim's
+δ and accounting (per user, unless the agent's config says otherwise) under every applicable
+conversion; the claim holds on paper when the ledger's ε under the claim's conversion does not exceed
+the claimed ε (relative slack :data:`LEDGER_TOLERANCE`, floating-point rounding only). For
+DP-LSVI-UCB++ the noise of each statistic is shown next to the noise printed in Sahu 2025,
+Algorithm 1 line 1 (:func:`dpverify.calibration.check_printed_calibration`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dpverify.calibration import check_printed_calibration
+from dpverify.conversions import CONVERSIONS
+from dpverify.ledger import PrivacyLedger
+from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, ClaimSection, FamilyAccount, PaperCalibration
+
+#: Relative slack when comparing the ledger's ε with the claimed ε (rounding of per-user sums only).
+LEDGER_TOLERANCE = 1e-9
+
+
+def _noise_by_family(agent: Any) -> tuple[dict[str, float], dict[str, float]]:
+    """(noise std, sensitivity) per family from the agent's calibration, when it has one."""
+    calibration = getattr(agent, "calibration", None)
+    statistics = getattr(calibration, "statistics", ()) or ()
+    noise: dict[str, float] = {}
+    sensitivity: dict[str, float] = {}
+    for stat in statistics:
+        family = getattr(getattr(stat, "spec", None), "family", None)
+        if isinstance(family, str):
+            noise[family] = float(stat.noise_std)
+            sensitivity[family] = float(stat.spec.sensitivity)
+    return noise, sensitivity
+
+
+def paper_calibration(known: str | None, mdp: Any, episodes: int, epsilon: float, delta: float,
+                      relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
+    """Sahu 2025's printed noise at the run's (H, K, d, ε, δ) for DP-LSVI-UCB++, with the printed noise std
+    per family; None for other agents
+    (Liao et al. 2021 prints no noise scale in its text; Luyo et al. and Ngo et al. are not among the
+    papers whose calibration dpverify checks)."""
+    if known != "dp-lsvi-ucb++":
+        return None
+    check = check_printed_calibration(mdp.horizon, episodes, mdp.dim, epsilon, delta, relation)
+    return PaperCalibration(
+        source="Sahu 2025, Algorithm 1 line 1 (ρ by Lemma 2.1, ρ0 = ρ/(4HK))",
+        claimed_epsilon=check.claimed_epsilon,
+        claimed_rho=check.claimed_rho,
+        true_rho=check.true_rho,
+        true_epsilon=dict(check.true_epsilon),
+        falls_short=check.falls_short,
+        note=("printed noise accounted under the paper's own sensitivities (weight ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H]); "
+              "the Gram release costs ‖ΔG‖_F²·ρ0 = 2ρ0 under replace-one"),
+    ), check.printed_noise_std
+
+
+def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episodes_run: int,
+                  requested_epsilon: float, requested_delta: float) -> ClaimSection:
+    """The claim and the ledger of ``agent`` after it ran ``episodes_run`` episodes (module docstring)."""
+    base = {"notion": notion, "requested_epsilon": requested_epsilon, "requested_delta": requested_delta,
+            "episodes_run": episodes_run}
+    claimed_guarantee = getattr(agent, "claimed_guarantee", None)
+    ledger = getattr(agent, "ledger", None)
+    if not callable(claimed_guarantee):
+        return ClaimSection(NOT_RUN, "the agent has no claimed_guarantee() to read its claim from", **base)
+    if not isinstance(ledger, PrivacyLedger):
+        return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger) to account", **base)
+    claim = claimed_guarantee()
+    config = getattr(agent, "config", None)
+    accounting = getattr(config, "accounting", "per-user")
+    relation = ledger.relation.value
+    conversions = [c for c in CONVERSIONS if c != "exact" or ledger.all_gaussian]
+    ledger_eps = {c: ledger.guarantee(claim.delta, c, accounting).epsilon for c in conversions}
+    at_claim = ledger_eps.get(claim.conversion, math.inf)
+    checks = [
+        _ledger_check(ledger, claim, at_claim, accounting),
+        _request_check(claim, requested_epsilon, requested_delta),
+        _relation_check(ledger, config),
+    ]
+    noise, sensitivity = _noise_by_family(agent)
+    printed_check = paper_calibration(known, mdp, getattr(config, "num_episodes", episodes_run), requested_epsilon,
+                                      requested_delta, relation)
+    paper, printed = printed_check if printed_check is not None else (None, {})
+    account = ledger.account(claim.delta, accounting)
+    families = tuple(
+        FamilyAccount(f.family, f.n_releases, f.naive_rho, f.worst_user_rho, f.mechanisms,
+                      sensitivity.get(f.family), noise.get(f.family), printed.get(f.family))
+        for f in account.families
+    )
+    schedule = getattr(agent, "schedule", None)
+    statuses = {c.status for c in checks}
+    return ClaimSection(
+        status=FAIL if FAIL in statuses else PASS,
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        claim_conversion=claim.conversion,
+        claimed_rho=claim.rho,
+        accounting=accounting,
+        relation=relation,
+        n_releases=account.n_releases,
+        n_users=account.n_users,
+        naive_rho=account.naive_rho,
+        worst_user_rho=account.worst_user_rho,
+        worst_user=account.worst_user,
+        ledger_epsilon=ledger_eps,
+        families=families,
+        checks=tuple(checks),
+        paper=paper,
+        assumptions=tuple(getattr(schedule, "assumptions", ()) or ()),
+        **base,
+    )
+
+
+def _ledger_check(ledger: PrivacyLedger, claim: Any, at_claim: float, accounting: str) -> Check:
+    name = "ledger meets the claim"
+    if ledger.n_releases == 0:
+        return Check(name, FAIL, "the ledger is empty: nothing the agent released was recorded, so its "
+                                 "claim has no accounting behind it")
+    if claim.conversion not in CONVERSIONS or math.isinf(at_claim):
+        return Check(name, FAIL, f"the claim's conversion {claim.conversion!r} does not apply to the ledger "
+                                 "(exact needs every release to be Gaussian)")
+    detail = (f"ledger ε = {at_claim:.6g} ({claim.conversion}, {accounting}, δ = {claim.delta:g}) vs claimed "
+              f"ε = {claim.epsilon:.6g}")
+    if at_claim <= claim.epsilon * (1.0 + LEDGER_TOLERANCE):
+        same = math.isclose(at_claim, claim.epsilon, rel_tol=LEDGER_TOLERANCE)
+        return Check(name, PASS, detail + ("; equal" if same else "; the run spent less than claimed"))
+    return Check(name, FAIL, detail + "; the releases cost more than the agent claims")
+
+
+def _request_check(claim: Any, epsilon: float, delta: float) -> Check:
+    name = "claim within the requested (ε, δ)"
+    detail = f"claimed ({claim.epsilon:.6g}, {claim.delta:g}) vs requested ({epsilon:g}, {delta:g})"
+    if claim.epsilon <= epsilon * (1.0 + LEDGER_TOLERANCE) and claim.delta <= delta:
+        return Check(name, PASS, detail)
+    return Check(name, FAIL, detail + ": the agent claims less privacy than was asked of it")
+
+
+def _relation_check(ledger: PrivacyLedger, config: Any) -> Check:
+    name = "ledger relation = claim relation"
+    declared = getattr(config, "relation", None)
+    if declared is None:
+        return Check(name, PASS, f"{ledger.relation.value} (the agent's config declares no relation)")
+    declared = getattr(declared, "value", declared)
+    if declared == ledger.relation.value:
+        return Check(name, PASS, f"{declared}")
+    return Check(name, FAIL, f"ledger accounts under {ledger.relation.value}, the claim is stated for {declared}")

@@ -1,0 +1,184 @@
+"""``verify``: one call that checks an agent's privacy claim end to end.
+
+It composes what dpverify already has — the agent's own ledger and claim, the private-agent contract
+check of :mod:`dpverify.testing`, the agent audits of :mod:`dpverify.audit`, the runner and the regret
+bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict (see
+:func:`dpverify.verify.result.decide`). Nothing here re-implements a check.
+
+Order of work: one run of K episodes in this process gives the ledger (claim and accounting); then the
+contract checks, the audits, and the regret runs. On a terminal each part prints one progress line on
+``progress_stream`` (and the long parts their own progress bars); elsewhere it stays silent.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.errors import DpverifyError, InvalidParameterError
+from dpverify.verify.audits import audit_section
+from dpverify.verify.budget import Budget, budget_by_name
+from dpverify.verify.claim import claim_section
+from dpverify.verify.result import NOT_RUN, ClaimSection, Settings, VerifyReport, decide
+from dpverify.verify.structure import structure_section
+from dpverify.verify.target import build_agent, counterpart_for, notion_of, resolve_agent
+from dpverify.verify.utility import utility_section
+
+DEFAULT_EPISODES = 1000
+
+
+class Stages:
+    """One line per part of the verification on a terminal ("[2/4] contract checks ... 3.1 s")."""
+
+    def __init__(self, total: int, stream: TextIO | None) -> None:
+        self.total = total
+        self.stream = stream
+        self.enabled = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.index = 0
+        self.timings: dict[str, float] = {}
+        self._label = ""
+        self._start = 0.0
+
+    def begin(self, label: str) -> None:
+        self.index += 1
+        self._label = label
+        self._start = time.perf_counter()
+        if self.enabled and self.stream is not None:
+            self.stream.write(f"[{self.index}/{self.total}] {label} ...\n")
+            self.stream.flush()
+
+    def end(self, outcome: str = "") -> None:
+        seconds = time.perf_counter() - self._start
+        self.timings[self._label] = seconds
+        if self.enabled and self.stream is not None:
+            self.stream.write(f"[{self.index}/{self.total}] {self._label}: {outcome} ({seconds:.1f} s)\n")
+            self.stream.flush()
+
+
+def _environment(env: str, episodes: int, options: Mapping[str, Any]) -> Any:
+    from dpverify.agents import runner
+
+    runner.load_registrations()
+    if env not in runner.ENVIRONMENTS:
+        raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(runner.ENVIRONMENTS))}", env)
+    try:
+        return runner.ENVIRONMENTS[env].factory(episodes, **dict(options))
+    except TypeError as exc:
+        raise InvalidParameterError("--env-option", f"is not accepted by {env} ({exc})", ", ".join(options)) from None
+
+
+def _versions() -> dict[str, str]:
+    from dpverify.agents.runner import package_versions
+
+    return package_versions()
+
+
+def verify(
+    agent: str,
+    env: str,
+    epsilon: float,
+    delta: float,
+    episodes: int = DEFAULT_EPISODES,
+    budget: str | Budget = "quick",
+    *,
+    agent_options: Mapping[str, Any] | None = None,
+    env_options: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress_stream: TextIO | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+) -> VerifyReport:
+    """Check ``agent``'s (ε, δ) claim on ``env`` over K = ``episodes`` episodes (module docstring).
+
+    Args:
+        agent: a registered agent name or ``module.path:factory``.
+        env: a registered environment name.
+        epsilon, delta: the claim to verify; passed to the factory as the options ``epsilon``, ``delta``.
+        episodes: K, the number of episodes the claim covers.
+        budget: "quick", "standard", "thorough" or a :class:`~dpverify.verify.budget.Budget`.
+        agent_options, env_options: further factory options.
+        seed: base seed of the runs (the audits use the budget's seed).
+        workers: local worker processes (default: the CPU count, at most 2 for the regret runs).
+        scheduler: a Dask scheduler address for the audit trials.
+        progress_stream: where progress lines go (drawn only when it is a terminal).
+        out_dir: where audits may leave their figures (the report itself is written by
+            :func:`dpverify.verify.report.write_report`).
+
+    Bad input raises :class:`~dpverify.errors.InvalidParameterError`; a check that cannot run is
+    reported as such in its section and makes the verdict INCONCLUSIVE.
+    """
+    epsilon = _validate.positive("--epsilon", epsilon)
+    delta = _validate.open_unit("--delta", delta)
+    episodes = _validate.integer("--episodes", episodes, minimum=1)
+    seed = _validate.integer("--seed", seed, minimum=0)
+    plan = budget if isinstance(budget, Budget) else budget_by_name(budget)
+    agent_options = dict(agent_options or {})
+    env_options = dict(env_options or {})
+    for reserved in ("epsilon", "delta"):
+        if reserved in agent_options:
+            raise InvalidParameterError("--agent-option", f"must not set {reserved} (use --{reserved})", reserved)
+    cpu = os.cpu_count() or 1
+    workers = min(2, cpu) if workers is None else _validate.integer("--workers", workers, minimum=1)
+    target = resolve_agent(agent)
+    mdp = _environment(env, episodes, env_options)
+    stages = Stages(4, progress_stream)
+
+    stages.begin(f"claim & accounting: one run of {episodes} episodes")
+    child = np.random.SeedSequence(seed).spawn(1)[0]
+    agent_seed, env_seed = child.spawn(2)
+    instance = build_agent(target, mdp, episodes, np.random.default_rng(agent_seed), epsilon, delta, agent_options)
+    notion = notion_of(target, instance)
+    known = target.known_name(instance)
+    claim = _run_and_account(instance, mdp, episodes, np.random.default_rng(env_seed), notion=notion, known=known,
+                             epsilon=epsilon, delta=delta)
+    stages.end(claim.status)
+
+    stages.begin("contract checks")
+    structure = structure_section(target.factory, env=env, env_options=env_options, agent_options=agent_options,
+                                  epsilon=epsilon, delta=delta, seed=plan.audit_seed)
+    stages.end(structure.status)
+
+    stages.begin(f"empirical audits ({notion})")
+    from dpverify.audit.executors import make_executor
+
+    with make_executor(scheduler, workers) as executor:
+        audits = audit_section(target, notion=notion, env=env, env_options=env_options, agent_options=agent_options,
+                               episodes=episodes, epsilon=epsilon, delta=delta, budget=plan, executor=executor,
+                               out_dir=out_dir)
+    stages.end(audits.status)
+
+    counterpart = counterpart_for(target, instance, mdp)
+    stages.begin(f"utility: {plan.utility_seeds} seeds of {target.name} and {counterpart}")
+    utility = utility_section(target, known=known, counterpart=counterpart, env=env, env_options=env_options,
+                              agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
+                              seeds=plan.utility_seeds, base_seed=seed, workers=workers,
+                              progress_stream=progress_stream)
+    stages.end(utility.status)
+
+    settings = Settings(agent=target.name, agent_source=target.source, env=env, epsilon=epsilon, delta=delta,
+                        episodes=episodes, budget=plan.name, seed=seed, scheduler=scheduler,
+                        agent_options=agent_options, env_options=env_options)
+    return VerifyReport(settings, decide(claim, structure, audits), claim, structure, audits, utility,
+                        timings=dict(stages.timings), versions=_versions())
+
+
+def _run_and_account(agent: Any, mdp: Any, episodes: int, env_rng: np.random.Generator, *, notion: str,
+                     known: str | None, epsilon: float, delta: float) -> ClaimSection:
+    """Run every episode the agent was built for, then read its ledger and claim."""
+    from dpverify.agents.base import run_episodes
+
+    try:
+        run_episodes(mdp, agent, episodes, env_rng)
+    except DpverifyError:
+        raise
+    except Exception as exc:  # an agent dpverify did not write may fail in any way: report, do not crash
+        return ClaimSection(NOT_RUN, f"the agent raised {type(exc).__name__} during the run: {exc}", notion=notion,
+                            requested_epsilon=epsilon, requested_delta=delta)
+    return claim_section(agent, notion=notion, known=known, mdp=mdp, episodes_run=episodes,
+                         requested_epsilon=epsilon, requested_delta=delta)

@@ -1,0 +1,352 @@
+"""The frozen result of ``dpverify verify``: four sections of evidence and one verdict.
+
+Sections, in the order a reviewer reads them after the verdict:
+
+* :class:`ClaimSection` — the agent's claimed (ε, δ), its ledger after a run (releases, per-user
+  counting, ρ, ε by every conversion, per statistic family), whether the ledger meets the claim, and
+  the noise of each statistic next to the paper's printed calibration where the agent is one of the
+  papers' agents;
+* :class:`StructureSection` — the private-agent contract checks (fresh noise, billboard structure,
+  norm and episode-cap refusals, ...), each pass / fail / not run;
+* :class:`AuditSection` — the empirical agent audits that apply to the agent's privacy notion;
+* :class:`UtilitySection` — regret against the non-private counterpart and the uniformly random
+  policy, and the registry's regret bound at the run's (d, H, K, ε, δ).
+
+:func:`decide` turns the first three into a :class:`Verdict`: ``CLAIM REFUTED`` when a check failed
+(the ledger exceeds the claim, a contract check failed, an audit found a violation), otherwise
+``INCONCLUSIVE`` when a check could not run, otherwise ``CLAIM CONSISTENT`` — which, like every audit
+result, is not a certificate of privacy. Utility never changes the verdict: it is the price, not the
+claim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpverify import _validate
+from dpverify.errors import InvalidParameterError
+from dpverify.jsonable import to_jsonable
+
+PASS = "pass"
+FAIL = "fail"
+NOT_RUN = "not run"
+STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN)
+
+REFUTED = "CLAIM REFUTED"
+CONSISTENT = "CLAIM CONSISTENT"
+INCONCLUSIVE = "INCONCLUSIVE"
+VERDICTS: tuple[str, ...] = (REFUTED, CONSISTENT, INCONCLUSIVE)
+#: Exit status of the command for each verdict (so that ``dpverify verify`` can gate a CI job).
+EXIT_STATUS: dict[str, int] = {CONSISTENT: 0, REFUTED: 1, INCONCLUSIVE: 2}
+
+NOT_A_CERTIFICATE = (
+    "CLAIM CONSISTENT is not a certificate of privacy: the ledger, the contract checks and the audits at "
+    "this budget found nothing wrong, and an empirical audit can refute a claim but never prove it."
+)
+
+AUDIT_VIOLATION = "VIOLATION"
+AUDIT_NO_VIOLATION = "NO VIOLATION FOUND"
+
+
+def _status(name: str, value: str) -> str:
+    return _validate.one_of(name, value, STATUSES)
+
+
+def _section_status(checks: tuple[Check, ...]) -> str:
+    """fail if any check failed, else not run if any did not run (or there are none), else pass."""
+    if any(c.status == FAIL for c in checks):
+        return FAIL
+    if not checks or any(c.status == NOT_RUN for c in checks):
+        return NOT_RUN
+    return PASS
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named property with its outcome and a one-line explanation."""
+
+    name: str
+    status: str
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidParameterError("name", "must be a non-empty string", self.name)
+        _status("status", self.status)
+
+
+@dataclass(frozen=True)
+class FamilyAccount:
+    """One statistic family of the ledger, with its calibrated noise and the paper's printed noise."""
+
+    family: str
+    n_releases: int
+    naive_rho: float
+    worst_user_rho: float
+    mechanisms: tuple[str, ...]
+    sensitivity: float | None = None
+    noise_std: float | None = None
+    paper_noise_std: float | None = None
+
+
+@dataclass(frozen=True)
+class PaperCalibration:
+    """The paper's printed noise, accounted under its own sensitivity assumptions.
+
+    ``true_epsilon`` maps each conversion to the ε of the printed noise (per-user accounting);
+    ``falls_short`` is True when the printed noise does not meet the paper's own claim.
+    """
+
+    source: str
+    claimed_epsilon: float
+    claimed_rho: float
+    true_rho: float
+    true_epsilon: dict[str, float]
+    falls_short: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimSection:
+    """The claim and the ledger of one run of K episodes (module docstring).
+
+    ``ledger_epsilon`` maps each applicable conversion to the ε of the run's ledger under the claim's
+    accounting; ``checks`` holds "ledger meets the claim" and "claim within the requested (ε, δ)".
+    """
+
+    status: str
+    reason: str = ""
+    notion: str = "unknown"
+    requested_epsilon: float = math.nan
+    requested_delta: float = math.nan
+    claimed_epsilon: float | None = None
+    claimed_delta: float | None = None
+    claim_conversion: str | None = None
+    claimed_rho: float | None = None
+    accounting: str = "per-user"
+    relation: str = ""
+    episodes_run: int = 0
+    n_releases: int = 0
+    n_users: int = 0
+    naive_rho: float = 0.0
+    worst_user_rho: float = 0.0
+    worst_user: int = 0
+    ledger_epsilon: dict[str, float] = field(default_factory=dict)
+    families: tuple[FamilyAccount, ...] = ()
+    checks: tuple[Check, ...] = ()
+    paper: PaperCalibration | None = None
+    assumptions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _status("status", self.status)
+        if self.status != NOT_RUN and self.status != _section_status(self.checks):
+            raise InvalidParameterError("status", "must agree with the checks", self.status)
+
+
+@dataclass(frozen=True)
+class StructureSection:
+    """The private-agent contract checks (``source`` names the function that ran them)."""
+
+    status: str
+    reason: str = ""
+    source: str = ""
+    checks: tuple[Check, ...] = ()
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        _status("status", self.status)
+        if self.checks and self.status != _section_status(self.checks):
+            raise InvalidParameterError("status", "must agree with the checks", self.status)
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """One empirical audit of the agent: notion, route, size, verdict and bounds.
+
+    ``verdict`` is VIOLATION, NO VIOLATION FOUND or "not run" (then ``detail`` says why).
+    ``epsilon_lower`` is the bound valid for any mechanism (Clopper–Pearson, or the one-run bound);
+    ``gdp_epsilon_lower`` the μ-GDP bound (meaningful only against a Gaussian claim); ``ceiling`` the
+    largest ε the audit could have shown at this size.
+    """
+
+    notion: str
+    route: str
+    configuration: str
+    verdict: str
+    claimed_epsilon: float = math.nan
+    epsilon_lower: float | None = None
+    gdp_epsilon_lower: float | None = None
+    ceiling: float | None = None
+    trials: int = 0
+    seconds: float = 0.0
+    detail: str = ""
+    figure: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _validate.one_of("verdict", self.verdict, (AUDIT_VIOLATION, AUDIT_NO_VIOLATION, NOT_RUN))
+
+    @property
+    def status(self) -> str:
+        return {AUDIT_VIOLATION: FAIL, AUDIT_NO_VIOLATION: PASS}.get(self.verdict, NOT_RUN)
+
+
+@dataclass(frozen=True)
+class AuditSection:
+    """Every audit that applies to the agent's notion (billboard / JDP / LDP; two-world and one-run)."""
+
+    status: str
+    reason: str = ""
+    runs: tuple[AuditRun, ...] = ()
+
+    def __post_init__(self) -> None:
+        _status("status", self.status)
+        if self.runs and self.status != _section_status(tuple(Check(r.route, r.status) for r in self.runs)):
+            raise InvalidParameterError("status", "must agree with the audit verdicts", self.status)
+
+
+@dataclass(frozen=True)
+class BoundValue:
+    """A registry bound evaluated at the run's values (hidden constants taken as 1)."""
+
+    name: str
+    stated: str
+    value: float
+    privacy_term: float
+    non_private_term: float
+    values: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Mean ± std of cumulative regret across seeds at a subset of episodes (for plots and JSON)."""
+
+    label: str
+    episodes: tuple[int, ...]
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+
+    @property
+    def final_mean(self) -> float:
+        return self.mean[-1] if self.mean else math.nan
+
+    @property
+    def final_std(self) -> float:
+        return self.std[-1] if self.std else math.nan
+
+
+@dataclass(frozen=True)
+class UtilitySection:
+    """Regret of the agent, its non-private counterpart and the uniformly random policy; the bound."""
+
+    status: str
+    reason: str = ""
+    episodes: int = 0
+    seeds: int = 0
+    agent: Curve | None = None
+    counterpart_name: str = ""
+    counterpart: Curve | None = None
+    random_per_episode: float | None = None
+    bound: BoundValue | None = None
+    counterpart_bound: BoundValue | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        _status("status", self.status)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The one-line answer, its exit status, and the reasons behind it."""
+
+    verdict: str
+    reasons: tuple[str, ...]
+    caveat: str = NOT_A_CERTIFICATE
+
+    def __post_init__(self) -> None:
+        _validate.one_of("verdict", self.verdict, VERDICTS)
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.verdict]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What was verified and at which budget."""
+
+    agent: str
+    agent_source: str
+    env: str
+    epsilon: float
+    delta: float
+    episodes: int
+    budget: str
+    seed: int = 0
+    scheduler: str | None = None
+    agent_options: dict[str, Any] = field(default_factory=dict)
+    env_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Everything ``dpverify verify`` found (module docstring); :meth:`to_dict` is ``report.json``."""
+
+    settings: Settings
+    verdict: Verdict
+    claim: ClaimSection
+    structure: StructureSection
+    audits: AuditSection
+    utility: UtilitySection
+    timings: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["verdict"]["exit_status"] = self.verdict.exit_status
+        out = {"schema": "dpverify.verify", "schema_version": 1, **out}
+        return to_jsonable(out)
+
+
+def _check_findings(section: str, checks: tuple[Check, ...]) -> tuple[list[str], list[str]]:
+    refuting = [f"{section}: {c.name} failed ({c.detail})" for c in checks if c.status == FAIL]
+    missing = [f"{section}: {c.name} did not run ({c.detail})" for c in checks if c.status == NOT_RUN]
+    return refuting, missing
+
+
+def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:
+    refuting, missing = [], []
+    for run in runs:
+        label = f"{run.notion} {run.route} audit"
+        if run.verdict == AUDIT_VIOLATION:
+            bound = run.detail
+            if run.epsilon_lower is not None:
+                bound = f"ε ≥ {run.epsilon_lower:.3g} > claimed {run.claimed_epsilon:.3g}"
+            refuting.append(f"{label} found a VIOLATION ({bound})")
+        elif run.verdict == NOT_RUN:
+            missing.append(f"{label} could not run ({run.detail})")
+    return refuting, missing
+
+
+def decide(claim: ClaimSection, structure: StructureSection, audits: AuditSection) -> Verdict:
+    """The verdict from the three privacy sections (module docstring); utility does not enter."""
+    refuting, missing = _check_findings("claim & accounting", claim.checks)
+    if claim.status == NOT_RUN:
+        missing.append(f"claim & accounting could not run ({claim.reason})")
+    for found, lacking in (_check_findings("contract", structure.checks), _audit_findings(audits.runs)):
+        refuting += found
+        missing += lacking
+    if not structure.checks:
+        missing.append(f"contract checks could not run ({structure.reason})")
+    if not audits.runs:
+        missing.append(f"audits could not run ({audits.reason})")
+    if refuting:
+        return Verdict(REFUTED, tuple(refuting + missing))
+    if missing:
+        return Verdict(INCONCLUSIVE, tuple(missing))
+    return Verdict(CONSISTENT, ("the ledger meets the claim, every contract check passed and no audit found a "
+                                "violation",))

@@ -1,0 +1,124 @@
+"""What ``dpverify verify`` is pointed at: a registered agent name or a ``module.path:factory``.
+
+A factory follows the runner's protocol, ``factory(mdp, num_episodes, rng, /, *, billboard=None,
+**options) -> agent``; the claim (ε, δ) is passed as the options ``epsilon`` and ``delta``. For the
+papers' agents the module also knows their non-private counterpart and their regret bound in
+:data:`dpverify.bounds.REGISTRY`; an agent dpverify did not write is compared with the non-private
+reference agent for its kind of environment and has no registered bound.
+
+``dpverify.agents`` is imported inside the functions only (the library never imports it at module
+level).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dpverify.errors import InvalidParameterError
+
+REGISTERED = "registered"
+IMPORT_PATH = "import path"
+
+#: The non-private agent each paper's private agent builds on (same learning rule without noise).
+COUNTERPARTS: dict[str, str] = {
+    "dp-lsvi-ucb++": "lsvi-ucb++",
+    "luyo": "lsvi-ucb",
+    "ngo": "lsvi-ucb",
+    "ldp-ucrl-vtr": "ucrl-vtr",
+}
+#: The non-private reference agent for an agent dpverify does not know, by environment kind.
+DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr"}
+#: The registry bound stated for each of the papers' agents (dpverify.bounds.REGISTRY names).
+BOUNDS: dict[str, str] = {
+    "dp-lsvi-ucb++": "dp-lsvi-ucb++/theorem-3.2",
+    "luyo": "luyo-2021/linear-mdp",
+    "ngo": "ngo-2022/linear-mdp",
+    "ldp-ucrl-vtr": "ldp-ucrl-vtr/upper",
+}
+#: Privacy notion of the papers' agents, for agents that do not declare ``privacy_notion``.
+NOTIONS: dict[str, str] = {"dp-lsvi-ucb++": "jdp", "luyo": "jdp", "ngo": "jdp", "ldp-ucrl-vtr": "ldp"}
+
+
+@dataclass(frozen=True)
+class AgentTarget:
+    """A resolved ``--agent``: its name as given, where it came from, and its factory.
+
+    ``env_kind`` is "linear" or "mixture" for a registered agent, None for an import path (the
+    environment decides, and the factory refuses a wrong one).
+    """
+
+    name: str
+    source: str
+    factory: Callable[..., Any]
+    env_kind: str | None = None
+
+    def known_name(self, agent: Any = None) -> str | None:
+        """The papers' agent this is: the registered name, else the agent's own ``name`` when that is one
+        of the papers' agents (e.g. a modified copy of DP-LSVI-UCB++ that keeps its name), else None."""
+        if self.source == REGISTERED and self.name in COUNTERPARTS:
+            return self.name
+        own = getattr(agent, "name", None)
+        return own if isinstance(own, str) and own in COUNTERPARTS else None
+
+
+def resolve_agent(text: str) -> AgentTarget:
+    """``NAME`` (registered with the runner) or ``module.path:factory`` (imported)."""
+    from dpverify.agents import runner
+
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidParameterError("--agent", "must be a registered agent name or module.path:factory", text)
+    runner.load_registrations()
+    if text in runner.AGENTS:
+        entry = runner.AGENTS[text]
+        return AgentTarget(text, REGISTERED, entry.factory, entry.env_kind)
+    if ":" not in text:
+        raise InvalidParameterError(
+            "--agent", f"must be one of {', '.join(sorted(runner.AGENTS))} or module.path:factory", text)
+    module_name, _, attribute = text.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidParameterError("--agent", f"must name an importable module ({exc})", text) from None
+    factory = module
+    for part in attribute.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise InvalidParameterError("--agent", f"must name a factory defined in {module_name}", text)
+    if not callable(factory):
+        raise InvalidParameterError("--agent", "must name a callable factory", text)
+    return AgentTarget(text, IMPORT_PATH, factory, None)
+
+
+def counterpart_for(target: AgentTarget, agent: Any, mdp: Any) -> str:
+    """The non-private agent to compare regret with (module docstring)."""
+    from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
+
+    known = target.known_name(agent)
+    if known is not None:
+        return COUNTERPARTS[known]
+    return DEFAULT_COUNTERPART["mixture" if isinstance(mdp, LinearMixtureMDP) else "linear"]
+
+
+def notion_of(target: AgentTarget, agent: Any) -> str:
+    """"jdp" or "ldp" as the agent declares it (``privacy_notion``), else as known for the papers' agents."""
+    declared = getattr(agent, "privacy_notion", None)
+    if isinstance(declared, str) and declared:
+        return declared
+    known = target.known_name(agent)
+    return NOTIONS.get(known, "unknown") if known is not None else "unknown"
+
+
+def build_agent(target: AgentTarget, mdp: Any, episodes: int, rng: Any, epsilon: float, delta: float,
+                options: dict[str, Any], billboard: Any = None) -> Any:
+    """Call the factory with the claim as options; a factory that refuses an option is bad input."""
+    kwargs = {**options, "epsilon": epsilon, "delta": delta}
+    if billboard is not None:
+        kwargs["billboard"] = billboard
+    try:
+        return target.factory(mdp, episodes, rng, **kwargs)
+    except TypeError as exc:
+        raise InvalidParameterError("--agent-option", f"is not accepted by {target.name} ({exc})",
+                                    ", ".join(sorted(kwargs))) from None

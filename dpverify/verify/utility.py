@@ -1,0 +1,120 @@
+"""Utility: what the privacy costs in regret, next to the non-private counterpart and a random policy.
+
+Regret is exact per episode (:mod:`dpverify.agents.planning`), as in ``dpverify run``, with the runner's
+seeding (seed i of every agent sees the same environment randomness). Registered agents run through
+:func:`dpverify.agents.runner.run` (local worker processes); an agent loaded by import path runs in
+this process with the same seeding. The uniformly random policy's regret per episode is exact.
+
+The registry's bound (:mod:`dpverify.bounds`) is evaluated at the run's (d, H, K, ε, δ) with its hidden
+constants taken as 1, split into its privacy term (the terms with ε) and its non-private term; the
+bound of the non-private counterpart is shown next to it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import numpy as np
+
+from dpverify.errors import DpverifyError
+from dpverify.verify.result import NOT_RUN, PASS, BoundValue, Curve, UtilitySection
+from dpverify.verify.target import BOUNDS, REGISTERED, AgentTarget
+
+#: At most this many points of each curve are kept in the report (the plot needs no more).
+CURVE_POINTS = 400
+
+
+def curve(label: str, regret: np.ndarray) -> Curve:
+    """Mean ± std of cumulative regret across seeds (rows of ``regret``), at ≤ CURVE_POINTS episodes."""
+    cumulative = np.cumsum(np.atleast_2d(regret), axis=1)
+    K = cumulative.shape[1]
+    index = np.unique(np.linspace(0, K - 1, min(K, CURVE_POINTS)).round().astype(int))
+    mean, std = cumulative.mean(axis=0)[index], cumulative.std(axis=0)[index]
+    return Curve(label, tuple(int(i) + 1 for i in index), tuple(float(x) for x in mean), tuple(float(x) for x in std))
+
+
+def random_policy_regret(mdp: Any) -> float:
+    """Exact per-episode regret of the policy that picks actions uniformly at random."""
+    from dpverify.agents import planning
+
+    uniform = np.full((mdp.horizon, mdp.num_states, mdp.num_actions), 1.0 / mdp.num_actions)
+    return float(planning.regret(mdp, uniform))
+
+
+def bound_value(name: str, mdp: Any, episodes: int, epsilon: float, delta: float) -> BoundValue:
+    from dpverify.bounds import evaluate, get
+
+    entry = get(name)
+    ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta)
+    return BoundValue(name, f"{entry.notation}({entry.expression})", ev.value, ev.privacy, ev.non_private,
+                      {k: float(v) for k, v in ev.values.items()})
+
+
+def _seeded_regret(make_agent: Callable[[Any, np.random.Generator], Any], make_env: Callable[[], Any],
+                   episodes: int, seeds: int, base_seed: int, tick: Callable[[], None]) -> np.ndarray:
+    """The runner's seeding, in this process: child i of SeedSequence(base_seed) → (agent, environment)."""
+    from dpverify.agents.base import run_episodes
+
+    rows = []
+    for child in np.random.SeedSequence(base_seed).spawn(seeds):
+        agent_seed, env_seed = child.spawn(2)
+        mdp = make_env()
+        agent = make_agent(mdp, np.random.default_rng(agent_seed))
+        regret, _ = run_episodes(mdp, agent, episodes, np.random.default_rng(env_seed), lambda _k: tick())
+        rows.append(regret)
+    return np.stack(rows)
+
+
+def utility_section(target: AgentTarget, *, known: str | None, counterpart: str, env: str,
+                    env_options: dict[str, Any], agent_options: dict[str, Any], episodes: int, epsilon: float,
+                    delta: float, seeds: int, base_seed: int = 0, workers: int = 1,
+                    progress_stream: TextIO | None = None) -> UtilitySection:
+    """Regret of the agent, its non-private counterpart and the random policy; the registry bound."""
+    from dpverify.agents import runner
+
+    start = time.perf_counter()
+    private_options = {**agent_options, "epsilon": epsilon, "delta": delta}
+    try:
+        counterpart_spec = runner.RunSpec(counterpart, env, episodes, seeds, base_seed, workers,
+                                          env_options=env_options)
+        mdp = runner.build_environment(counterpart_spec)
+        if target.source == REGISTERED:
+            spec = runner.RunSpec(target.name, env, episodes, seeds, base_seed, workers,
+                                  agent_options=private_options, env_options=env_options)
+            agent_regret = runner.run(spec, progress_stream=progress_stream).regret
+        else:
+            bar = runner.ProgressBar(seeds * episodes, progress_stream, target.name)
+            try:
+                agent_regret = _seeded_regret(
+                    lambda m, rng: target.factory(m, episodes, rng, **private_options),
+                    lambda: runner.build_environment(counterpart_spec), episodes, seeds, base_seed, bar.advance)
+            finally:
+                bar.close()
+        counterpart_regret = runner.run(counterpart_spec, progress_stream=progress_stream).regret
+    except (DpverifyError, ValueError, TypeError) as exc:
+        return UtilitySection(NOT_RUN, f"the regret runs failed: {' '.join(str(exc).split())}",
+                              episodes=episodes, seeds=seeds, seconds=time.perf_counter() - start)
+    bound = counterpart_bound = None
+    if known is not None and known in BOUNDS:
+        from dpverify.bounds import get
+
+        bound = bound_value(BOUNDS[known], mdp, episodes, epsilon, delta)
+        base = get(BOUNDS[known]).base
+        if base is not None:
+            counterpart_bound = bound_value(base, mdp, episodes, epsilon, delta)
+    return UtilitySection(
+        status=PASS,
+        episodes=episodes,
+        seeds=seeds,
+        agent=curve(target.name, agent_regret),
+        counterpart_name=counterpart,
+        counterpart=curve(counterpart, counterpart_regret),
+        random_per_episode=random_policy_regret(mdp),
+        bound=bound,
+        counterpart_bound=counterpart_bound,
+        environment={"env": env, "options": dict(env_options), "horizon": mdp.horizon, "dim": mdp.dim,
+                     "num_states": mdp.num_states, "num_actions": mdp.num_actions},
+        seconds=time.perf_counter() - start,
+    )
