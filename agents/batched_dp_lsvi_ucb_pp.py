@@ -1,0 +1,297 @@
+"""DP-LSVI-UCB++ for many independent runs at once: a leading trial dimension through every step.
+
+The same algorithm as :class:`dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlus` (Sahu 2025, Algorithm 1,
+with that module's documented corrections): per episode k, H Gram releases Λ̃_{k,h} (GOE noise), the
+rare-switching test on the released log-determinants, a backward pass with three fresh Gaussian releases
+per stage (ŵ, w̌, w̄ sums; targets clipped to [0, H]), Q̂/Q̌ updates on switching episodes, greedy actions
+with uniform tie-breaking, then the user's variance weights σ̄⁻² and raw terms. Every array carries a
+leading axis of n independent runs ("trials"), so a privacy audit runs 10⁵ agents in one call of numpy
+linear algebra (batched ``eigh``, ``matmul``) instead of 10⁵ Python loops.
+
+Constants (calibrated noise, shift, radii, regulariser, weight bound) are read from one reference agent
+constructed with the same config, so both paths use the same numbers by construction.
+
+Randomness. The reference agent draws its tie-breaking keys from its generator ``rng`` and its noise
+from ``rng.spawn(1)[0]``. :class:`PerTrialRandomness` reproduces that exactly for a list of n generators
+(trial i uses generator i as the reference agent would), which is how the test proves that this is the
+same algorithm: identical policies and published values, trial by trial. :class:`BatchRandomness`
+draws the same distributions for all trials at once from one generator — the fast path of audits
+(independent trials, fresh noise per release, but not the reference agent's streams).
+
+Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): :meth:`BatchedDpLsviUcbPlusPlus.vector_noise`,
+:meth:`~BatchedDpLsviUcbPlusPlus.clip_targets`, :meth:`~BatchedDpLsviUcbPlusPlus.user_features` and
+:meth:`~BatchedDpLsviUcbPlusPlus.planning_statistics`; the correct agent never overrides them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.planning import TIE_TOLERANCE
+from dpverify.errors import InvalidParameterError
+
+CHECK_TOLERANCE = 1e-9
+VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
+
+
+class PerTrialRandomness:
+    """Trial i draws exactly as a reference agent constructed with ``generators[i]`` would."""
+
+    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
+        self.ties = list(generators)
+        self.noise = [g.spawn(1)[0] for g in self.ties]
+        self.n = len(self.ties)
+
+    def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        return np.stack([g.normal(0.0, scale, size=shape) for g in self.noise])
+
+    def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.stack([g.random(shape) for g in self.ties])
+
+
+class BatchRandomness:
+    """All n trials from one generator: N(0, s²) and U[0, 1) arrays of shape (n, *shape)."""
+
+    def __init__(self, generator: np.random.Generator, n: int) -> None:
+        if not isinstance(generator, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(generator).__name__)
+        self.generator = generator
+        self.n = int(n)
+
+    def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        return self.generator.normal(0.0, scale, size=(self.n, *shape))
+
+    def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
+        return self.generator.random((self.n, *shape))
+
+
+class BatchedDpLsviUcbPlusPlus:
+    """n independent DP-LSVI-UCB++ runs (module docstring).
+
+    Args:
+        mdp: the linear MDP (‖φ‖ ≤ ``config.feature_norm``; checked by the reference constructor).
+        config: :class:`~dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig`.
+        randomness: :class:`PerTrialRandomness` or :class:`BatchRandomness` (n = its ``n``).
+        record: 1-based episodes whose releases are kept in :attr:`releases` (family, episode, stage,
+            value (n, ...)); ``None`` keeps every release.
+    """
+
+    name = "dp-lsvi-ucb++ (batched)"
+    privacy_notion = "jdp"
+
+    def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, randomness: Any,
+                 record: Sequence[int] | None = None) -> None:
+        reference = DpLsviUcbPlusPlus(mdp, config, np.random.default_rng(0))
+        self.reference = reference
+        self.config = config
+        self.mdp = mdp
+        self.randomness = randomness
+        self.n = n = int(randomness.n)
+        H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
+        self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
+        self.features = np.asarray(mdp.features)
+        self.flat_features = self.features.reshape(H, S * A, d)
+        self.rewards = np.asarray(mdp.rewards)
+        stats = reference.statistics
+        self.gram_mechanism = stats.mechanisms["gram"]
+        self.vector_mechanisms = {f: stats.mechanisms[f] for f in VECTOR_FAMILIES}
+        self.regularization = float(stats.regularization)
+        self.shift = float(stats.shift)
+        self.max_weight = float(stats.max_weight)
+        self.beta_hat, self.beta_check, self.beta_bar = reference.beta_hat, reference.beta_check, reference.beta_bar
+        self.variance_floor_coefficient = reference.variance_floor_coefficient
+        self.disagreement_coefficient = reference.disagreement_coefficient
+        self.horizon_cap = float(reference.horizon_cap)
+        self.switching = bool(config.switching)
+        self.record = None if record is None else {int(k) for k in record}
+        self.releases: list[tuple[str, int, int, np.ndarray]] = []
+        # raw private state (never read by planning except through releases)
+        self.raw_gram = np.zeros((n, H, d, d))
+        self.next_state_sums = np.zeros((n, H, d, S))
+        self.count = 0
+        caps = (H - np.arange(H))[:, None, None].astype(np.float64)
+        self.q_hat = np.broadcast_to(caps, (n, H, S, A)).copy()
+        self.q_check = np.zeros((n, H, S, A))
+        self.v_hat = np.zeros((n, H + 1, S))
+        self.v_check = np.zeros((n, H + 1, S))
+        self.v_hat[:, :H] = caps[None, :, :, 0]
+        self.noisy_inverse = np.zeros((n, H, d, d))
+        self.noisy_logdet = np.full((n, H), d * math.log(self.regularization + self.shift))
+        self.noisy_bonus = np.zeros((n, H, S, A))
+        self.last_switch_logdet = self.noisy_logdet.copy()
+        self.num_switches = np.zeros(n, dtype=np.int64)
+        self.w_hat = np.zeros((n, H, d))
+        self.w_check = np.zeros((n, H, d))
+        self.w_bar = np.zeros((n, H, d))
+        self.bonus_norm = np.zeros((n, H, S, A))
+
+    @property
+    def episode(self) -> int:
+        """The 1-based episode whose releases read users 1..episode − 1."""
+        return self.count + 1
+
+    # ---- hooks (the correct agent; planted-bug variants override) --------------------------------------
+
+    def vector_noise(self, family: str, h: int) -> np.ndarray:
+        """Fresh N(0, σ²I) for one vector release of every trial: shape (n, d)."""
+        return self.randomness.normal(self.vector_mechanisms[family].sigma, (self.dim,))
+
+    def clip_targets(self, values: np.ndarray) -> np.ndarray:
+        """Regression targets clipped to [0, H] (the range the sensitivities assume)."""
+        return np.minimum(np.maximum(values, 0.0), self.horizon_cap)
+
+    def user_features(self, h: np.ndarray, s: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """φ_h(s, a) of the visited pairs, as added to the raw sums: shape (n, H, d)."""
+        return self.features[h, s, a]
+
+    def planning_statistics(self, h: int, released: np.ndarray, family: str, targets: np.ndarray) -> np.ndarray:
+        """The vector the planner regresses on: the released one (a leak would use the raw sum)."""
+        return released
+
+    # ---- releases ----------------------------------------------------------------------------------
+
+    def _publish(self, family: str, h: int, value: np.ndarray) -> None:
+        if self.record is None or self.episode in self.record:
+            self.releases.append((family, self.episode, h + 1, value))
+
+    def release_grams(self) -> None:
+        H, d = self.horizon, self.dim
+        noisy = np.empty_like(self.raw_gram)
+        s = self.gram_mechanism.entry_std
+        for h in range(H):
+            z = self.randomness.normal(s, (d, d))
+            noisy[:, h] = self.raw_gram[:, h] + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+            self._publish("gram", h, noisy[:, h])
+        noisy = 0.5 * (noisy + np.swapaxes(noisy, -1, -2)) + (self.regularization + self.shift) * np.eye(d)
+        eigenvalues, vectors = np.linalg.eigh(noisy)
+        eigenvalues = np.maximum(eigenvalues, self.regularization)
+        scaled = vectors / np.sqrt(eigenvalues)[..., None, :]
+        self.noisy_inverse = scaled @ np.swapaxes(scaled, -1, -2)
+        self.noisy_logdet = np.log(eigenvalues).sum(axis=-1)
+        projected = self.flat_features @ scaled
+        self.noisy_bonus = np.square(projected).sum(axis=-1).reshape(self.n, H, self.num_states, self.num_actions)
+
+    def release_sum(self, family: str, h: int, targets: np.ndarray) -> np.ndarray:
+        raw = (self.next_state_sums[:, h] @ targets[:, :, None])[:, :, 0]
+        noisy = raw + self.vector_noise(family, h)
+        self._publish(family, h, noisy)
+        return self.planning_statistics(h, noisy, family, targets)
+
+    # ---- planning ----------------------------------------------------------------------------------
+
+    def regress(self, h: int) -> None:
+        inverse = self.noisy_inverse[:, h]
+        v_hat = self.clip_targets(self.v_hat[:, h + 1])
+        v_check = self.clip_targets(self.v_check[:, h + 1])
+        self.w_hat[:, h] = (inverse @ self.release_sum("w_hat", h, v_hat)[:, :, None])[:, :, 0]
+        self.w_check[:, h] = (inverse @ self.release_sum("w_check", h, v_check)[:, :, None])[:, :, 0]
+        self.w_bar[:, h] = (inverse @ self.release_sum("w_bar", h, v_hat**2)[:, :, None])[:, :, 0]
+        self.bonus_norm[:, h] = np.sqrt(self.noisy_bonus[:, h])
+
+    def plan(self) -> np.ndarray:
+        switch = np.any(self.noisy_logdet >= self.last_switch_logdet + math.log(2.0), axis=1)
+        if not self.switching:
+            switch = np.ones(self.n, dtype=bool)
+        mask = switch[:, None, None]
+        for h in range(self.horizon - 1, -1, -1):
+            self.regress(h)
+            cap = float(self.horizon - h)
+            phi = self.features[h]
+            bonus = self.bonus_norm[:, h]
+            optimistic = self.rewards[h] + (phi @ self.w_hat[:, h, None, :, None])[..., 0] + self.beta_hat * bonus
+            pessimistic = self.rewards[h] + (phi @ self.w_check[:, h, None, :, None])[..., 0] - self.beta_check * bonus
+            q_hat = np.minimum(np.minimum(optimistic, self.q_hat[:, h]), cap)
+            q_check = np.minimum(np.maximum(np.maximum(pessimistic, self.q_check[:, h]), 0.0), cap)
+            self.q_hat[:, h] = np.where(mask, q_hat, self.q_hat[:, h])
+            self.q_check[:, h] = np.where(mask, q_check, self.q_check[:, h])
+            self.v_hat[:, h] = np.where(switch[:, None], np.clip(self.q_hat[:, h].max(axis=-1), 0.0, cap),
+                                        self.v_hat[:, h])
+            self.v_check[:, h] = np.where(switch[:, None], np.clip(self.q_check[:, h].max(axis=-1), 0.0, cap),
+                                          self.v_check[:, h])
+        if self.switching:
+            self.last_switch_logdet = np.where(switch[:, None], self.noisy_logdet, self.last_switch_logdet)
+            self.num_switches += switch
+        return self.q_hat
+
+    def begin_episode(self) -> np.ndarray:
+        """Release, plan and return the deployed policies of every trial: shape (n, H, S)."""
+        if self.episode > self.config.num_episodes:
+            raise InvalidParameterError(
+                "episodes", f"must be <= num_episodes = {self.config.num_episodes} (the budget covers K episodes)",
+                self.episode)
+        self.release_grams()
+        q = self.plan()
+        keys = self.randomness.uniform(q.shape[1:])
+        keys[~(q >= q.max(axis=-1, keepdims=True) - TIE_TOLERANCE)] = -1.0
+        return np.argmax(keys, axis=-1)
+
+    # ---- learning ----------------------------------------------------------------------------------
+
+    def variance_weights(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """σ̄⁻² of every trial and stage, shape (n, H) (as :meth:`LsviUcbPlusPlus.variance_weights`)."""
+        H, d = self.horizon, self.dim
+        h = np.arange(H)[None, :]
+        trial = np.arange(self.n)[:, None]
+        s, a = states[:, :-1], actions
+        phi = self.features[h, s, a]
+        n = self.bonus_norm[trial, h, s, a]
+        hat = np.einsum("nhd,nhd->nh", self.w_hat, phi)
+        check = np.einsum("nhd,nhd->nh", self.w_check, phi)
+        bar = np.einsum("nhd,nhd->nh", self.w_bar, phi)
+        variance = np.clip(bar, 0.0, H**2) - np.clip(hat, 0.0, H) ** 2
+        error = np.minimum(self.beta_bar * n, H**2) + np.minimum(2 * H * self.beta_hat * n, H**2)
+        disagreement = np.minimum(self.disagreement_coefficient * (hat - check + 2 * self.beta_hat * n), d**3 * H**3)
+        sigma = np.sqrt(np.maximum(variance + error + disagreement + H, 0.0))
+        sigma_bar = np.maximum(np.maximum(sigma, H), self.variance_floor_coefficient * np.sqrt(n))
+        return sigma_bar**-2.0
+
+    def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
+        """Add every trial's user: states (n, H + 1), actions (n, H)."""
+        w = self.variance_weights(states, actions)
+        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
+            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
+                                        float(w.max()))
+        H = self.horizon
+        h = np.arange(H)[None, :]
+        trial = np.arange(self.n)[:, None]
+        s, a, s_next = states[:, :-1], actions, states[:, 1:]
+        x = self.user_features(h, s, a)
+        weighted_x = w[:, :, None] * x
+        self.raw_gram += weighted_x[:, :, :, None] * x[:, :, None, :]
+        self.next_state_sums[trial, h, :, s_next] += weighted_x
+        self.count += 1
+
+
+def rollout_batch(policies: np.ndarray, initial_state: int, next_states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every trial follows its policy (n, H, S) on one user tape: (states (n, H + 1), actions (n, H))."""
+    n, H = policies.shape[0], policies.shape[1]
+    trial = np.arange(n)
+    states = np.empty((n, H + 1), dtype=np.int64)
+    actions = np.empty((n, H), dtype=np.int64)
+    states[:, 0] = initial_state
+    for h in range(H):
+        actions[:, h] = policies[trial, h, states[:, h]]
+        states[:, h + 1] = next_states[h, states[:, h], actions[:, h]]
+    return states, actions
+
+
+def run_batch(agent: BatchedDpLsviUcbPlusPlus, initial_states: np.ndarray, next_states: np.ndarray,
+              keep_policies: Sequence[int] | None = None) -> dict[int, np.ndarray]:
+    """Run every trial over the K tapes (arrays from :func:`dpverify.agents.tapes.tape_arrays`).
+
+    Returns the policies (n, H, S) of the 1-based episodes in ``keep_policies`` (all when None).
+    """
+    kept: dict[int, np.ndarray] = {}
+    for k in range(len(initial_states)):
+        policies = agent.begin_episode()
+        if keep_policies is None or (k + 1) in keep_policies:
+            kept[k + 1] = policies
+        states, actions = rollout_batch(policies, int(initial_states[k]), next_states[k])
+        agent.end_episode(states, actions)
+    return kept
