@@ -20,7 +20,7 @@ import abc
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -60,6 +60,13 @@ class Agent(abc.ABC):
 
     name: str = "agent"
     config: Any
+    #: The config dataclass; ``config_class(num_episodes, **options)`` builds it from registry options.
+    config_class: ClassVar[type]
+
+    @classmethod
+    def from_options(cls, mdp: Any, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> Agent:
+        """The registry's factory: the agent for K = ``num_episodes`` with ``options`` as config fields."""
+        return cls(mdp, cls.config_class(num_episodes, **options), rng)  # type: ignore[call-arg]
 
     @abc.abstractmethod
     def begin_episode(self) -> np.ndarray:
@@ -92,7 +99,7 @@ def run_episodes(
     """Run ``num_episodes`` episodes; return (exact per-episode regret, [distinct-policy change flags]).
 
     The second value is a boolean array: entry k is True when π_k differs from π_{k−1} (used by tests to
-    check that an agent changes its policy, DESIGN §4).
+    check that an agent changes its policy).
     """
     evaluator = DeterministicPolicyEvaluator(mdp)
     regrets = np.empty(num_episodes)

@@ -27,8 +27,25 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import Mechanism
+from dpverify.mechanisms import GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
+
+
+def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
+    """``values`` as an (n, *output_shape) float array after the checks the mechanism makes on each value:
+    the shape, finiteness and, for the GOE mechanism, the symmetry of every matrix (same tolerance)."""
+    raw = np.asarray(values, dtype=float)
+    shape = mechanism.output_shape
+    if raw.ndim != len(shape) + 1 or raw.shape[1:] != shape or raw.shape[0] < 1:
+        raise InvalidParameterError("value", f"must be a stack of values of shape {shape}", raw.shape)
+    if not np.all(np.isfinite(raw)):
+        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
+    if isinstance(mechanism, GOEMechanism):
+        asymmetry = np.abs(raw - np.swapaxes(raw, -1, -2)).max(axis=(-2, -1))
+        scale = np.maximum(1.0, np.abs(raw).max(axis=(-2, -1)))
+        if np.any(asymmetry > 1e-12 * scale):
+            raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
+    return raw
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,14 +101,47 @@ class Billboard:
         self.ledger.record(family, episode, stage, mechanism, pattern)
         self.n_published += 1
         if self.keep_history:
-            value = noisy.copy()
-            value.setflags(write=False)
-            noise = None
-            if self.keep_noise:
-                noise = noisy - raw
-                noise.setflags(write=False)
-            self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, value, noise))
+            self._keep(family, episode, stage, pattern, raw, noisy)
         return noisy
+
+    def publish_stages(
+        self,
+        family: str,
+        episode: int,
+        mechanism: Mechanism,
+        raw_values: np.ndarray,
+        users: str | UserPattern,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Release ``raw_values[h − 1]`` as stage h = 1..n of ``episode``: n releases with fresh noise.
+
+        Exactly ``n`` calls of :meth:`publish` for stages 1..n in order (the same checks on every value,
+        the same noise draws from ``rng`` in the same order, the same ledger records and history), made
+        at once: the values are validated as one array, the n noise draws come from one call of the
+        mechanism, and the ledger records the stages as one run.
+        """
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        pattern = user_pattern(users)
+        raw = _checked_stack(mechanism, raw_values)
+        n = raw.shape[0]
+        noisy = raw + mechanism.release(np.zeros(mechanism.output_shape), rng, n)
+        self.ledger.record_stages(family, episode, (1, n), mechanism, pattern)
+        self.n_published += n
+        if self.keep_history:
+            for h in range(n):
+                self._keep(family, episode, h + 1, pattern, raw[h], noisy[h])
+        return noisy
+
+    def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
+              noisy: np.ndarray) -> None:
+        value = noisy.copy()
+        value.setflags(write=False)
+        noise = None
+        if self.keep_noise:
+            noise = noisy - raw
+            noise.setflags(write=False)
+        self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, value, noise))
 
     def history(self, family: str | None = None) -> tuple[PublishedRelease, ...]:
         """Every published release (of one family), in publication order; needs ``keep_history``."""
@@ -140,3 +190,15 @@ class ReplayBillboard(Billboard):
         self.ledger.record(family, episode, stage, mechanism, users)
         self.n_published += 1
         return np.array(expected.value)
+
+    def publish_stages(
+        self,
+        family: str,
+        episode: int,
+        mechanism: Mechanism,
+        raw_values: np.ndarray,
+        users: str | UserPattern,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        return np.stack([self.publish(family, episode, h + 1, mechanism, raw, users, rng)
+                         for h, raw in enumerate(np.asarray(raw_values, dtype=float))])

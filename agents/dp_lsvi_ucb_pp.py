@@ -1,7 +1,7 @@
 """DP-LSVI-UCB++ — LSVI-UCB++ with every statistic released through the billboard with fresh noise.
 
-Sahu 2025 (``../shared/papers/000-dp-lsvi-ucb-plusplus.txt``), Algorithm 1 (text lines ~177–235),
-privacy proof Theorem A.1 / Lemma A.1 (lines ~290–309), constants Theorem 3.2 (lines ~251–261).
+Sahu 2025 ("DP-LSVI-UCB++: differentially private reinforcement learning for linear MDPs"), Algorithm 1,
+privacy proof Theorem A.1 / Lemma A.1, constants Theorem 3.2.
 The learning rule is :class:`dpverify.agents.lsvi_ucb_pp.LsviUcbPlusPlus` (same corrections of the printed
 algorithm, documented there); this module replaces every read of other users' data by a privatised
 release. Stages are 0-indexed in code and 1-based in the ledger labels (paper notation).
@@ -19,7 +19,7 @@ i.e. exactly the 4HK releases of :func:`dpverify.calibration.dp_lsvi_ucbpp_sched
 through :meth:`dpverify.agents.billboard.Billboard.publish` (``users="prefix"``) so that the agent's
 :attr:`~DpLsviUcbPlusPlus.ledger` records what was actually released. Noise levels come from
 :func:`dpverify.calibration.calibrate` for the target (ε, δ), with the ``"paper"`` (Appendix A:
-2H, 2H, 2H², √2) or the ``"derived"`` (DESIGN §2: 2/H, 2/H, 2, √2/H²) sensitivities.
+2H, 2H, 2H², √2) or the ``"derived"`` (2/H, 2/H, 2, √2/H²; docs/derivations.md) sensitivities.
 
 Everything after a release is post-processing of public values: the planner adds the shift
 (λ + 2·c_Λ·λ̃_Λ)I to the released Gram matrix (paper: 2λ̃_Λ I, line 1; λ is LSVI-UCB++'s own
@@ -33,7 +33,7 @@ the user's own state — the billboard lemma (Sahu 2025 Lemma 2.4) then gives jo
 
 Sensitivity assumptions, enforced where the per-user terms are formed:
 
-* ‖φ(s, a)‖₂ ≤ F (the schedule's ``feature_norm``, 1 by default) — checked at construction against the
+* ‖φ(s, a)‖₂ ≤ F (``feature_norm_bound``, 1 by default) — checked at construction against the
   environment's ``feature_norm_bound`` and its actual features (the raw Min et al. MDP, ‖φ‖ = 3, is
   refused; rescale it or calibrate to F = 3);
 * regression targets V̂, V̌ ∈ [0, H] (clipped before every sum; V̂² ∈ [0, H²]);
@@ -51,13 +51,13 @@ are then β̂ = β̌ = HL√(dλ̃_Λ) + √(d³H²ι₂²), β̄ = H²L²√(d�
 logarithm ≥ 1 when the noise is tiny). Each radius is split into its privacy term (the one with L)
 and its statistical term; the first is multiplied by ``privacy_radius_multiplier``, the second by
 ``beta_*_multiplier`` (defaults 10⁻⁵ both: theory values with O-constant 1 are ≈ 10⁴–10⁸× too large to
-learn anything at practical K; DESIGN §4). Every value used is reported by
+learn anything at practical K). Every value used is reported by
 :meth:`DpLsviUcbPlusPlus.settings`.
 
 Deviations from the printed Algorithm 1 (all documented in docs/private_agents.md):
 
 1. fresh noise at every release instead of φ1, φ2, φ3, K1 sampled once (line 1) — reused noise makes
-   release(k+1) − release(k) noise-free, which is not private (DESIGN §2);
+   release(k+1) − release(k) noise-free, which is not private;
 2. the Gram release is the prefix sum plus one fresh GOE draw (line 26 adds K1 at every episode, so
    its noise would accumulate as k·K1);
 3. targets clipped to [0, H] and the pessimistic value takes max{·, Q̌_old, 0} (the printed
@@ -91,18 +91,15 @@ from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
-from dpverify.agents.private_checks import billboard_for, check_agent_inputs
+from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
 from dpverify.agents.statistics import RidgeStatistics
 from dpverify.bounds import constants as paper_constants
 from dpverify.bounds.symbols import H as H_symbol
 from dpverify.bounds.symbols import K as K_symbol
 from dpverify.bounds.symbols import d as d_symbol
 from dpverify.bounds.symbols import delta as delta_symbol
-from dpverify.calibration import Calibration, calibrate, dp_lsvi_ucbpp_schedule
-from dpverify.conversions import CONVERSIONS, DPGuarantee
+from dpverify.calibration import Calibration, ReleaseSchedule, dp_lsvi_ucbpp_schedule
 from dpverify.errors import InvalidParameterError
-from dpverify.ledger import PrivacyLedger
-from dpverify.neighbouring import Neighbouring
 
 #: Default multipliers of the registry radii (see the module docstring and docs/private_agents.md).
 DEFAULT_RADIUS_MULTIPLIER = 1e-5
@@ -114,67 +111,47 @@ ALL_FAMILIES: tuple[str, ...] = ("gram",) + VECTOR_FAMILIES
 
 
 @dataclass(frozen=True)
-class DpLsviUcbPlusPlusConfig:
+class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
     """Hyper-parameters of DP-LSVI-UCB++ (module docstring).
 
-    Attributes:
-        num_episodes: K — the number of episodes the privacy budget is spread over (4HK releases).
-        epsilon, delta: the target (ε, δ) of the published statistics (JDP of the actions).
-        sensitivity_model: "paper" (Appendix A) or "derived" (DESIGN §2).
-        conversion: zCDP/GDP → (ε, δ) conversion of the calibrator ("exact", "cks", "bun-steinke").
+    Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s: K, over which the budget is
+    spread (4HK releases), the target (ε, δ) of the published statistics (JDP of the actions), F, relation,
+    conversion, shift_multiplier c_Λ of λ̃_Λ in the 2λ̃_Λ shift, p of the utility analysis):
+        sensitivity_model: "paper" (Appendix A) or "derived" (docs/derivations.md).
         accounting: "per-user" (each user pays for the releases that read it) or "naive" (4HK·ρ0).
-        relation: neighbouring relation ("replace-one" or "add-remove").
-        feature_norm: F, the bound on ‖φ‖₂ the sensitivities assume.
         beta_hat_multiplier, beta_check_multiplier, beta_bar_multiplier: multipliers of the statistical
             terms √(d³H²ι₂²) (β̂, β̌) and √(d³H⁴ι₂²) (β̄) — LSVI-UCB++'s radii, same default.
         privacy_radius_multiplier: multiplier of the privacy terms HL√(dλ̃_Λ) (β̂, β̌), H²L²√(dλ̃_Λ) (β̄);
             default 10⁻⁵ like the statistical terms (1, 0.1, 0.03, 0.01 were worse on the Min et al.
             MDP at K = 3000: docs/private_agents.md).
-        shift_multiplier: c_Λ, multiplier of λ̃_Λ in the 2λ̃_Λ shift.
         variance_floor_multiplier, disagreement_multiplier: c_σ, c_D as in LSVI-UCB++.
         regularization: λ (None → LSVI-UCB++'s default λ, see :mod:`dpverify.agents.lsvi_ucb_pp`).
-        failure_probability: p, the δ of the utility analysis (not the privacy δ).
         switching: rare switching (line 10); False updates Q̂, Q̌ every episode (an ablation).
         keep_history, keep_noise: keep the billboard's published values (and noise) for audits/tests.
     """
 
-    num_episodes: int
-    epsilon: float
-    delta: float = 1e-5
     sensitivity_model: str = "derived"
-    conversion: str = "exact"
     accounting: str = "per-user"
-    relation: str = "replace-one"
-    feature_norm: float = 1.0
     beta_hat_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
     beta_check_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
     beta_bar_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
     privacy_radius_multiplier: float = DEFAULT_RADIUS_MULTIPLIER
-    shift_multiplier: float = 1.0
     variance_floor_multiplier: float = 0.0
     disagreement_multiplier: float = 0.0
     regularization: float | None = None
-    failure_probability: float = 0.01
     switching: bool = True
     keep_history: bool = False
     keep_noise: bool = False
 
     def __post_init__(self) -> None:
-        _validate.integer("num_episodes", self.num_episodes, minimum=1)
-        _validate.positive("epsilon", self.epsilon)
-        _validate.open_unit("delta", self.delta)
+        super().__post_init__()
         _validate.one_of("sensitivity_model", self.sensitivity_model, ("paper", "derived"))
-        _validate.one_of("conversion", self.conversion, CONVERSIONS)
         _validate.one_of("accounting", self.accounting, ("per-user", "naive"))
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
-        _validate.positive("feature_norm", self.feature_norm)
         for name in ("beta_hat_multiplier", "beta_check_multiplier", "beta_bar_multiplier", "privacy_radius_multiplier",
-                     "shift_multiplier",
                      "variance_floor_multiplier", "disagreement_multiplier"):
             _validate.non_negative(name, getattr(self, name))
         if self.regularization is not None:
             _validate.positive("regularization", self.regularization)
-        _validate.open_unit("failure_probability", self.failure_probability)
         for name in ("switching", "keep_history", "keep_noise"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidParameterError(name, "must be True or False", getattr(self, name))
@@ -341,11 +318,11 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
 # ---- the agent ----------------------------------------------------------------------------------------
 
 
-class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
+class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
     """DP-LSVI-UCB++ (Sahu 2025, Algorithm 1) on a finite linear MDP (module docstring).
 
     Args:
-        mdp: the environment (its features must satisfy ‖φ‖ ≤ ``config.feature_norm``).
+        mdp: the environment (its features must satisfy ‖φ‖ ≤ ``config.feature_norm_bound``).
         config: :class:`DpLsviUcbPlusPlusConfig`.
         rng: the agent's generator; the privacy noise uses a child generator spawned from it, the
             tie-breaking the generator itself.
@@ -354,17 +331,14 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
     """
 
     name = "dp-lsvi-ucb++"
+    privacy_notion = "jdp"
+    config_class = DpLsviUcbPlusPlusConfig
 
     def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
-        if not isinstance(config, DpLsviUcbPlusPlusConfig):
-            raise InvalidParameterError("config", "must be a DpLsviUcbPlusPlusConfig", type(config).__name__)
-        check_agent_inputs(mdp, LinearMDP, config.feature_norm, rng)
+        self.set_up_privacy(mdp, config, rng, billboard, keep_history=config.keep_history,
+                            keep_noise=config.keep_noise)
         H, d, K = mdp.horizon, mdp.dim, config.num_episodes
-        self.schedule = dp_lsvi_ucbpp_schedule(H, K, d, config.sensitivity_model, config.relation, config.feature_norm)
-        self.calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion, config.accounting)
-        self.billboard = billboard_for(
-            billboard, config.relation, keep_history=config.keep_history, keep_noise=config.keep_noise)
         regularization = config.regularization
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
             regularization = LsviUcbPlusPlusConfig(K).regularization
@@ -397,30 +371,19 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
         self.beta_bar = c_priv * values["beta_bar_privacy"] + config.beta_bar_multiplier * values["beta_bar_statistical"]
         self.horizon_cap = float(H)
 
-    # ---- privacy interface -------------------------------------------------------------------------
+    def release_schedule(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig) -> ReleaseSchedule:
+        """The 4HK releases of Sahu 2025 §3 (one Gram matrix and three vectors per stage and episode)."""
+        return dp_lsvi_ucbpp_schedule(mdp.horizon, config.num_episodes, mdp.dim, config.sensitivity_model,
+                                      config.relation, config.feature_norm_bound)
 
     @property
-    def ledger(self) -> PrivacyLedger:
-        """Every release made so far (family, episode, stage, mechanism, users)."""
-        return self.billboard.ledger
-
-    def claimed_guarantee(self) -> DPGuarantee:
-        """The (ε, δ) this agent claims for a run of K episodes (JDP of the actions, by Lemma 2.4).
-
-        ε is the calibrator's re-accounted ε (≤ the target ε) under the config's conversion and
-        accounting; ρ is the corresponding zCDP parameter (worst user, or naive total).
-        """
-        ledger = self.calibration.ledger()
-        return ledger.guarantee(self.config.delta, self.config.conversion, self.config.accounting)
+    def accounting(self) -> str:
+        """The config's accounting ("per-user" or "naive", which the calibration then also uses)."""
+        return str(self.config.accounting)
 
     def derived_settings(self) -> dict[str, Any]:
         settings = super().derived_settings()
         settings.update({
-            "rho": self.calibration.rho,
-            "rho0": self.calibration.rho0,
-            "accounted_epsilon": self.calibration.accounted_epsilon,
-            "noise_std": {s.spec.family: s.noise_std for s in self.calibration.statistics},
-            "sensitivity": {s.spec.family: s.spec.sensitivity for s in self.calibration.statistics},
             "L": self.noise_values["L"],
             "lambda_tilde": self.noise_values["lambda_tilde"],
             "iota2": self.noise_values["iota2"],
@@ -435,15 +398,12 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
     # ---- planning (Algorithm 1 lines 5–21) ------------------------------------------------------------
 
     def begin_episode(self) -> np.ndarray:
-        if self.statistics.episode > self.config.num_episodes:
-            raise InvalidParameterError(
-                "episodes", f"must be <= num_episodes = {self.config.num_episodes} (the budget covers K episodes)",
-                self.statistics.episode)
+        self.check_episode(self.statistics.episode)
         self.statistics.release_grams()  # the H Gram releases of episode k (the switching test reads them)
         return super().begin_episode()
 
     def regress(self, h: int) -> None:
-        """ŵ, w̌, w̄ (lines 6–8) from three fresh releases; targets clipped to [0, H] (DESIGN §2)."""
+        """ŵ, w̌, w̄ (lines 6–8) from three fresh releases; targets clipped to [0, H] (the sensitivity assumption)."""
         stats = self.statistics
         inverse = stats.gram_inverse(h)
         v_hat = np.minimum(np.maximum(self.v_hat[h + 1], 0.0), self.horizon_cap)
@@ -458,15 +418,9 @@ class DpLsviUcbPlusPlus(LsviUcbPlusPlus):
         self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))
 
 
-def make_config(num_episodes: int, **options: Any) -> DpLsviUcbPlusPlusConfig:
-    """A config from runner options (module-level helper for :mod:`dpverify.agents.private_registry_a`)."""
-    return DpLsviUcbPlusPlusConfig(num_episodes, **options)
-
-
 __all__ = [
     "DpLsviUcbPlusPlus",
     "DpLsviUcbPlusPlusConfig",
     "PrivatisedRidgeStatistics",
     "noise_constants",
-    "make_config",
 ]

@@ -1,7 +1,7 @@
 """LDP-UCRL-VTR — UCRL-VTR under (ε, δ) local differential privacy (Liao et al. 2021, Algorithm 1).
 
-Liao, He & Gu 2021, "Locally differentially private RL for linear mixture MDPs" (Liao et al. 2021,
-``../shared/papers/003-ldp-ucrl-vtr.txt``, §4). The protocol has two explicit parties:
+Liao, He & Gu 2021, "Locally differentially private reinforcement learning for linear mixture Markov
+decision processes" (§4). The protocol has two explicit parties:
 
 * The **server** keeps, per stage h, only the sums of the privatised messages it received,
   Λ_{k,h} = Σ_{i≤k} (ΔΛ̃_{i,h}) and u_{k,h} = Σ_{i≤k} Δũ_{i,h} (Algorithm 1, line 20), shifts the matrix
@@ -25,7 +25,7 @@ sends 2H messages, each released once with fresh noise; :func:`dpverify.calibrat
 After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee`.
 
 Shift. After k messages the noise in Λ_{k,h} is a GOE matrix with entry std s√k, so
-r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`dpverify.agents.luyo.goe_norm_bound`) bounds its
+r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`dpverify.agents.noise_bounds.goe_norm_bound`) bounds its
 operator norm w.p. ≥ 1 − p/(2HK); Liao et al. 2021 uses a fixed r of the same order (Shariff & Sheffet 2018)
 — we let it grow with k (a documented choice: tighter early on, same order at k = K). If the shifted
 matrix ever has an eigenvalue below λ, its eigenvalues are floored at λ (post-processing, counted).
@@ -52,16 +52,15 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.base import Agent, Trajectory
+from dpverify import _validate
+from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.luyo import check_term_norms, floored_inverse, goe_norm_bound
+from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.private_checks import PrivateAgentConfig, billboard_for, check_agent_inputs
+from dpverify.agents.private import PrivateAgent, PrivateAgentConfig, check_term_norms
 from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
-from dpverify.calibration import Calibration, calibrate, ldp_ucrl_vtr_schedule
-from dpverify.conversions import DPGuarantee
-from dpverify.ledger import PrivacyLedger
+from dpverify.calibration import ReleaseSchedule, ldp_ucrl_vtr_schedule
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 
 DEFAULT_BETA_MULTIPLIER = 0.1
@@ -72,22 +71,24 @@ DEFAULT_PRIVACY_BETA_MULTIPLIER = 1e-3
 class LdpUcrlVtrConfig(PrivateAgentConfig):
     """Hyper-parameters of LDP-UCRL-VTR (module docstring).
 
-    Attributes:
-        num_episodes: K (enters T = KH in β and the shift's union bound).
-        epsilon, delta: the per-user (ε, δ)-LDP target (ε required: there is no default privacy budget).
-        beta_multiplier: multiplier of the non-private UCRL-VTR radius (default 0.1, as UCRL-VTR).
-        privacy_beta_multiplier: c of Liao et al. 2021's β (default 1e-3).
-        shift_multiplier: multiplier of the shift r_k (default 1).
-        regularization: λ (Liao et al. 2021: Λ_1 = λI).
-        failure_probability: p (the "α" of Liao et al. 2021's β; the shift's union bound).
+    Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s; K enters T = KH in β and the
+    shift's union bound; (ε, δ) is the per-user LDP target; p is the "α" of Liao et al. 2021's β):
         feature_norm_bound: L, the bound on ‖Σψ(s′|s,a)V(s′)‖ for V ∈ [0, 1]^S that the sensitivities
             assume (F = H·L); the environment's ``feature_norm_bound`` must not exceed it.
-        relation: neighbouring relation of the local guarantee ("replace-one": any two inputs of a user).
-        conversion: route of the calibration ("exact").
+        beta_multiplier: multiplier of the non-private UCRL-VTR radius (default 0.1, as UCRL-VTR).
+        privacy_beta_multiplier: c of Liao et al. 2021's β (default 1e-3).
+        regularization: λ (Liao et al. 2021: Λ_1 = λI).
     """
 
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
     privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
+    regularization: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
+        _validate.positive("regularization", self.regularization)
 
 
 def paper_beta(episode: int, dim: int, horizon: int, num_episodes: int, epsilon: float, delta: float,
@@ -182,7 +183,7 @@ class LdpServer:
         return Broadcast(episode, inverse, theta, beta)
 
 
-class LdpUcrlVtr(Agent):
+class LdpUcrlVtr(PrivateAgent):
     """LDP-UCRL-VTR on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMixtureMDP` (module docstring).
 
     Args:
@@ -194,40 +195,33 @@ class LdpUcrlVtr(Agent):
     """
 
     name = "ldp-ucrl-vtr"
+    privacy_notion = "ldp"
+    config_class = LdpUcrlVtrConfig
+    mdp_type = LinearMixtureMDP
+    config: LdpUcrlVtrConfig
 
     def __init__(self, mdp: LinearMixtureMDP, config: LdpUcrlVtrConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
-        check_agent_inputs(mdp, LinearMixtureMDP, config.feature_norm_bound, rng)
-        self.mdp, self.config = mdp, config
+        self.set_up_privacy(mdp, config, rng, billboard)
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.value_feature_bound = H * config.feature_norm_bound
-        self.billboard = billboard_for(billboard, config.relation)
         self.noise_rng, self.tie_rng = rng.spawn(2)
-        K = config.num_episodes
-        self.schedule = ldp_ucrl_vtr_schedule(H, K, d, config.relation, feature_norm=self.value_feature_bound)
-        self.calibration: Calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion)
-        gram_mech = self.calibration.mechanism("gram")
-        target_mech = self.calibration.mechanism("target")
+        gram_mech, target_mech = self.mechanism("gram"), self.mechanism("target")
         assert isinstance(gram_mech, GOEMechanism) and isinstance(target_mech, GaussianMechanism)
         self.gram_mechanism, self.target_mechanism = gram_mech, target_mech
         self.server = LdpServer(H, d, config.regularization, gram_mech.entry_std, config.shift_multiplier,
-                                config.failure_probability, K)
+                                config.failure_probability, config.num_episodes)
         self.episode = 0
         self.broadcast: Broadcast | None = None
         self.values = np.zeros((H + 1, S))
         self.value_features = np.zeros((H, S, A, d))
         self.q = np.zeros((H, S, A))
 
-    # ---- privacy ---------------------------------------------------------------------------------------
-
-    @property
-    def ledger(self) -> PrivacyLedger:
-        return self.billboard.ledger
-
-    def claimed_guarantee(self) -> DPGuarantee:
-        """The per-user (ε, δ)-LDP guarantee (the calibration, re-accounted)."""
-        return self.calibration.ledger().guarantee(self.config.delta, self.config.conversion)
+    def release_schedule(self, mdp: LinearMixtureMDP, config: LdpUcrlVtrConfig) -> ReleaseSchedule:
+        """Each user's 2H messages (Liao et al. 2021 lines 13–14), at the value-feature bound F = H·L."""
+        return ldp_ucrl_vtr_schedule(mdp.horizon, config.num_episodes, mdp.dim, config.relation,
+                                     feature_norm=mdp.horizon * config.feature_norm_bound)
 
     def nonprivate_beta(self, episode: int) -> float:
         """UCRL-VTR's β_k (:func:`dpverify.agents.ucrl_vtr.theory_beta`, θ bound √d) after ``episode`` − 1 messages,
@@ -248,11 +242,6 @@ class LdpUcrlVtr(Agent):
         final = max(self.episode, 1)
         return {
             "value_feature_bound": self.value_feature_bound,
-            "claimed_epsilon": self.calibration.accounted_epsilon,
-            "rho": self.calibration.rho,
-            "rho0": self.calibration.rho0,
-            "noise_std": {s.spec.family: s.noise_std for s in self.calibration.statistics},
-            "sensitivity": {s.spec.family: s.spec.sensitivity for s in self.calibration.statistics},
             "shift_final": self.server.shift_for(self.server.messages),
             "beta_final": self.beta(final).tolist(),
             "nonprivate_theory_beta_final": self.nonprivate_beta(final),
@@ -267,6 +256,7 @@ class LdpUcrlVtr(Agent):
     def begin_episode(self) -> np.ndarray:
         """The server broadcasts to user k; user k plans from the broadcast alone."""
         k = self.episode + 1
+        self.check_episode(k)
         self.broadcast = self.server.broadcast(k, self.beta(k))
         self.q, self.values, self.value_features = user_plan(self.mdp, self.broadcast)
         return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)

@@ -105,6 +105,7 @@ class LsviUcb(Agent):
     """LSVI-UCB on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` (module docstring)."""
 
     name = "lsvi-ucb"
+    config_class = LsviUcbConfig
 
     def __init__(
         self,

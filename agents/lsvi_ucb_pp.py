@@ -147,6 +147,7 @@ class LsviUcbPlusPlus(Agent):
     """LSVI-UCB++ on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` (module docstring)."""
 
     name = "lsvi-ucb++"
+    config_class = LsviUcbPlusPlusConfig
 
     def __init__(
         self,

@@ -1,15 +1,7 @@
-"""The experiment runner behind ``dpverify run``: registries, seeded parallel runs, result files.
+"""The experiment runner behind ``dpverify run``: seeded parallel runs of registered agents, result files.
 
-Registries (extensible; issue 5 registers private agents here):
-
-* :data:`AGENTS` — name → :class:`AgentEntry` (a factory ``(mdp, num_episodes, rng, /, **options) -> Agent``
-  and the environment kind it needs, ``"linear"`` or ``"mixture"``);
-* :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry` (a factory ``(num_episodes, /, **options) -> MDP``;
-  ``num_episodes`` is the run's K, positional-only so that an option may carry the same name).
-
-Register with :func:`register_agent` / :func:`register_environment` from a module, and add that module's
-name to :data:`REGISTRATION_MODULES` so the runner (and its worker processes) import it; factories must
-be module-level functions so that worker processes can find them.
+Agents and environments are named in :mod:`dpverify.agents.registry` (:data:`~dpverify.agents.registry.AGENTS`,
+:data:`~dpverify.agents.registry.ENVIRONMENTS`); a :class:`RunSpec` names one of each.
 
 Seeding: one ``numpy.random.SeedSequence(base_seed)`` spawns one child per seed; each child spawns two
 generators, the agent's and the environment's. Seed i of two different agents therefore sees the same
@@ -25,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import csv
-import importlib
 import json
 import os
 import platform
@@ -41,122 +32,15 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.base import Agent, run_episodes
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
-from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.lsvi_ucb import LsviUcb, LsviUcbConfig
-from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
-from dpverify.agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
+from dpverify.agents.registry import AGENTS, ENVIRONMENTS
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
-
-#: Modules imported before a run so that they can register agents/environments (issue 5 adds its own).
-REGISTRATION_MODULES: tuple[str, ...] = ("dpverify.agents.private_registry_a", "dpverify.agents.private_registry_b")
-
-ENV_KINDS = ("linear", "mixture")
-
-
-@dataclass(frozen=True)
-class AgentEntry:
-    """A registered agent: ``factory(mdp, num_episodes, rng, **options) -> Agent``; ``env_kind`` is
-    ``"linear"`` (needs a :class:`LinearMDP`) or ``"mixture"`` (needs a :class:`LinearMixtureMDP`)."""
-
-    name: str
-    factory: Callable[..., Agent]
-    env_kind: str
-    description: str
-
-    def __post_init__(self) -> None:
-        _validate.one_of("env_kind", self.env_kind, ENV_KINDS)
-
-
-@dataclass(frozen=True)
-class EnvironmentEntry:
-    """A registered environment: ``factory(num_episodes, **options) -> LinearMDP | LinearMixtureMDP``."""
-
-    name: str
-    factory: Callable[..., Any]
-    description: str
-
-
-AGENTS: dict[str, AgentEntry] = {}
-ENVIRONMENTS: dict[str, EnvironmentEntry] = {}
-
-
-def register_agent(name: str, factory: Callable[..., Agent], env_kind: str, description: str,
-                   replace: bool = False) -> None:
-    """Add an agent to :data:`AGENTS` (an existing name is an error unless ``replace``)."""
-    if name in AGENTS and not replace:
-        raise InvalidParameterError("agent", "is already registered", name)
-    AGENTS[name] = AgentEntry(name, factory, env_kind, description)
-
-
-def register_environment(name: str, factory: Callable[..., Any], description: str, replace: bool = False) -> None:
-    """Add an environment to :data:`ENVIRONMENTS` (an existing name is an error unless ``replace``)."""
-    if name in ENVIRONMENTS and not replace:
-        raise InvalidParameterError("env", "is already registered", name)
-    ENVIRONMENTS[name] = EnvironmentEntry(name, factory, description)
-
-
-def load_registrations() -> None:
-    """Import every module of :data:`REGISTRATION_MODULES` (idempotent)."""
-    for module in REGISTRATION_MODULES:
-        importlib.import_module(module)
-
-
-# ---- built-in factories (module level so that worker processes can use them) --------------------------
 
 
 def _options_error(kind: str, name: str, options: tuple[tuple[str, Any], ...], exc: TypeError) -> InvalidParameterError:
     reason = str(exc).split(": ", 1)[-1].split("() ", 1)[-1]
     return InvalidParameterError(f"--{kind}-option", f"is not accepted by {name} ({reason})",
                                  ", ".join(key for key, _ in options))
-
-
-def make_lsvi_ucb(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> LsviUcb:
-    return LsviUcb(mdp, LsviUcbConfig(num_episodes, **options), rng)
-
-
-def make_lsvi_ucb_pp(mdp: LinearMDP, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> LsviUcbPlusPlus:
-    return LsviUcbPlusPlus(mdp, LsviUcbPlusPlusConfig(num_episodes, **options), rng)
-
-
-def make_ucrl_vtr(mdp: LinearMixtureMDP, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> UcrlVtr:
-    return UcrlVtr(mdp, UcrlVtrConfig(num_episodes, **options), rng)
-
-
-def make_min2021(num_episodes: int, /, **options: Any) -> LinearMDP:
-    return min2021_mdp(**options)
-
-
-def make_min2021_raw(num_episodes: int, /, **options: Any) -> LinearMDP:
-    return min2021_mdp(rescaled=False, **options)
-
-
-def make_zhou2021(num_episodes: int, /, **options: Any) -> LinearMixtureMDP:
-    options.setdefault("num_episodes", num_episodes)
-    return zhou2021_mixture_mdp(**options)
-
-
-def make_random_linear(num_episodes: int, /, seed: int = 0, **options: Any) -> LinearMDP:
-    seed = _validate.integer("seed", seed, minimum=0)
-    return random_linear_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
-
-
-def make_random_mixture(num_episodes: int, /, seed: int = 0, **options: Any) -> LinearMixtureMDP:
-    seed = _validate.integer("seed", seed, minimum=0)
-    return random_linear_mixture_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
-
-
-register_agent("lsvi-ucb", make_lsvi_ucb, "linear", "LSVI-UCB (Jin et al. 2020)")
-register_agent("lsvi-ucb++", make_lsvi_ucb_pp, "linear", "LSVI-UCB++ (He et al. 2023; Sahu 2025 §3)")
-register_agent("ucrl-vtr", make_ucrl_vtr, "mixture", "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
-register_environment("min2021", make_min2021, "Min et al. 2021 linear MDP, rescaled so that ‖φ‖ = 1")
-register_environment("min2021-raw", make_min2021_raw, "Min et al. 2021 linear MDP, raw features ‖φ‖ = 3")
-register_environment("zhou2021", make_zhou2021, "Zhou et al. 2021 hard linear mixture MDP (Liao et al. 2021)")
-register_environment("random-linear", make_random_linear, "random linear MDP (option seed)")
-register_environment("random-mixture", make_random_mixture, "random linear mixture MDP (option seed)")
 
 
 # ---- specs and results --------------------------------------------------------------------------------
@@ -193,7 +77,6 @@ class RunSpec:
     env_options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
-        load_registrations()
         _validate.one_of("agent", self.agent, tuple(sorted(AGENTS)))
         _validate.one_of("env", self.env, tuple(sorted(ENVIRONMENTS)))
         _validate.integer("num_episodes", self.num_episodes, minimum=1)
@@ -243,10 +126,9 @@ def build_environment(spec: RunSpec) -> Any:
 
 def build_agent(spec: RunSpec, mdp: Any, rng: np.random.Generator) -> Agent:
     entry = AGENTS[spec.agent]
-    needed = LinearMDP if entry.env_kind == "linear" else LinearMixtureMDP
-    if not isinstance(mdp, needed):
+    if not isinstance(mdp, entry.env_type):
         raise InvalidParameterError(
-            "env", f"must be a {'linear' if needed is LinearMDP else 'linear mixture'} MDP for agent {spec.agent}",
+            "env", f"must be a {'linear' if entry.env_kind == 'linear' else 'linear mixture'} MDP for agent {spec.agent}",
             spec.env,
         )
     try:
@@ -270,7 +152,6 @@ def describe_environment(mdp: Any, spec: RunSpec) -> dict[str, Any]:
 
 def run_seed(spec: RunSpec, seed_index: int, progress: Callable[[int], None] | None = None) -> SeedResult:
     """Run seed ``seed_index`` of ``spec`` (module level: used by worker processes)."""
-    load_registrations()
     child = np.random.SeedSequence(spec.base_seed).spawn(spec.num_seeds)[seed_index]
     agent_seed, env_seed = child.spawn(2)
     mdp = build_environment(spec)

@@ -85,6 +85,7 @@ class UcrlVtr(Agent):
     """UCRL-VTR on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMixtureMDP` (module docstring)."""
 
     name = "ucrl-vtr"
+    config_class = UcrlVtrConfig
 
     def __init__(
         self,

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.base import run_episodes
-from dpverify.agents.runner import AGENTS, RunSpec, build_agent, build_environment, load_registrations
+from dpverify.agents.registry import AGENTS
+from dpverify.agents.runner import RunSpec, build_agent, build_environment
 
 EPISODES = 10_000
 
@@ -68,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=EPISODES)
     parser.add_argument("--only", nargs="*", default=None, help="agent names to run (default: all registered)")
     args = parser.parse_args(argv)
-    load_registrations()
     print(f"{'agent':<15}{'env':<10}{'H':>4}{'d':>4}{'|A|':>5}{'K':>7}{'total s':>10}"
           f"{'first10% ms/ep':>16}{'last10% ms/ep':>15}{'releases':>10}")
     for agent, env, agent_options, env_options in BENCHMARKS:

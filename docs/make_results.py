@@ -19,7 +19,7 @@ package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/r
 Every run goes through the runner (:class:`dpverify.agents.runner.RunSpec`, :func:`dpverify.agents.runner.run`; seeds run
 in parallel worker processes; seeding is ``SeedSequence(BASE_SEED).spawn(10)``, so seed i of every
 agent sees the same environment randomness). Regret is exact (backward induction), never realised
-returns. Agents that are not registered (the other private agents live in agents/private_registry_b.py)
+returns. Agents that are not registered (:mod:`dpverify.agents.registry`)
 are skipped and listed under ``"missing"`` in the JSON. K is chosen so that the whole script finishes in
 well under 20 minutes on 2 cores (see ``"timing"`` in the JSON).
 """
@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from dpverify.agents.runner import AGENTS, RunResult, RunSpec, load_registrations, package_versions, result_payload, run  # noqa: E402
+from dpverify.agents.registry import AGENTS  # noqa: E402
+from dpverify.agents.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results"
 BASE_SEED = 20250  # entropy of the root SeedSequence of every run
@@ -207,7 +208,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="K = 100, 2 seeds, into docs/results/quick (a smoke test)")
     args = parser.parse_args(argv)
-    load_registrations()
     k000, k003, seeds, out = K_PAPER000, K_PAPER003, NUM_SEEDS, OUT
     if args.quick:
         k000, k003, seeds, out = 100, 100, 2, OUT / "quick"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Union
@@ -38,6 +39,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.conversions import CONVERSIONS, DPGuarantee, epsilon_from_rho
 from dpverify.errors import InvalidParameterError
+from dpverify.limits import require_memory, require_work
 from dpverify.mechanisms import Mechanism, mechanism_from_dict
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_up
@@ -46,6 +48,18 @@ from dpverify.numerics import round_up
 SCHEMA_VERSION = 1
 
 ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
+
+#: Users per chunk when per-user ρ must be computed user by user (binary-tree releases).
+_USER_CHUNK = 1 << 20
+
+
+class NoUserTouchedWarning(UserWarning):
+    """A ledger with releases of which none touches any user's data: its ε = 0 holds only vacuously.
+
+    Legitimate for a run that stopped after its first episode (prefix releases at episode 1 read no
+    user), but most often a wrong ``users`` pattern; accounting such a ledger warns instead of
+    returning ε = 0 silently.
+    """
 
 
 # --------------------------------------------------------------------------------------------
@@ -63,8 +77,15 @@ class PrefixUsers:
 
     def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
         """Number of episodes in [first, last] whose release touches user u, for u = 1..n_users."""
-        u = np.arange(1, n_users + 1, dtype=np.int64)
+        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
+        """Those counts for the users ``u`` (an int64 array of user indices >= 1)."""
         return np.maximum(0, last - np.maximum(first, u + 1) + 1)
+
+    def breakpoints(self, first: int, last: int) -> tuple[int, ...]:
+        """Users where the count stops being linear in u (it is linear between consecutive ones)."""
+        return (first - 1, first, last - 1, last)
 
 
 @dataclass(frozen=True)
@@ -77,8 +98,13 @@ class CurrentUser:
         return last_episode
 
     def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        u = np.arange(1, n_users + 1, dtype=np.int64)
+        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         return ((u >= first) & (u <= last)).astype(np.int64)
+
+    def breakpoints(self, first: int, last: int) -> tuple[int, ...]:
+        return (first - 1, first, last, last + 1)
 
 
 @dataclass(frozen=True)
@@ -91,11 +117,17 @@ class BinaryTreeNode:
         return last_episode
 
     def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
+        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
+
+    def breakpoints(self, first: int, last: int) -> None:
+        """None: the count depends on the bits of u, not piecewise linear (per-user sums go user by user)."""
+        return None
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         # At level l, user u lies in the dyadic block j = (u−1) >> l, i.e. users (j·2^l, (j+1)·2^l].
         # That block is a released node iff its right end k = (j+1)·2^l has lowbit exactly 2^l,
         # i.e. j is even, and it is in this block of episodes iff first ≤ k ≤ last.
-        u = np.arange(1, n_users + 1, dtype=np.int64)
-        total = np.zeros(n_users, dtype=np.int64)
+        total = np.zeros(u.shape, dtype=np.int64)
         level = 0
         while (1 << level) <= max(last, 1):
             j = (u - 1) >> level
@@ -175,9 +207,14 @@ class ReleaseBlock:
     def from_dict(cls, data: dict[str, Any]) -> ReleaseBlock:
         if not isinstance(data, dict):
             raise InvalidParameterError("block", "must be a JSON object", type(data).__name__)
-        missing = {"family", "episodes", "stages", "mechanism", "users"} - set(data)
+        missing = set(_BLOCK_FIELDS) - set(data)
         if missing:
             raise InvalidParameterError("block", f"is missing fields {sorted(missing)}", sorted(data))
+        unknown = sorted(set(data) - set(_BLOCK_FIELDS))
+        if unknown:
+            raise InvalidParameterError(
+                f"block field {unknown[0]!r}", f"is not a ledger field (fields: {', '.join(_BLOCK_FIELDS)})", unknown[0]
+            )
         return cls(
             family=data["family"],
             episodes=tuple(data["episodes"]),  # type: ignore[arg-type]
@@ -185,6 +222,10 @@ class ReleaseBlock:
             mechanism=mechanism_from_dict(data["mechanism"]),
             users=user_pattern(data["users"]),
         )
+
+
+_BLOCK_FIELDS: tuple[str, ...] = ("family", "episodes", "stages", "mechanism", "users")
+_LEDGER_FIELDS: tuple[str, ...] = ("schema", "schema_version", "relation", "blocks")
 
 
 def _merged(prev: ReleaseBlock, cur: ReleaseBlock) -> ReleaseBlock | None:
@@ -357,6 +398,23 @@ class PrivacyLedger:
         self._close(family)
         self._open[family] = [episode, episode, stage, stage, mechanism, pattern]
 
+    def record_stages(
+        self, family: str, episode: int, stages: tuple[int, int], mechanism: Mechanism, users: str | UserPattern
+    ) -> None:
+        """Record one release for each stage first..last of ``episode``, in that order.
+
+        The same ledger as calling :meth:`record` stage by stage; when the stages extend the family's
+        current run of this episode, the run is extended once instead of once per stage.
+        """
+        first, last = _range("stages", stages)
+        self.record(family, episode, first, mechanism, users)
+        run = self._open[family]
+        if run[0] == run[1] == episode and run[3] == first:
+            run[3] = last
+            return
+        for stage in range(first + 1, last + 1):
+            self.record(family, episode, stage, mechanism, users)
+
     # ---- queries -----------------------------------------------------------------------------
 
     @property
@@ -382,22 +440,69 @@ class PrivacyLedger:
         return round_up(math.fsum(terms), 2) if terms else 0.0
 
     def per_user_rho(self, family: str | None = None) -> np.ndarray:
-        """ρ paid by each user u = 1..n_users (index u−1), over all releases (of one family)."""
+        """ρ paid by each user u = 1..n_users (index u−1), over all releases (of one family).
+
+        Allocates one float per user (refused above the memory limit, :mod:`dpverify.limits`);
+        :meth:`worst_user` needs no such array.
+        """
         n = self.n_users
-        total = np.zeros(n, dtype=float)
+        require_memory("ledger", f"{n} users", 24.0 * n, f"per-user accounting of {n} users")
+        return self._rho_at(np.arange(1, n + 1, dtype=np.int64), family)
+
+    def _rho_at(self, users: np.ndarray, family: str | None) -> np.ndarray:
+        """ρ paid by each of ``users`` (1-based), summed block by block in the ledger's block order."""
+        total = np.zeros(users.shape, dtype=float)
         for b in self.blocks:
             if family in (None, b.family):
-                total += b.per_user_rho(n)
+                total += b.users.counts_at(b.episodes[0], b.episodes[1], users) * (b.n_stages * b.mechanism.rho)
         return total
 
+    def _candidate_users(self, family: str | None) -> np.ndarray | None:
+        """Users among whom the worst one lies, when every block's count is piecewise linear in u.
+
+        Per-user ρ is then a sum of piecewise-linear functions of u, linear between consecutive
+        breakpoints, so its maximum is attained at a breakpoint or at either end: a handful of users
+        instead of all of them. None when a block (binary tree) is not piecewise linear.
+        """
+        n = self.n_users
+        points = {1, n}
+        for b in self.blocks:
+            if family not in (None, b.family):
+                continue
+            cuts = b.users.breakpoints(b.episodes[0], b.episodes[1])
+            if cuts is None:
+                return None
+            points.update(cuts)
+        return np.array(sorted(p for p in points if 1 <= p <= n), dtype=np.int64)
+
     def worst_user(self, family: str | None = None) -> tuple[int, float]:
-        """(u, ρ_u) for the user who pays most (u = 0 and ρ = 0 for an empty ledger)."""
-        rho = self.per_user_rho(family)
-        if rho.size == 0:
+        """(u, ρ_u) for the user who pays most (u = 0 and ρ = 0 for an empty ledger).
+
+        Exact without visiting every user when every block is prefix or current-user (the schedules
+        of the built-in agents: any number of users at the cost of a few); binary-tree blocks are
+        summed in chunks of users, refused above the work limit (:mod:`dpverify.limits`).
+        """
+        n = self.n_users
+        if n == 0:
             return 0, 0.0
-        u = int(np.argmax(rho))
+        candidates = self._candidate_users(family)
+        if candidates is not None:
+            rho = self._rho_at(candidates, family)
+            i = int(np.argmax(rho))
+            best_user, best = int(candidates[i]), float(rho[i])
+        else:
+            levels = max(1, int(n).bit_length())
+            require_work("ledger", f"{n} users", float(n) * len(self.blocks) * levels,
+                         f"per-user accounting of {n} users with binary-tree releases")
+            best_user, best = 0, -math.inf
+            for start in range(1, n + 1, _USER_CHUNK):
+                users = np.arange(start, min(n, start + _USER_CHUNK - 1) + 1, dtype=np.int64)
+                rho = self._rho_at(users, family)
+                i = int(np.argmax(rho))
+                if rho[i] > best:
+                    best_user, best = int(users[i]), float(rho[i])
         # Each block adds one float per user; a few ulps per block cover the rounding of the sum.
-        return u + 1, round_up(float(rho[u]), 2 * len(self.blocks) + 2)
+        return best_user, round_up(best, 2 * len(self.blocks) + 2)
 
     def worst_user_rho(self, family: str | None = None) -> float:
         return self.worst_user(family)[1]
@@ -416,6 +521,7 @@ class PrivacyLedger:
                 "conversion", "'exact' needs every release to be Gaussian (this ledger has non-Gaussian releases)", conversion
             )
         rho = self.worst_user_rho() if accounting == "per-user" else self.naive_rho()
+        self._warn_if_untouched()
         return DPGuarantee(epsilon_from_rho(rho, delta, conversion), delta, conversion, rho)
 
     def account(self, delta: float, accounting: str = "per-user") -> LedgerAccount:
@@ -448,6 +554,15 @@ class PrivacyLedger:
             families=families,
         )
 
+    def _warn_if_untouched(self) -> None:
+        if self.n_users == 0 and (self._closed or self._open):
+            warnings.warn(
+                f"no release of this ledger touches any user's data ({self.n_releases} releases, all "
+                "'prefix' at episode 1?): epsilon = 0 holds only vacuously; check each release's users pattern",
+                NoUserTouchedWarning,
+                stacklevel=3,
+            )
+
     # ---- serialization -----------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
@@ -470,6 +585,11 @@ class PrivacyLedger:
             raise InvalidParameterError("ledger.schema", "must be 'dpverify.ledger'", data.get("schema"))
         if data.get("schema_version") != SCHEMA_VERSION:
             raise InvalidParameterError("ledger.schema_version", f"must be {SCHEMA_VERSION}", data.get("schema_version"))
+        unknown = sorted(set(data) - set(_LEDGER_FIELDS))
+        if unknown:
+            raise InvalidParameterError(
+                f"ledger field {unknown[0]!r}", f"is not a ledger field (fields: {', '.join(_LEDGER_FIELDS)})", unknown[0]
+            )
         blocks = data.get("blocks")
         if not isinstance(blocks, list):
             raise InvalidParameterError("ledger.blocks", "must be a list", type(blocks).__name__)

@@ -65,13 +65,13 @@ def handle(args: argparse.Namespace) -> int:
     import os
 
     from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
+    from dpverify.agents.registry import AGENTS, ENVIRONMENTS
     from dpverify.cli._output import format_table, print_json
 
-    runner.load_registrations()
-    if args.agent not in runner.AGENTS:
-        raise InvalidParameterError("--agent", f"must be one of {', '.join(sorted(runner.AGENTS))}", args.agent)
-    if args.env not in runner.ENVIRONMENTS:
-        raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(runner.ENVIRONMENTS))}", args.env)
+    if args.agent not in AGENTS:
+        raise InvalidParameterError("--agent", f"must be one of {', '.join(sorted(AGENTS))}", args.agent)
+    if args.env not in ENVIRONMENTS:
+        raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(ENVIRONMENTS))}", args.env)
     if args.episodes < 1:
         raise InvalidParameterError("--episodes", "must be an integer >= 1", args.episodes)
     if args.seeds < 1:

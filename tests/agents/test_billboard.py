@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpverify.agents.billboard import Billboard, ReplayBillboard
-from dpverify.agents.private_checks import billboard_for, check_feature_norm
+from dpverify.agents.private import billboard_for, check_feature_norm
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.testing import assert_fresh_noise

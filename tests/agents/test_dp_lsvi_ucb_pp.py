@@ -137,7 +137,7 @@ def test_refuses_features_above_the_assumed_norm() -> None:
     raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)
     with pytest.raises(InvalidParameterError, match=r"feature_norm_bound = 3"):
         make_agent(raw, 10, 0)
-    agent = make_agent(raw, 10, 0, feature_norm=3.0)  # calibrated to the real norm instead
+    agent = make_agent(raw, 10, 0, feature_norm_bound=3.0)  # calibrated to the real norm instead
     assert agent.schedule.assumptions[1].startswith("‖φ(s,a)‖₂ ≤ 3")
 
 

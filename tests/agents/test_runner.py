@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 import dpverify.cli
-from dpverify.agents import runner
+from dpverify.agents import registry, runner
+from dpverify.agents.lsvi_ucb import LsviUcb
 from dpverify.errors import InvalidParameterError
 
 
 def cli(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
     # Only our sub-command: other engineers' command modules may not exist yet in this tree.
-    monkeypatch.setattr(dpverify.cli, "COMMAND_MODULES", ("dpverify.cli.run_command",))
+    monkeypatch.setattr(dpverify.cli, "COMMAND_MODULES", ("dpverify.cli.run_command",), raising=False)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = dpverify.cli.main(argv)
@@ -90,19 +91,19 @@ def test_parallel_equals_serial_and_seeds_are_reproducible() -> None:
 
 def test_registry_is_extensible() -> None:
     def make_fixed(mdp, num_episodes, rng, **options):
-        return runner.make_lsvi_ucb(mdp, num_episodes, rng, beta_multiplier=0.0, **options)
+        return LsviUcb.from_options(mdp, num_episodes, rng, beta_multiplier=0.0, **options)
 
-    runner.register_agent("test-greedy", make_fixed, "linear", "LSVI-UCB without bonus (test)")
+    registry.register_agent("test-greedy", make_fixed, "linear", "LSVI-UCB without bonus (test)")
     try:
         with pytest.raises(InvalidParameterError, match="already registered"):
-            runner.register_agent("test-greedy", make_fixed, "linear", "again")
+            registry.register_agent("test-greedy", make_fixed, "linear", "again")
         result = runner.run(runner.RunSpec("test-greedy", "random-linear", 5, num_seeds=1,
                                            env_options={"seed": 3, "horizon": 2}))
         assert result.seeds[0].agent_settings["beta"] == 0.0
     finally:
-        del runner.AGENTS["test-greedy"]
+        del registry.AGENTS["test-greedy"]
     with pytest.raises(InvalidParameterError, match="env_kind"):
-        runner.register_agent("bad", make_fixed, "tabular", "")
+        registry.register_agent("bad", make_fixed, "tabular", "")
 
 
 def test_progress_bar_only_on_a_terminal() -> None:
@@ -131,11 +132,11 @@ def test_worker_errors_survive_the_process_boundary() -> None:
         raise InvalidParameterError("beta", "must be small", 3)
 
     outcome = None
-    runner.register_agent("test-failing", failing_factory, "linear", "fails in workers (test)")
+    registry.register_agent("test-failing", failing_factory, "linear", "fails in workers (test)")
     try:
         spec = runner.RunSpec("test-failing", "min2021", 3, num_seeds=2, workers=2,
                               env_options={"horizon": 2, "num_actions": 3})
         outcome = runner._run_seed_in_worker(spec, 0)
     finally:
-        del runner.AGENTS["test-failing"]
+        del registry.AGENTS["test-failing"]
     assert outcome == ("beta", "must be small", "3")

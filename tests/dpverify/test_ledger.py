@@ -90,6 +90,22 @@ def test_record_merges_into_blocks_and_matches_record_block():
     assert np.allclose(ledger.per_user_rho(), ref.per_user_rho())
 
 
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 3), st.integers(1, 3), st.booleans()), max_size=25))
+def test_record_stages_equals_recording_stage_by_stage(calls):
+    mechanisms = (GaussianMechanism(1.0, 10.0, 3), GaussianMechanism(1.0, 20.0, 3))
+    batched, one_by_one = PrivacyLedger(), PrivacyLedger()
+    episode = 0
+    for step, first, length, other in calls:
+        episode += step - 1 if step < 3 else 1
+        episode = max(episode, 1)
+        m = mechanisms[int(other)]
+        last = first + length - 1
+        batched.record_stages("s", episode, (first, last), m, "prefix")
+        for h in range(first, last + 1):
+            one_by_one.record("s", episode, h, m, "prefix")
+    assert batched.blocks == one_by_one.blocks
+
+
 def test_record_in_any_order_is_exact():
     m = GaussianMechanism(1.0, 3.0)
     rng = np.random.default_rng(1)

@@ -11,7 +11,7 @@ from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.billboard import Billboard, ReplayBillboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.ngo import NgoAgent, NgoConfig, ngo_schedule
-from dpverify.agents.runner import AGENTS, load_registrations
+from dpverify.agents.registry import AGENTS
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
 
@@ -139,5 +139,4 @@ def test_schedule_settings_and_registration() -> None:
     assert settings["sensitivity"] == pytest.approx({"gram": math.sqrt(2), "target": 2 * 4})
     with pytest.raises(InvalidParameterError, match="max_updates"):
         NgoConfig(10, epsilon=1.0, max_updates=0)
-    load_registrations()
     assert AGENTS["ngo"].env_kind == "linear"

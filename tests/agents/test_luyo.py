@@ -10,8 +10,10 @@ import pytest
 from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.billboard import Billboard, ReplayBillboard
 from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.luyo import BinaryTreeSum, LuyoAgent, LuyoConfig, check_term_norms, luyo_schedule
-from dpverify.agents.runner import AGENTS, load_registrations
+from dpverify.agents.luyo import LuyoAgent, LuyoConfig, luyo_schedule
+from dpverify.agents.private import check_term_norms
+from dpverify.agents.tree_lsvi import BinaryTreeSum
+from dpverify.agents.registry import AGENTS
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism
 
@@ -152,5 +154,4 @@ def test_settings_schedule_and_registration() -> None:
         LuyoConfig(10, epsilon=1.0, batch_length=0)
     with pytest.raises(TypeError):
         LuyoConfig(10)  # no default privacy budget
-    load_registrations()
     assert AGENTS["luyo"].env_kind == "linear"

@@ -12,7 +12,7 @@ from dpverify.agents.billboard import Billboard, ReplayBillboard
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, paper_beta, user_plan, user_statistics
-from dpverify.agents.runner import AGENTS, load_registrations
+from dpverify.agents.registry import AGENTS
 from dpverify.errors import InvalidParameterError
 
 
@@ -146,5 +146,4 @@ def test_settings_radius_and_registration() -> None:
     assert np.all(np.diff(beta) < 0)  # (H − h + 1)^{3/2} shrinks with the stage
     with pytest.raises(InvalidParameterError, match="epsilon"):
         LdpUcrlVtrConfig(10, epsilon=0.0)
-    load_registrations()
     assert AGENTS["ldp-ucrl-vtr"].env_kind == "mixture"
