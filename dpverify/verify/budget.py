@@ -24,6 +24,7 @@ class Budget:
         two_world_trials: trials per side of each two-world agent audit (selection + evaluation).
         one_run_canaries: canary users of each one-run audit (capped at K/2 by the audit itself).
         one_run_runs: independent runs of each one-run audit.
+        contract_episodes: the episode cap of the private-agent contract check's run.
         audit_seed: seed of every audit (a verification is reproducible from its settings).
         description: what the budget is for, for the report.
     """
@@ -33,6 +34,7 @@ class Budget:
     two_world_trials: int
     one_run_canaries: int
     one_run_runs: int
+    contract_episodes: int = 20
     audit_seed: int = 0
     description: str = ""
 
@@ -43,6 +45,7 @@ class Budget:
         _validate.integer("two_world_trials", self.two_world_trials, minimum=10)
         _validate.integer("one_run_canaries", self.one_run_canaries, minimum=1)
         _validate.integer("one_run_runs", self.one_run_runs, minimum=1)
+        _validate.integer("contract_episodes", self.contract_episodes, minimum=2)
         _validate.integer("audit_seed", self.audit_seed, minimum=0)
 
 
@@ -50,9 +53,10 @@ BUDGETS: dict[str, Budget] = {
     "quick": Budget("quick", utility_seeds=3, two_world_trials=2_000, one_run_canaries=200, one_run_runs=1,
                     description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
     "standard": Budget("standard", utility_seeds=10, two_world_trials=20_000, one_run_canaries=500, one_run_runs=1,
-                       description="a reviewer's workstation: about ten minutes on 2 cores"),
+                       contract_episodes=40, description="a reviewer's workstation: about ten minutes on 2 cores"),
     "thorough": Budget("thorough", utility_seeds=30, two_world_trials=100_000, one_run_canaries=1_000,
-                       one_run_runs=4, description="a cluster (--scheduler): the paper-scale audit sizes"),
+                       one_run_runs=4, contract_episodes=100,
+                       description="a cluster (--scheduler): the paper-scale audit sizes"),
 }
 
 

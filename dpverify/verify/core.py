@@ -26,7 +26,14 @@ from dpverify.verify.budget import Budget, budget_by_name
 from dpverify.verify.claim import claim_section
 from dpverify.verify.result import NOT_RUN, ClaimSection, Settings, VerifyReport, decide
 from dpverify.verify.structure import structure_section
-from dpverify.verify.target import build_agent, counterpart_for, notion_of, resolve_agent
+from dpverify.verify.target import (
+    build_agent,
+    claim_is_upper_bound,
+    counterpart_for,
+    notion_of,
+    registries,
+    resolve_agent,
+)
 from dpverify.verify.utility import utility_section
 
 DEFAULT_EPISODES = 1000
@@ -61,13 +68,11 @@ class Stages:
 
 
 def _environment(env: str, episodes: int, options: Mapping[str, Any]) -> Any:
-    from dpverify.agents import runner
-
-    runner.load_registrations()
-    if env not in runner.ENVIRONMENTS:
-        raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(runner.ENVIRONMENTS))}", env)
+    _, environments = registries()
+    if env not in environments:
+        raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(environments))}", env)
     try:
-        return runner.ENVIRONMENTS[env].factory(episodes, **dict(options))
+        return environments[env].factory(episodes, **dict(options))
     except TypeError as exc:
         raise InvalidParameterError("--env-option", f"is not accepted by {env} ({exc})", ", ".join(options)) from None
 
@@ -139,9 +144,12 @@ def verify(
                              epsilon=epsilon, delta=delta)
     stages.end(claim.status)
 
-    stages.begin("contract checks")
-    structure = structure_section(target.factory, env=env, env_options=env_options, agent_options=agent_options,
-                                  epsilon=epsilon, delta=delta, seed=plan.audit_seed)
+    stages.begin(f"contract checks ({min(plan.contract_episodes, episodes)} episodes)")
+    small = min(plan.contract_episodes, episodes)
+    structure = structure_section(target.factory, _environment(env, small, env_options), episodes=small,
+                                  options={**agent_options, "epsilon": epsilon, "delta": delta},
+                                  seed=plan.audit_seed, claim_is_upper_bound=claim_is_upper_bound(target, instance),
+                                  name=target.name)
     stages.end(structure.status)
 
     stages.begin(f"empirical audits ({notion})")

@@ -4,35 +4,52 @@ The contract is what every private agent must satisfy for its claim to mean anyt
 accounts to the claim at the episode cap, every release draws fresh noise, the billboard structure
 holds (replaying the billboard with one user's data replaced leaves every other user's actions
 unchanged), features above the assumed norm and episodes past the cap are refused, and the ledger's
-neighbouring relation is the claim's. ``dpverify verify`` runs that check as it is and reports each
-named property; it does not re-implement any of them.
+neighbouring relation is the claim's. ``dpverify verify`` runs that check as it is, at the budget's
+episode cap, and reports each named property; it re-implements none of them.
+
+A check that cannot start (the helper is not installed, or the factory does not follow the private
+agent protocol, e.g. it ignores ``billboard=``) leaves the section "not run": the verdict is then
+INCONCLUSIVE, never CONSISTENT.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
-from dpverify.verify.result import NOT_RUN, StructureSection
+from dpverify.errors import InvalidParameterError
+from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, StructureSection
 
 SOURCE = "dpverify.testing.check_private_agent"
 
 
-def structure_section(factory: Any, *, env: str, env_options: dict[str, Any], agent_options: dict[str, Any],
-                      epsilon: float, delta: float, seed: int = 0) -> StructureSection:
-    """Run the contract check on the agent's factory and report its properties."""
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+def structure_section(factory: Callable[..., Any], env: Any, *, episodes: int, options: dict[str, Any],
+                      seed: int = 0, claim_is_upper_bound: bool = False, name: str | None = None) -> StructureSection:
+    """Run the contract check on ``factory`` and ``env`` for ``episodes`` episodes; one Check per property.
+
+    ``options`` are the factory's options including the claim (``epsilon``, ``delta``);
+    ``claim_is_upper_bound`` is for agents whose release pattern depends on the data (adaptive batching).
+    """
     start = time.perf_counter()
     try:
-        from dpverify.testing import check_private_agent  # type: ignore[attr-defined]
-    except ImportError:
-        return StructureSection(NOT_RUN, f"checks could not run: {SOURCE} is not available in this installation",
-                                SOURCE, seconds=time.perf_counter() - start)
-    return _from_contract(check_private_agent, factory, env=env, env_options=env_options,
-                          agent_options=agent_options, epsilon=epsilon, delta=delta, seed=seed, start=start)
-
-
-def _from_contract(check: Any, factory: Any, *, env: str, env_options: dict[str, Any],
-                   agent_options: dict[str, Any], epsilon: float, delta: float, seed: int,
-                   start: float) -> StructureSection:
-    return StructureSection(NOT_RUN, f"checks could not run: {SOURCE} has an interface this version does not know",
-                            SOURCE, seconds=time.perf_counter() - start)
+        from dpverify.testing import check_private_agent
+    except ImportError as exc:
+        return StructureSection(NOT_RUN, f"checks could not run: {SOURCE} is not available ({exc})", SOURCE,
+                                seconds=time.perf_counter() - start)
+    try:
+        result = check_private_agent(factory, env, num_episodes=episodes, options=options, seed=seed,
+                                     claim_is_upper_bound=claim_is_upper_bound, name=name)
+    except (InvalidParameterError, TypeError, AttributeError) as exc:
+        return StructureSection(NOT_RUN, "checks could not run: the factory does not follow the private-agent "
+                                         f"protocol ({_one_line(exc)})", SOURCE, seconds=time.perf_counter() - start)
+    checks = tuple(Check(p.name.replace("_", " "), PASS if p.passed else FAIL, p.detail) for p in result.properties)
+    status = FAIL if any(c.status == FAIL for c in checks) else PASS
+    if not checks:
+        status = NOT_RUN
+    return StructureSection(status, "" if checks else "the contract check reported no property", SOURCE, checks,
+                            seconds=time.perf_counter() - start)

@@ -38,6 +38,9 @@ BOUNDS: dict[str, str] = {
     "ngo": "ngo-2022/linear-mdp",
     "ldp-ucrl-vtr": "ldp-ucrl-vtr/upper",
 }
+#: Agents whose release pattern depends on the data (adaptive batching): a run may spend less than the
+#: claim, so the contract checks the ledger against the claim as an upper bound only.
+CLAIM_IS_UPPER_BOUND: frozenset[str] = frozenset({"ngo"})
 #: Privacy notion of the papers' agents, for agents that do not declare ``privacy_notion``.
 NOTIONS: dict[str, str] = {"dp-lsvi-ucb++": "jdp", "luyo": "jdp", "ngo": "jdp", "ldp-ucrl-vtr": "ldp"}
 
@@ -64,19 +67,27 @@ class AgentTarget:
         return own if isinstance(own, str) and own in COUNTERPARTS else None
 
 
-def resolve_agent(text: str) -> AgentTarget:
-    """``NAME`` (registered with the runner) or ``module.path:factory`` (imported)."""
+def registries() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The runner's agent and environment registries (name → entry), every registration loaded."""
     from dpverify.agents import runner
 
+    load = getattr(runner, "load_registrations", None)
+    if load is not None:
+        load()
+    return runner.AGENTS, runner.ENVIRONMENTS
+
+
+def resolve_agent(text: str) -> AgentTarget:
+    """``NAME`` (registered with the runner) or ``module.path:factory`` (imported)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidParameterError("--agent", "must be a registered agent name or module.path:factory", text)
-    runner.load_registrations()
-    if text in runner.AGENTS:
-        entry = runner.AGENTS[text]
+    agents, _ = registries()
+    if text in agents:
+        entry = agents[text]
         return AgentTarget(text, REGISTERED, entry.factory, entry.env_kind)
     if ":" not in text:
         raise InvalidParameterError(
-            "--agent", f"must be one of {', '.join(sorted(runner.AGENTS))} or module.path:factory", text)
+            "--agent", f"must be one of {', '.join(sorted(agents))} or module.path:factory", text)
     module_name, _, attribute = text.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -100,6 +111,15 @@ def counterpart_for(target: AgentTarget, agent: Any, mdp: Any) -> str:
     if known is not None:
         return COUNTERPARTS[known]
     return DEFAULT_COUNTERPART["mixture" if isinstance(mdp, LinearMixtureMDP) else "linear"]
+
+
+def claim_is_upper_bound(target: AgentTarget, agent: Any) -> bool:
+    """True for agents with a data-dependent release pattern (declared by the attribute
+    ``claim_is_upper_bound``, or known: Ngo et al.'s adaptive batching)."""
+    declared = getattr(agent, "claim_is_upper_bound", None)
+    if isinstance(declared, bool):
+        return declared
+    return target.known_name(agent) in CLAIM_IS_UPPER_BOUND
 
 
 def notion_of(target: AgentTarget, agent: Any) -> str:

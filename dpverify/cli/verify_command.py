@@ -1,0 +1,75 @@
+"""``dpverify verify`` — check an agent's privacy claim end to end and write a report.
+
+    dpverify verify --agent dp-lsvi-ucb++ --env min2021 --epsilon 1 --delta 1e-5 --episodes 1000 --out report/
+    dpverify verify --agent mypackage.agents:make_agent --env min2021 --epsilon 1 --delta 1e-5 --json
+
+Runs the claim & accounting, the private-agent contract checks, the agent audits for the agent's notion
+and the regret comparison (:mod:`dpverify.verify`), prints the verdict first and writes report.html
+(self-contained), report.md, report.json and the figures into ``--out``.
+
+Exit status: 0 CLAIM CONSISTENT (not a certificate), 1 CLAIM REFUTED, 2 INCONCLUSIVE or bad input (one
+line on stderr). The agents are imported inside the handler only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from dpverify.cli._args import count, number
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check an agent's privacy claim end to end (ledger, contract, audits, regret) and write a report",
+        description="Verify an agent's (epsilon, delta) claim: its ledger after a run, the private-agent contract "
+        "checks, the empirical audits of its notion, and its regret against the non-private counterpart. "
+        "Exit 0: CLAIM CONSISTENT (not a certificate); 1: CLAIM REFUTED; 2: INCONCLUSIVE or bad input.",
+    )
+    parser.add_argument("--agent", required=True,
+                        help="registered agent name (e.g. dp-lsvi-ucb++) or module.path:factory")
+    parser.add_argument("--env", required=True, help="registered environment, e.g. min2021, zhou2021")
+    parser.add_argument("--epsilon", type=number, required=True, help="claimed epsilon")
+    parser.add_argument("--delta", type=number, required=True, help="claimed delta")
+    parser.add_argument("--episodes", type=count, default=1000,
+                        help="number of episodes K the claim covers (default 1000)")
+    parser.add_argument("--budget", default="quick", choices=("quick", "standard", "thorough"),
+                        help="trial counts and seeds: quick (CI, about a minute), standard (about ten minutes), "
+                        "thorough (a cluster)")
+    parser.add_argument("--out", default=None, help="write report.html, report.md, report.json and figures here")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--seed", type=count, default=0, help="base seed of the runs (default 0)")
+    parser.add_argument("--workers", type=count, default=None, help="local worker processes (default: 2 or fewer)")
+    parser.add_argument("--scheduler", default=None, help="run audit trials on a Dask cluster at this address")
+    parser.add_argument("--agent-option", action="append", default=[], metavar="NAME=VALUE",
+                        help="agent option, repeatable (VALUE parsed as JSON when possible)")
+    parser.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE",
+                        help="environment option, repeatable")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from dpverify.cli._output import print_json
+    from dpverify.cli.run_command import parse_options
+    from dpverify.verify import verify
+    from dpverify.verify.report import to_text, write_report
+
+    report = verify(
+        args.agent, args.env, args.epsilon, args.delta, args.episodes, args.budget,
+        agent_options=parse_options("--agent-option", args.agent_option),
+        env_options=parse_options("--env-option", args.env_option),
+        seed=args.seed, workers=args.workers, scheduler=args.scheduler,
+        progress_stream=sys.stderr, out_dir=args.out,
+    )
+    paths = write_report(report, args.out) if args.out else {}
+    if args.json:
+        payload = report.to_dict()
+        payload["files"] = {name: str(path) for name, path in paths.items()}
+        print_json(payload)
+    else:
+        print(to_text(report), end="")
+        if paths:
+            print(f"report: {paths['report.html']} (also report.md, report.json and {len(paths) - 3} figures)")
+    return report.verdict.exit_status

@@ -1,0 +1,156 @@
+"""The report's figures (matplotlib, Agg backend), each written as a PNG.
+
+* ``privacy.png`` — the ε evidence on one axis: the claimed ε, the ledger's ε by every conversion, the
+  true ε of the paper's printed noise (where there is one), and every audit's ε lower bound with the
+  ceiling its size allows. A claim is refuted when a lower bound lies right of the claim line, or the
+  ledger does.
+* ``ledger.png`` — the worst user's ρ per statistic family against the claimed ρ.
+* ``regret.png`` — mean cumulative regret ± one std of the agent, its non-private counterpart and the
+  uniformly random policy.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, VerifyReport
+
+COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",
+           "pass": "#15803d", "fail": "#b91c1c", "ceiling": "#6b7280", "agent": "#2563eb",
+           "counterpart": "#15803d", "random": "#b45309"}
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def privacy_figure(report: VerifyReport, path: Path) -> bool:
+    """The ε evidence (module docstring); False when there is nothing to plot."""
+    claim, audits = report.claim, report.audits
+    rows: list[tuple[str, float, str, float | None]] = []  # label, ε, colour key, ceiling
+    for conversion, eps in claim.ledger_epsilon.items():
+        if conversion == claim.claim_conversion:
+            rows.insert(0, (f"ledger ε ({conversion}: the claim's route)", eps, "ledger", None))
+        else:
+            rows.append((f"ledger ε ({conversion}, looser route)", eps, "ledger-other", None))
+    if claim.paper is not None:
+        for conversion, eps in claim.paper.true_epsilon.items():
+            rows.append((f"paper's printed noise, true ε ({conversion})", eps, "paper", None))
+    for run in audits.runs:
+        if run.verdict != NOT_RUN and run.epsilon_lower is not None:
+            key = "fail" if run.verdict == AUDIT_VIOLATION else "pass"
+            rows.append((f"audit lower bound: {run.notion} {run.route}", run.epsilon_lower, key, run.ceiling))
+    if not rows:
+        return False
+    plt = _pyplot()
+    claimed = report.settings.epsilon
+    finite = [v for _, v, _, _ in rows if math.isfinite(v)]
+    finite += [c for *_, c in rows if c is not None and math.isfinite(c)]
+    right = max(finite + [claimed]) * 1.15 or 1.0
+    figure, axes = plt.subplots(figsize=(7.2, 0.42 * len(rows) + 1.4))
+    for i, (_label, value, key, ceiling) in enumerate(rows):
+        y = len(rows) - 1 - i
+        shown = min(value, right) if math.isfinite(value) else right
+        axes.barh(y, shown, color=COLOURS[key], alpha=0.85, height=0.55)
+        text = f"{value:.3g}" if math.isfinite(value) else "∞"
+        axes.text(shown + right * 0.01, y, text, va="center", fontsize=8)
+        if ceiling is not None and math.isfinite(ceiling):
+            axes.plot([min(ceiling, right)] * 2, [y - 0.3, y + 0.3], color=COLOURS["ceiling"], lw=2)
+    axes.axvline(claimed, color=COLOURS["claim"], ls="--", lw=1.5, label=f"claimed ε = {claimed:g}")
+    axes.set_yticks(range(len(rows)))
+    axes.set_yticklabels([r[0] for r in reversed(rows)], fontsize=8)
+    axes.set_xlim(0, right)
+    axes.set_xlabel(f"ε at δ = {report.settings.delta:g}")
+    has_ceiling = any(c is not None for *_, c in rows)
+    axes.set_title("Privacy evidence: ledger ≤ claim, and no audit lower bound beyond it", fontsize=10)
+    handles, labels = axes.get_legend_handles_labels()
+    if has_ceiling:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], color=COLOURS["ceiling"], lw=2))
+        labels.append("audit ceiling (largest ε its size can show)")
+    axes.legend(handles, labels, loc="lower right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def ledger_figure(report: VerifyReport, path: Path) -> bool:
+    """Worst user's ρ per family against the claimed ρ; False when the ledger was not read."""
+    claim = report.claim
+    if not claim.families:
+        return False
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(7.2, 0.42 * len(claim.families) + 1.5))
+    names = [f.family for f in claim.families]
+    values = [f.worst_user_rho for f in claim.families]
+    left = 0.0
+    for name, value in zip(names, values, strict=True):
+        axes.barh(0, value, left=left, height=0.5, label=name, alpha=0.85)
+        left += value
+    if claim.claimed_rho is not None:
+        axes.axvline(claim.claimed_rho, color=COLOURS["claim"], ls="--", lw=1.5,
+                     label=f"claimed ρ = {claim.claimed_rho:.4g}")
+    axes.set_yticks([0])
+    axes.set_yticklabels([f"worst user (#{claim.worst_user})"], fontsize=8)
+    axes.set_xlabel("ρ (zCDP) paid, stacked by statistic family")
+    axes.set_title(f"Ledger: {claim.n_releases} releases, per-user ρ = {claim.worst_user_rho:.4g}", fontsize=10)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=min(5, len(names) + 1), fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def regret_figure(report: VerifyReport, path: Path) -> bool:
+    """Cumulative regret of the agent, the counterpart and the random policy; False when not run."""
+    utility = report.utility
+    if utility.agent is None:
+        return False
+    import numpy as np
+
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(7.2, 4.0))
+    for key, curve in (("agent", utility.agent), ("counterpart", utility.counterpart)):
+        if curve is None:
+            continue
+        x, mean, std = np.array(curve.episodes), np.array(curve.mean), np.array(curve.std)
+        label = f"{curve.label} ({'private' if key == 'agent' else 'non-private'}, {utility.seeds} seeds)"
+        axes.plot(x, mean, color=COLOURS[key], label=label)
+        axes.fill_between(x, mean - std, mean + std, color=COLOURS[key], alpha=0.2)
+    if utility.random_per_episode is not None:
+        x = np.array([1, utility.episodes])
+        axes.plot(x, x * utility.random_per_episode, color=COLOURS["random"], ls=":",
+                  label="uniformly random policy (exact)")
+    axes.set_xlabel("episode k")
+    axes.set_ylabel("cumulative regret")
+    axes.set_title(f"Utility on {report.settings.env}: what the privacy costs", fontsize=10)
+    axes.legend(loc="upper left", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+FIGURES = (("privacy.png", privacy_figure), ("ledger.png", ledger_figure), ("regret.png", regret_figure))
+
+
+def write_figures(report: VerifyReport, directory: Path) -> dict[str, Path]:
+    """Write every figure that has data into ``directory``; name → path."""
+    written: dict[str, Path] = {}
+    for name, draw in FIGURES:
+        path = directory / name
+        if draw(report, path):
+            written[name] = path
+    for run in report.audits.runs:
+        if run.figure is not None and (directory / run.figure).is_file():
+            written[run.figure] = directory / run.figure
+    return written
