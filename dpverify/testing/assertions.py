@@ -32,8 +32,8 @@ def assert_ledger_meets(
         missed = accounted - epsilon
         relative = missed / epsilon if epsilon > 0 else math.inf
         raise AssertionError(
-            f"ledger accounts to ε = {accounted!r} > claimed {epsilon!r} at δ = {delta!r} ({conversion}, {accounting}): "
-            f"missed by {missed:.3g} (relative {relative:.3g}; rel_tol = {rel_tol:g})"
+            f"ledger accounts to ε = {accounted!r} > claimed {epsilon!r} at δ = {delta!r} "
+            f"({conversion}, {accounting}): missed by {missed:.3g} (relative {relative:.3g}; rel_tol = {rel_tol:g})"
         )
     return accounted
 
@@ -43,7 +43,8 @@ def assert_claim_matches_ledger(
 ) -> None:
     """An agent's claimed ε equals what its ledger accounts (no release missing, none unrecorded)."""
     accounted = ledger.guarantee(delta, conversion).epsilon
-    assert accounted <= claimed_epsilon * (1 + 1e-15), f"accounted ε {accounted!r} exceeds the claim {claimed_epsilon!r}"
+    assert accounted <= claimed_epsilon * (1 + 1e-15), (
+        f"accounted ε {accounted!r} exceeds the claim {claimed_epsilon!r}")
     assert math.isclose(accounted, claimed_epsilon, rel_tol=rel_tol), (
         f"accounted ε {accounted!r} differs from the claim {claimed_epsilon!r}: releases missing from the ledger, "
         "or noise larger than calibrated"

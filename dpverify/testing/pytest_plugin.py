@@ -1,4 +1,7 @@
-"""pytest plugin (entry point ``pytest11``): the ``dp_rng`` fixture.
+"""pytest plugin (entry point ``pytest11``): the ``dp_rng`` fixture and the ``dp_statistical`` marker.
+
+Mark statistical privacy tests (audits) with ``@pytest.mark.dp_statistical``; select them with
+``pytest -m dp_statistical`` or leave them out of a quick run with ``pytest -m "not dp_statistical"``.
 
 Imports nothing beyond numpy, so installing dpverify never breaks a test run that lacks hypothesis.
 """
@@ -9,6 +12,17 @@ import hashlib
 
 import numpy as np
 import pytest
+
+#: The marker this plugin registers for statistical privacy tests.
+STATISTICAL_MARKER = "dp_statistical"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{STATISTICAL_MARKER}: a statistical privacy test (an audit assertion); "
+        f"deselect with -m 'not {STATISTICAL_MARKER}'",
+    )
 
 
 @pytest.fixture

@@ -5,15 +5,26 @@
 >>> @given(gaussian_mechanisms(), deltas())
 ... def test_profile_is_a_probability(mech, delta):
 ...     assert 0 <= mech.delta_for_epsilon(1.0) <= 1
+
+:func:`neighbouring_datasets` draws pairs of datasets of a given shape that differ in one user's record
+(replaced, or removed), as :class:`~dpverify.audit.NeighbourPair` objects ready for an audit.
 """
 
 from __future__ import annotations
 
+import math
+
 try:
     from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("dpverify.testing.strategies needs hypothesis: pip install 'dpverify[test]'") from exc
 
+import numpy as np
+
+from dpverify import _validate
+from dpverify.audit.spec import NeighbourPair
+from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 from dpverify.neighbouring import Neighbouring
@@ -25,8 +36,21 @@ def epsilons(min_value: float = 1e-3, max_value: float = 20.0) -> st.SearchStrat
 
 
 def deltas(min_value: float = 1e-12, max_value: float = 0.1) -> st.SearchStrategy[float]:
-    """δ values, drawn log-uniformly enough to reach the tails."""
-    return st.floats(min_value=min_value, max_value=max_value, allow_nan=False)
+    """δ values in [min_value, max_value], log-uniform: every decade is drawn about equally often.
+
+    δ = exp(log a + u·(log b − log a)) for u drawn in [0, 1] (so both ends are reachable; like any
+    hypothesis strategy it also tries the simplest value, u = 0, i.e. the smallest δ, more often).
+    A plain ``floats(a, b)`` would put nearly every draw in the top decade.
+    """
+    lo = math.log(_validate.positive("min_value", min_value))
+    hi = math.log(_validate.open_unit("max_value", max_value))
+    if not lo < hi:
+        raise InvalidParameterError("min_value", "must be < max_value", min_value)
+
+    def scale(u: float) -> float:
+        return min(max_value, max(min_value, math.exp(lo + (hi - lo) * u)))
+
+    return st.floats(0.0, 1.0).map(scale)
 
 
 def rhos(min_value: float = 1e-6, max_value: float = 50.0) -> st.SearchStrategy[float]:
@@ -74,9 +98,9 @@ def mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy:
 @st.composite
 def ledgers(draw, relation: Neighbouring = Neighbouring.REPLACE_ONE, gaussian_only: bool = True, max_blocks: int = 5):
     """Ledgers of random blocks (families, episode and stage ranges, user patterns)."""
-    mech = gaussian_mechanisms(relation) | goe_mechanisms(relation)
+    mech: st.SearchStrategy = st.one_of(gaussian_mechanisms(relation), goe_mechanisms(relation))
     if not gaussian_only:
-        mech = mech | laplace_mechanisms(relation)
+        mech = st.one_of(mech, laplace_mechanisms(relation))
     ledger = PrivacyLedger(relation)
     for i in range(draw(st.integers(0, max_blocks))):
         k0 = draw(st.integers(1, 50))
@@ -89,3 +113,34 @@ def ledgers(draw, relation: Neighbouring = Neighbouring.REPLACE_ONE, gaussian_on
             draw(st.sampled_from(["prefix", "current", "tree"])),
         )
     return ledger
+
+
+@st.composite
+def neighbouring_datasets(
+    draw,
+    shape: tuple[int, ...],
+    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    elements: st.SearchStrategy[float] | None = None,
+) -> NeighbourPair:
+    """A pair (D, D′) of float arrays, D of ``shape`` = (users, *record shape), neighbouring under ``relation``.
+
+    ``replace-one``: D′ is D with one user's record (row) replaced by another drawn record;
+    ``add-remove-one``: D′ is D without one user's row. Entries come from ``elements`` (default: finite
+    floats in [−1, 1]; bound them by what your mechanism's sensitivity assumes). The pair's label names
+    the user, so an audit report says which one it evaluated.
+    """
+    shape = tuple(_validate.integer("shape", n, minimum=1) for n in shape)
+    if not shape:
+        raise InvalidParameterError("shape", "must have at least one axis (the users)", shape)
+    relation = Neighbouring.parse(relation)
+    elements = elements if elements is not None else st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)
+    first = draw(hnp.arrays(np.float64, shape, elements=elements))
+    user = draw(st.integers(0, shape[0] - 1))
+    if relation is Neighbouring.REPLACE_ONE:
+        second = first.copy()
+        second[user] = draw(hnp.arrays(np.float64, shape[1:], elements=elements))
+        label = f"user {user} replaced"
+    else:
+        second = np.delete(first, user, axis=0)
+        label = f"user {user} removed"
+    return NeighbourPair(first, second, label)

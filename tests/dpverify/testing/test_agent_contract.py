@@ -1,0 +1,153 @@
+"""check_private_agent: a correct home-made agent passes every property, and each planted bug fails its own."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.calibrate_mechanism import calibrate_gaussian, composition_ledger
+from dpverify.conversions import DPGuarantee
+from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
+from dpverify.testing import CONTRACT_PROPERTIES, AgentContractResult, assert_private_agent, check_private_agent
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    num_episodes: int
+    epsilon: float
+    delta: float = 1e-5
+    feature_norm_bound: float = 1.0
+    relation: str = "replace-one"
+    conversion: str = "exact"
+
+
+class ToyLocalAgent:
+    """A local-DP agent small enough to read: user k publishes its own features φ_h(s_h, a_h) with
+    Gaussian noise (H releases); the policy of episode k maximises φ_h(s, a)·(sum of what was published at
+    stage h). ``bug`` plants one defect at a time (``raw_read``: the policy also reads the previous user's raw
+    features, outside the billboard)."""
+
+    name = "toy-local"
+    privacy_notion: Any = "ldp"
+
+    def __init__(self, mdp: Any, config: ToyConfig, rng: np.random.Generator, billboard: Billboard | None = None,
+                 bug: str | None = None) -> None:
+        if mdp.feature_norm_bound > config.feature_norm_bound and bug != "no_norm_check":
+            raise InvalidParameterError("feature_norm_bound", f"must be <= {config.feature_norm_bound}",
+                                        mdp.feature_norm_bound)
+        if bug == "no_notion":
+            self.privacy_notion = None
+        self.mdp, self.config, self.rng, self.bug = mdp, config, rng, bug
+        relation = "add-remove-one" if bug == "relation" else config.relation
+        self.mechanism = calibrate_gaussian(config.epsilon, config.delta, 2.0 * config.feature_norm_bound,
+                                            compositions=mdp.horizon, dim=mdp.dim, relation=relation)
+        self.billboard = billboard if billboard is not None else Billboard(relation)
+        self.published = np.zeros((mdp.horizon, mdp.dim))
+        self.last_raw = np.zeros((mdp.horizon, mdp.dim))  # the previous user's raw features (read by one bug)
+        self.episode = 0
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        return self.billboard.ledger
+
+    def claimed_guarantee(self) -> DPGuarantee:
+        releases = self.mdp.horizon - 1 if self.bug == "under_claim" else self.mdp.horizon
+        return composition_ledger(self.mechanism, releases).guarantee(self.config.delta, self.config.conversion)
+
+    def settings(self) -> dict[str, Any]:
+        claim = self.claimed_guarantee()
+        accounted = self.ledger.guarantee(self.config.delta, self.config.conversion)
+        return {**dataclasses.asdict(self.config), "claimed_epsilon": claim.epsilon, "claimed_delta": claim.delta,
+                "accounted_epsilon": accounted.epsilon, "accounted_delta": accounted.delta}
+
+    def begin_episode(self) -> np.ndarray:
+        if self.episode >= self.config.num_episodes and self.bug != "no_cap":
+            raise InvalidParameterError("episodes", f"must be <= {self.config.num_episodes}", self.episode + 1)
+        self.episode += 1
+        weights = self.published + (100.0 * self.last_raw if self.bug == "raw_read" else 0.0)
+        return np.argmax(np.einsum("hsad,hd->hsa", self.mdp.features, weights), axis=-1)
+
+    def end_episode(self, trajectory: Any) -> None:
+        for h in range(self.mdp.horizon):
+            phi = self.mdp.features[h, trajectory.states[h], trajectory.actions[h]]
+            rng = np.random.default_rng(0) if self.bug == "reuse_noise" else self.rng
+            self.published[h] += self.billboard.publish("phi", self.episode, h + 1, self.mechanism, phi, "current", rng)
+            self.last_raw[h] = phi
+
+
+def toy_factory(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, billboard: Billboard | None = None,
+                bug: str | None = None, **options: Any) -> ToyLocalAgent:
+    return ToyLocalAgent(mdp, ToyConfig(num_episodes, **options), rng, billboard=billboard, bug=bug)
+
+
+def env():
+    return min2021_mdp(horizon=3, num_actions=4)
+
+
+def test_a_correct_agent_passes_every_property() -> None:
+    result = check_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0})
+    assert isinstance(result, AgentContractResult) and result.passed, result.summary()
+    assert tuple(p.name for p in result.properties) == CONTRACT_PROPERTIES
+    assert result.notion == "ldp" and result.agent == "toy-local" and result.changed_user == 5
+    assert result["fresh_noise"].detail.startswith("45 releases")
+    assert result.to_dict()["passed"] is True
+    assert assert_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0}) == result
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.seed = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("bug", "failed"), [
+    ("reuse_noise", {"fresh_noise"}),
+    ("raw_read", {"billboard_structure"}),
+    ("no_cap", {"refuses_episodes_past_cap"}),
+    ("no_norm_check", {"refuses_oversized_features"}),
+    ("under_claim", {"ledger_equals_claim"}),
+    ("relation", {"relation_matches_claim"}),
+    ("no_notion", {"notion"}),
+])
+def test_each_planted_bug_fails_its_property(bug: str, failed: set[str]) -> None:
+    result = check_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0, "bug": bug})
+    assert {p.name for p in result.failures} == failed, result.summary()
+    with pytest.raises(AssertionError, match="FAIL"):
+        assert_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0, "bug": bug})
+
+
+def test_a_ledger_below_the_claim_fails_unless_the_claim_is_an_upper_bound() -> None:
+    def over_claiming(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        agent = toy_factory(mdp, num_episodes, rng, billboard=billboard, **options)
+        agent.claimed_guarantee = lambda: composition_ledger(agent.mechanism, 2 * mdp.horizon).guarantee(1e-5)
+        agent.config = ToyConfig(num_episodes, 10.0)  # the claim still meets the (larger) target
+        return agent
+
+    strict = check_private_agent(over_claiming, env(), num_episodes=6, options={"epsilon": 1.0})
+    assert "< the claim" in strict["ledger_equals_claim"].detail and not strict["ledger_equals_claim"].passed
+    loose = check_private_agent(over_claiming, env(), num_episodes=6, options={"epsilon": 1.0},
+                                claim_is_upper_bound=True)
+    assert loose["ledger_equals_claim"].passed
+
+
+def test_bad_arguments_and_a_factory_that_ignores_the_billboard() -> None:
+    with pytest.raises(InvalidParameterError, match="changed_user"):
+        check_private_agent(toy_factory, env(), num_episodes=4, changed_user=5, options={"epsilon": 1.0})
+    with pytest.raises(InvalidParameterError, match="num_episodes"):
+        check_private_agent(toy_factory, env(), num_episodes=0, options={"epsilon": 1.0})
+
+    def own_billboard(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        return toy_factory(mdp, num_episodes, rng, **options)
+
+    with pytest.raises(InvalidParameterError, match="billboard"):
+        check_private_agent(own_billboard, env(), num_episodes=4, options={"epsilon": 1.0})
+
+
+def test_an_explicit_oversized_environment() -> None:
+    raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)  # ‖φ‖ = 3
+    result = check_private_agent(toy_factory, env(), num_episodes=4, options={"epsilon": 1.0}, oversized_env=raw)
+    assert result["refuses_oversized_features"].passed
+    assert "= 3" in result["refuses_oversized_features"].detail
