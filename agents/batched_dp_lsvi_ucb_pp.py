@@ -18,8 +18,8 @@ same algorithm: identical policies and published values, trial by trial. :class:
 draws the same distributions for all trials at once from one generator — the fast path of audits
 (independent trials, fresh noise per release, but not the reference agent's streams).
 
-Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): :meth:`BatchedDpLsviUcbPlusPlus.vector_noise`,
-:meth:`~BatchedDpLsviUcbPlusPlus.clip_targets`, :meth:`~BatchedDpLsviUcbPlusPlus.user_features` and
+Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): :meth:`BatchedDpLsviUcbPlusPlus.gram_noise`,
+:meth:`~BatchedDpLsviUcbPlusPlus.vector_noise`, :meth:`~BatchedDpLsviUcbPlusPlus.clip_targets`, :meth:`~BatchedDpLsviUcbPlusPlus.user_features` and
 :meth:`~BatchedDpLsviUcbPlusPlus.planning_statistics`; the correct agent never overrides them.
 """
 
@@ -109,6 +109,7 @@ class BatchedDpLsviUcbPlusPlus:
         self.disagreement_coefficient = reference.disagreement_coefficient
         self.horizon_cap = float(reference.horizon_cap)
         self.switching = bool(config.switching)
+        self.value_floor = 0.0  # V̂, V̌ ≥ 0 (a planted-bug variant may drop the floor)
         self.record = None if record is None else {int(k) for k in record}
         self.releases: list[tuple[str, int, int, np.ndarray]] = []
         # raw private state (never read by planning except through releases)
@@ -138,6 +139,10 @@ class BatchedDpLsviUcbPlusPlus:
 
     # ---- hooks (the correct agent; planted-bug variants override) --------------------------------------
 
+    def gram_noise(self, h: int) -> np.ndarray:
+        """Fresh Z with N(0, s²) entries for one Gram release of every trial: shape (n, d, d)."""
+        return self.randomness.normal(self.gram_mechanism.entry_std, (self.dim, self.dim))
+
     def vector_noise(self, family: str, h: int) -> np.ndarray:
         """Fresh N(0, σ²I) for one vector release of every trial: shape (n, d)."""
         return self.randomness.normal(self.vector_mechanisms[family].sigma, (self.dim,))
@@ -150,8 +155,8 @@ class BatchedDpLsviUcbPlusPlus:
         """φ_h(s, a) of the visited pairs, as added to the raw sums: shape (n, H, d)."""
         return self.features[h, s, a]
 
-    def planning_statistics(self, h: int, released: np.ndarray, family: str, targets: np.ndarray) -> np.ndarray:
-        """The vector the planner regresses on: the released one (a leak would use the raw sum)."""
+    def planning_statistics(self, raw: np.ndarray, released: np.ndarray) -> np.ndarray:
+        """The statistic the planner uses: the released one (a leak would use the raw one)."""
         return released
 
     # ---- releases ----------------------------------------------------------------------------------
@@ -163,11 +168,11 @@ class BatchedDpLsviUcbPlusPlus:
     def release_grams(self) -> None:
         H, d = self.horizon, self.dim
         noisy = np.empty_like(self.raw_gram)
-        s = self.gram_mechanism.entry_std
         for h in range(H):
-            z = self.randomness.normal(s, (d, d))
+            z = self.gram_noise(h)
             noisy[:, h] = self.raw_gram[:, h] + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
             self._publish("gram", h, noisy[:, h])
+        noisy = self.planning_statistics(self.raw_gram, noisy)
         noisy = 0.5 * (noisy + np.swapaxes(noisy, -1, -2)) + (self.regularization + self.shift) * np.eye(d)
         eigenvalues, vectors = np.linalg.eigh(noisy)
         eigenvalues = np.maximum(eigenvalues, self.regularization)
@@ -181,7 +186,7 @@ class BatchedDpLsviUcbPlusPlus:
         raw = (self.next_state_sums[:, h] @ targets[:, :, None])[:, :, 0]
         noisy = raw + self.vector_noise(family, h)
         self._publish(family, h, noisy)
-        return self.planning_statistics(h, noisy, family, targets)
+        return self.planning_statistics(raw, noisy)
 
     # ---- planning ----------------------------------------------------------------------------------
 
@@ -210,9 +215,10 @@ class BatchedDpLsviUcbPlusPlus:
             q_check = np.minimum(np.maximum(np.maximum(pessimistic, self.q_check[:, h]), 0.0), cap)
             self.q_hat[:, h] = np.where(mask, q_hat, self.q_hat[:, h])
             self.q_check[:, h] = np.where(mask, q_check, self.q_check[:, h])
-            self.v_hat[:, h] = np.where(switch[:, None], np.clip(self.q_hat[:, h].max(axis=-1), 0.0, cap),
+            floor = self.value_floor
+            self.v_hat[:, h] = np.where(switch[:, None], np.clip(self.q_hat[:, h].max(axis=-1), floor, cap),
                                         self.v_hat[:, h])
-            self.v_check[:, h] = np.where(switch[:, None], np.clip(self.q_check[:, h].max(axis=-1), 0.0, cap),
+            self.v_check[:, h] = np.where(switch[:, None], np.clip(self.q_check[:, h].max(axis=-1), floor, cap),
                                           self.v_check[:, h])
         if self.switching:
             self.last_switch_logdet = np.where(switch[:, None], self.noisy_logdet, self.last_switch_logdet)

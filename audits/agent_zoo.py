@@ -1,0 +1,334 @@
+"""A zoo of planted privacy bugs in whole agents, each next to its correct twin.
+
+Every bug is a small change to a reference agent of :mod:`dpverify.agents` that a reviewer could miss and
+that breaks the agent's privacy claim; the twin is the unchanged agent (the same claim, the same
+configuration). :func:`run_agent_zoo` audits every case by the route(s) listed for it
+(:func:`dpverify.audit.agent_audit.audit_agent`) and compares each verdict with the expected one: a
+bug must be flagged VIOLATION by every route that can see it, and no twin may be flagged.
+
+DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of the batched implementation
+(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`), overriding one hook each:
+
+* ``noise-reused`` — one noise draw per statistic and stage, reused at every episode (Algorithm 1
+  line 1 as printed: φ1, φ2, φ3, K1 sampled once): release(k+1) − release(k) is noise-free.
+* ``targets-clipped-above`` — the value estimates used as regression targets are clipped to ≤ H only,
+  so noisy negative estimates enter the sums (and their squares exceed H² in w̄): the per-user terms
+  exceed the calibrated sensitivity.
+* ``feature-norm-3`` — the raw Min et al. scale: features 3φ (‖φ‖ up to 3) with the noise calibrated for
+  ‖φ‖ ≤ 1.
+* ``jdp-leak`` — the billboard is published correctly, but the action given to user k is planned from
+  the *un-noised* sums of users 1..k−1. Billboard audits cannot see it (the transcript is unchanged);
+  JDP audits, which look at other users' actions, must.
+* ``budget-per-episode`` — every release calibrated to ρ/(4H), as if it were the only episode, instead
+  of sharing ρ over the 4H(K−1) releases that read a user (composition over episodes forgotten).
+
+Other agents (through the private-agent protocol, with a billboard that drops the noise of some
+releases while recording them):
+
+* ``luyo-vector-noise`` — Luyo et al. 2021 with the noise of its vector trees (next-state and reward
+  sums) never added.
+* ``ldp-unnoised-message`` — LDP-UCRL-VTR (Liao et al. 2021) sending its stage-1 target message
+  un-noised.
+
+Sizes are reduced so the default suite runs the zoo in seconds: random linear MDPs with sparse
+(Dirichlet 0.5) features, H = 2, K = 3 (the billboard/JDP window then covers every later episode), a
+few thousand trials per side. ``scale`` multiplies the trials for a stronger run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+from dpverify.agents.billboard import Billboard
+from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent, resolve_factory
+from dpverify.audit.executors import Executor
+from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
+from dpverify.errors import InvalidParameterError
+
+CLAIM_EPSILON = 1.0
+CLAIM_DELTA = 1e-5
+
+# ---- DP-LSVI-UCB++ variants (batched) --------------------------------------------------------------------
+
+
+class ReusedNoise(BatchedDpLsviUcbPlusPlus):
+    """Bug: one draw per (statistic, stage), reused at every episode."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._drawn: dict[tuple[str, int], np.ndarray] = {}
+
+    def gram_noise(self, h: int) -> np.ndarray:
+        if ("gram", h) not in self._drawn:
+            self._drawn[("gram", h)] = super().gram_noise(h)
+        return self._drawn[("gram", h)]
+
+    def vector_noise(self, family: str, h: int) -> np.ndarray:
+        if (family, h) not in self._drawn:
+            self._drawn[(family, h)] = super().vector_noise(family, h)
+        return self._drawn[(family, h)]
+
+
+class TargetsClippedAbove(BatchedDpLsviUcbPlusPlus):
+    """Bug: value estimates and regression targets clipped to ≤ H only (no floor at 0)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.value_floor = -math.inf
+
+    def clip_targets(self, values: np.ndarray) -> np.ndarray:
+        return np.minimum(values, self.horizon_cap)
+
+
+class FeatureNorm3(BatchedDpLsviUcbPlusPlus):
+    """Bug: features 3φ (the raw Min et al. scale) with noise calibrated for ‖φ‖ ≤ 1."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.features = 3.0 * self.features
+        self.flat_features = 3.0 * self.flat_features
+
+
+class JdpLeak(BatchedDpLsviUcbPlusPlus):
+    """Bug: the billboard is correct, but planning (hence every later action) reads the raw sums."""
+
+    def planning_statistics(self, raw: np.ndarray, released: np.ndarray) -> np.ndarray:
+        return raw
+
+
+class BudgetPerEpisode(BatchedDpLsviUcbPlusPlus):
+    """Bug: every release calibrated to ρ/(4H) (one episode's share) instead of the composed share."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        calibration = self.reference.calibration
+        forgotten = calibration.rho / (4.0 * self.horizon)
+        self.noise_scale = math.sqrt(calibration.rho0 / forgotten)
+
+    def gram_noise(self, h: int) -> np.ndarray:
+        return self.noise_scale * super().gram_noise(h)
+
+    def vector_noise(self, family: str, h: int) -> np.ndarray:
+        return self.noise_scale * super().vector_noise(family, h)
+
+
+@dataclass(frozen=True)
+class BatchedVariant:
+    """A picklable batch factory ``(setup, mdp, randomness, record) -> agent`` for one variant class."""
+
+    variant: str
+
+    def __call__(self, setup: AgentSetup, mdp: Any, randomness: Any, record: Any) -> BatchedDpLsviUcbPlusPlus:
+        from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+
+        config = DpLsviUcbPlusPlusConfig(setup.episodes, **dict(setup.agent_options))
+        return VARIANTS[self.variant](mdp, config, randomness, record=record)
+
+
+VARIANTS: dict[str, type[BatchedDpLsviUcbPlusPlus]] = {
+    "correct": BatchedDpLsviUcbPlusPlus,
+    "noise-reused": ReusedNoise,
+    "targets-clipped-above": TargetsClippedAbove,
+    "feature-norm-3": FeatureNorm3,
+    "jdp-leak": JdpLeak,
+    "budget-per-episode": BudgetPerEpisode,
+}
+
+
+# ---- agents through the protocol, with some releases left un-noised --------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """One recorded release (the attributes audits read)."""
+
+    family: str
+    episode: int
+    stage: int
+    users: str
+    value: np.ndarray
+    noise: np.ndarray | None = None
+
+
+class UnnoisedBillboard(Billboard):
+    """Bug carrier: releases of the listed families (and stages) are recorded and returned WITHOUT noise."""
+
+    def __init__(self, relation: Any, families: tuple[str, ...], stages: tuple[int, ...] | None = None) -> None:
+        super().__init__(relation, keep_history=True)
+        self.leaky_families = families
+        self.leaky_stages = stages
+        self._records: list[Release] = []
+
+    def _leaky(self, family: str, stage: int) -> bool:
+        return family in self.leaky_families and (self.leaky_stages is None or stage in self.leaky_stages)
+
+    def _record(self, family: str, episode: int, stage: int, users: Any, raw: Any, noisy: Any) -> np.ndarray:
+        value = np.array(raw if self._leaky(family, stage) else noisy, dtype=float)
+        kind = users if isinstance(users, str) else str(getattr(users, "kind", users))
+        self._records.append(Release(family, int(episode), int(stage), kind, value))
+        return value
+
+    def publish(self, family: str, episode: int, stage: int, mechanism: Any, raw_value: Any, users: Any,
+                rng: np.random.Generator) -> np.ndarray:
+        noisy = super().publish(family, episode, stage, mechanism, raw_value, users, rng)
+        return self._record(family, episode, stage, users, raw_value, noisy)
+
+    def publish_stages(self, family: str, episode: int, mechanism: Any, raw_values: Any, users: Any,
+                       rng: np.random.Generator) -> np.ndarray:
+        noisy = super().publish_stages(family, episode, mechanism, raw_values, users, rng)  # type: ignore[misc]
+        raw = np.asarray(raw_values, dtype=float)
+        return np.stack([self._record(family, episode, h + 1, users, raw[h], noisy[h]) for h in range(len(raw))])
+
+    def publish_with_noise(self, family: str, episode: int, stage: int, mechanism: Any, raw_value: Any,
+                           noise: Any, users: Any) -> np.ndarray:
+        noisy = super().publish_with_noise(  # type: ignore[misc]
+            family, episode, stage, mechanism, raw_value, noise, users)
+        return self._record(family, episode, stage, users, raw_value, noisy)
+
+    def history(self, family: str | None = None) -> tuple[Any, ...]:
+        return tuple(r for r in self._records if family in (None, r.family))
+
+
+def _with_unnoised(name: str, families: tuple[str, ...], stages: tuple[int, ...] | None) -> Callable[..., Any]:
+    def factory(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, billboard: Any = None,
+                **options: Any) -> Any:
+        board = UnnoisedBillboard(options.get("relation", "replace-one"), families, stages)
+        return resolve_factory(name)(mdp, num_episodes, rng, billboard=board, **options)
+
+    return factory
+
+
+#: Luyo et al. with the noise of its vector trees never added.
+luyo_vector_noise_never_added = _with_unnoised("luyo", ("next_state", "reward"), None)
+#: LDP-UCRL-VTR sending its stage-1 target message un-noised.
+ldp_ucrl_vtr_unnoised_message = _with_unnoised("ldp-ucrl-vtr", ("target",), (1,))
+
+
+# ---- the cases -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentZooCase:
+    """One audit of the zoo: a bug or a twin, by one route and notion, and the verdict expected."""
+
+    name: str
+    bug: bool
+    description: str
+    spec: AgentAuditSpec
+    expected: str
+    variant: str | None = None
+
+    @property
+    def route(self) -> str:
+        return f"{self.spec.notion} {self.spec.route}"
+
+
+LINEAR_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
+MIXTURE_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
+
+
+def _spec(agent: str, env: str, notion: str, trials: int, route: str = "two-world", episodes: int = 3,
+          env_options: tuple[tuple[str, Any], ...] = LINEAR_ENV, **extra: Any) -> AgentAuditSpec:
+    extra.setdefault("window", episodes)
+    return AgentAuditSpec(agent, env, episodes, notion, CLAIM_EPSILON, CLAIM_DELTA, route=route, trials=trials,
+                          env_options=env_options, positions=("first",), **extra)
+
+
+def cases(scale: float = 1.0) -> tuple[AgentZooCase, ...]:
+    """Every case of the zoo; ``scale`` multiplies the two-world trials (default sizes suit CI)."""
+    t = max(20, int(round(3000 * scale)))
+    small = max(20, int(round(300 * scale)))
+    out: list[AgentZooCase] = []
+
+    def dp(name: str, variant: str, notion: str, expected: str, description: str, route: str = "two-world",
+           **extra: Any) -> None:
+        trials = t if route == "two-world" else 1
+        spec = _spec("dp-lsvi-ucb++", "random-linear", notion, trials, route, **extra)
+        out.append(AgentZooCase(name, variant != "correct", description, spec, expected, variant))
+
+    one_run = {"episodes": 400, "canaries": 200, "window": 1}
+    dp("noise-reused", "noise-reused", "billboard", VIOLATION, "one noise draw per statistic, reused every episode")
+    dp("noise-reused", "noise-reused", "billboard", VIOLATION, "one noise draw per statistic, reused every episode",
+       route="one-run", **one_run)
+    dp("targets-clipped-above", "targets-clipped-above", "billboard", VIOLATION,
+       "value targets clipped to <= H only")
+    dp("feature-norm-3", "feature-norm-3", "billboard", VIOLATION, "features of norm 3, noise for norm 1")
+    dp("jdp-leak", "jdp-leak", "billboard", NO_VIOLATION_FOUND,
+       "actions planned from un-noised sums (billboard intact: invisible here)")
+    dp("jdp-leak", "jdp-leak", "jdp", VIOLATION, "actions planned from un-noised sums")
+    dp("budget-per-episode", "budget-per-episode", "billboard", VIOLATION, "per-release budget rho/(4H), not composed")
+    dp("dp-lsvi-ucb++ (twin)", "correct", "billboard", NO_VIOLATION_FOUND, "the reference agent")
+    dp("dp-lsvi-ucb++ (twin)", "correct", "jdp", NO_VIOLATION_FOUND, "the reference agent")
+    dp("dp-lsvi-ucb++ (twin)", "correct", "billboard", NO_VIOLATION_FOUND, "the reference agent", route="one-run",
+       **one_run)
+    out.append(AgentZooCase(
+        "luyo-vector-noise", True, "Luyo et al. with the vector trees' noise never added",
+        _spec("dpverify.audits.agent_zoo:luyo_vector_noise_never_added", "random-linear", "billboard", small,
+              gaussian_claim=True), VIOLATION))
+    out.append(AgentZooCase("luyo (twin)", False, "the reference agent",
+                            _spec("luyo", "random-linear", "billboard", small), NO_VIOLATION_FOUND))
+    out.append(AgentZooCase(
+        "ldp-unnoised-message", True, "LDP-UCRL-VTR sending its stage-1 target message un-noised",
+        _spec("dpverify.audits.agent_zoo:ldp_ucrl_vtr_unnoised_message", "random-mixture", "ldp", small,
+              env_options=MIXTURE_ENV, gaussian_claim=True), VIOLATION))
+    out.append(AgentZooCase("ldp-ucrl-vtr (twin)", False, "the reference agent",
+                            _spec("ldp-ucrl-vtr", "random-mixture", "ldp", small, env_options=MIXTURE_ENV),
+                            NO_VIOLATION_FOUND))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class AgentZooOutcome:
+    """A case, its audit result and whether the verdict was the expected one."""
+
+    case: AgentZooCase
+    result: AgentAuditResult
+
+    @property
+    def as_expected(self) -> bool:
+        return self.result.verdict == self.case.expected
+
+    def row(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "case": self.case.name,
+            "kind": "bug" if self.case.bug else "twin",
+            "agent": self.case.spec.agent.rsplit(":", 1)[-1],
+            "route": self.case.route,
+            "verdict": r.verdict,
+            "expected": self.case.expected,
+            "as_expected": self.as_expected,
+            "epsilon_lower_bound": round(r.epsilon_lower_bound, 4),
+            "method": r.method,
+            "trials": r.trials,
+            "canaries": r.canaries,
+            "seconds": round(r.seconds, 2),
+        }
+
+
+def run_agent_zoo(scale: float = 1.0, seed: int = 0, executor: Executor | None = None,
+                  progress: bool | None = False, only: tuple[str, ...] | None = None) -> list[AgentZooOutcome]:
+    """Audit every case (or those named in ``only``); each result holds its verdict and the expected one."""
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise InvalidParameterError("scale", "must be a positive number", scale)
+    outcomes = []
+    from dpverify.audit.executors import SerialExecutor
+
+    runner = executor if executor is not None else SerialExecutor()
+    for case in cases(scale):
+        if only is not None and case.name not in only:
+            continue
+        spec = replace(case.spec, seed=seed)
+        factory = BatchedVariant(case.variant) if case.variant is not None else None
+        start = time.perf_counter()
+        result = audit_agent(spec, executor=runner, progress=progress, batch_factory=factory)
+        del start
+        outcomes.append(AgentZooOutcome(case, result))
+    return outcomes
