@@ -48,6 +48,8 @@ def deltas(min_value: float = 1e-12, max_value: float = 0.1) -> st.SearchStrateg
         raise InvalidParameterError("min_value", "must be < max_value", min_value)
 
     def scale(u: float) -> float:
+        if u <= 0.0 or u >= 1.0:  # the ends exactly, not exp(log(·)) of them
+            return min_value if u <= 0.0 else max_value
         return min(max_value, max(min_value, math.exp(lo + (hi - lo) * u)))
 
     return st.floats(0.0, 1.0).map(scale)
@@ -97,20 +99,22 @@ def mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy:
 
 @st.composite
 def ledgers(draw, relation: Neighbouring = Neighbouring.REPLACE_ONE, gaussian_only: bool = True, max_blocks: int = 5):
-    """Ledgers of random blocks (families, episode and stage ranges, user patterns)."""
+    """Ledgers of random blocks (families, episode and stage ranges, user patterns); every block reads
+    at least one user's data."""
     mech: st.SearchStrategy = st.one_of(gaussian_mechanisms(relation), goe_mechanisms(relation))
     if not gaussian_only:
         mech = st.one_of(mech, laplace_mechanisms(relation))
     ledger = PrivacyLedger(relation)
     for i in range(draw(st.integers(0, max_blocks))):
-        k0 = draw(st.integers(1, 50))
+        users = draw(st.sampled_from(["prefix", "current", "tree"]))
+        k0 = draw(st.integers(2 if users == "prefix" else 1, 50))  # a prefix release at episode 1 reads no user
         h0 = draw(st.integers(1, 5))
         ledger.record_block(
             draw(st.sampled_from(["a", "b", "c", f"f{i}"])),
             (k0, k0 + draw(st.integers(0, 50))),
             (h0, h0 + draw(st.integers(0, 3))),
             draw(mech),
-            draw(st.sampled_from(["prefix", "current", "tree"])),
+            users,
         )
     return ledger
 

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given
 
 from dpverify.calibration import calibrate, dp_lsvi_ucbpp_schedule
+from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism
 from dpverify.testing import assert_claim_matches_ledger, assert_fresh_noise, assert_ledger_meets, assert_not_below
@@ -63,3 +64,27 @@ def test_ledger_strategy_round_trips(ledger, delta):
 @given(gaussian_mechanisms(), goe_mechanisms())
 def test_gaussian_strategies(g, o):
     assert g.is_gaussian and o.is_gaussian
+
+
+def test_ledger_meets_reports_the_miss_and_takes_an_explicit_tolerance():
+    ledger = PrivacyLedger()
+    ledger.record_block("x", (1, 1), (1, 4), GaussianMechanism(1.0, 2.0), "current")
+    accounted = ledger.guarantee(1e-5).epsilon
+    assert assert_ledger_meets(ledger, accounted, 1e-5) == accounted  # default tolerance 0: equality passes
+    below = accounted / 1.01
+    with pytest.raises(AssertionError, match=r"missed by .* \(relative 0\.01; rel_tol = 0\)"):
+        assert_ledger_meets(ledger, below, 1e-5)
+    assert assert_ledger_meets(ledger, below, 1e-5, rel_tol=0.02) == accounted
+    with pytest.raises(AssertionError, match="rel_tol = 0.005"):
+        assert_ledger_meets(ledger, below, 1e-5, rel_tol=0.005)
+    with pytest.raises(InvalidParameterError, match="rel_tol"):
+        assert_ledger_meets(ledger, 1.0, 1e-5, rel_tol=-0.1)
+
+
+def test_fresh_noise_rejects_a_release_without_noise_and_scales_linearly(dp_rng):
+    with pytest.raises(AssertionError, match="identically zero"):
+        assert_fresh_noise([dp_rng.normal(size=3), np.zeros(3)])
+    assert_fresh_noise(dp_rng.normal(size=(20_000, 2)))  # hashing: 20 000 releases in well under a second
+    draws = [dp_rng.normal(size=2) for _ in range(3)]
+    with pytest.raises(AssertionError, match="share a noise draw"):
+        assert_fresh_noise(draws + [draws[1] + 1e-12], atol=1e-9)
