@@ -21,14 +21,26 @@ returns what user k sent.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import GOEMechanism, Mechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
+
+
+def _checked_value(mechanism: Mechanism, value: object) -> np.ndarray:
+    """One value to release, after the checks the mechanism makes (:func:`_checked_stack` for one)."""
+    raw = np.asarray(value, dtype=float)
+    if raw.shape != mechanism.output_shape or not np.isfinite(raw).all():
+        return _checked_stack(mechanism, raw[None])[0]  # raises the error naming the failed check
+    if isinstance(mechanism, GOEMechanism):
+        _checked_stack(mechanism, raw[None])
+    return raw
 
 
 def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
@@ -46,6 +58,37 @@ def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
         if np.any(asymmetry > 1e-12 * scale):
             raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
     return raw
+
+
+def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> list[np.ndarray]:
+    """The noise of one release by each of ``mechanisms`` in turn, from one call of ``rng``.
+
+    Exactly the noise ``mechanism.release`` adds when called on each in turn with ``rng`` (the same
+    draws, in the same order, to the bit): a Gaussian release adds N(0, σ²) = σ·N(0, 1) per coordinate,
+    a GOE release (Z + Zᵀ)/√2 with Z = s·N(0, 1) entrywise. Each release gets its own draws (fresh
+    noise); :meth:`Billboard.publish_with_noise` uses each once. Other mechanisms draw through their
+    own ``release``.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+    if not all(isinstance(m, (GaussianMechanism, GOEMechanism)) for m in mechanisms):
+        return [m.release(np.zeros(m.output_shape), rng) for m in mechanisms]
+    shape = mechanisms[0].output_shape if mechanisms else ()
+    if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in mechanisms):
+        sigmas = np.array([m.sigma for m in mechanisms])  # type: ignore[union-attr]
+        return list(rng.standard_normal((len(mechanisms), *shape)) * sigmas.reshape(-1, *(1,) * len(shape)))
+    sizes = [math.prod(m.output_shape) for m in mechanisms]
+    normals = rng.standard_normal(sum(sizes))
+    noise, start = [], 0
+    for m, size in zip(mechanisms, sizes, strict=True):
+        block = normals[start:start + size].reshape(m.output_shape)
+        start += size
+        if isinstance(m, GOEMechanism):
+            z = m.entry_std * block
+            noise.append((z + z.T) / math.sqrt(2.0))
+        else:
+            noise.append(m.sigma * block)
+    return noise
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +176,33 @@ class Billboard:
                 self._keep(family, episode, h + 1, pattern, raw[h], noisy[h])
         return noisy
 
+    def publish_with_noise(
+        self,
+        families: Sequence[str],
+        episode: int,
+        stage: int,
+        mechanisms: Sequence[Mechanism],
+        raw_values: Sequence[np.ndarray],
+        noises: Sequence[np.ndarray],
+        users: str | UserPattern,
+    ) -> list[np.ndarray]:
+        """Release ``raw_values[i]`` of family ``families[i]`` by ``mechanisms[i]`` at one (episode, stage),
+        with the noise ``noises[i]`` drawn ahead by :func:`draw_noise` for that release (each used once).
+
+        Releases whose values are computed one after the other (a backward pass) draw their noise in one
+        call of the generator beforehand, in publication order; every value is checked as :meth:`publish`
+        checks it (all of them before any is released), released and recorded in order.
+        """
+        pattern = user_pattern(users)
+        raws = [_checked_value(m, value) for m, value in zip(mechanisms, raw_values, strict=True)]
+        noisy = [raw + noise for raw, noise in zip(raws, noises, strict=True)]
+        for family, mechanism, raw, value in zip(families, mechanisms, raws, noisy, strict=True):
+            self.ledger.record(family, episode, stage, mechanism, pattern)
+            self.n_published += 1
+            if self.keep_history:
+                self._keep(family, episode, stage, pattern, raw, value)
+        return noisy
+
     def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
               noisy: np.ndarray) -> None:
         value = noisy.copy()
@@ -179,6 +249,10 @@ class ReplayBillboard(Billboard):
         users: str | UserPattern,
         rng: np.random.Generator,
     ) -> np.ndarray:
+        return self._replay(family, episode, stage, mechanism, users)
+
+    def _replay(self, family: str, episode: int, stage: int, mechanism: Mechanism,
+                users: str | UserPattern) -> np.ndarray:
         if self.n_published >= len(self._recorded):
             raise InvalidParameterError("recorded", "has fewer releases than this run makes", len(self._recorded))
         expected = self._recorded[self.n_published]
@@ -190,6 +264,19 @@ class ReplayBillboard(Billboard):
         self.ledger.record(family, episode, stage, mechanism, users)
         self.n_published += 1
         return np.array(expected.value)
+
+    def publish_with_noise(
+        self,
+        families: Sequence[str],
+        episode: int,
+        stage: int,
+        mechanisms: Sequence[Mechanism],
+        raw_values: Sequence[np.ndarray],
+        noises: Sequence[np.ndarray],
+        users: str | UserPattern,
+    ) -> list[np.ndarray]:
+        return [self._replay(family, episode, stage, mechanism, users)
+                for family, mechanism in zip(families, mechanisms, strict=True)]
 
     def publish_stages(
         self,

@@ -88,7 +88,7 @@ import sympy
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.billboard import Billboard, draw_noise
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
@@ -228,6 +228,8 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self.mechanisms = {family: calibration.mechanism(family) for family in ALL_FAMILIES}
         self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))  # Σ_i w_i φ_i φ_iᵀ (no λ)
         self.released_episode = 0
+        self._vector_mechanisms = [self.mechanisms[family] for family in VECTOR_FAMILIES]
+        self._vector_noise: list[np.ndarray | None] = []
         self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
         self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
         self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
@@ -266,10 +268,11 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         k = self.episode
         if self.released_episode == k:
             raise InvalidParameterError("release_grams", "may be called once per episode", k)
-        noisy = np.empty_like(self.raw_gram)
-        for h in range(self.horizon):
-            noisy[h] = self.billboard.publish("gram", k, h + 1, self.mechanisms["gram"], self.raw_gram[h],
-                                              "prefix", self.noise_rng)
+        noisy = self.billboard.publish_stages("gram", k, self.mechanisms["gram"], self.raw_gram, "prefix",
+                                              self.noise_rng)
+        # The vector releases of this episode's backward pass (stages H..1, each w_hat, w_check, w_bar),
+        # drawn now in that order: the noise does not depend on the data, so this is the same noise.
+        self._vector_noise = list(draw_noise(self._vector_mechanisms * self.horizon, self.noise_rng))
         noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
         eigenvalues, vectors = np.linalg.eigh(noisy)
         eigenvalues = np.maximum(eigenvalues, self.regularization)
@@ -281,13 +284,19 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
         self.released_episode = k
 
-    def release_sum(self, family: str, h: int, next_values: np.ndarray) -> np.ndarray:
-        """Publish Σ_{i<k} w_i φ_i V(s'_i) (= M_h V) with fresh Gaussian noise (stage h 0-based)."""
-        if family not in VECTOR_FAMILIES:
-            raise InvalidParameterError("family", f"must be one of {VECTOR_FAMILIES}", family)
-        raw = self.next_state_sums[h] @ next_values
-        return self.billboard.publish(family, self.episode, h + 1, self.mechanisms[family], raw, "prefix",
-                                      self.noise_rng)
+    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> list[np.ndarray]:
+        """Publish Σ_{i<k} w_i φ_i V(s'_i) (= M_h V) for V = V̂ (``w_hat``), V̌ (``w_check``) and V̂² (``w_bar``),
+        each with its own fresh Gaussian noise (stage h 0-based)."""
+        self._check_released()
+        index = 3 * (self.horizon - 1 - h)
+        noises = self._vector_noise[index:index + 3]
+        if any(noise is None for noise in noises):  # each noise is used once: reusing it would not be private
+            raise InvalidParameterError("release_sums", "may be called once per stage and episode", h)
+        self._vector_noise[index:index + 3] = [None, None, None]
+        sums = self.next_state_sums[h]
+        raws = [sums @ v_hat, sums @ v_check, sums @ v_hat**2]
+        return self.billboard.publish_with_noise(VECTOR_FAMILIES, self.episode, h + 1, self._vector_mechanisms,
+                                                 raws, noises, "prefix")  # type: ignore[arg-type]
 
     # ---- the parent's release methods, answered from the published values ----------------------------
 
@@ -408,9 +417,10 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         inverse = stats.gram_inverse(h)
         v_hat = np.minimum(np.maximum(self.v_hat[h + 1], 0.0), self.horizon_cap)
         v_check = np.minimum(np.maximum(self.v_check[h + 1], 0.0), self.horizon_cap)
-        self._w_hat[h] = inverse @ stats.release_sum("w_hat", h, v_hat)
-        self._w_check[h] = inverse @ stats.release_sum("w_check", h, v_check)
-        self._w_bar[h] = inverse @ stats.release_sum("w_bar", h, v_hat**2)
+        w_hat_sum, w_check_sum, w_bar_sum = stats.release_sums(h, v_hat, v_check)
+        self._w_hat[h] = inverse @ w_hat_sum
+        self._w_check[h] = inverse @ w_check_sum
+        self._w_bar[h] = inverse @ w_bar_sum
         self._bonus_norm[h] = np.sqrt(stats.bonus_squared(h))
 
     def end_episode(self, trajectory: Trajectory) -> None:

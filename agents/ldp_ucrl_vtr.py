@@ -54,7 +54,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.billboard import Billboard, draw_noise
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
@@ -270,10 +270,12 @@ class LdpUcrlVtr(PrivateAgent):
         check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bound, "value features φ_V")
         gram_messages = np.empty_like(gram_raw)
         target_messages = np.empty_like(target_raw)
+        # Per stage a Gram message then a target message, their noise drawn in that order at once.
+        noise = draw_noise([self.gram_mechanism, self.target_mechanism] * self.horizon, self.noise_rng)
+        mechanisms = (self.gram_mechanism, self.target_mechanism)
         for stage in range(self.horizon):
-            gram_messages[stage] = self.billboard.publish("gram", k, stage + 1, self.gram_mechanism,
-                                                          gram_raw[stage], "current", self.noise_rng)
-            target_messages[stage] = self.billboard.publish("target", k, stage + 1, self.target_mechanism,
-                                                            target_raw[stage], "current", self.noise_rng)
+            gram_messages[stage], target_messages[stage] = self.billboard.publish_with_noise(
+                ("gram", "target"), k, stage + 1, mechanisms, (gram_raw[stage], target_raw[stage]),
+                noise[2 * stage:2 * stage + 2], "current")
         self.server.receive(gram_messages, target_messages)
         self.episode += 1

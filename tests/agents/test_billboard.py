@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import Billboard, ReplayBillboard
+from dpverify.agents.billboard import Billboard, ReplayBillboard, draw_noise
 from dpverify.agents.private import billboard_for, check_feature_norm
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
@@ -59,3 +59,78 @@ def test_private_checks():
     with pytest.raises(InvalidParameterError, match="relation"):
         billboard_for(board, "replace-one")
     assert billboard_for(None, "replace-one", keep_history=True).keep_history
+
+
+def batched_and_one_by_one(keep_noise: bool):
+    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
+    rng = np.random.default_rng(4)
+    grams = rng.normal(size=(4, 3, 3))
+    grams = grams + np.swapaxes(grams, 1, 2)
+    vectors = rng.normal(size=(4, 3))
+    batched, single = (Billboard(keep_history=True, keep_noise=keep_noise) for _ in range(2))
+    rb, rs = np.random.default_rng(9), np.random.default_rng(9)
+    out_b, out_s = [], []
+    for k in (1, 2):
+        out_b.append(batched.publish_stages("G", k, mat, grams, "tree", rb))
+        out_s.append(np.stack([single.publish("G", k, h + 1, mat, grams[h], "tree", rs) for h in range(4)]))
+        noise = draw_noise([vec, mat] * 4, rb)
+        for h in range(4):
+            out_b.extend(batched.publish_with_noise(("v", "M"), k, h + 1, (vec, mat), (vectors[h], grams[h]),
+                                                    noise[2 * h:2 * h + 2], "prefix"))
+            out_s.append(single.publish("v", k, h + 1, vec, vectors[h], "prefix", rs))
+            out_s.append(single.publish("M", k, h + 1, mat, grams[h], "prefix", rs))
+    return batched, single, out_b, out_s
+
+
+@pytest.mark.parametrize("keep_noise", [False, True])
+def test_batched_releases_equal_one_by_one_releases(keep_noise: bool) -> None:
+    batched, single, out_b, out_s = batched_and_one_by_one(keep_noise)
+    for b, s in zip(out_b, out_s, strict=True):
+        np.testing.assert_array_equal(b, s)  # the same draws, bit for bit
+    assert batched.ledger == single.ledger and batched.n_published == single.n_published == 2 * 12
+    for b, s in zip(batched.history(), single.history(), strict=True):
+        assert (b.family, b.episode, b.stage, b.users) == (s.family, s.episode, s.stage, s.users)
+        np.testing.assert_array_equal(b.value, s.value)
+        if keep_noise:
+            np.testing.assert_array_equal(b.noise, s.noise)
+
+
+def test_draw_noise_is_the_mechanisms_noise() -> None:
+    mixed = [GaussianMechanism(1.0, 0.3, 2), GOEMechanism(1.0, 1.7, 4), GaussianMechanism(2.0, 5.0, 1)] * 3
+    vectors = [GaussianMechanism(1.0, 0.3, 3), GaussianMechanism(1.0, 0.3, 3), GaussianMechanism(1.0, 7.0, 3)] * 4
+    for mechanisms in (mixed, vectors):
+        drawn = draw_noise(mechanisms, np.random.default_rng(1))
+        rng = np.random.default_rng(1)
+        for m, noise in zip(mechanisms, drawn, strict=True):
+            np.testing.assert_array_equal(noise, m.release(np.zeros(m.output_shape), rng))
+        assert len({n.tobytes() for n in drawn}) == len(drawn)  # every release its own draws
+
+
+def test_batched_releases_check_every_value() -> None:
+    board = Billboard()
+    mat, vec = GOEMechanism(1.0, 1.0, 2), GaussianMechanism(1.0, 1.0, 2)
+    rng = np.random.default_rng(0)
+    with pytest.raises(InvalidParameterError, match="symmetric"):
+        board.publish_stages("G", 1, mat, np.stack([np.eye(2), [[0.0, 1.0], [0.0, 0.0]]]), "prefix", rng)
+    with pytest.raises(InvalidParameterError, match="finite"):
+        board.publish_stages("v", 1, vec, np.array([[0.0, 1.0], [np.nan, 0.0]]), "prefix", rng)
+    with pytest.raises(InvalidParameterError, match="shape"):
+        board.publish_with_noise(("v", "w"), 1, 1, (vec, vec), (np.zeros(2), np.zeros(3)), (np.zeros(2),) * 2,
+                                 "prefix")
+    assert board.n_published == 0 and board.ledger.n_releases == 0
+
+
+def test_replay_billboard_replays_batched_releases() -> None:
+    _, single, _, out_s = batched_and_one_by_one(False)
+    replay = ReplayBillboard(single.history())
+    mat, vec = GOEMechanism(1.0, 0.5, 3), GaussianMechanism(1.0, 2.0, 3)
+    zeros = np.zeros((4, 3, 3))
+    out = []
+    for k in (1, 2):
+        out.append(replay.publish_stages("G", k, mat, zeros, "tree", np.random.default_rng(0)))
+        for h in range(4):
+            out.extend(replay.publish_with_noise(("v", "M"), k, h + 1, (vec, mat), (np.zeros(3), zeros[h]),
+                                                 (np.zeros(3), np.zeros((3, 3))), "prefix"))
+    for a, b in zip(out, out_s, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert replay.ledger == single.ledger
