@@ -32,11 +32,12 @@ Routes:
   one run at a time through the private-agent protocol.
 * ``"one-run"`` — Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1) training run",
   Theorem 3 (:mod:`dpverify.audit.one_run`): m canary slots spread over the K users, each holding the high
-  canary or the low canary by an independent fair coin; the agent runs once; a linear score per slot
-  (its direction learned on an independent pilot run with its own coins, so the guesses are a function of
-  the audited output alone) ranks the slots; top/bottom guesses with pre-registered sizes (abstaining on
-  the rest) and their count of correct guesses give the ε lower bound. With ``trials = N`` the N runs
-  are one mechanism of N·m coins (each coin changes one run's input only).
+  canary or the low canary by an independent fair coin; the agent runs once; a score per slot (a feature
+  of :mod:`dpverify.audit.distinguishers` chosen on an independent pilot run with its own coins, so the
+  guesses are a function of the audited output alone) ranks the slots; top/bottom guesses with
+  pre-registered sizes (abstaining on the rest) and their count of correct guesses give the ε lower
+  bound. With ``trials = N`` the N runs are one mechanism of N·m coins (each coin changes one run's
+  input only).
 
 The private-agent protocol this needs (third-party agents): a factory
 ``factory(mdp, num_episodes, rng, /, *, billboard=None, **options)`` returning an agent with
@@ -714,17 +715,49 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
     return np.stack([_slot_features(spec, r) for r in rows])
 
 
-def _direction(features: np.ndarray, inclusion: np.ndarray) -> np.ndarray:
-    """A diagonal linear discriminant: (mean included − mean excluded) / pooled variance (0 where constant)."""
-    a, b = features[inclusion], features[~inclusion]
-    if len(a) == 0 or len(b) == 0:
-        return np.zeros(features.shape[1])
-    gap = a.mean(axis=0) - b.mean(axis=0)
-    var = (a.var(axis=0) + b.var(axis=0)) / 2.0
-    scale = np.where(var > 1e-300, var, np.inf)
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = np.where(var > 1e-300, gap / scale, np.sign(gap) * 1e12)
-    return np.nan_to_num(w)
+def _auc(scores: np.ndarray, inclusion: np.ndarray) -> float:
+    """P[score(included) > score(excluded)] (+ half the ties): the rank statistic of Mann & Whitney."""
+    order = np.sort(scores)
+    # 0-based average ranks (ties share their mean rank)
+    lo = np.searchsorted(order, scores, side="left")
+    hi = np.searchsorted(order, scores, side="right")
+    ranks = (lo + hi - 1) / 2.0
+    n1, n0 = int(inclusion.sum()), int((~inclusion).sum())
+    if n1 == 0 or n0 == 0:
+        return 0.5
+    return float((ranks[inclusion].sum() - n1 * (n1 - 1) / 2.0) / (n1 * n0))
+
+
+@dataclass(frozen=True, eq=False)
+class SlotScorer:
+    """The score of a canary slot: a feature learned on the pilot run (engine learners), signed so that
+    higher means "included" on the pilot."""
+
+    feature: Any
+    sign: float
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        return self.sign * np.asarray(self.feature.scores(features), dtype=float)
+
+
+def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
+    """Candidate features of :func:`dpverify.audit.distinguishers.propose_features` fitted on the pilot's
+    excluded vs included slots; the one whose pilot rank statistic is furthest from 1/2 wins."""
+    from dpverify.audit.distinguishers import LinearFeature, propose_features
+
+    if inclusion.all() or not inclusion.any():
+        return SlotScorer(LinearFeature("slot coordinate 0", "release", np.eye(pilot.shape[1])[0]), 1.0)
+    best: tuple[float, Any, float] | None = None
+    for feature in propose_features(pilot[~inclusion], pilot[inclusion]):
+        scores = np.asarray(feature.scores(pilot), dtype=float)
+        if not np.all(np.isfinite(scores)):
+            continue
+        auc = _auc(scores, inclusion)
+        if best is None or abs(auc - 0.5) > best[0]:
+            best = (abs(auc - 0.5), feature, 1.0 if auc >= 0.5 else -1.0)
+    if best is None:
+        return SlotScorer(LinearFeature("slot coordinate 0", "release", np.eye(pilot.shape[1])[0]), 1.0)
+    return SlotScorer(best[1], best[2])
 
 
 def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
@@ -738,7 +771,7 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
     pilot_coin, pilot_run = (np.random.default_rng(s) for s in pilot_seq.spawn(2))
     pilot_inclusion = steinke.draw_inclusion(m, pilot_coin)
     pilot = _one_run_features(spec, setup, mdp, width, slots, pilot_inclusion, pilot_run, batch_factory)
-    direction = _direction(pilot, pilot_inclusion)
+    scorer = learn_scorer(pilot, pilot_inclusion)
     runs = spec.trials
     total = m * runs
 
@@ -746,7 +779,7 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
         scores = []
         for r, g in enumerate(rng.spawn(runs)):
             feats = _one_run_features(spec, setup, mdp, width, slots, inclusion[r * m:(r + 1) * m], g, batch_factory)
-            scores.append(feats @ direction)
+            scores.append(scorer(feats))
         return np.nan_to_num(np.concatenate(scores), posinf=1e300, neginf=-1e300)
 
     rules = [(max(1, int(f * total)), max(1, int(f * total))) for f in GUESS_FRACTIONS]
@@ -758,8 +791,8 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
     wrong = 1.0 - result.v / result.r if result.r else 1.0
     notes = [NOT_A_CERTIFICATE,
              f"One-run bound (Steinke, Nasr & Jagielski 2023, Theorem 3) over {runs} run(s) of {m} canary slots; "
-             f"guess rules {rules} share alpha by Bonferroni; the scoring direction was learned on an independent "
-             "pilot run.", _scope_note(spec)]
+             f"guess rules {rules} share alpha by Bonferroni; the slot score ({scorer.feature.name}) was learned on an "
+             "independent pilot run.", _scope_note(spec)]
     return AgentAuditResult(
         verdict=verdict, spec=spec, epsilon_lower_bound=eps, method=result.method, claimed_epsilon=spec.epsilon,
         delta=spec.delta, agent_claim=claim, trials=runs, canaries=m, seconds=time.perf_counter() - start,
