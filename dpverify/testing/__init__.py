@@ -4,8 +4,9 @@
   tolerance, default 0); an agent's claim equals its ledger; every release used fresh noise; a
   reported ε is never below a reference.
 - :mod:`dpverify.testing.audits` — :func:`assert_audit_passes` and :func:`assert_audit_refutes`: one
-  empirical privacy audit (:func:`dpverify.audit.run_audit`) per assertion, deterministic under a
-  seed, with a stated false-alarm level.
+  empirical privacy audit (:func:`dpverify.audit.run_audit`, or for a whole agent with ``notion=``,
+  :func:`dpverify.audit.agent_audit.audit_agent`) per assertion, deterministic under a seed, with a
+  stated false-alarm level.
 - :func:`calibrate_gaussian`, :func:`calibrate_goe`, :func:`calibrate_laplace` (from
   :mod:`dpverify.calibrate_mechanism`) — one-line calibration whose own accounting meets the target.
 - :mod:`dpverify.testing.agent_contract` — :func:`check_private_agent`: the properties every private
@@ -39,10 +40,17 @@ from dpverify.testing.assertions import (
     assert_ledger_meets,
     assert_not_below,
 )
-from dpverify.testing.audits import DEFAULT_CONFIDENCE, DEFAULT_TRIALS, assert_audit_passes, assert_audit_refutes
+from dpverify.testing.audits import (
+    DEFAULT_AGENT_TRIALS,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_TRIALS,
+    assert_audit_passes,
+    assert_audit_refutes,
+)
 
 __all__ = [
     "CONTRACT_PROPERTIES",
+    "DEFAULT_AGENT_TRIALS",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_TRIALS",
     "AgentContractResult",

@@ -13,6 +13,13 @@ Su 2019). They add defaults for a test suite:
 - ``seed = 0``: the result is a deterministic function of the seed, so a test never flickers. Pass
   the ``dp_rng`` fixture (or any ``numpy.random.Generator``) to derive the seed from it.
 
+Whole agents too: pass an agent factory (or a registered agent name) with ``notion=`` ("billboard", "jdp"
+or "ldp") and the assertion runs :func:`dpverify.audit.agent_audit.audit_agent` (two neighbouring
+datasets of K users' response tapes, replaced at one position; or the one-run route with
+``route="one-run"``). Defaults for agents: K = 3 users on a small random linear (or, for an agent that
+needs one, linear mixture) MDP, the whole transcript after the replaced user in view, and
+``DEFAULT_AGENT_TRIALS = 100`` runs per side — one to a few seconds for an agent run one episode at a time.
+
 An audit can refute a privacy claim, never certify one: :func:`assert_audit_passes` means only that
 these tests at this many trials found no violation. :func:`assert_audit_refutes` is the negative
 control that shows a test suite has power: a deliberately broken variant must be caught.
@@ -20,13 +27,15 @@ control that shows a test suite has power: a deliberately broken variant must be
 
 from __future__ import annotations
 
+import importlib
+import sys
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpverify.audit import (
     VIOLATION,
-    AuditResult,
     AuditSpec,
     ReleaseOf,
     SerialExecutor,
@@ -38,10 +47,20 @@ from dpverify.audit.executors import Executor
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 
-__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_TRIALS", "assert_audit_passes", "assert_audit_refutes", "audit_for_test"]
+__all__ = [
+    "DEFAULT_AGENT_TRIALS", "DEFAULT_CONFIDENCE", "DEFAULT_TRIALS", "assert_audit_passes", "assert_audit_refutes",
+    "audit_for_test",
+]
 
-#: Trials per side of an audit assertion.
+#: Trials per side of an audit assertion on a mechanism.
 DEFAULT_TRIALS = 200_000
+#: Runs per side of an audit assertion on a whole agent (each trial is a run of K episodes).
+DEFAULT_AGENT_TRIALS = 100
+#: The small environments of agent audit assertions (registered names and options): H = 2, S = 3, A = 2, d = 3.
+AGENT_ENVIRONMENTS: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {
+    "linear": ("random-linear", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
+    "mixture": ("random-mixture", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
+}
 #: Confidence of an audit assertion: its false-alarm probability on a correct mechanism is ≤ 1 − this.
 DEFAULT_CONFIDENCE = 0.99
 
@@ -56,19 +75,99 @@ def _seed_of(seed: int | np.random.Generator) -> int:
     return int(seed)
 
 
+def _agent_name(agent: Any) -> str:
+    """A registered name or ``module:attribute`` string for the agent audit (which imports it by name)."""
+    from dpverify.audit.agent_audit import resolve_factory
+
+    if isinstance(agent, str):
+        resolve_factory(agent)
+        return agent
+    module_name = getattr(agent, "__module__", None) or ""
+    module = sys.modules.get(module_name)
+    candidates = [getattr(agent, "__qualname__", "")]
+    if module is not None:  # e.g. a factory built by a function and bound to a module-level name
+        candidates += [attr for attr, value in vars(module).items() if value is agent]
+    for attribute in candidates:
+        try:
+            if attribute and resolve_factory(f"{module_name}:{attribute}") is agent:
+                return f"{module_name}:{attribute}"
+        except InvalidParameterError:
+            continue
+    raise InvalidParameterError(
+        "mechanism", "an agent factory must be importable by name (bound to a module-level name)",
+        f"{module_name}:{candidates[0]}")
+
+
+def _agent_audit(
+    agent: Any, notion: str, epsilon: float | None, delta: float, trials: int | None, gaussian_claim: bool | None,
+    seed: int, confidence: float, executor: Executor | None, agent_options: AgentOptions,
+) -> Any:
+    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+
+    if epsilon is None:
+        raise InvalidParameterError("epsilon", "must be given for an agent audit (the claim audited)", None)
+    name = _agent_name(agent)
+    env, episodes = agent_options.env, agent_options.episodes
+    env_options = agent_options.env_options
+    if env is None:
+        kind = "linear"
+        registry = importlib.import_module("dpverify.agents.registry")
+        if name in registry.AGENTS:
+            kind = registry.AGENTS[name].env_kind
+        env, default_options = AGENT_ENVIRONMENTS[kind]
+        env_options = default_options if env_options is None else env_options
+    spec = AgentAuditSpec(
+        agent=name, env=env, episodes=episodes, notion=notion, epsilon=epsilon, delta=delta,
+        route=agent_options.route, trials=DEFAULT_AGENT_TRIALS if trials is None else trials,
+        confidence=confidence, seed=seed, positions=agent_options.positions,
+        window=agent_options.window if agent_options.window is not None else episodes,
+        env_options=env_options or (), agent_options=agent_options.options or (), gaussian_claim=gaussian_claim,
+    )
+    return audit_agent(spec, executor=executor or SerialExecutor(), progress=False)
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Where and how an agent is audited (the keyword arguments of the assertions that apply to agents)."""
+
+    env: str | None
+    env_options: Any
+    episodes: int
+    route: str
+    positions: tuple[Any, ...]
+    window: int | None
+    options: Any
+
+
 def audit_for_test(
     mechanism: Any,
     neighbours: Any = None,
     epsilon: float | None = None,
     delta: float = 1e-5,
     *,
-    trials: int = DEFAULT_TRIALS,
+    trials: int | None = None,
     gaussian_claim: bool | None = None,
     seed: int | np.random.Generator = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     executor: Executor | None = None,
-) -> AuditResult:
+    notion: str | None = None,
+    env: str | None = None,
+    env_options: Any = None,
+    episodes: int = 3,
+    route: str = "two-world",
+    positions: tuple[Any, ...] = ("first",),
+    window: int | None = None,
+    agent_options: Any = None,
+) -> Any:
     """The audit behind both assertions (arguments as in :func:`assert_audit_passes`)."""
+    if notion is not None:
+        if neighbours is not None:
+            raise InvalidParameterError(
+                "neighbours", "must be None for an agent audit (the audit builds neighbouring user tapes)",
+                type(neighbours).__name__)
+        where = AgentOptions(env, env_options, episodes, route, positions, window, agent_options)
+        return _agent_audit(mechanism, notion, epsilon, delta, trials, gaussian_claim, _seed_of(seed), confidence,
+                            executor, where)
     if isinstance(mechanism, _OWN):
         if neighbours is None:
             neighbours = worst_case_pair(mechanism)
@@ -90,7 +189,7 @@ def audit_for_test(
     spec = AuditSpec(
         epsilon=epsilon,
         delta=delta,
-        trials=trials,
+        trials=DEFAULT_TRIALS if trials is None else trials,
         confidence=confidence,
         seed=_seed_of(seed),
         gaussian_claim=bool(gaussian_claim),
@@ -104,12 +203,14 @@ def assert_audit_passes(
     epsilon: float | None = None,
     delta: float = 1e-5,
     *,
-    trials: int = DEFAULT_TRIALS,
+    trials: int | None = None,
     gaussian_claim: bool | None = None,
     seed: int | np.random.Generator = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     executor: Executor | None = None,
-) -> AuditResult:
+    notion: str | None = None,
+    **agent_kwargs: Any,
+) -> Any:
     """Audit ``mechanism`` against (ε, δ); raise AssertionError with the audit summary on a VIOLATION.
 
     Args:
@@ -119,18 +220,28 @@ def assert_audit_passes(
         neighbours: a pair ``(D, D')``, a :class:`~dpverify.audit.NeighbourPair`, or a list of candidate
             pairs. Default for a dpverify mechanism: its worst-case pair (0 and the sensitivity).
         epsilon, delta: the claim. Default ε for a dpverify mechanism: its own accounting at δ.
-        trials: per side. gaussian_claim: the claim is that of a Gaussian mechanism (μ-GDP with the μ
-            exactly meeting (ε, δ)), which lets the much more powerful μ-GDP test decide; default True
-            for dpverify's Gaussian and GOE mechanisms, False otherwise.
+        trials: per side (default :data:`DEFAULT_TRIALS`, or :data:`DEFAULT_AGENT_TRIALS` for an agent).
+        gaussian_claim: the claim is that of a Gaussian mechanism (μ-GDP with the μ exactly meeting
+            (ε, δ)), which lets the much more powerful μ-GDP test decide; default True for dpverify's
+            Gaussian and GOE mechanisms, False for other mechanisms, and what the agent says for agents.
         seed: an integer, or a Generator (e.g. the ``dp_rng`` fixture) to draw one from.
         confidence: all bounds hold together with this probability; 1 − confidence bounds the
             false-alarm rate. executor: where trials run (default: this process).
+        notion: audit a whole agent: ``mechanism`` is then an agent factory (module-level, so that it can
+            be imported by name) or a registered agent name, and ``notion`` is what the auditor sees:
+            "billboard" (the published transcript), "jdp" (the other users' actions) or "ldp" (one
+            user's messages). ``neighbours`` must be None: the audit replaces one user's tape.
+        agent_kwargs: for agents only — ``env`` (a registered environment name; default a small random
+            linear or mixture MDP, whichever the agent needs), ``env_options``, ``episodes`` (K, default
+            3), ``route`` ("two-world" or "one-run"), ``positions`` (default ("first",)), ``window``
+            (default K), ``agent_options`` (passed to the factory).
 
-    Returns the :class:`~dpverify.audit.AuditResult` (e.g. to assert on its bounds).
+    Returns the :class:`~dpverify.audit.AuditResult` (for an agent, the
+    :class:`~dpverify.audit.agent_audit.AgentAuditResult`), e.g. to assert on its bounds.
     """
     result = audit_for_test(
         mechanism, neighbours, epsilon, delta, trials=trials, gaussian_claim=gaussian_claim, seed=seed,
-        confidence=confidence, executor=executor,
+        confidence=confidence, executor=executor, notion=notion, **agent_kwargs,
     )
     if result.verdict == VIOLATION:
         raise AssertionError(
@@ -145,17 +256,19 @@ def assert_audit_refutes(
     epsilon: float | None = None,
     delta: float = 1e-5,
     *,
-    trials: int = DEFAULT_TRIALS,
+    trials: int | None = None,
     gaussian_claim: bool | None = None,
     seed: int | np.random.Generator = 0,
     confidence: float = DEFAULT_CONFIDENCE,
     executor: Executor | None = None,
-) -> AuditResult:
+    notion: str | None = None,
+    **agent_kwargs: Any,
+) -> Any:
     """The negative control: the audit must find a VIOLATION of (ε, δ) (arguments as in
     :func:`assert_audit_passes`); raise AssertionError with the audit summary when it does not."""
     result = audit_for_test(
         mechanism, neighbours, epsilon, delta, trials=trials, gaussian_claim=gaussian_claim, seed=seed,
-        confidence=confidence, executor=executor,
+        confidence=confidence, executor=executor, notion=notion, **agent_kwargs,
     )
     if result.verdict != VIOLATION:
         raise AssertionError(

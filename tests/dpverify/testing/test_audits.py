@@ -9,7 +9,13 @@ from dpverify.audit import NO_VIOLATION_FOUND, VIOLATION, NeighbourPair
 from dpverify.calibrate_mechanism import calibrate_gaussian, calibrate_laplace
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, LaplaceMechanism
-from dpverify.testing import DEFAULT_CONFIDENCE, DEFAULT_TRIALS, assert_audit_passes, assert_audit_refutes
+from dpverify.testing import (
+    DEFAULT_AGENT_TRIALS,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_TRIALS,
+    assert_audit_passes,
+    assert_audit_refutes,
+)
 
 pytestmark = pytest.mark.dp_statistical
 
@@ -83,3 +89,33 @@ def test_bad_input() -> None:
         assert_audit_passes(noisy_sum(1.0), PAIR, 1.0, 1e-5, seed=-1)
     with pytest.raises(InvalidParameterError, match="trials"):
         assert_audit_passes(noisy_sum(1.0), PAIR, 1.0, 1e-5, trials=1)
+
+
+@pytest.mark.slow
+def test_agents_pass_and_a_planted_agent_bug_is_refuted() -> None:
+    from dpverify.audits.agent_zoo import luyo_vector_noise_never_added
+
+    passed = assert_audit_passes("luyo", notion="billboard", epsilon=1.0)
+    assert passed.verdict == NO_VIOLATION_FOUND and passed.trials == DEFAULT_AGENT_TRIALS
+    assert passed.spec.env == "random-linear" and passed.spec.episodes == 3
+    refuted = assert_audit_refutes(luyo_vector_noise_never_added, notion="billboard", epsilon=1.0)
+    assert refuted.spec.agent == "dpverify.audits.agent_zoo:luyo_vector_noise_never_added"
+    with pytest.raises(AssertionError, match="the audit refutes the claim(.|\n)*agent: dpverify.audits.agent_zoo"):
+        assert_audit_passes(luyo_vector_noise_never_added, notion="billboard", epsilon=1.0)
+
+
+def test_agent_audit_bad_input() -> None:
+    with pytest.raises(InvalidParameterError, match="neighbours"):
+        assert_audit_passes("luyo", PAIR, 1.0, notion="jdp")
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        assert_audit_passes("luyo", notion="jdp")
+    with pytest.raises(InvalidParameterError, match="agent"):
+        assert_audit_passes("no-such-agent", notion="jdp", epsilon=1.0)
+
+    def local_factory(mdp, num_episodes, rng, /, *, billboard=None, **options):  # not importable by name
+        raise AssertionError("never built")
+
+    with pytest.raises(InvalidParameterError, match="importable by name"):
+        assert_audit_passes(local_factory, notion="jdp", epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="notion"):
+        assert_audit_passes("luyo", notion="central", epsilon=1.0)
