@@ -10,9 +10,10 @@ range to the other), with ordinary tapes drawn once from the environment elsewhe
 What the auditor sees (``notion``):
 
 * ``"billboard"`` — the published transcript (every value on the agent's billboard). The output of a
-  trial is the window of releases labelled with episodes j … j + window, one row per episode (matrix
-  releases as their upper triangle), so consecutive rows can be differenced: the engine's "consecutive
-  difference" features isolate user j's term when noise is reused (Sahu 2025, Algorithm 1 line 1 as
+  trial is two rows: the releases labelled with episode j (before user j's data is read) and the mean
+  of those of episodes j + 1 … j + window (matrix releases as their upper triangle). Every later prefix
+  release carries user j's term, so the mean keeps it while averaging fresh noise down, and the
+  engine's "consecutive difference" feature isolates it exactly when noise is reused (Sahu 2025, Algorithm 1 line 1 as
   printed; Jagielski et al. 2020; Nasr et al. 2021).
 * ``"jdp"`` — only the actions given to the *other* users (Kearns et al. 2014; Vietri et al. 2020): the
   deployed policies π_{j+1}, …, π_{j+window} (one-hot in (h, s, a)), i.e. the action every later user
@@ -267,6 +268,12 @@ class AgentSetup:
         return Billboard(relation, keep_history=True)
 
 
+def _billboard_rows(rows: np.ndarray) -> np.ndarray:
+    """The billboard view of episode rows j, j+1, …, j+w: (row j, mean of rows j+1..j+w) — every later
+    prefix release carries user j's term, so averaging them keeps the term and shrinks fresh noise."""
+    return np.stack([rows[..., 0, :], rows[..., 1:, :].mean(axis=-2)], axis=-2)
+
+
 def _episode_rows(history: Sequence[Any], episodes: Sequence[int], width: int, users: str | None) -> np.ndarray:
     """One row per episode: that episode's releases (matrices as upper triangles) in publication order,
     zero-padded or truncated to ``width`` (a fixed post-processing of the transcript)."""
@@ -310,7 +317,8 @@ class View:
 
 
 def output_view(notion: str, position: int, window: int, episodes: int, width: int) -> View:
-    """Billboard: releases of episodes j … j + window; JDP: policies of users j + 1 … j + window; LDP: user j."""
+    """Billboard: releases of episodes j … j + window (as two rows, :func:`_billboard_rows`); JDP: policies
+    of users j + 1 … j + window; LDP: the messages of user j."""
     if notion == "billboard":
         return View(notion, tuple(range(position, position + window + 1)), width)
     if notion == "jdp":
@@ -327,7 +335,8 @@ def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.nda
                 rows[i] = _one_hot(np.asarray(policies[e - 1]), num_actions)
         return rows
     assert history is not None
-    return _episode_rows(history, view.episodes, view.width, "current" if view.notion == "ldp" else None)
+    rows = _episode_rows(history, view.episodes, view.width, "current" if view.notion == "ldp" else None)
+    return _billboard_rows(rows) if view.notion == "billboard" else rows
 
 
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
@@ -377,7 +386,7 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
         if parts[e]:
             flat = np.concatenate(parts[e], axis=1)[:, : view.width]
             out[:, i, : flat.shape[1]] = flat
-    return out
+    return _billboard_rows(out) if view.notion == "billboard" else out
 
 
 @dataclass(frozen=True, eq=False)
