@@ -19,20 +19,26 @@ Built-in schedules: :func:`dp_lsvi_ucbpp_schedule` (Sahu 2025, Algorithm 1) with
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dpverify import _validate
 from dpverify.conversions import CONVERSIONS, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
+from dpverify.mechanisms import MECHANISMS, GaussianMechanism, Mechanism, mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-STATISTIC_KINDS: tuple[str, ...] = ("vector", "symmetric-matrix")
 SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived")
 SCHEDULES: tuple[str, ...] = ("dp-lsvi-ucb++", "ldp-ucrl-vtr")  #: the built-in schedules below
+
+
+def statistic_kinds() -> tuple[str, ...]:
+    """The statistic kinds a schedule can release: those of the registered mechanisms."""
+    return tuple(c.statistic_kind for c in MECHANISMS.values() if c.statistic_kind)
+
 
 #: The calibrated ε must be within this relative distance below the target.
 ROUND_TRIP_TOLERANCE = 1e-9
@@ -45,7 +51,8 @@ class StatisticSpec:
     Attributes:
         family: short machine name (ledger family).
         description: what is summed, with the paper's line.
-        kind: "vector" (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
+        kind: the statistic kind of a registered mechanism (:func:`statistic_kinds`): "vector"
+            (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
         dim: d (vector length or matrix side).
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
         users: which users each release touches.
@@ -59,26 +66,26 @@ class StatisticSpec:
     users: UserPattern
 
     def __post_init__(self) -> None:
-        _validate.one_of("kind", self.kind, STATISTIC_KINDS)
+        mechanism_for_statistic(self.kind)  # raises InvalidParameterError("kind", ...) if none is registered
         object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
         object.__setattr__(self, "sensitivity", _validate.positive("sensitivity", self.sensitivity))
         object.__setattr__(self, "users", user_pattern(self.users))
 
+    def mechanism_with_noise(self, noise: float, relation: Neighbouring) -> Mechanism:
+        """The registered mechanism of this statistic's kind with the given noise scale."""
+        return mechanism_for_statistic(self.kind).build(self.sensitivity, noise, self.dim, relation)
+
     def mechanism_for_rho(self, rho0: float, relation: Neighbouring) -> Mechanism:
         """The mechanism of this statistic whose per-release cost is at most ρ0 (noise rounded up
         until the mechanism's own, rounded-up, ρ is ≤ ρ0)."""
-        if self.kind == "vector":
-            std = self.sensitivity / math.sqrt(2.0 * rho0)
-            build = lambda s: GaussianMechanism(self.sensitivity, s, self.dim, relation)  # noqa: E731
-        else:
-            std = self.sensitivity / (2.0 * math.sqrt(rho0))
-            build = lambda s: GOEMechanism(self.sensitivity, s, self.dim, relation)  # noqa: E731
-        mechanism = build(round_up(std, 2))
+        cls = mechanism_for_statistic(self.kind)
+        std = cls.noise_for_rho(self.sensitivity, rho0)
+        mechanism = self.mechanism_with_noise(round_up(std, 2), relation)
         for _ in range(64):
             if mechanism.rho <= rho0:
                 return mechanism
             std = round_up(std, 4)
-            mechanism = build(std)
+            mechanism = self.mechanism_with_noise(std, relation)
         raise NumericalError(f"could not round the noise of {self.family!r} to meet rho0 = {rho0!r}")  # pragma: no cover
 
 
@@ -104,7 +111,7 @@ class ReleaseSchedule:
         if len(set(families)) != len(families):
             raise InvalidParameterError("statistics", "must have distinct family names", families)
 
-    def ledger(self, mechanisms: dict[str, Mechanism]) -> PrivacyLedger:
+    def ledger(self, mechanisms: Mapping[str, Mechanism]) -> PrivacyLedger:
         """The ledger of the whole schedule with the given mechanism per family."""
         ledger = PrivacyLedger(self.relation)
         for spec in self.statistics:
@@ -115,8 +122,7 @@ class ReleaseSchedule:
         """(releases touching the worst user, all releases), counted with a unit-cost ledger."""
         unit = {s.family: GaussianMechanism(1.0, math.sqrt(0.5), 1, self.relation) for s in self.statistics}  # ρ = 1
         ledger = self.ledger(unit)
-        per_user = ledger.per_user_rho()
-        worst = int(round(float(per_user.max()))) if per_user.size else 0
+        worst = int(round(ledger.worst_user()[1]))  # without a per-user array: any number of episodes
         return worst, ledger.n_releases
 
 
@@ -192,7 +198,7 @@ def calibrate(
     rho0 = round_down(rho / counted, 2)
     for _ in range(64):
         stats = tuple(
-            CalibratedStatistic(spec, m, m.sigma if isinstance(m, GaussianMechanism) else m.entry_std)
+            CalibratedStatistic(spec, m, m.noise_scale)
             for spec in schedule.statistics
             for m in [spec.mechanism_for_rho(rho0, schedule.relation)]
         )
@@ -368,12 +374,7 @@ def check_printed_calibration(
         "w_bar": math.sqrt(2.0 * H**4 / rho0),
         "gram": math.sqrt(1.0 / (4.0 * rho0)),
     }
-    mechanisms: dict[str, Mechanism] = {}
-    for spec in schedule.statistics:
-        if spec.kind == "vector":
-            mechanisms[spec.family] = GaussianMechanism(spec.sensitivity, printed[spec.family], spec.dim, relation)
-        else:
-            mechanisms[spec.family] = GOEMechanism(spec.sensitivity, printed[spec.family], spec.dim, relation)
+    mechanisms = {spec.family: spec.mechanism_with_noise(printed[spec.family], relation) for spec in schedule.statistics}
     ledger = schedule.ledger(mechanisms)
     true_eps = {c: ledger.guarantee(delta, c).epsilon for c in CONVERSIONS}
     return PrintedCalibrationCheck(

@@ -14,13 +14,22 @@ curve ε(α) (:meth:`renyi_epsilon`) and, where a closed form exists, its exact 
   GOE noise into iid N(0, 2s²)).
 - :class:`LaplaceMechanism` — x + Lap(b)^d for an ℓ1 sensitivity Δ: pure ε = Δ/b (Dwork et al. 2006),
   hence ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4); Rényi curve from Mironov 2017, Proposition 6.
+
+Every mechanism class derives from :class:`NoiseMechanism` and is entered in :data:`MECHANISMS` by the
+:func:`register_mechanism` class decorator. Everything that handles "any mechanism" — JSON round trips
+(:func:`mechanism_from_dict`), calibration (:mod:`dpverify.calibration`), audits
+(:mod:`dpverify.audit.adapters`), the ``dpverify audit mechanism`` command and the hypothesis strategies —
+reads the registry and the class's declared fields, so a new mechanism is one registered class (plus its
+tests), with no switch to extend elsewhere.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Union
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -54,17 +63,148 @@ def _check_alpha(alpha: float) -> float:
     return alpha
 
 
-class _Serializable:
-    """``to_dict`` for the frozen mechanism dataclasses (the inverse is :func:`mechanism_from_dict`)."""
+_M = TypeVar("_M", bound="NoiseMechanism")
 
-    kind: str
+
+class NoiseMechanism:
+    """What every registered mechanism provides (the subclasses are frozen, validated dataclasses).
+
+    Class attributes a subclass sets:
+        kind: the registry name (``"gaussian"``), also the ``"kind"`` of its JSON form.
+        sensitivity_field, noise_field: the names of its sensitivity and noise-scale fields; with
+            ``dim`` and ``relation`` they are the constructor's arguments (:meth:`build`).
+        sensitivity_norm: the norm of its sensitivity ("l2", "l1", "Frobenius").
+        noise_help: one line describing the noise-scale field (command-line help).
+        statistic_kind: the kind of statistic a release schedule calibrates it for ("vector",
+            "symmetric-matrix"), or ``None`` when no schedule uses it.
+        default_dim: the dimension an audit uses when none is given.
+        max_profile_dim: the largest ``dim`` for which :meth:`delta_for_epsilon` has a closed form at
+            every ε (``None``: every dim).
+
+    Instances provide :attr:`rho`, :attr:`is_gaussian`, :meth:`renyi_epsilon`,
+    :meth:`delta_for_epsilon`, :meth:`release` and :attr:`output_shape`, and the hooks below.
+    """
+
+    kind: ClassVar[str]
+    sensitivity_field: ClassVar[str]
+    noise_field: ClassVar[str]
+    sensitivity_norm: ClassVar[str]
+    noise_help: ClassVar[str]
+    statistic_kind: ClassVar[str | None] = None
+    default_dim: ClassVar[int] = 1
+    max_profile_dim: ClassVar[int | None] = None
+
+    dim: int
     relation: Neighbouring
 
+    # ---- construction from the declared fields
+
+    @classmethod
+    def build(
+        cls: type[_M], sensitivity: float, noise: float, dim: int, relation: Neighbouring | str = Neighbouring.REPLACE_ONE
+    ) -> _M:
+        """The mechanism with this sensitivity, noise scale, dimension and relation."""
+        return cls(**{cls.sensitivity_field: sensitivity, cls.noise_field: noise, "dim": dim, "relation": relation})
+
+    @classmethod
+    def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
+        """The noise scale at which one release costs exactly ρ (before any rounding)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be calibrated to a zCDP budget")
+
+    @property
+    def sensitivity_value(self) -> float:
+        """The declared sensitivity (in :attr:`sensitivity_norm`)."""
+        return float(getattr(self, self.sensitivity_field))
+
+    @property
+    def noise_scale(self) -> float:
+        """The noise scale (σ, the GOE entry std s, or the Laplace b)."""
+        return float(getattr(self, self.noise_field))
+
+    def with_noise(self: _M, noise: float) -> _M:
+        """The same mechanism with another noise scale."""
+        return replace(self, **{self.noise_field: noise})  # type: ignore[arg-type]
+
+    # ---- privacy (implemented by every subclass)
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def rho(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def is_gaussian(self) -> bool:
+        raise NotImplementedError
+
+    def renyi_epsilon(self, alpha: float) -> float:
+        raise NotImplementedError
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        raise NotImplementedError
+
+    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+    def claimed_epsilon(self, delta: float) -> float:
+        """The ε this mechanism's own accounting claims for one release at δ."""
+        raise NotImplementedError
+
+    # ---- audits
+
+    def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
+        """Two statistic values at exactly the declared sensitivity (the worst case the accounting
+        assumes), and a label: zero and Δ·e₁."""
+        first = np.zeros(self.output_shape)
+        second = first.copy()
+        second.flat[0] = self.sensitivity_value
+        return first, second, "0 vs Delta e1"
+
+    def audit_view(self, releases: np.ndarray) -> np.ndarray:
+        """A lossless deterministic view of n releases (shape (n, *output_shape)) as an (n, m) array."""
+        return releases.reshape(releases.shape[0], -1)
+
     def to_dict(self) -> dict[str, Any]:
+        """JSON form; the inverse is :func:`mechanism_from_dict`."""
         return {"kind": self.kind, **asdict(self), "relation": self.relation.value}  # type: ignore[call-overload]
 
 
-class _GaussianPrivacy(_Serializable):
+
+_REGISTRY: dict[str, type[NoiseMechanism]] = {}
+
+#: The registered mechanism classes by :attr:`NoiseMechanism.kind` (read-only view of the registry).
+MECHANISMS: Mapping[str, type[NoiseMechanism]] = MappingProxyType(_REGISTRY)
+
+
+def register_mechanism(cls: type[_M]) -> type[_M]:
+    """Class decorator: enter a :class:`NoiseMechanism` subclass in :data:`MECHANISMS` under its kind."""
+    if not (isinstance(cls, type) and issubclass(cls, NoiseMechanism)):
+        raise InvalidParameterError("mechanism class", "must be a NoiseMechanism subclass", cls)
+    for attribute in ("kind", "sensitivity_field", "noise_field", "sensitivity_norm", "noise_help"):
+        if not isinstance(getattr(cls, attribute, None), str):
+            raise InvalidParameterError(f"{cls.__name__}.{attribute}", "must be set to a string", None)
+    names = {f.name for f in fields(cls)} if is_dataclass(cls) else set()
+    missing = {cls.sensitivity_field, cls.noise_field, "dim", "relation"} - names
+    if missing:
+        raise InvalidParameterError(f"{cls.__name__} fields", "must include the declared fields", sorted(missing))
+    if cls.kind in _REGISTRY and _REGISTRY[cls.kind] is not cls:
+        raise InvalidParameterError("mechanism kind", "must be unique in the registry", cls.kind)
+    _REGISTRY[cls.kind] = cls
+    return cls
+
+
+def mechanism_for_statistic(statistic_kind: str) -> type[NoiseMechanism]:
+    """The registered mechanism a release schedule uses for a statistic of this kind."""
+    for cls in _REGISTRY.values():
+        if cls.statistic_kind == statistic_kind:
+            return cls
+    kinds = [c.statistic_kind for c in _REGISTRY.values() if c.statistic_kind]
+    raise InvalidParameterError("kind", f"must be one of {', '.join(kinds)}", statistic_kind)
+
+
+class _GaussianPrivacy(NoiseMechanism):
     """The privacy of a mechanism that is exactly Gaussian with ratio μ = sensitivity/std.
 
     ρ = μ²/2 (Bun & Steinke 2016, Prop. 1.6); Rényi curve ε(α) = αρ (Mironov 2017, Prop. 7); exact
@@ -94,7 +234,14 @@ class _GaussianPrivacy(_Serializable):
         epsilon = _validate.non_negative("epsilon", epsilon)
         return math.exp(gaussian_log_delta(epsilon, self.mu))
 
+    def claimed_epsilon(self, delta: float) -> float:
+        """The exact ε of one release at δ (Balle & Wang 2018, Theorem 8), rounded up."""
+        from dpverify.conversions import epsilon_exact_gaussian  # scipy.optimize only when asked
 
+        return epsilon_exact_gaussian(self.mu, delta)
+
+
+@register_mechanism
 @dataclass(frozen=True)
 class GaussianMechanism(_GaussianPrivacy):
     """Gaussian mechanism on ℝ^dim: value + N(0, σ² I).
@@ -111,7 +258,17 @@ class GaussianMechanism(_GaussianPrivacy):
     dim: int = 1
     relation: Neighbouring = Neighbouring.REPLACE_ONE
 
-    kind = "gaussian"
+    kind: ClassVar[str] = "gaussian"
+    sensitivity_field: ClassVar[str] = "sensitivity"
+    noise_field: ClassVar[str] = "sigma"
+    sensitivity_norm: ClassVar[str] = "l2"
+    noise_help: ClassVar[str] = "noise std"
+    statistic_kind: ClassVar[str | None] = "vector"
+
+    @classmethod
+    def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
+        """σ = Δ/√(2ρ) (Bun & Steinke 2016, Proposition 1.6)."""
+        return sensitivity / math.sqrt(2.0 * rho)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sensitivity", _validate.positive("sensitivity", self.sensitivity))
@@ -138,6 +295,7 @@ class GaussianMechanism(_GaussianPrivacy):
         return x + rng.normal(0.0, self.sigma, size=(n, *self.output_shape))
 
 
+@register_mechanism
 @dataclass(frozen=True)
 class GOEMechanism(_GaussianPrivacy):
     """Symmetric-matrix Gaussian ("GOE") mechanism on dim × dim symmetric matrices.
@@ -157,7 +315,18 @@ class GOEMechanism(_GaussianPrivacy):
     dim: int
     relation: Neighbouring = Neighbouring.REPLACE_ONE
 
-    kind = "goe"
+    kind: ClassVar[str] = "goe"
+    sensitivity_field: ClassVar[str] = "frobenius_sensitivity"
+    noise_field: ClassVar[str] = "entry_std"
+    sensitivity_norm: ClassVar[str] = "Frobenius"
+    noise_help: ClassVar[str] = "std s of the entries of Z"
+    statistic_kind: ClassVar[str | None] = "symmetric-matrix"
+    default_dim: ClassVar[int] = 3
+
+    @classmethod
+    def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
+        """s = Δ_F/(2√ρ), from ρ = Δ_F²/(4s²)."""
+        return sensitivity / (2.0 * math.sqrt(rho))
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -192,9 +361,22 @@ class GOEMechanism(_GaussianPrivacy):
         z = rng.normal(0.0, self.entry_std, size=size)
         return g + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
 
+    def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
+        """Zero and Δ_F·e₁e₁ᵀ (a symmetric matrix at Frobenius distance Δ_F)."""
+        first = np.zeros(self.output_shape)
+        second = first.copy()
+        second[0, 0] = self.frobenius_sensitivity
+        return first, second, "0 vs Delta_F e1 e1^T"
 
+    def audit_view(self, releases: np.ndarray) -> np.ndarray:
+        """The upper-triangular entries: the matrices are symmetric, so nothing is lost."""
+        rows, cols = np.triu_indices(self.dim)
+        return releases[:, rows, cols]
+
+
+@register_mechanism
 @dataclass(frozen=True)
-class LaplaceMechanism(_Serializable):
+class LaplaceMechanism(NoiseMechanism):
     """Laplace mechanism on ℝ^dim: value + Lap(b)^dim, pure ε-DP with ε = Δ₁/b.
 
     Attributes:
@@ -209,7 +391,17 @@ class LaplaceMechanism(_Serializable):
     dim: int = 1
     relation: Neighbouring = Neighbouring.REPLACE_ONE
 
-    kind = "laplace"
+    kind: ClassVar[str] = "laplace"
+    sensitivity_field: ClassVar[str] = "sensitivity"
+    noise_field: ClassVar[str] = "scale"
+    sensitivity_norm: ClassVar[str] = "l1"
+    noise_help: ClassVar[str] = "Laplace scale b"
+    max_profile_dim: ClassVar[int | None] = 1
+
+    @classmethod
+    def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
+        """b = Δ₁/√(2ρ), from ρ = ε²/2 with ε = Δ₁/b (Bun & Steinke 2016, Proposition 1.4)."""
+        return sensitivity / math.sqrt(2.0 * rho)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sensitivity", _validate.positive("sensitivity", self.sensitivity))
@@ -264,6 +456,10 @@ class LaplaceMechanism(_Serializable):
             )
         return -math.expm1((epsilon - e0) / 2.0)
 
+    def claimed_epsilon(self, delta: float) -> float:
+        """The pure ε = Δ₁/b, which holds at every δ."""
+        return self.epsilon
+
     @property
     def output_shape(self) -> tuple[int, ...]:
         return (self.dim,)
@@ -276,21 +472,20 @@ class LaplaceMechanism(_Serializable):
         return x + rng.laplace(0.0, self.scale, size=size)
 
 
-Mechanism = Union[GaussianMechanism, GOEMechanism, LaplaceMechanism]
+#: Any registered mechanism (the type of a ledger entry, a calibrated statistic, an audit target).
+Mechanism = NoiseMechanism
 
-_KINDS: dict[str, type] = {"gaussian": GaussianMechanism, "goe": GOEMechanism, "laplace": LaplaceMechanism}
 
-
-def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
-    """Rebuild a mechanism from :meth:`to_dict` output (validating every field)."""
+def mechanism_from_dict(data: dict[str, Any]) -> NoiseMechanism:
+    """Rebuild a mechanism from :meth:`NoiseMechanism.to_dict` output (validating every field)."""
     if not isinstance(data, dict):
         raise InvalidParameterError("mechanism", "must be a JSON object", type(data).__name__)
     kind = data.get("kind")
-    if kind not in _KINDS:
-        raise InvalidParameterError("mechanism.kind", f"must be one of {', '.join(_KINDS)}", kind)
-    fields = {k: v for k, v in data.items() if k != "kind"}
-    cls = _KINDS[kind]
-    expected = set(cls.__dataclass_fields__)
-    if set(fields) != expected:
-        raise InvalidParameterError(f"mechanism ({kind}) fields", f"must be exactly {sorted(expected)}", sorted(fields))
-    return cls(**fields)
+    if kind not in _REGISTRY:
+        raise InvalidParameterError("mechanism.kind", f"must be one of {', '.join(_REGISTRY)}", kind)
+    given = {k: v for k, v in data.items() if k != "kind"}
+    cls = _REGISTRY[kind]
+    expected = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    if set(given) != expected:
+        raise InvalidParameterError(f"mechanism ({kind}) fields", f"must be exactly {sorted(expected)}", sorted(given))
+    return cls(**given)

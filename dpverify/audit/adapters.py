@@ -2,9 +2,11 @@
 
 :class:`ReleaseOf` turns a mechanism into an audited callable ``(value, n, rng) -> n releases``: the
 "dataset" is the exact statistic, and a neighbouring pair is two statistic values whose distance equals
-the declared sensitivity (the worst case the mechanism's accounting assumes). GOE releases are returned
-as their upper-triangular entries, a deterministic post-processing that loses nothing (the matrix is
-symmetric), so any test on them is a test on the release.
+the declared sensitivity (the worst case the mechanism's accounting assumes). Releases are returned
+through the mechanism's :meth:`~dpverify.mechanisms.NoiseMechanism.audit_view`, a deterministic
+post-processing that loses nothing (for GOE, the upper-triangular entries of the symmetric matrix), so
+any test on them is a test on the release. Everything here reads the mechanism's registered hooks, so
+any registered mechanism can be audited.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from dpverify.audit.engine import run_audit
 from dpverify.audit.executors import Executor
 from dpverify.audit.result import AuditResult
 from dpverify.audit.spec import AuditSpec, NeighbourPair
-from dpverify.conversions import epsilon_exact_gaussian
 from dpverify.errors import InvalidParameterError
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, Mechanism
+from dpverify.mechanisms import Mechanism, NoiseMechanism
 
 
 @dataclass(frozen=True)
@@ -30,35 +31,24 @@ class ReleaseOf:
     mechanism: Mechanism
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, (GaussianMechanism, GOEMechanism, LaplaceMechanism)):
-            raise InvalidParameterError("mechanism", "must be a dpverify Gaussian, GOE or Laplace mechanism", type(self.mechanism).__name__)
+        if not isinstance(self.mechanism, NoiseMechanism):
+            raise InvalidParameterError(
+                "mechanism", "must be a registered dpverify mechanism", type(self.mechanism).__name__
+            )
 
     def __call__(self, dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = self.mechanism.release(dataset, rng, n)
-        if isinstance(self.mechanism, GOEMechanism):
-            rows, cols = np.triu_indices(self.mechanism.dim)
-            return out[:, rows, cols]
-        return out
+        return self.mechanism.audit_view(self.mechanism.release(dataset, rng, n))
 
 
 def worst_case_pair(mechanism: Mechanism) -> NeighbourPair:
     """Zero and a statistic at exactly the declared sensitivity (ℓ2, ℓ1 or Frobenius) from it."""
-    if isinstance(mechanism, GOEMechanism):
-        first = np.zeros((mechanism.dim, mechanism.dim))
-        second = first.copy()
-        second[0, 0] = mechanism.frobenius_sensitivity
-        return NeighbourPair(first, second, "0 vs Delta_F e1 e1^T")
-    first = np.zeros(mechanism.dim)
-    second = first.copy()
-    second[0] = mechanism.sensitivity
-    return NeighbourPair(first, second, "0 vs Delta e1")
+    first, second, label = mechanism.worst_case_inputs()
+    return NeighbourPair(first, second, label)
 
 
 def claimed_epsilon(mechanism: Mechanism, delta: float) -> float:
     """The ε the mechanism's own accounting claims at δ (exact for Gaussian/GOE, pure ε for Laplace)."""
-    if isinstance(mechanism, LaplaceMechanism):
-        return mechanism.epsilon
-    return epsilon_exact_gaussian(mechanism.mu, delta)
+    return mechanism.claimed_epsilon(delta)
 
 
 def audit_mechanism(
