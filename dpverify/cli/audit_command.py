@@ -15,23 +15,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpverify.audit.adapters import audit_mechanism
-from dpverify.audit.executors import make_executor
-from dpverify.cli._args import count, number
+from dpverify.cli._args import count, count_at_least, number
+from dpverify.cli._checks import check_audit_size, check_scheduler, check_workers
 from dpverify.cli._output import format_table, print_json
+from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import MECHANISMS, Mechanism
 
 EXIT_NO_VIOLATION = 0
 EXIT_VIOLATION = 1
+#: The largest output of a zoo mechanism (a 3×3 GOE matrix, a 5-vector), for the size check.
+ZOO_NUMBERS_PER_TRIAL = 9
 
 
 def _common(p: argparse.ArgumentParser, default_trials: int) -> None:
-    p.add_argument("--trials", type=count, default=default_trials,
+    p.add_argument("--trials", type=count_at_least(2), default=default_trials,
                    help=f"trials per side, selection + evaluation (default {default_trials:g})")
     p.add_argument("--confidence", type=number, default=0.95, help="confidence of all bounds together (default 0.95)")
-    p.add_argument("--seed", type=count, default=0, help="audit seed (default 0); the result depends only on it")
+    p.add_argument("--seed", type=count_at_least(0), default=0, help="audit seed (default 0); the result depends only on it")
     p.add_argument("--scheduler", default=None, help="run trials on a Dask cluster at this address (tcp://host:port)")
-    p.add_argument("--workers", type=count, default=None, help="local worker processes (default: all cores; 1 = serial)")
+    p.add_argument("--workers", type=count_at_least(1), default=None, help="local worker processes (default: all cores; 1 = serial)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -65,6 +67,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     _common(zoo, 100_000)
     zoo.set_defaults(handler=run_zoo)
 
+    from dpverify.cli.audit_agent_command import add_parsers as add_agent_parsers
+
+    add_agent_parsers(targets)  # audit agent, audit agent-zoo
+
 
 def _option(field: str) -> str:
     return "--" + field.replace("_", "-")
@@ -75,18 +81,45 @@ def _mechanism(args: argparse.Namespace) -> Mechanism:
     return cls.build(getattr(args, cls.sensitivity_field), getattr(args, cls.noise_field), args.dim)
 
 
+def _checked(args: argparse.Namespace, numbers_per_trial: int, dim: int | None = None) -> None:
+    """Every check that needs no work, before any process is forked or connection made."""
+    check_scheduler("--scheduler", args.scheduler)
+    check_workers("--workers", args.workers)
+    check_audit_size(args.trials, numbers_per_trial, args.workers or _default_workers(), dim)
+
+
+def _default_workers() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
 def run_mechanism(args: argparse.Namespace) -> int:
+    from dpverify.audit.adapters import audit_mechanism
+    from dpverify.audit.executors import make_executor
+
+    if args.dim < 1:
+        raise InvalidParameterError("--dim", "must be an integer >= 1", args.dim)
+    _checked(args, args.dim * args.dim if args.kind == "goe" else args.dim, args.dim)
     mechanism = _mechanism(args)
     with make_executor(args.scheduler, args.workers) as executor:
-        result = audit_mechanism(
-            mechanism,
-            epsilon=args.epsilon,
-            delta=args.delta,
-            trials=args.trials,
-            confidence=args.confidence,
-            seed=args.seed,
-            executor=executor,
-        )
+        try:
+            result = audit_mechanism(
+                mechanism,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                trials=args.trials,
+                confidence=args.confidence,
+                seed=args.seed,
+                executor=executor,
+            )
+        except InvalidParameterError as exc:
+            if args.epsilon is None and exc.parameter == "epsilon":
+                noise = MECHANISMS[args.kind].noise_field
+                raise InvalidParameterError(
+                    _option(noise), "gives the mechanism no finite epsilon of its own at this delta; "
+                    "state the claim to audit with --epsilon", getattr(args, noise)) from None
+            raise
     if args.json:
         print_json({"mechanism": mechanism.to_dict(), "result": result.to_dict()})
     else:
@@ -96,8 +129,10 @@ def run_mechanism(args: argparse.Namespace) -> int:
 
 
 def run_zoo(args: argparse.Namespace) -> int:
+    from dpverify.audit.executors import make_executor
     from dpverify.audits.zoo import run_zoo as audit_zoo
 
+    _checked(args, ZOO_NUMBERS_PER_TRIAL)
     with make_executor(args.scheduler, args.workers) as executor:
         outcomes = audit_zoo(trials=args.trials, seed=args.seed, confidence=args.confidence, executor=executor)
     rows = [o.row() for o in outcomes]
@@ -108,7 +143,8 @@ def run_zoo(args: argparse.Namespace) -> int:
     else:
         headers = ("bug", "variant", "claim eps", "CP eps_lb", "GDP eps_lb", "ceiling", "verdict", "expected?")
         table = [
-            (r["bug"], r["variant"], r["claim_epsilon"], r["cp_epsilon_lower"], r["gdp_epsilon_lower"],
+            (r["bug"], r["variant"], r["claim_epsilon"], r["cp_epsilon_lower"],
+             r["gdp_epsilon_lower"] if r["gaussian_claim"] else "n/a",
              r["ceiling"], r["verdict"], "yes" if r["as_expected"] else "NO")
             for r in rows
         ]

@@ -1,0 +1,162 @@
+"""``dpverify audit agent`` and ``dpverify audit agent-zoo``: privacy audits of whole agents.
+
+    dpverify audit agent --agent dp-lsvi-ucb++ --env min2021 --env-option horizon=2 --episodes 16 \\
+        --notion billboard --route two-world --epsilon 1 --delta 1e-5 --trials 1e4 [--json] [--out DIR]
+    dpverify audit agent --agent my_package.my_module:make_agent ...      (a third-party agent)
+    dpverify audit agent-zoo [--scale 1] [--json]
+
+``--agent`` is a registered agent name or ``module.path:factory`` (the current directory is importable,
+as with ``python -m``) or ``path/to/file.py:factory``. Exit status: 0 when no violation is found (which
+certifies nothing), 1 on VIOLATION (``agent-zoo``: when a verdict differs from the expected one), 2 on
+bad input (one line on stderr). The library behind it is :mod:`dpverify.audit.agent_audit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from dpverify.cli._args import count, number
+from dpverify.cli._output import format_table, print_json
+from dpverify.errors import InvalidParameterError
+
+EXIT_NO_VIOLATION = 0
+EXIT_VIOLATION = 1
+
+
+def add_parsers(targets: argparse._SubParsersAction) -> None:
+    """Add ``agent`` and ``agent-zoo`` to the ``dpverify audit`` sub-commands."""
+    agent = targets.add_parser(
+        "agent", help="audit a whole agent's privacy claim (billboard DP, JDP or LDP)",
+        description="Audit an agent end to end on user response tapes. Exit 0: no violation found (not a "
+        "certificate); 1: violation; 2: bad input.")
+    agent.add_argument("--agent", required=True, help="registered agent name, module.path:factory or file.py:factory")
+    agent.add_argument("--env", required=True, help="registered environment name")
+    agent.add_argument("--episodes", type=count, required=True, help="K, the number of users")
+    agent.add_argument("--notion", required=True, choices=("billboard", "jdp", "ldp"), help="what the auditor sees")
+    agent.add_argument("--route", default="two-world", choices=("two-world", "one-run"),
+                       help="two-world (many runs on D and D') or one-run (canaries, Steinke et al. 2023)")
+    agent.add_argument("--epsilon", type=number, required=True, help="claimed epsilon")
+    agent.add_argument("--delta", type=number, default=1e-5, help="claimed delta (default 1e-5)")
+    agent.add_argument("--trials", type=count, default=None,
+                       help="two-world: trials per side (default 1e4); one-run: number of runs (default 1)")
+    agent.add_argument("--canaries", type=count, default=None, help="one-run: canary slots per run (default K/2)")
+    agent.add_argument("--position", action="append", default=None, metavar="first|middle|last|J",
+                       help="two-world: replaced position, repeatable (default first, middle and last)")
+    agent.add_argument("--window", type=count, default=1, help="episodes after the replaced user read (default 1)")
+    agent.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE", help="environment option")
+    agent.add_argument("--agent-option", action="append", default=[], metavar="NAME=VALUE", help="agent option")
+    agent.add_argument("--gaussian-claim", choices=("yes", "no"), default=None,
+                       help="treat the claim as mu-GDP (default: yes for dpverify's agents, no otherwise)")
+    agent.add_argument("--confidence", type=number, default=0.95, help="confidence of all bounds (default 0.95)")
+    agent.add_argument("--seed", type=count, default=0, help="audit seed (default 0)")
+    agent.add_argument("--data-seed", type=count, default=0, help="seed of the ordinary users' tapes (default 0)")
+    agent.add_argument("--scheduler", default=None, help="run two-world trials on a Dask cluster (tcp://host:port)")
+    agent.add_argument("--workers", type=count, default=None, help="local worker processes (default all cores)")
+    agent.add_argument("--json", action="store_true", help="print JSON")
+    agent.add_argument("--out", default=None, metavar="DIR", help="write result.json and tradeoff.png to DIR")
+    agent.set_defaults(handler=run_agent)
+
+    zoo = targets.add_parser("agent-zoo", help="audit every planted agent bug and its correct twin")
+    zoo.add_argument("--scale", type=number, default=1.0, help="multiply the zoo's trials (default 1)")
+    zoo.add_argument("--seed", type=count, default=0, help="audit seed (default 0)")
+    zoo.add_argument("--json", action="store_true", help="print JSON")
+    zoo.set_defaults(handler=run_agent_zoo)
+
+
+def _options(flag: str, items: list[str]) -> tuple[tuple[str, Any], ...]:
+    try:
+        from dpverify.cli.run_command import parse_options
+    except ImportError:  # pragma: no cover - the run command always ships
+        parse_options = None
+    if parse_options is not None:
+        return tuple(sorted(parse_options(flag, items).items()))
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InvalidParameterError(flag, "must be NAME=VALUE", item)
+        out[name.replace("-", "_")] = value
+    return tuple(sorted(out.items()))
+
+
+def _positions(items: list[str] | None) -> tuple[Any, ...]:
+    if not items:
+        return ("first", "middle", "last")
+    out: list[Any] = []
+    for item in items:
+        out.append(int(item) if item.isdigit() else item)
+    return tuple(out)
+
+
+def spec_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~dpverify.audit.agent_audit.AgentAuditSpec` the options describe (validated)."""
+    from dpverify.audit.agent_audit import AgentAuditSpec
+
+    trials = args.trials if args.trials is not None else (10_000 if args.route == "two-world" else 1)
+    gaussian = None if args.gaussian_claim is None else args.gaussian_claim == "yes"
+    return AgentAuditSpec(
+        agent=args.agent, env=args.env, episodes=args.episodes, notion=args.notion, epsilon=args.epsilon,
+        delta=args.delta, route=args.route, trials=trials, canaries=args.canaries, confidence=args.confidence,
+        seed=args.seed, data_seed=args.data_seed, positions=_positions(args.position), window=args.window,
+        env_options=_options("--env-option", args.env_option),
+        agent_options=_options("--agent-option", args.agent_option), gaussian_claim=gaussian)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    from dpverify.audit.executors import make_executor
+
+    try:
+        from dpverify.cli._checks import check_scheduler, check_workers
+    except ImportError:  # older CLI helpers
+        check_scheduler = check_workers = None
+    if check_scheduler is not None and check_workers is not None:
+        check_scheduler("--scheduler", args.scheduler)
+        check_workers("--workers", args.workers)
+    return make_executor(args.scheduler, args.workers)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    from dpverify.audit.agent_audit import audit_agent
+
+    spec = spec_from_args(args)
+    if args.out is not None:
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise InvalidParameterError("--out", "must be a directory (or a path to create)", args.out)
+    executor = _executor(args)
+    try:
+        result = audit_agent(spec, executor=executor)
+    finally:
+        executor.close()
+    if args.out is not None:
+        from dpverify.audit.agent_plot import write_outputs
+
+        write_outputs(result, Path(args.out))
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result.summary())
+    return EXIT_VIOLATION if result.verdict == "VIOLATION" else EXIT_NO_VIOLATION
+
+
+def run_agent_zoo(args: argparse.Namespace) -> int:
+    from dpverify.audits.agent_zoo import run_agent_zoo as zoo
+
+    if not args.scale > 0:
+        raise InvalidParameterError("--scale", "must be > 0", args.scale)
+    outcomes = zoo(scale=args.scale, seed=args.seed)
+    rows = [o.row() for o in outcomes]
+    all_ok = all(o.as_expected for o in outcomes)
+    if args.json:
+        print_json({"scale": args.scale, "seed": args.seed, "all_as_expected": all_ok, "cases": rows})
+    else:
+        headers = ("case", "kind", "route", "verdict", "expected?", "eps_lb", "trials", "seconds")
+        table = [(r["case"], r["kind"], r["route"], r["verdict"], "yes" if r["as_expected"] else "NO",
+                  f"{r['epsilon_lower_bound']:.3f}", r["trials"] if r["canaries"] is None
+                  else f"{r['trials']} run, m={r['canaries']}", f"{r['seconds']:.1f}") for r in rows]
+        print(format_table(headers, table))
+        print("all verdicts as expected" if all_ok else "SOME VERDICTS DIFFER FROM THE EXPECTED ONES", file=sys.stdout)
+    return EXIT_NO_VIOLATION if all_ok else EXIT_VIOLATION
