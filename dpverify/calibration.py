@@ -86,7 +86,9 @@ class StatisticSpec:
                 return mechanism
             std = round_up(std, 4)
             mechanism = self.mechanism_with_noise(std, relation)
-        raise NumericalError(f"could not round the noise of {self.family!r} to meet rho0 = {rho0!r}")  # pragma: no cover
+        raise NumericalError(  # pragma: no cover
+            f"could not round the noise of {self.family!r} to meet rho0 = {rho0!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,9 @@ def calibrate(
     worst, total = schedule.release_counts()
     counted = worst if accounting == "per-user" else total
     if counted == 0:
-        raise InvalidParameterError("schedule", "must release at least one statistic that touches a user", schedule.name)
+        raise InvalidParameterError(
+            "schedule", "must release at least one statistic that touches a user", schedule.name
+        )
     rho0 = round_down(rho / counted, 2)
     for _ in range(64):
         stats = tuple(
@@ -255,11 +259,13 @@ def dp_lsvi_ucbpp_schedule(
     value = SumBound(weight, feature_norm, H)
     square = SumBound(weight, feature_norm, H * H)
     prefix = user_pattern("prefix")
+    vector, square_vector = vector_sum_sensitivity(value, relation), vector_sum_sensitivity(square, relation)
+    gram = gram_sum_sensitivity(value, relation)
     stats = (
-        StatisticSpec("w_hat", "Σ σ̄⁻² φ·V̂ (Alg. 1 line 6)", "vector", dim, vector_sum_sensitivity(value, relation), prefix),
-        StatisticSpec("w_check", "Σ σ̄⁻² φ·V̌ (Alg. 1 line 7)", "vector", dim, vector_sum_sensitivity(value, relation), prefix),
-        StatisticSpec("w_bar", "Σ σ̄⁻² φ·V̂² (Alg. 1 line 8)", "vector", dim, vector_sum_sensitivity(square, relation), prefix),
-        StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram_sum_sensitivity(value, relation), prefix),
+        StatisticSpec("w_hat", "Σ σ̄⁻² φ·V̂ (Alg. 1 line 6)", "vector", dim, vector, prefix),
+        StatisticSpec("w_check", "Σ σ̄⁻² φ·V̌ (Alg. 1 line 7)", "vector", dim, vector, prefix),
+        StatisticSpec("w_bar", "Σ σ̄⁻² φ·V̂² (Alg. 1 line 8)", "vector", dim, square_vector, prefix),
+        StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram, prefix),
     )
     weight_rule = "σ̄⁻² ≤ 1 (paper, Appendix A)" if model == "paper" else "σ̄⁻² ≤ 1/H² because σ̄ ≥ H (Alg. 1 line 25)"
     assumptions = (
@@ -305,8 +311,14 @@ def ldp_ucrl_vtr_schedule(
     bound = SumBound(1.0, F, H)
     own = user_pattern("current")
     stats = (
-        StatisticSpec("gram", "φ_V φ_Vᵀ of user k (Alg. 1 line 13)", "symmetric-matrix", dim, gram_sum_sensitivity(bound, relation), own),
-        StatisticSpec("target", "φ_V·V(s′) of user k (Alg. 1 line 14)", "vector", dim, vector_sum_sensitivity(bound, relation), own),
+        StatisticSpec(
+            "gram", "φ_V φ_Vᵀ of user k (Alg. 1 line 13)", "symmetric-matrix", dim,
+            gram_sum_sensitivity(bound, relation), own,
+        ),
+        StatisticSpec(
+            "target", "φ_V·V(s′) of user k (Alg. 1 line 14)", "vector", dim,
+            vector_sum_sensitivity(bound, relation), own,
+        ),
     )
     return ReleaseSchedule(
         name="ldp-ucrl-vtr",
@@ -374,7 +386,7 @@ def check_printed_calibration(
         "w_bar": math.sqrt(2.0 * H**4 / rho0),
         "gram": math.sqrt(1.0 / (4.0 * rho0)),
     }
-    mechanisms = {spec.family: spec.mechanism_with_noise(printed[spec.family], relation) for spec in schedule.statistics}
+    mechanisms = {s.family: s.mechanism_with_noise(printed[s.family], relation) for s in schedule.statistics}
     ledger = schedule.ledger(mechanisms)
     true_eps = {c: ledger.guarantee(delta, c).epsilon for c in CONVERSIONS}
     return PrintedCalibrationCheck(

@@ -101,7 +101,11 @@ class NoiseMechanism:
 
     @classmethod
     def build(
-        cls: type[_M], sensitivity: float, noise: float, dim: int, relation: Neighbouring | str = Neighbouring.REPLACE_ONE
+        cls: type[_M],
+        sensitivity: float,
+        noise: float,
+        dim: int,
+        relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
     ) -> _M:
         """The mechanism with this sensitivity, noise scale, dimension and relation."""
         return cls(**{cls.sensitivity_field: sensitivity, cls.noise_field: noise, "dim": dim, "relation": relation})
