@@ -176,32 +176,42 @@ class Billboard:
                 self._keep(family, episode, h + 1, pattern, raw[h], noisy[h])
         return noisy
 
-    def publish_with_noise(
+    def reserve(
         self,
-        families: Sequence[str],
         episode: int,
-        stage: int,
-        mechanisms: Sequence[Mechanism],
-        raw_values: Sequence[np.ndarray],
-        noises: Sequence[np.ndarray],
+        releases: Sequence[tuple[str, int, Mechanism]],
         users: str | UserPattern,
-    ) -> list[np.ndarray]:
-        """Release ``raw_values[i]`` of family ``families[i]`` by ``mechanisms[i]`` at one (episode, stage),
-        with the noise ``noises[i]`` drawn ahead by :func:`draw_noise` for that release (each used once).
+        rng: np.random.Generator,
+    ) -> ReservedReleases:
+        """Plan the releases (family, stage, mechanism) one episode will make, in publication order.
 
-        Releases whose values are computed one after the other (a backward pass) draw their noise in one
-        call of the generator beforehand, in publication order; every value is checked as :meth:`publish`
-        checks it (all of them before any is released), released and recorded in order.
+        For releases whose values are computed one after the other (a backward pass): the ledger records
+        them all now (so it never lags what is published; if the episode stops early, it over-counts,
+        the safe side), their noise is drawn now in publication order (:func:`draw_noise`: the same
+        draws as :meth:`publish` would make one by one), and :meth:`ReservedReleases.publish` then checks,
+        releases and keeps each value exactly as :meth:`publish` does, once.
         """
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
         pattern = user_pattern(users)
-        raws = [_checked_value(m, value) for m, value in zip(mechanisms, raw_values, strict=True)]
-        noisy = [raw + noise for raw, noise in zip(raws, noises, strict=True)]
-        for family, mechanism, raw, value in zip(families, mechanisms, raws, noisy, strict=True):
-            self.ledger.record(family, episode, stage, mechanism, pattern)
-            self.n_published += 1
-            if self.keep_history:
-                self._keep(family, episode, stage, pattern, raw, value)
-        return noisy
+        self._record_plan(episode, releases, pattern)
+        return ReservedReleases(self, episode, releases, pattern, draw_noise([m for _, _, m in releases], rng))
+
+    def _record_plan(self, episode: int, releases: Sequence[tuple[str, int, Mechanism]], pattern: UserPattern) -> None:
+        stages: dict[str, list[int]] = {}
+        mechanisms: dict[str, Mechanism] = {}
+        for family, stage, mechanism in releases:
+            if mechanisms.setdefault(family, mechanism) is not mechanism:
+                mechanisms[family] = None  # type: ignore[assignment]  (several mechanisms: record one by one)
+            stages.setdefault(family, []).append(stage)
+        for family, planned in stages.items():
+            first, last = min(planned), max(planned)
+            if mechanisms[family] is not None and sorted(planned) == list(range(first, last + 1)):
+                self.ledger.record_stages(family, episode, (first, last), mechanisms[family], pattern)
+            else:
+                for f, stage, mechanism in releases:
+                    if f == family:
+                        self.ledger.record(family, episode, stage, mechanism, pattern)
 
     def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
               noisy: np.ndarray) -> None:
@@ -249,10 +259,11 @@ class ReplayBillboard(Billboard):
         users: str | UserPattern,
         rng: np.random.Generator,
     ) -> np.ndarray:
-        return self._replay(family, episode, stage, mechanism, users)
+        self.ledger.record(family, episode, stage, mechanism, users)
+        return self._replay(family, episode, stage)
 
-    def _replay(self, family: str, episode: int, stage: int, mechanism: Mechanism,
-                users: str | UserPattern) -> np.ndarray:
+    def _replay(self, family: str, episode: int, stage: int) -> np.ndarray:
+        """The next recorded value, checked to carry the label (family, episode, stage)."""
         if self.n_published >= len(self._recorded):
             raise InvalidParameterError("recorded", "has fewer releases than this run makes", len(self._recorded))
         expected = self._recorded[self.n_published]
@@ -261,22 +272,19 @@ class ReplayBillboard(Billboard):
                 "release", f"must match the recorded label {(expected.family, expected.episode, expected.stage)}",
                 (family, episode, stage),
             )
-        self.ledger.record(family, episode, stage, mechanism, users)
         self.n_published += 1
         return np.array(expected.value)
 
-    def publish_with_noise(
+    def reserve(
         self,
-        families: Sequence[str],
         episode: int,
-        stage: int,
-        mechanisms: Sequence[Mechanism],
-        raw_values: Sequence[np.ndarray],
-        noises: Sequence[np.ndarray],
+        releases: Sequence[tuple[str, int, Mechanism]],
         users: str | UserPattern,
-    ) -> list[np.ndarray]:
-        return [self._replay(family, episode, stage, mechanism, users)
-                for family, mechanism in zip(families, mechanisms, strict=True)]
+        rng: np.random.Generator,
+    ) -> ReservedReleases:
+        pattern = user_pattern(users)
+        self._record_plan(episode, releases, pattern)
+        return ReservedReleases(self, episode, releases, pattern, None)
 
     def publish_stages(
         self,
@@ -289,3 +297,62 @@ class ReplayBillboard(Billboard):
     ) -> np.ndarray:
         return np.stack([self.publish(family, episode, h + 1, mechanism, raw, users, rng)
                          for h, raw in enumerate(np.asarray(raw_values, dtype=float))])
+
+
+class ReservedReleases:
+    """The releases of one episode planned by :meth:`Billboard.reserve`: recorded, their noise drawn.
+
+    :meth:`publish` releases one of them (each once: a second release would reuse its noise). On a
+    :class:`ReplayBillboard` (no noise drawn) it returns the recorded value instead.
+    """
+
+    def __init__(self, billboard: Billboard, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
+                 pattern: UserPattern, noise: list[np.ndarray] | None) -> None:
+        self.billboard, self.episode, self.pattern = billboard, episode, pattern
+        self._index = {(family, stage): i for i, (family, stage, _) in enumerate(releases)}
+        if len(self._index) != len(releases):
+            raise InvalidParameterError("releases", "must name each (family, stage) once", len(releases))
+        self._mechanisms = [mechanism for _, _, mechanism in releases]
+        self._noise: list[np.ndarray | None] = list(noise) if noise is not None else [None] * len(releases)
+        self._used = [False] * len(releases)
+
+    def publish_all(self, raw_values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Release every reserved release at once when all values are known: ``raw_values[family][h − 1]``
+        is the value of (family, stage h). Every value is checked first (one array per family), then all
+        are released in the reserved order; returns the released values, stacked per family."""
+        stages: dict[str, list[int]] = {}
+        for family, stage in self._index:
+            stages.setdefault(family, []).append(stage)
+        if set(raw_values) != set(stages) or any(
+                sorted(stages[f]) != list(range(1, len(raw_values[f]) + 1)) for f in stages):
+            raise InvalidParameterError("raw_values", "must hold one value per reserved stage 1..n of every family",
+                                        sorted(raw_values))
+        checked = {family: _checked_stack(self._mechanisms[self._index[(family, 1)]], values)
+                   for family, values in raw_values.items()}
+        released = {family: np.empty_like(values) for family, values in checked.items()}
+        for (family, stage), i in self._index.items():
+            released[family][stage - 1] = self._release(i, family, stage, checked[family][stage - 1])
+        return released
+
+    def publish(self, family: str, stage: int, raw_value: np.ndarray) -> np.ndarray:
+        """Release the reserved (family, stage) with its own noise; check, keep and return it."""
+        i = self._index.get((family, stage))
+        if i is None:
+            raise InvalidParameterError("release", f"must be reserved for episode {self.episode}", (family, stage))
+        if self._used[i]:
+            raise InvalidParameterError("release", "may be published once (its noise is used)", (family, stage))
+        return self._release(i, family, stage, _checked_value(self._mechanisms[i], raw_value))
+
+    def _release(self, i: int, family: str, stage: int, raw: np.ndarray) -> np.ndarray:
+        if self._used[i]:
+            raise InvalidParameterError("release", "may be published once (its noise is used)", (family, stage))
+        self._used[i] = True
+        board = self.billboard
+        if isinstance(board, ReplayBillboard):
+            return board._replay(family, self.episode, stage)
+        noisy = raw + self._noise[i]
+        self._noise[i] = None
+        board.n_published += 1
+        if board.keep_history:
+            board._keep(family, self.episode, stage, self.pattern, raw, noisy)
+        return noisy

@@ -88,7 +88,7 @@ import sympy
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard, draw_noise
+from dpverify.agents.billboard import Billboard, ReservedReleases
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
@@ -228,8 +228,7 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self.mechanisms = {family: calibration.mechanism(family) for family in ALL_FAMILIES}
         self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))  # Σ_i w_i φ_i φ_iᵀ (no λ)
         self.released_episode = 0
-        self._vector_mechanisms = [self.mechanisms[family] for family in VECTOR_FAMILIES]
-        self._vector_noise: list[np.ndarray | None] = []
+        self._reserved: ReservedReleases
         self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
         self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
         self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
@@ -271,8 +270,10 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         noisy = self.billboard.publish_stages("gram", k, self.mechanisms["gram"], self.raw_gram, "prefix",
                                               self.noise_rng)
         # The vector releases of this episode's backward pass (stages H..1, each w_hat, w_check, w_bar),
-        # drawn now in that order: the noise does not depend on the data, so this is the same noise.
-        self._vector_noise = list(draw_noise(self._vector_mechanisms * self.horizon, self.noise_rng))
+        # recorded and their noise drawn now, in that order (the noise does not depend on the data).
+        self._reserved = self.billboard.reserve(
+            k, [(family, h + 1, self.mechanisms[family]) for h in range(self.horizon - 1, -1, -1)
+                for family in VECTOR_FAMILIES], "prefix", self.noise_rng)
         noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
         eigenvalues, vectors = np.linalg.eigh(noisy)
         eigenvalues = np.maximum(eigenvalues, self.regularization)
@@ -284,19 +285,13 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
         self.released_episode = k
 
-    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> list[np.ndarray]:
+    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
         """Publish Σ_{i<k} w_i φ_i V(s'_i) (= M_h V) for V = V̂ (``w_hat``), V̌ (``w_check``) and V̂² (``w_bar``),
         each with its own fresh Gaussian noise (stage h 0-based)."""
         self._check_released()
-        index = 3 * (self.horizon - 1 - h)
-        noises = self._vector_noise[index:index + 3]
-        if any(noise is None for noise in noises):  # each noise is used once: reusing it would not be private
-            raise InvalidParameterError("release_sums", "may be called once per stage and episode", h)
-        self._vector_noise[index:index + 3] = [None, None, None]
-        sums = self.next_state_sums[h]
-        raws = [sums @ v_hat, sums @ v_check, sums @ v_hat**2]
-        return self.billboard.publish_with_noise(VECTOR_FAMILIES, self.episode, h + 1, self._vector_mechanisms,
-                                                 raws, noises, "prefix")  # type: ignore[arg-type]
+        sums, stage, reserved = self.next_state_sums[h], h + 1, self._reserved
+        return (reserved.publish("w_hat", stage, sums @ v_hat), reserved.publish("w_check", stage, sums @ v_check),
+                reserved.publish("w_bar", stage, sums @ v_hat**2))
 
     # ---- the parent's release methods, answered from the published values ----------------------------
 

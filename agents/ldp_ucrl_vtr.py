@@ -54,7 +54,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard, draw_noise
+from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
@@ -268,14 +268,12 @@ class LdpUcrlVtr(PrivateAgent):
         h = np.arange(self.horizon)
         x = self.value_features[h, trajectory.states[:-1], trajectory.actions]
         check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bound, "value features φ_V")
-        gram_messages = np.empty_like(gram_raw)
-        target_messages = np.empty_like(target_raw)
-        # Per stage a Gram message then a target message, their noise drawn in that order at once.
-        noise = draw_noise([self.gram_mechanism, self.target_mechanism] * self.horizon, self.noise_rng)
-        mechanisms = (self.gram_mechanism, self.target_mechanism)
-        for stage in range(self.horizon):
-            gram_messages[stage], target_messages[stage] = self.billboard.publish_with_noise(
-                ("gram", "target"), k, stage + 1, mechanisms, (gram_raw[stage], target_raw[stage]),
-                noise[2 * stage:2 * stage + 2], "current")
+        # Per stage a Gram message then a target message: recorded and their noise drawn at once, in that order.
+        reserved = self.billboard.reserve(
+            k, [(family, stage + 1, mechanism) for stage in range(self.horizon)
+                for family, mechanism in (("gram", self.gram_mechanism), ("target", self.target_mechanism))],
+            "current", self.noise_rng)
+        messages = reserved.publish_all({"gram": gram_raw, "target": target_raw})
+        gram_messages, target_messages = messages["gram"], messages["target"]
         self.server.receive(gram_messages, target_messages)
         self.episode += 1

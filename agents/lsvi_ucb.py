@@ -7,16 +7,16 @@ For each episode k, backward over stages h = H−1, …, 0 (0-indexed):
     Q_h(s, a) = min{ w_hᵀφ_h(s, a) + β ‖φ_h(s, a)‖_{Λ_h⁻¹}, H − h }
     V_h(s) = [max_a Q_h(s, a)]_{[0, H−h]}
 
-and the user follows π_h(s) ∈ argmax_a Q_h(s, a), ties broken uniformly at random (DESIGN §4).
+and the user follows π_h(s) ∈ argmax_a Q_h(s, a), ties broken uniformly at random.
 
 Jin et al. cap Q at H; we cap at H − h (the largest possible value-to-go, so optimism is unchanged) and
 clip the regression targets V_{h+1} to [0, H − h − 1], so every target r + V lies in [0, H] — the range
-that the sensitivity bounds of private variants assume (DESIGN §2).
+that the sensitivity bounds of private variants assume.
 
 Confidence radius: Theorem 3.1 of Jin et al. takes β = c·d·H·√ι with ι = log(2dT/p), T = KH, an absolute
 constant c and failure probability p. We use ``beta = beta_multiplier × d·H·√ι`` (c = 1 absorbed in the
 multiplier); the theory value with multiplier 1 keeps every bonus above H for millions of episodes
-(DESIGN §4). Both the theory value and the effective β are reported by :meth:`settings`.
+(measured below). Both the theory value and the effective β are reported by :meth:`settings`.
 
 Defaults: ``regularization`` λ = 0.01 and ``beta_multiplier`` 0.003 (effective β ≈ 2.7 at d = 10, H = 20,
 K = 10⁴), tuned on the Min et al. MDP with ‖φ‖ ≤ 1 (``min2021_mdp()``: φ/3, H = 20, A = 100).
@@ -49,9 +49,6 @@ Cost per episode: O(H(d² + dS + SAd)), independent of k — the regression sums
 :class:`dpverify.agents.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,
 bonuses downdated in place).
 
-Extension point for private variants (Luyo et al. 2021, Ngo et al. 2022): pass a subclass of
-:class:`~dpverify.agents.statistics.RidgeStatistics` whose release methods (``gram_inverse``, ``weighted_sum``,
-``bonus_squared``) return noisy statistics; :meth:`LsviUcb.plan` reads the data only through them.
 """
 
 from __future__ import annotations
@@ -112,14 +109,13 @@ class LsviUcb(Agent):
         mdp: LinearMDP,
         config: LsviUcbConfig,
         rng: np.random.Generator,
-        statistics: RidgeStatistics | None = None,
     ) -> None:
         self.mdp = mdp
         self.config = config
         self.rng = rng
         self.horizon, self.num_states, self.num_actions = mdp.horizon, mdp.num_states, mdp.num_actions
         self.features = mdp.features
-        self.statistics = statistics or RidgeStatistics(mdp.features, mdp.rewards, config.regularization)
+        self.statistics = RidgeStatistics(mdp.features, mdp.rewards, config.regularization)
         self.theory_beta = theory_beta(mdp.dim, mdp.horizon, config.num_episodes, config.failure_probability)
         self.beta = config.beta_multiplier * self.theory_beta
         self.q = np.zeros((self.horizon, self.num_states, self.num_actions))
@@ -128,16 +124,24 @@ class LsviUcb(Agent):
         return {"theory_beta": self.theory_beta, "beta": self.beta}
 
     def plan(self) -> np.ndarray:
-        """Backward least-squares value iteration; fills and returns Q, shape (H, S, A)."""
+        """Backward least-squares value iteration; fills and returns Q, shape (H, S, A).
+
+        The bonuses of every stage are taken at once; the stage loop is two small products, one
+        product with the features and two in-place clips (numpy call overhead dominates at small d, S).
+        """
         stats = self.statistics
+        bonus = self.beta * np.sqrt(stats.bonus_squared_all())
+        q = self.q
         next_values = np.zeros(self.num_states)
         for h in range(self.horizon - 1, -1, -1):
-            w = stats.gram_inverse(h) @ stats.weighted_sum(h, next_values, include_rewards=True)
-            bonus = self.beta * np.sqrt(stats.bonus_squared(h))
-            cap = self.horizon - h
-            self.q[h] = np.minimum(self.features[h] @ w + bonus, cap)
-            next_values = np.clip(self.q[h].max(axis=-1), 0.0, cap)
-        return self.q
+            w = stats.inverse[h] @ (stats.next_state_sums[h] @ next_values + stats.reward_sums[h])
+            cap = float(self.horizon - h)
+            np.add(self.features[h] @ w, bonus[h], out=q[h])
+            np.minimum(q[h], cap, out=q[h])
+            next_values = q[h].max(axis=-1)
+            np.maximum(next_values, 0.0, out=next_values)
+            np.minimum(next_values, cap, out=next_values)
+        return q
 
     def begin_episode(self) -> np.ndarray:
         return sample_greedy_actions(self.plan(), self.rng, TIE_TOLERANCE)

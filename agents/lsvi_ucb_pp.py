@@ -17,10 +17,10 @@ h', every stage is updated (lines 11–12), else Q̂, Q̌ are kept (lines 15–1
 
 Two corrections to the printed Algorithm 1, both following He et al.: the switching test is made once
 per episode before the backward pass (the printed loop sets k_last ← k inside the stage loop, after
-which the test could never fire for the remaining stages — DESIGN §4 "thresholds never firing"), and
+which the test could never fire for the remaining stages), and
 the pessimistic value takes max{·, Q̌^{old}, 0} (the printed min{·, Q̌^{old}, 0} would pin Q̌ at ≤ 0).
 Values are capped at H − h (the largest value-to-go) and the regression targets are clipped to
-[0, H − h − 1] ⊂ [0, H] (DESIGN §2).
+[0, H − h − 1] ⊂ [0, H] (the range the private variant's sensitivities assume).
 
 Variance weights (Sahu 2025 §3 and Algorithm 1 lines 9, 24–25; E and D from Lemma B.3), for the visited
 (s_h, a_h) with φ = φ_h(s_h, a_h) and n = ‖φ‖_{Λ_h⁻¹}:
@@ -36,7 +36,7 @@ Confidence radii (Sahu 2025 Theorem 3.2 with no privacy noise, L = 1, λ̃ = λ,
     β̂ = β̌ = H√(dλ) + √(d³H²)·ι,   β̄ = H²√(dλ) + √(d³H⁴)·ι,
 
 each multiplied by its own multiplier. The theory coefficients 2d³H² (σ̄ floor) and 4d³H² (D) make every
-weight ≈ 10⁻¹³ at d = 10, H = 20, so nothing is learned at practical K (DESIGN §4); they carry the
+weight ≈ 10⁻¹³ at d = 10, H = 20, so nothing is learned at practical K; they carry the
 multipliers c_σ and c_D.
 
 Defaults (tuned on the Min et al. MDP with ‖φ‖ ≤ 1, ``min2021_mdp()``: φ/3, d = 10, H = 20, A = 100):

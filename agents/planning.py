@@ -10,11 +10,11 @@ Everything is backward induction on the tabular model (``transitions`` (H, S, A,
     V^π_h(s) = Σ_a π_h(a|s) [r_h(s, a) + Σ_s' P_h(s'|s, a) V^π_{h+1}(s')].
 
 The per-episode regret reported by the runner is ρᵀ(V*_0 − V^{π_k}_0) with ρ the initial distribution:
-exact, not estimated from realised returns (DESIGN §3–4).
+exact, not estimated from realised returns.
 
 Ties: :func:`maximizing_actions` returns the full set of actions within ``tolerance`` of the maximum,
 and :func:`sample_greedy_actions` picks one of them uniformly at random with the caller's generator
-(never "the first", which favours action 0 — DESIGN §4).
+(never "the first", which favours action 0).
 """
 
 from __future__ import annotations
@@ -163,14 +163,17 @@ class DeterministicPolicyEvaluator:
         self.transitions, self.rewards, self.initial = _check_model(mdp)
         self.optimal = optimal_values(mdp)
         self._states = np.arange(self.transitions.shape[1])
+        self._stages = np.arange(self.transitions.shape[0])
 
     def value(self, policy: np.ndarray) -> float:
         """ρᵀ V^π_0 for a deterministic policy of shape (H, S)."""
         horizon = self.transitions.shape[0]
+        stages = self._stages[:, None]
+        rewards = self.rewards[stages, self._states, policy]  # r_h(s, π_h(s)), gathered for every stage at once
+        transitions = self.transitions[stages, self._states, policy]
         values = np.zeros(self.transitions.shape[1])
         for h in range(horizon - 1, -1, -1):
-            actions = policy[h]
-            values = self.rewards[h, self._states, actions] + self.transitions[h, self._states, actions] @ values
+            values = rewards[h] + transitions[h] @ values
         return float(self.initial @ values)
 
     def regret(self, policy: np.ndarray) -> float:

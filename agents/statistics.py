@@ -1,10 +1,10 @@
-"""Sufficient statistics of the agents' ridge regressions — the extension point for private variants.
+"""Sufficient statistics of the agents' ridge regressions.
 
-Every agent of this package reads the data only through one of the two classes below, and only through
-their *release* methods (the names in the lists). A private variant (issue 5: DP-LSVI-UCB++, Luyo et
-al., Ngo et al., LDP-UCRL-VTR) subclasses the statistics class, overrides the release methods to return
-noisy versions (fresh noise at every call, DESIGN §2 "Reused noise is not private"), and passes an
-instance to the agent through its ``statistics`` constructor argument; the agent code is unchanged.
+:class:`RidgeStatistics` is read by LSVI-UCB (directly, all stages at once) and by LSVI-UCB++ through its
+*release* methods only (the names listed below). DP-LSVI-UCB++ passes LSVI-UCB++ a subclass
+(:class:`dpverify.agents.dp_lsvi_ucb_pp.PrivatisedRidgeStatistics`) whose release methods answer from
+statistics published through the billboard with fresh noise, so the learning rule is unchanged. The
+other private agents keep their own statistics (tree nodes, or each user's messages).
 
 :class:`RidgeStatistics` (LSVI-UCB, LSVI-UCB++; a linear MDP with finite S). For each stage h it keeps
 
@@ -14,7 +14,7 @@ instance to the agent through its ``statistics`` constructor argument; the agent
 
 with φ_i = φ_h(s_i, a_i), s'_i the next state and w_i the regression weight (1 for LSVI-UCB, σ̄⁻² for
 LSVI-UCB++). Because S is finite, Σ_i w_i φ_i V(s'_i) = M_h V for *any* value function V in O(dS), so a
-whole regression costs O(d² + dS) however many episodes were seen (DESIGN §4, no O(K²) replay).
+whole regression costs O(d² + dS) however many episodes were seen (no O(K²) replay).
 Release methods: :meth:`~RidgeStatistics.gram_matrix`, :meth:`~RidgeStatistics.gram_inverse`,
 :meth:`~RidgeStatistics.weighted_sum`, :meth:`~RidgeStatistics.bonus_squared`. A Gram release with
 GOE noise is no longer a rank-one update: a private subclass inverts its noisy Λ̃ directly (d × d)
@@ -23,9 +23,7 @@ and computes ``bonus_squared`` from that inverse (:func:`dpverify.agents.linalg.
 :class:`ValueTargetStatistics` (UCRL-VTR; a linear mixture MDP). For each stage h it keeps
 Σ_h = λI + Σ_i x_i x_iᵀ and b_h = Σ_i x_i y_i, where x_i = φ_{V_{i,h+1}}(s_i, a_i) depends on the value
 function of episode i and y_i = V_{i,h+1}(s'_i) (Ayoub et al. 2020; Liao et al. 2021, Algorithm 1 lines 13–20).
-Release methods: :meth:`~ValueTargetStatistics.gram_inverse`, :meth:`~ValueTargetStatistics.target_sum`;
-a local-DP variant overrides :meth:`~ValueTargetStatistics.add_episode` (each user perturbs its own
-contribution before sending it) and :meth:`~ValueTargetStatistics.gram_inverse` (shift by rI).
+It is the statistics of UCRL-VTR; LDP-UCRL-VTR's server keeps sums of privatised messages instead.
 """
 
 from __future__ import annotations
@@ -103,6 +101,10 @@ class RidgeStatistics:
     def bonus_squared(self, h: int) -> np.ndarray:
         """‖φ_h(s, a)‖²_{Λ_h⁻¹} for every (s, a): shape (S, A) (never below 0)."""
         return np.maximum(self._bonus_squared[h], 0.0).reshape(self.num_states, self.num_actions)
+
+    def bonus_squared_all(self) -> np.ndarray:
+        """:meth:`bonus_squared` of every stage at once: shape (H, S, A)."""
+        return np.maximum(self._bonus_squared, 0.0).reshape(self.horizon, self.num_states, self.num_actions)
 
     def log_determinant(self, h: int) -> float:
         """log det Λ_h (matrix determinant lemma; for the rare-switching test of LSVI-UCB++)."""

@@ -23,11 +23,8 @@ with k (computed each episode); its final value is reported.
 
 Cost per episode O(H(S²Ad + SAd²)), independent of k (Sherman–Morrison for Σ_h⁻¹).
 
-Extension point (LDP-UCRL-VTR, Liao et al. 2021): pass a subclass of
-:class:`~dpverify.agents.statistics.ValueTargetStatistics` whose ``add_episode`` perturbs each user's
-(x xᵀ, x y) with fresh symmetric Gaussian / Gaussian noise before aggregation and whose
-``gram_inverse`` inverts the shifted noisy sum; the agent calls only ``add_episode``, ``gram_inverse``
-and ``target_sum``.
+The local-DP variant (:mod:`dpverify.agents.ldp_ucrl_vtr`, Liao et al. 2021) plans the same way from
+a server's broadcast of sums of privatised messages.
 """
 
 from __future__ import annotations
@@ -92,7 +89,6 @@ class UcrlVtr(Agent):
         mdp: LinearMixtureMDP,
         config: UcrlVtrConfig,
         rng: np.random.Generator,
-        statistics: ValueTargetStatistics | None = None,
     ) -> None:
         self.mdp = mdp
         self.config = config
@@ -100,7 +96,7 @@ class UcrlVtr(Agent):
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.theta_norm_bound = config.theta_norm_bound if config.theta_norm_bound is not None else math.sqrt(d)
-        self.statistics = statistics or ValueTargetStatistics(H, d, config.regularization)
+        self.statistics = ValueTargetStatistics(H, d, config.regularization)
         self.episode = 0
         self.beta = 0.0
         self.q = np.zeros((H, S, A))

@@ -407,6 +407,12 @@ class PrivacyLedger:
         current run of this episode, the run is extended once instead of once per stage.
         """
         first, last = _range("stages", stages)
+        run = self._open.get(family)
+        if run is not None and run[2] == first and run[3] == last and type(episode) is int and episode == run[1] + 1:
+            pattern = users if isinstance(users, (PrefixUsers, CurrentUser, BinaryTreeNode)) else user_pattern(users)
+            if (run[4] is mechanism or run[4] == mechanism) and (run[5] is pattern or run[5] == pattern):
+                run[1] = episode  # the next episode of the same stages: the run stays one rectangle
+                return
         self.record(family, episode, first, mechanism, users)
         run = self._open[family]
         if run[0] == run[1] == episode and run[3] == first:

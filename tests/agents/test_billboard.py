@@ -73,10 +73,11 @@ def batched_and_one_by_one(keep_noise: bool):
     for k in (1, 2):
         out_b.append(batched.publish_stages("G", k, mat, grams, "tree", rb))
         out_s.append(np.stack([single.publish("G", k, h + 1, mat, grams[h], "tree", rs) for h in range(4)]))
-        noise = draw_noise([vec, mat] * 4, rb)
+        reserved = batched.reserve(k, [(family, h + 1, m) for h in range(4) for family, m in (("v", vec), ("M", mat))],
+                                   "prefix", rb)
         for h in range(4):
-            out_b.extend(batched.publish_with_noise(("v", "M"), k, h + 1, (vec, mat), (vectors[h], grams[h]),
-                                                    noise[2 * h:2 * h + 2], "prefix"))
+            out_b.append(reserved.publish("v", h + 1, vectors[h]))
+            out_b.append(reserved.publish("M", h + 1, grams[h]))
             out_s.append(single.publish("v", k, h + 1, vec, vectors[h], "prefix", rs))
             out_s.append(single.publish("M", k, h + 1, mat, grams[h], "prefix", rs))
     return batched, single, out_b, out_s
@@ -114,10 +115,17 @@ def test_batched_releases_check_every_value() -> None:
         board.publish_stages("G", 1, mat, np.stack([np.eye(2), [[0.0, 1.0], [0.0, 0.0]]]), "prefix", rng)
     with pytest.raises(InvalidParameterError, match="finite"):
         board.publish_stages("v", 1, vec, np.array([[0.0, 1.0], [np.nan, 0.0]]), "prefix", rng)
-    with pytest.raises(InvalidParameterError, match="shape"):
-        board.publish_with_noise(("v", "w"), 1, 1, (vec, vec), (np.zeros(2), np.zeros(3)), (np.zeros(2),) * 2,
-                                 "prefix")
     assert board.n_published == 0 and board.ledger.n_releases == 0
+    reserved = board.reserve(1, [("v", 2, vec), ("v", 1, vec)], "prefix", rng)
+    assert board.ledger.n_releases == 2  # recorded when reserved: the ledger never lags a release
+    with pytest.raises(InvalidParameterError, match="shape"):
+        reserved.publish("v", 2, np.zeros(3))
+    with pytest.raises(InvalidParameterError, match="reserved"):
+        reserved.publish("v", 3, np.zeros(2))
+    reserved.publish("v", 2, np.zeros(2))
+    with pytest.raises(InvalidParameterError, match="once"):
+        reserved.publish("v", 2, np.zeros(2))  # a second release would reuse its noise
+    assert board.n_published == 1
 
 
 def test_replay_billboard_replays_batched_releases() -> None:
@@ -128,9 +136,28 @@ def test_replay_billboard_replays_batched_releases() -> None:
     out = []
     for k in (1, 2):
         out.append(replay.publish_stages("G", k, mat, zeros, "tree", np.random.default_rng(0)))
+        reserved = replay.reserve(k, [(f, h + 1, m) for h in range(4) for f, m in (("v", vec), ("M", mat))],
+                                  "prefix", np.random.default_rng(0))
         for h in range(4):
-            out.extend(replay.publish_with_noise(("v", "M"), k, h + 1, (vec, mat), (np.zeros(3), zeros[h]),
-                                                 (np.zeros(3), np.zeros((3, 3))), "prefix"))
+            out.append(reserved.publish("v", h + 1, np.zeros(3)))
+            out.append(reserved.publish("M", h + 1, zeros[h]))
     for a, b in zip(out, out_s, strict=True):
         np.testing.assert_array_equal(a, b)
     assert replay.ledger == single.ledger
+
+
+def test_publish_all_equals_publishing_one_by_one() -> None:
+    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
+    plan = [(family, h + 1, m) for h in range(3) for family, m in (("G", mat), ("v", vec))]
+    grams = np.stack([np.eye(3) * h for h in range(3)])
+    vectors = np.arange(9.0).reshape(3, 3)
+    boards = [Billboard(keep_history=True, keep_noise=True) for _ in range(2)]
+    together = boards[0].reserve(1, plan, "current", np.random.default_rng(2)).publish_all({"G": grams, "v": vectors})
+    single = boards[1].reserve(1, plan, "current", np.random.default_rng(2))
+    for h in range(3):
+        np.testing.assert_array_equal(together["G"][h], single.publish("G", h + 1, grams[h]))
+        np.testing.assert_array_equal(together["v"][h], single.publish("v", h + 1, vectors[h]))
+    assert [(r.family, r.stage) for r in boards[0].history()] == [(r.family, r.stage) for r in boards[1].history()]
+    assert boards[0].ledger == boards[1].ledger
+    with pytest.raises(InvalidParameterError, match="raw_values"):
+        boards[0].reserve(2, plan, "current", np.random.default_rng(2)).publish_all({"G": grams})
