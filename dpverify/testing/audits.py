@@ -114,8 +114,9 @@ def _agent_audit(
         registry = importlib.import_module("dpverify.agents.registry")
         if name in registry.AGENTS:
             kind = registry.AGENTS[name].env_kind
-        env, default_options = AGENT_ENVIRONMENTS[kind]
-        env_options = default_options if env_options is None else env_options
+        env = AGENT_ENVIRONMENTS[kind][0]
+    if env_options is None:  # the small instance of a random environment; another's own defaults
+        env_options = dict(AGENT_ENVIRONMENTS.values()).get(env, ())
     spec = AgentAuditSpec(
         agent=name, env=env, episodes=episodes, notion=notion, epsilon=epsilon, delta=delta,
         route=agent_options.route, trials=DEFAULT_AGENT_TRIALS if trials is None else trials,
@@ -232,7 +233,9 @@ def assert_audit_passes(
             "billboard" (the published transcript), "jdp" (the other users' actions) or "ldp" (one
             user's messages). ``neighbours`` must be None: the audit replaces one user's tape.
         agent_kwargs: for agents only — ``env`` (a registered environment name; default a small random
-            linear or mixture MDP, whichever the agent needs), ``env_options``, ``episodes`` (K, default
+            linear MDP, or a mixture MDP for a registered agent that needs one: pass
+            ``env="random-mixture"`` for an unregistered one), ``env_options`` (default: the small
+            instance for "random-linear" and "random-mixture"), ``episodes`` (K, default
             3), ``route`` ("two-world" or "one-run"), ``positions`` (default ("first",)), ``window``
             (default K), ``agent_options`` (passed to the factory).
 
