@@ -42,25 +42,33 @@ def _check(k: object, n: object, a: object) -> tuple[np.ndarray, np.ndarray, np.
     return k_arr, n_arr, a_arr
 
 
+def upper_unchecked(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
+    """:func:`upper_bound` on float arrays already known to be valid (no checks; the same arithmetic)."""
+    full = k >= n
+    kk = np.where(full, 0.0, k)  # placeholder where the bound is 1 (avoids b = 0 in betaincinv)
+    q = special.betaincinv(kk + 1.0, np.maximum(n - kk, 1e-300), 1.0 - a)
+    q = np.minimum(1.0, q * (1.0 + RELATIVE_SAFETY) + 1e-300)
+    return np.where(full, 1.0, q)
+
+
+def lower_unchecked(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
+    """:func:`lower_bound` on float arrays already known to be valid (no checks; the same arithmetic)."""
+    empty = k <= 0
+    kk = np.where(empty, 1.0, k)
+    q = special.betaincinv(kk, n - kk + 1.0, a)
+    q = np.maximum(0.0, q * (1.0 - RELATIVE_SAFETY))
+    return np.where(empty, 0.0, q)
+
+
 def upper_bound(k: object, n: object, alpha: object) -> np.ndarray | float:
     """One-sided upper bound on p with P(p > bound) ≤ alpha (Clopper & Pearson 1934)."""
-    k_arr, n_arr, a_arr = _check(k, n, alpha)
-    full = k_arr >= n_arr
-    kk = np.where(full, 0.0, k_arr)  # placeholder where the bound is 1 (avoids b = 0 in betaincinv)
-    q = special.betaincinv(kk + 1.0, np.maximum(n_arr - kk, 1e-300), 1.0 - a_arr)
-    q = np.minimum(1.0, q * (1.0 + RELATIVE_SAFETY) + 1e-300)
-    out = np.where(full, 1.0, q)
+    out = upper_unchecked(*_check(k, n, alpha))
     return float(out) if out.ndim == 0 else out
 
 
 def lower_bound(k: object, n: object, alpha: object) -> np.ndarray | float:
     """One-sided lower bound on p with P(p < bound) ≤ alpha (Clopper & Pearson 1934)."""
-    k_arr, n_arr, a_arr = _check(k, n, alpha)
-    empty = k_arr <= 0
-    kk = np.where(empty, 1.0, k_arr)
-    q = special.betaincinv(kk, n_arr - kk + 1.0, a_arr)
-    q = np.maximum(0.0, q * (1.0 - RELATIVE_SAFETY))
-    out = np.where(empty, 0.0, q)
+    out = lower_unchecked(*_check(k, n, alpha))
     return float(out) if out.ndim == 0 else out
 
 

@@ -63,7 +63,11 @@ class LinearFeature:
     weights: np.ndarray = field(repr=False)
 
     def scores(self, outputs: np.ndarray) -> np.ndarray:
-        return view(outputs, self.which) @ self.weights
+        z = view(outputs, self.which)
+        if z.shape[1] == 1:  # one coordinate: the same values as the matrix-vector product, without it
+            w = float(self.weights[0])
+            return z[:, 0] if w == 1.0 else z[:, 0] * w  # x·1 = x exactly (a view: callers must not write)
+        return z @ self.weights
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,6 +19,7 @@ Su 2019):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +54,9 @@ def _collect(results: list[Any]) -> list[Any]:
 
 def _probe(mechanism: Mechanism, pairs: tuple[NeighbourPair, ...], seed: int) -> tuple[int, ...]:
     if not callable(mechanism):
-        raise InvalidParameterError("mechanism", "must be callable as mechanism(dataset, n, rng)", type(mechanism).__name__)
+        raise InvalidParameterError(
+            "mechanism", "must be callable as mechanism(dataset, n, rng)", type(mechanism).__name__
+        )
     shape: tuple[int, ...] | None = None
     for i, pair in enumerate(pairs):
         for side, dataset in enumerate((pair.first, pair.second)):
@@ -165,7 +168,7 @@ def _select(
             features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta
         )
         score = cp_choice.projected
-        if spec.gaussian_claim:
+        if spec.gaussian_claim and len(pairs) > 1:  # the score only ranks pairs
             score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))
         if best is None or score > best[0]:
             best = (score, i, cp_choice, gdp_choice)
@@ -198,10 +201,20 @@ def _evaluate(
     return (int(on_d[0]), int(on_d_prime[0])), (int(on_d[1]), int(on_d_prime[1]))
 
 
+@functools.lru_cache(maxsize=256)
+def _claimed_mu_of(epsilon: float, delta: float, gaussian_claim: bool) -> float | None:
+    return AuditSpec(epsilon, delta, gaussian_claim=gaussian_claim).claimed_mu
+
+
+def _claimed_mu(spec: AuditSpec) -> float | None:
+    """spec.claimed_mu (a root-finding of the exact Gaussian profile), computed once per claim."""
+    return _claimed_mu_of(spec.epsilon, spec.delta, spec.gaussian_claim)
+
+
 def _result(
     spec: AuditSpec, pairs: tuple[NeighbourPair, ...], index: int, cp_report: BoundReport, gdp_report: BoundReport
 ) -> AuditResult:
-    claimed_mu = spec.claimed_mu
+    claimed_mu = _claimed_mu(spec)
     violated: list[str] = []
     if cp_report.epsilon_lower > spec.epsilon:
         violated.append("clopper-pearson")
@@ -214,12 +227,15 @@ def _result(
     if ceiling <= spec.epsilon:
         notes.append(
             f"With {spec.evaluation_trials} evaluation trials per side no threshold test can certify epsilon above "
-            f"{ceiling:.3f} <= the claimed {spec.epsilon:g}: the Clopper-Pearson test could not have refuted this claim."
+            f"{ceiling:.3f} <= the claimed {spec.epsilon:g}: the Clopper-Pearson test could not have refuted "
+            "this claim."
         )
     correction = (
         f"weighted Bonferroni over the 4 one-sided Clopper-Pearson bounds computed on the evaluation split: "
-        f"FPR and FNR of the Clopper-Pearson test at {CP_SHARE:g} x (1 - {spec.confidence:g}) = {spec.cp_alpha:.4g} each, "
-        f"FPR and FNR of the mu-GDP test at {GDP_SHARE:g} x (1 - {spec.confidence:g}) = {spec.gdp_alpha:.4g} each; the pair ({len(pairs)} candidate(s)), features, thresholds, "
+        f"FPR and FNR of the Clopper-Pearson test at {CP_SHARE:g} x (1 - {spec.confidence:g}) = "
+        f"{spec.cp_alpha:.4g} each, "
+        f"FPR and FNR of the mu-GDP test at {GDP_SHARE:g} x (1 - {spec.confidence:g}) = {spec.gdp_alpha:.4g} each; "
+        f"the pair ({len(pairs)} candidate(s)), features, thresholds, "
         f"events and directions were all chosen on a separate selection split of {spec.selection_trials} trials "
         "per side and pair, so only these two pre-chosen tests are evaluated."
     )

@@ -6,7 +6,9 @@ in the order of ``items`` (calling ``on_done()`` as each finishes, for the progr
 all three give identical audit results.
 
 - :class:`SerialExecutor` — one core, no pickling; what the throughput benchmark measures.
-- :class:`ProcessExecutor` — ``concurrent.futures.ProcessPoolExecutor`` (the default).
+- :class:`ProcessExecutor` — ``concurrent.futures.ProcessPoolExecutor`` (the default); adaptive: work too
+  small to gain from processes runs in the calling process, and one pool serves every ``map`` until
+  ``close()`` (so a zoo or a command that passes one executor to many audits starts one pool).
 - :class:`DaskExecutor` — a ``distributed.Client`` connected to a scheduler address
   (``tcp://host:port``), so large audits scale past one machine; dask is imported only here.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -61,24 +64,76 @@ def _check_picklable(items: Sequence[Any], where: str) -> None:
         ) from None
 
 
+#: Cost model of the adaptive :class:`ProcessExecutor` (seconds, bytes per second); deliberately pessimistic
+#: about parallel work, so that a map goes to the pool only when it clearly pays.
+POOL_STARTUP_SECONDS = 0.15
+ITEM_OVERHEAD_SECONDS = 0.002
+TRANSFER_BYTES_PER_SECOND = 1e8
+PARALLEL_GAIN_REQUIRED = 0.8
+
+
 class ProcessExecutor:
-    """Runs chunks on a pool of local worker processes (created on first use, reused until close)."""
+    """Runs chunks on a pool of local worker processes (created on first use, reused until close).
+
+    Adaptive by default: the first item of every ``map`` runs in this process and is timed; the rest go
+    to the pool only if the estimated parallel time (pool start-up when no pool is running yet, per-item
+    overhead, transfer of results of the first item's size, the work split over the workers) is below
+    :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial time. So a small audit never pays for a pool
+    and the executor is not slower than :class:`SerialExecutor`. Results do not depend on where an item
+    ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
+    """
 
     name = "processes"
 
-    def __init__(self, workers: int | None = None):
-        self.workers = _validate.integer("workers", workers, minimum=1) if workers is not None else (os.cpu_count() or 1)
+    def __init__(self, workers: int | None = None, *, adaptive: bool = True):
+        self.workers = (
+            _validate.integer("workers", workers, minimum=1) if workers is not None else (os.cpu_count() or 1)
+        )
+        if not isinstance(adaptive, bool):
+            raise InvalidParameterError("adaptive", "must be a bool", adaptive)
+        self.adaptive = adaptive
         self._pool: ProcessPoolExecutor | None = None
+        #: How many items ran here and on the pool (for benchmarks and tests).
+        self.items_here = 0
+        self.items_pooled = 0
+
+    def _worth_a_pool(self, seconds: float, result: Any, remaining: int) -> bool:
+        serial = seconds * remaining
+        size = float(getattr(result, "nbytes", 0) or 0)
+        per_item = ITEM_OVERHEAD_SECONDS + 2.0 * size / TRANSFER_BYTES_PER_SECOND
+        startup = POOL_STARTUP_SECONDS if self._pool is None else 0.0
+        parallel = startup + remaining * per_item + serial / min(self.workers, remaining)
+        return parallel < PARALLEL_GAIN_REQUIRED * serial
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
         _check_picklable(items, "worker processes")
+        items = list(items)
+        results: list[Any] = []
+        if self.adaptive and items:
+            start = time.perf_counter()
+            results.append(fn(items[0]))
+            seconds = time.perf_counter() - start
+            self.items_here += 1
+            if on_done is not None:
+                on_done()
+            items = items[1:]
+            if self.workers == 1 or not self._worth_a_pool(seconds, results[0], len(items)):
+                for item in items:
+                    results.append(fn(item))
+                    self.items_here += 1
+                    if on_done is not None:
+                        on_done()
+                return results
+        if not items:
+            return results
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
         futures = [self._pool.submit(fn, item) for item in items]
         for _ in as_completed(futures):
+            self.items_pooled += 1
             if on_done is not None:
                 on_done()
-        return [f.result() for f in futures]
+        return results + [f.result() for f in futures]
 
     def close(self) -> None:
         if self._pool is not None:
@@ -99,7 +154,9 @@ class DaskExecutor:
 
     def __init__(self, address: str | None = None, client: Any = None, timeout: float = 10.0):
         if (address is None) == (client is None):
-            raise InvalidParameterError("scheduler", "give exactly one of a scheduler address or a dask Client", address)
+            raise InvalidParameterError(
+                "scheduler", "give exactly one of a scheduler address or a dask Client", address
+            )
         try:
             import distributed
         except ImportError:
@@ -114,7 +171,9 @@ class DaskExecutor:
             try:
                 client = distributed.Client(address, timeout=timeout)
             except (OSError, TimeoutError) as exc:
-                raise InvalidParameterError("scheduler", f"could not be reached ({type(exc).__name__})", address) from None
+                raise InvalidParameterError(
+                    "scheduler", f"could not be reached ({type(exc).__name__})", address
+                ) from None
         self._client = client
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:

@@ -46,7 +46,9 @@ def check_outputs(outputs: Any, n: int, shape: tuple[int, ...] | None) -> np.nda
         raise InvalidParameterError(
             "mechanism output", f"must have the same per-trial shape {shape} on every call and dataset", arr.shape[1:]
         )
-    if not np.all(np.isfinite(arr)):
+    # min and max propagate NaN and reach ±inf exactly when some value is non-finite (two reductions,
+    # no temporary array).
+    if arr.size and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):
         raise InvalidParameterError("mechanism output", "must be finite (no NaN or inf)", "non-finite values")
     return arr
 

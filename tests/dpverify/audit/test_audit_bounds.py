@@ -69,7 +69,8 @@ def test_differences_separate_reused_noise():
     cp_choice, _ = choose(feats, x0, x1, 5000, 0.01875, 0.00625, 1e-5)
     s0 = cp_choice.test.feature.scores(x0)
     s1 = cp_choice.test.feature.scores(x1)
-    fp, fn = cp_choice.test.errors((int(np.sum(s0 > cp_choice.test.threshold)), int(np.sum(s1 > cp_choice.test.threshold))), 500)
+    t = cp_choice.test.threshold
+    fp, fn = cp_choice.test.errors((int(np.sum(s0 > t)), int(np.sum(s1 > t))), 500)
     assert fp == 0 and fn == 0
 
 

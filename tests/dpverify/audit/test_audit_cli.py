@@ -24,7 +24,8 @@ def test_gaussian_no_violation_text(capsys):
 
 
 def test_gaussian_violation_json(capsys):
-    argv = ["audit", "mechanism", "gaussian", "--sigma", "1.5", "--epsilon", "1", "--trials", "2e4", "--workers", "1", "--json"]
+    argv = ["audit", "mechanism", "gaussian", "--sigma", "1.5", "--epsilon", "1", "--trials", "2e4", "--workers", "1",
+            "--json"]
     code, out, _ = run(capsys, argv)
     data = json.loads(out)
     assert code == 1
@@ -85,7 +86,8 @@ def test_usage_errors_exit_2(capsys, argv):
 def test_zoo_table_and_json(capsys):
     code, out, _ = run(capsys, ["audit", "zoo", "--trials", "3e4", "--workers", "1"])
     assert code == 0
-    assert out.count("VIOLATION") >= 7 and "noise-reused" in out and "NO" not in out.split("expected?")[1].replace("NO VIOLATION", "")
+    assert out.count("VIOLATION") >= 7 and "noise-reused" in out
+    assert "NO" not in out.split("expected?")[1].replace("NO VIOLATION", "")
     code, out, _ = run(capsys, ["audit", "zoo", "--trials", "3e4", "--workers", "2", "--json"])
     data = json.loads(out)
     assert code == 0 and data["all_as_expected"] is True and len(data["cases"]) == 14

@@ -97,8 +97,9 @@ def test_bad_mechanisms_raise_clear_errors(mechanism, neighbours, rule):
     assert rule in str(info.value)
 
 
-def test_error_inside_a_worker_process_is_reraised():
-    with ProcessExecutor(2) as ex, pytest.raises(InvalidParameterError, match="finite"):
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_error_inside_a_worker_process_is_reraised(adaptive):
+    with ProcessExecutor(2, adaptive=adaptive) as ex, pytest.raises(InvalidParameterError, match="finite"):
         run_audit(nan_after_probe, (0, 1), spec(), executor=ex)
 
 
@@ -118,11 +119,36 @@ def test_bad_neighbours():
 def test_identical_results_serial_and_processes():
     mech, pair = ReleaseOf(GAUSS), worst_case_pair(GAUSS)
     serial = run_audit(mech, pair, spec(), executor=SERIAL)
-    with ProcessExecutor(2) as ex:
+    with ProcessExecutor(2, adaptive=False) as ex:
         procs = run_audit(mech, pair, spec(), executor=ex)
-    assert serial == procs
+        assert ex.items_pooled > 0 and ex.items_here == 0  # every chunk ran on a worker
+        again = run_audit(mech, pair, spec(), executor=ex)  # the same pool serves a second audit
+    with ProcessExecutor(2) as ex:
+        adaptive = run_audit(mech, pair, spec(), executor=ex)
+        assert ex.items_here > 0  # small work stays in this process
+    assert serial == procs == again == adaptive
     assert serial.to_dict() == procs.to_dict()
     assert run_audit(mech, pair, spec(seed=4), executor=SERIAL) != serial  # the seed matters
+
+
+def test_adaptive_executor_cost_model():
+    ex = ProcessExecutor(2)
+    big = np.zeros(131072)
+    assert not ex._worth_a_pool(0.001, big, 10)        # cheap chunks: start-up and transfer dominate
+    assert not ex._worth_a_pool(0.05, big, 1)          # one item left: nothing to split
+    assert ex._worth_a_pool(0.5, np.zeros(2), 20)      # costly chunks, small results: use the workers
+    with pytest.raises(InvalidParameterError):
+        ProcessExecutor(2, adaptive="yes")  # type: ignore[arg-type]
+
+
+def test_adaptive_executor_maps_like_serial():
+    with ProcessExecutor(2) as ex:
+        assert ex.map(abs, [-1, 2, -3]) == [1, 2, 3] and ex._pool is None
+        assert ex.map(abs, []) == []
+    with ProcessExecutor(2, adaptive=False) as ex:
+        assert ex.map(abs, [-1, 2, -3]) == [1, 2, 3] and ex.items_pooled == 3
+    with ProcessExecutor(1) as ex:  # one worker can never beat this process
+        assert ex.map(abs, [-1, 2, -3]) == [1, 2, 3] and ex._pool is None
 
 
 def test_default_executor_is_local_processes():
@@ -136,7 +162,7 @@ def test_result_is_never_a_certificate():
     assert NOT_A_CERTIFICATE in r.notes and "private" not in r.verdict.lower()
     assert r.epsilon_lower_bound == r.clopper_pearson.epsilon_lower <= r.ceiling
     assert "Bonferroni" in r.correction and "selection split" in r.correction
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):
         r.verdict = VIOLATION  # frozen
     fields = {**r.__dict__, "verdict": VIOLATION}
     with pytest.raises(InvalidParameterError):
