@@ -141,11 +141,11 @@ class BatchedDpLsviUcbPlusPlus:
 
     def gram_noise(self, h: int) -> np.ndarray:
         """Fresh Z with N(0, s²) entries for one Gram release of every trial: shape (n, d, d)."""
-        return self.randomness.normal(self.gram_mechanism.entry_std, (self.dim, self.dim))
+        return self.randomness.normal(self.gram_mechanism.noise_scale, (self.dim, self.dim))
 
     def vector_noise(self, family: str, h: int) -> np.ndarray:
         """Fresh N(0, σ²I) for one vector release of every trial: shape (n, d)."""
-        return self.randomness.normal(self.vector_mechanisms[family].sigma, (self.dim,))
+        return self.randomness.normal(self.vector_mechanisms[family].noise_scale, (self.dim,))
 
     def clip_targets(self, values: np.ndarray) -> np.ndarray:
         """Regression targets clipped to [0, H] (the range the sensitivities assume)."""

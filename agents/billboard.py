@@ -75,7 +75,7 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
         return [m.release(np.zeros(m.output_shape), rng) for m in mechanisms]
     shape = mechanisms[0].output_shape if mechanisms else ()
     if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in mechanisms):
-        sigmas = np.array([m.sigma for m in mechanisms])  # type: ignore[union-attr]
+        sigmas = np.array([m.noise_scale for m in mechanisms])
         return list(rng.standard_normal((len(mechanisms), *shape)) * sigmas.reshape(-1, *(1,) * len(shape)))
     sizes = [math.prod(m.output_shape) for m in mechanisms]
     normals = rng.standard_normal(sum(sizes))
@@ -87,7 +87,7 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
             z = m.entry_std * block
             noise.append((z + z.T) / math.sqrt(2.0))
         else:
-            noise.append(m.sigma * block)
+            noise.append(m.noise_scale * block)
     return noise
 
 

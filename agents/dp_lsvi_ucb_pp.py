@@ -186,8 +186,8 @@ def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: 
     printed noise equals the calibrated one: ρ_Λ = HK/s² for the GOE entry std s, ρ_L = 8H³K/σ̂² for
     the std σ̂ of the w_hat/w_check noise (module docstring).
     """
-    s = calibration.mechanism("gram").entry_std
-    sigma_hat = calibration.mechanism("w_hat").sigma
+    s = calibration.mechanism("gram").noise_scale  # the GOE entry std
+    sigma_hat = calibration.mechanism("w_hat").noise_scale  # the Gaussian σ
     rho_lambda = horizon * episodes / s**2
     rho_l = 8.0 * horizon**3 * episodes / sigma_hat**2
     lam = paper_constants.dp_lsvi_ucbpp_constants(d=dim, H=horizon, K=episodes, rho=rho_lambda,

@@ -127,7 +127,8 @@ class NoiseMechanism:
 
     def with_noise(self: _M, noise: float) -> _M:
         """The same mechanism with another noise scale."""
-        return replace(self, **{self.noise_field: noise})  # type: ignore[arg-type]
+        changed: _M = replace(self, **{self.noise_field: noise})  # type: ignore[type-var]
+        return changed
 
     # ---- privacy (implemented by every subclass)
 
@@ -189,7 +190,7 @@ def register_mechanism(cls: type[_M]) -> type[_M]:
     for attribute in ("kind", "sensitivity_field", "noise_field", "sensitivity_norm", "noise_help"):
         if not isinstance(getattr(cls, attribute, None), str):
             raise InvalidParameterError(f"{cls.__name__}.{attribute}", "must be set to a string", None)
-    names = {f.name for f in fields(cls)} if is_dataclass(cls) else set()
+    names: set[str] = {f.name for f in fields(cls)} if is_dataclass(cls) else set()
     missing = {cls.sensitivity_field, cls.noise_field, "dim", "relation"} - names
     if missing:
         raise InvalidParameterError(f"{cls.__name__} fields", "must include the declared fields", sorted(missing))

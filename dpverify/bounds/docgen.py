@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dpverify.bounds.consistency import DEFAULT_REGION, run_all
 from dpverify.bounds.constants import DEFAULT_C1, DEFAULT_C2, EXPRESSIONS, PRINTED, dp_lsvi_ucbpp_constants
@@ -23,7 +24,7 @@ from dpverify.bounds.registry import CLAIMS, REGISTRY
 #: Where the generated page lives, relative to the repository root.
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "bounds.md"
 
-_EXAMPLE = {"d": 10, "H": 20, "K": 1000, "rho": 0.5, "delta": 0.01}
+_EXAMPLE: dict[str, Any] = {"d": 10, "H": 20, "K": 1000, "rho": 0.5, "delta": 0.01}
 
 
 def _cell(text: str) -> str:
