@@ -51,6 +51,7 @@ independent of k (the server keeps next-state-aggregated raw sums, so u_h = M_h 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +114,7 @@ class PlannedReleaseSchedule(ReleaseSchedule):
             _validate.integer("episode_ranges first", first, minimum=1)
             _validate.integer("episode_ranges last", last, minimum=first)
 
-    def ledger(self, mechanisms: dict[str, Mechanism]) -> PrivacyLedger:
+    def ledger(self, mechanisms: Mapping[str, Mechanism]) -> PrivacyLedger:
         ranges = {family: (first, last) for family, first, last in self.episode_ranges}
         ledger = PrivacyLedger(self.relation)
         for spec in self.statistics:
