@@ -61,7 +61,7 @@ def handle(args: argparse.Namespace) -> int:
         agent_options=parse_options("--agent-option", args.agent_option),
         env_options=parse_options("--env-option", args.env_option),
         seed=args.seed, workers=args.workers, scheduler=args.scheduler,
-        progress_stream=sys.stderr, out_dir=args.out,
+        progress_stream=sys.stderr,
     )
     paths = write_report(report, args.out) if args.out else {}
     if args.json:

@@ -1,22 +1,142 @@
-"""Empirical audits: the agent audits of :mod:`dpverify.audit` that apply to the agent's privacy notion.
+"""Empirical audits: the agent audits of :mod:`dpverify.audit.agent_audit` that apply to the agent's notion.
 
 JDP agents (DP-LSVI-UCB++, Luyo et al., Ngo et al.) are audited on their billboard (the published
 transcript) and on the actions given to the other users; LDP agents (LDP-UCRL-VTR) on one user's
-outgoing messages. Each notion is audited by the two-world route at a small configuration and by the
-one-run route (Steinke, Nasr & Jagielski 2023) at the requested K. ``dpverify verify`` calls those
-audits as they are; it does not re-implement any test or bound.
+outgoing messages (:data:`dpverify.audit.agent_audit.SUPPORTED`). Each audit notion runs by two routes:
+
+* two-world at a small configuration (:data:`SMALL_ENV_OPTIONS`: the environment at H = 2, and
+  K = ``budget.two_world_episodes`` users), with the budget's trials per side — the batched
+  DP-LSVI-UCB++ affords ``budget.batched_trials``;
+* one-run (Steinke, Nasr & Jagielski 2023) at the requested K with the budget's canaries and runs.
+
+``dpverify verify`` calls :func:`dpverify.audit.agent_audit.audit_agent` as it is; it re-implements no
+test and no bound. An audit that cannot run (the agent does not follow the protocol the audit needs,
+for instance) is reported "not run" with the reason, which makes the verdict INCONCLUSIVE.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from dpverify.verify.result import NOT_RUN, AuditSection
+from dpverify.errors import DpverifyError
+from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
+
+#: Environment options of the two-world audits' small configuration, per registered environment.
+SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {
+    "min2021": {"horizon": 2},
+    "zhou2021": {"horizon": 2},
+    "random-linear": {"horizon": 2},
+    "random-mixture": {"horizon": 2},
+}
+#: Agents whose two-world audits run through a vectorised implementation (many trials per call).
+BATCHED_AGENTS: frozenset[str] = frozenset({"dp-lsvi-ucb++"})
 
 
-def audit_section(target: Any, *, notion: str, env: str, env_options: dict[str, Any],
-                  agent_options: dict[str, Any], episodes: int, epsilon: float, delta: float, budget: Any,
-                  executor: Any = None, out_dir: Any = None) -> AuditSection:
-    """Every audit that applies to ``notion``, at the budget's sizes."""
-    return AuditSection(NOT_RUN, "checks could not run: the agent audits (dpverify.audit) are not available in "
-                                 "this installation")
+def audit_notions(notion: str) -> tuple[str, ...]:
+    """The audit notions that apply to an agent of privacy notion ``notion`` ("jdp" or "ldp")."""
+    from dpverify.audit.agent_audit import SUPPORTED
+
+    return tuple(SUPPORTED.get(notion, ()))
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _run(spec_kwargs: dict[str, Any], executor: Any) -> Any:
+    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+
+    return audit_agent(AgentAuditSpec(**spec_kwargs), executor=executor)
+
+
+def _configuration(kwargs: dict[str, Any]) -> str:
+    options = ", ".join(f"{k}={v}" for k, v in sorted(kwargs["env_options"].items()))
+    size = f"{kwargs['env']}{f' ({options})' if options else ''}, K = {kwargs['episodes']}"
+    if kwargs["route"] == "two-world":
+        return f"{size}; {kwargs['trials']} trials per side"
+    return f"{size}; {kwargs['trials']} run(s) × {kwargs['canaries']} canaries"
+
+
+def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
+    audit = result.audit
+    one_run = result.one_run
+    detail = f"bound by {result.method}"
+    if one_run is not None:
+        detail += f"; {one_run.v} of {one_run.r} guesses correct over {one_run.m} canary slots"
+    if audit is not None:
+        detail += f"; pair {audit.pair_label}"
+    return AuditRun(
+        notion=kwargs["notion"],
+        route=kwargs["route"],
+        configuration=_configuration(kwargs),
+        verdict=AUDIT_VIOLATION if result.verdict == AUDIT_VIOLATION else AUDIT_NO_VIOLATION,
+        claimed_epsilon=result.claimed_epsilon,
+        epsilon_lower=float(result.epsilon_lower_bound),
+        gdp_epsilon_lower=None if audit is None or not result.gaussian_claim else float(audit.gaussian.epsilon_lower),
+        ceiling=None if audit is None else float(audit.ceiling),
+        trials=int(result.trials),
+        seconds=float(result.seconds),
+        detail=detail,
+        figure=f"audit_{kwargs['notion']}_{kwargs['route']}.png" if result.points and audit is not None else None,
+        raw=result.to_dict(),
+    )
+
+
+def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, Any], agent_options: dict[str, Any],
+                  episodes: int, epsilon: float, delta: float, budget: Any, executor: Any = None,
+                  batched: bool = False) -> AuditSection:
+    """Every audit that applies to ``notion``, at the budget's sizes (module docstring).
+
+    ``agent`` is a registered name or ``module.path:factory`` (as the audits resolve it); ``batched``
+    selects the budget's larger trial count for agents with a vectorised audit path.
+    """
+    try:
+        notions = audit_notions(notion)
+    except ImportError as exc:
+        return AuditSection(NOT_RUN, f"checks could not run: the agent audits are not available ({exc})")
+    if not notions:
+        return AuditSection(NOT_RUN, f"checks could not run: no audit applies to privacy notion {notion!r} "
+                                     "(the agent must declare privacy_notion 'jdp' or 'ldp')")
+    small = {**env_options, **SMALL_ENV_OPTIONS.get(env, {})}
+    common = {"agent": agent, "env": env, "epsilon": epsilon, "delta": delta, "seed": budget.audit_seed,
+              "agent_options": {**agent_options, "epsilon": epsilon, "delta": delta}}
+    plans = []
+    for audit_notion in notions:
+        plans.append({**common, "notion": audit_notion, "route": "two-world",
+                      "episodes": min(budget.two_world_episodes, episodes) if episodes >= 2 else 2,
+                      "env_options": small, "trials": budget.batched_trials if batched else budget.two_world_trials})
+    for audit_notion in notions if budget.one_run_every_notion else notions[:1]:
+        plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
+                      "env_options": dict(env_options), "trials": budget.one_run_runs,
+                      "canaries": max(2, min(budget.one_run_canaries, episodes // 2))})
+    runs = []
+    for kwargs in plans:
+        if kwargs["route"] == "one-run" and episodes < 4:
+            runs.append(AuditRun(kwargs["notion"], "one-run", _configuration(kwargs), NOT_RUN, epsilon,
+                                 detail="K < 4 leaves no room for canaries"))
+            continue
+        try:
+            runs.append(_audit_run(_run(kwargs, executor), kwargs))
+        except DpverifyError as exc:
+            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN, epsilon,
+                                 detail=f"the audit could not run the agent: {_one_line(exc)}"))
+        except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
+            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN, epsilon,
+                                 detail=f"the audit raised {type(exc).__name__}: {_one_line(exc)}"))
+    statuses = {r.status for r in runs}
+    status = FAIL if FAIL in statuses else (NOT_RUN if NOT_RUN in statuses else PASS)
+    return AuditSection(status, "", tuple(runs))
+
+
+def claimed_tradeoff(epsilon: float, delta: float, mu: float | None, fpr: Any) -> Any:
+    """The smallest FNR at each FPR that the claim allows: G_μ for a Gaussian claim (Dong, Roth & Su 2019),
+    max{0, 1 − δ − e^ε·FPR, e^{−ε}(1 − δ − FPR)} for an (ε, δ) claim (Kairouz, Oh & Viswanath 2015)."""
+    import numpy as np
+    from scipy.stats import norm
+
+    fpr = np.asarray(fpr, dtype=float)
+    if mu is not None and math.isfinite(mu):
+        return norm.cdf(norm.ppf(1.0 - fpr) - mu)
+    return np.maximum.reduce([np.zeros_like(fpr), 1.0 - delta - math.exp(epsilon) * fpr,
+                              math.exp(-epsilon) * (1.0 - delta - fpr)])

@@ -22,9 +22,13 @@ class Budget:
         name: the budget's name.
         utility_seeds: independent runs of the agent (and of its non-private counterpart) for regret.
         two_world_trials: trials per side of each two-world agent audit (selection + evaluation).
+        batched_trials: the same for agents the audits run vectorised (many trials per call).
+        two_world_episodes: K of the two-world audits' small configuration.
         one_run_canaries: canary users of each one-run audit (capped at K/2 by the audit itself).
         one_run_runs: independent runs of each one-run audit.
         contract_episodes: the episode cap of the private-agent contract check's run.
+        one_run_every_notion: run the one-run audit for every applicable notion (else for the first:
+            the billboard for JDP agents, the messages for LDP agents).
         audit_seed: seed of every audit (a verification is reproducible from its settings).
         description: what the budget is for, for the report.
     """
@@ -32,9 +36,12 @@ class Budget:
     name: str
     utility_seeds: int
     two_world_trials: int
+    batched_trials: int
+    two_world_episodes: int
     one_run_canaries: int
     one_run_runs: int
     contract_episodes: int = 20
+    one_run_every_notion: bool = True
     audit_seed: int = 0
     description: str = ""
 
@@ -43,6 +50,8 @@ class Budget:
             raise InvalidParameterError("name", "must be a non-empty string", self.name)
         _validate.integer("utility_seeds", self.utility_seeds, minimum=1)
         _validate.integer("two_world_trials", self.two_world_trials, minimum=10)
+        _validate.integer("batched_trials", self.batched_trials, minimum=10)
+        _validate.integer("two_world_episodes", self.two_world_episodes, minimum=2)
         _validate.integer("one_run_canaries", self.one_run_canaries, minimum=1)
         _validate.integer("one_run_runs", self.one_run_runs, minimum=1)
         _validate.integer("contract_episodes", self.contract_episodes, minimum=2)
@@ -50,12 +59,14 @@ class Budget:
 
 
 BUDGETS: dict[str, Budget] = {
-    "quick": Budget("quick", utility_seeds=3, two_world_trials=2_000, one_run_canaries=200, one_run_runs=1,
+    "quick": Budget("quick", utility_seeds=3, two_world_trials=400, batched_trials=2_000, two_world_episodes=8,
+                    one_run_canaries=200, one_run_runs=1, contract_episodes=20, one_run_every_notion=False,
                     description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
-    "standard": Budget("standard", utility_seeds=10, two_world_trials=20_000, one_run_canaries=500, one_run_runs=1,
-                       contract_episodes=40, description="a reviewer's workstation: about ten minutes on 2 cores"),
-    "thorough": Budget("thorough", utility_seeds=30, two_world_trials=100_000, one_run_canaries=1_000,
-                       one_run_runs=4, contract_episodes=100,
+    "standard": Budget("standard", utility_seeds=10, two_world_trials=5_000, batched_trials=50_000,
+                       two_world_episodes=16, one_run_canaries=500, one_run_runs=1, contract_episodes=40,
+                       description="a reviewer's workstation: about ten minutes on 2 cores"),
+    "thorough": Budget("thorough", utility_seeds=30, two_world_trials=50_000, batched_trials=200_000,
+                       two_world_episodes=16, one_run_canaries=1_000, one_run_runs=4, contract_episodes=100,
                        description="a cluster (--scheduler): the paper-scale audit sizes"),
 }
 

@@ -21,12 +21,13 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.errors import DpverifyError, InvalidParameterError
-from dpverify.verify.audits import audit_section
+from dpverify.verify.audits import BATCHED_AGENTS, audit_section
 from dpverify.verify.budget import Budget, budget_by_name
 from dpverify.verify.claim import claim_section
 from dpverify.verify.result import NOT_RUN, ClaimSection, Settings, VerifyReport, decide
 from dpverify.verify.structure import structure_section
 from dpverify.verify.target import (
+    REGISTERED,
     build_agent,
     claim_is_upper_bound,
     counterpart_for,
@@ -97,7 +98,6 @@ def verify(
     workers: int | None = None,
     scheduler: str | None = None,
     progress_stream: TextIO | None = None,
-    out_dir: str | os.PathLike[str] | None = None,
 ) -> VerifyReport:
     """Check ``agent``'s (ε, δ) claim on ``env`` over K = ``episodes`` episodes (module docstring).
 
@@ -112,8 +112,6 @@ def verify(
         workers: local worker processes (default: the CPU count, at most 2 for the regret runs).
         scheduler: a Dask scheduler address for the audit trials.
         progress_stream: where progress lines go (drawn only when it is a terminal).
-        out_dir: where audits may leave their figures (the report itself is written by
-            :func:`dpverify.verify.report.write_report`).
 
     Bad input raises :class:`~dpverify.errors.InvalidParameterError`; a check that cannot run is
     reported as such in its section and makes the verdict INCONCLUSIVE.
@@ -156,9 +154,10 @@ def verify(
     from dpverify.audit.executors import make_executor
 
     with make_executor(scheduler, workers) as executor:
-        audits = audit_section(target, notion=notion, env=env, env_options=env_options, agent_options=agent_options,
-                               episodes=episodes, epsilon=epsilon, delta=delta, budget=plan, executor=executor,
-                               out_dir=out_dir)
+        audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
+                               agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
+                               budget=plan, executor=executor,
+                               batched=target.source == REGISTERED and target.name in BATCHED_AGENTS)
     stages.end(audits.status)
 
     counterpart = counterpart_for(target, instance, mdp)

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, VerifyReport
+from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, AuditRun, VerifyReport
 
 COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",
            "pass": "#15803d", "fail": "#b91c1c", "ceiling": "#6b7280", "agent": "#2563eb",
@@ -37,24 +37,23 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
     rows: list[tuple[str, float, str, float | None]] = []  # label, ε, colour key, ceiling
     for conversion, eps in claim.ledger_epsilon.items():
         if conversion == claim.claim_conversion:
-            rows.insert(0, (f"ledger ε ({conversion}: the claim's route)", eps, "ledger", None))
+            rows.insert(0, (f"ledger, {conversion} (claim's route)", eps, "ledger", None))
         else:
-            rows.append((f"ledger ε ({conversion}, looser route)", eps, "ledger-other", None))
+            rows.append((f"ledger, {conversion}", eps, "ledger-other", None))
     if claim.paper is not None:
         for conversion, eps in claim.paper.true_epsilon.items():
-            rows.append((f"paper's printed noise, true ε ({conversion})", eps, "paper", None))
+            rows.append((f"paper's printed noise, {conversion}", eps, "paper", None))
     for run in audits.runs:
         if run.verdict != NOT_RUN and run.epsilon_lower is not None:
             key = "fail" if run.verdict == AUDIT_VIOLATION else "pass"
-            rows.append((f"audit lower bound: {run.notion} {run.route}", run.epsilon_lower, key, run.ceiling))
+            rows.append((f"audit: {run.notion} {run.route}", run.epsilon_lower, key, run.ceiling))
     if not rows:
         return False
     plt = _pyplot()
     claimed = report.settings.epsilon
     finite = [v for _, v, _, _ in rows if math.isfinite(v)]
-    finite += [c for *_, c in rows if c is not None and math.isfinite(c)]
-    right = max(finite + [claimed]) * 1.15 or 1.0
-    figure, axes = plt.subplots(figsize=(7.2, 0.42 * len(rows) + 1.4))
+    right = max(finite + [claimed]) * 1.6 or 1.0  # ceilings beyond this are written, not drawn
+    figure, axes = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.5))
     for i, (_label, value, key, ceiling) in enumerate(rows):
         y = len(rows) - 1 - i
         shown = min(value, right) if math.isfinite(value) else right
@@ -62,14 +61,18 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
         text = f"{value:.3g}" if math.isfinite(value) else "∞"
         axes.text(shown + right * 0.01, y, text, va="center", fontsize=8)
         if ceiling is not None and math.isfinite(ceiling):
-            axes.plot([min(ceiling, right)] * 2, [y - 0.3, y + 0.3], color=COLOURS["ceiling"], lw=2)
+            if ceiling <= right:
+                axes.plot([ceiling] * 2, [y - 0.3, y + 0.3], color=COLOURS["ceiling"], lw=2)
+            else:
+                axes.text(right * 0.99, y, f"ceiling {ceiling:.3g} →", va="center", ha="right", fontsize=7,
+                          color=COLOURS["ceiling"])
     axes.axvline(claimed, color=COLOURS["claim"], ls="--", lw=1.5, label=f"claimed ε = {claimed:g}")
     axes.set_yticks(range(len(rows)))
-    axes.set_yticklabels([r[0] for r in reversed(rows)], fontsize=8)
+    axes.set_yticklabels([r[0] for r in reversed(rows)], fontsize=7.5)
     axes.set_xlim(0, right)
     axes.set_xlabel(f"ε at δ = {report.settings.delta:g}")
     has_ceiling = any(c is not None for *_, c in rows)
-    axes.set_title("Privacy evidence: ledger ≤ claim, and no audit lower bound beyond it", fontsize=10)
+    axes.set_title("ε evidence: the ledger and every audit lower bound against the claim", fontsize=9)
     handles, labels = axes.get_legend_handles_labels()
     if has_ceiling:
         from matplotlib.lines import Line2D
@@ -140,6 +143,49 @@ def regret_figure(report: VerifyReport, path: Path) -> bool:
     return True
 
 
+def tradeoff_figure(run: AuditRun, path: Path) -> bool:
+    """A two-world audit's tested (FPR, FNR) points, with their Clopper–Pearson upper corners, against the
+    smallest FNR the claim allows; False when the run has no tested points."""
+    import numpy as np
+
+    from dpverify.verify.audits import claimed_tradeoff
+
+    points = run.raw.get("points") or []
+    audit = run.raw.get("audit") or {}
+    if not points or not audit:
+        return False
+    plt = _pyplot()
+    mu = audit.get("claimed_mu") if run.raw.get("gaussian_claim") else None
+    delta = float(run.raw.get("delta", 0.0))
+    grid = np.linspace(0.0, 1.0, 401)
+    figure, axes = plt.subplots(figsize=(4.6, 4.4))
+    label = f"claimed {'μ-GDP' if mu is not None else '(ε, δ)'} trade-off (ε = {run.claimed_epsilon:g})"
+    axes.plot(grid, claimed_tradeoff(run.claimed_epsilon, delta, mu, grid), color=COLOURS["claim"], label=label)
+    axes.fill_between(grid, 0, claimed_tradeoff(run.claimed_epsilon, delta, mu, grid), color="#fee2e2",
+                      label="forbidden by the claim")
+    colour = COLOURS["fail"] if run.verdict == AUDIT_VIOLATION else COLOURS["pass"]
+    for i, (fpr, fnr, fpr_up, fnr_up) in enumerate(points):
+        axes.plot([fpr], [fnr], "o", color=colour, label="tested (FPR, FNR)" if i == 0 else None)
+        axes.add_patch(_rectangle(fpr, fnr, fpr_up, fnr_up, colour, i == 0))
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1)
+    axes.set_xlabel("false-positive rate")
+    axes.set_ylabel("false-negative rate")
+    axes.set_title(f"{run.notion} {run.route}: {run.verdict}", fontsize=10)
+    axes.legend(loc="upper right", fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def _rectangle(fpr: float, fnr: float, fpr_up: float, fnr_up: float, colour: str, first: bool) -> Any:
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((fpr, fnr), max(fpr_up - fpr, 1e-3), max(fnr_up - fnr, 1e-3), fill=False, ec=colour, ls="--",
+                     label="confidence region (upper bounds)" if first else None)
+
+
 FIGURES = (("privacy.png", privacy_figure), ("ledger.png", ledger_figure), ("regret.png", regret_figure))
 
 
@@ -151,6 +197,6 @@ def write_figures(report: VerifyReport, directory: Path) -> dict[str, Path]:
         if draw(report, path):
             written[name] = path
     for run in report.audits.runs:
-        if run.figure is not None and (directory / run.figure).is_file():
+        if run.figure is not None and tradeoff_figure(run, directory / run.figure):
             written[run.figure] = directory / run.figure
     return written

@@ -16,6 +16,7 @@ from typing import Any
 
 from dpverify.verify.figures import write_figures
 from dpverify.verify.result import (
+    AUDIT_VIOLATION,
     CONSISTENT,
     FAIL,
     NOT_RUN,
@@ -80,11 +81,16 @@ def audit_line(report: VerifyReport) -> str:
     a = report.audits
     if not a.runs:
         return f"not run: {a.reason}"
-    parts = []
-    for run in a.runs:
-        bound = "" if run.epsilon_lower is None else f", ε ≥ {fmt(run.epsilon_lower, 3)}"
-        parts.append(f"{run.notion} {run.route}: {run.verdict}{bound}")
-    return "; ".join(parts)
+    violations = [f"{r.notion} {r.route}" for r in a.runs if r.verdict == AUDIT_VIOLATION]
+    missing = [f"{r.notion} {r.route}" for r in a.runs if r.verdict == NOT_RUN]
+    bounds = [r.epsilon_lower for r in a.runs if r.epsilon_lower is not None]
+    text = f"{len(a.runs)} audits; " + (f"VIOLATION found by {', '.join(violations)}" if violations
+                                         else "no violation found")
+    if bounds:
+        text += f"; largest ε lower bound {fmt(max(bounds), 3)} (claimed {fmt(report.settings.epsilon)})"
+    if missing:
+        text += f"; could not run: {', '.join(missing)}"
+    return text
 
 
 def utility_line(report: VerifyReport) -> str:
@@ -350,7 +356,7 @@ def _html_table(headers: list[str], rows: list[list[str]], status_column: int | 
 
 def _looks_numeric(text: str) -> bool:
     try:
-        float(text.replace("∞", "inf").replace("−", "-"))
+        float(text.replace("∞", "inf").replace("−", "-").replace(",", ""))
     except ValueError:
         return False
     return True

@@ -12,7 +12,6 @@ level).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -78,7 +77,8 @@ def registries() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def resolve_agent(text: str) -> AgentTarget:
-    """``NAME`` (registered with the runner) or ``module.path:factory`` (imported)."""
+    """``NAME`` (registered with the runner), ``module.path:factory`` or ``file.py:factory`` (imported by
+    :func:`dpverify.audit.agent_audit.resolve_factory`, as the agent audits do)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidParameterError("--agent", "must be a registered agent name or module.path:factory", text)
     agents, _ = registries()
@@ -88,18 +88,12 @@ def resolve_agent(text: str) -> AgentTarget:
     if ":" not in text:
         raise InvalidParameterError(
             "--agent", f"must be one of {', '.join(sorted(agents))} or module.path:factory", text)
-    module_name, _, attribute = text.partition(":")
+    from dpverify.audit.agent_audit import resolve_factory  # the agent audits' resolver: the same rules
+
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InvalidParameterError("--agent", f"must name an importable module ({exc})", text) from None
-    factory = module
-    for part in attribute.split("."):
-        factory = getattr(factory, part, None)
-        if factory is None:
-            raise InvalidParameterError("--agent", f"must name a factory defined in {module_name}", text)
-    if not callable(factory):
-        raise InvalidParameterError("--agent", "must name a callable factory", text)
+        factory = resolve_factory(text)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError("--agent", exc.rule, text) from None
     return AgentTarget(text, IMPORT_PATH, factory, None)
 
 
