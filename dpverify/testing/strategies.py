@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 try:
     from hypothesis import strategies as st
@@ -26,8 +27,10 @@ from dpverify import _validate
 from dpverify.audit.spec import NeighbourPair
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+from dpverify.mechanisms import MECHANISMS, GaussianMechanism, GOEMechanism, LaplaceMechanism, NoiseMechanism
 from dpverify.neighbouring import Neighbouring
+
+_M = TypeVar("_M", bound=NoiseMechanism)
 
 
 def epsilons(min_value: float = 1e-3, max_value: float = 20.0) -> st.SearchStrategy[float]:
@@ -63,38 +66,37 @@ def relations() -> st.SearchStrategy[Neighbouring]:
     return st.sampled_from(list(Neighbouring))
 
 
-def gaussian_mechanisms(relation: Neighbouring | None = None, max_dim: int = 8) -> st.SearchStrategy[GaussianMechanism]:
+def mechanisms_of(
+    cls: type[_M], relation: Neighbouring | None = None, max_dim: int = 8
+) -> st.SearchStrategy[_M]:
+    """Instances of a registered mechanism class, built from its declared fields
+    (:meth:`~dpverify.mechanisms.NoiseMechanism.build`): sensitivity in [1e-3, 1e3], noise scale in
+    [1e-2, 1e4], dim in 1..max_dim (at most the class's ``max_profile_dim``)."""
+    top = max_dim if cls.max_profile_dim is None else min(max_dim, cls.max_profile_dim)
     return st.builds(
-        GaussianMechanism,
-        sensitivity=st.floats(1e-3, 1e3),
-        sigma=st.floats(1e-2, 1e4),
-        dim=st.integers(1, max_dim),
-        relation=st.just(relation) if relation else relations(),
+        cls.build,
+        st.floats(1e-3, 1e3),
+        st.floats(1e-2, 1e4),
+        st.integers(1, top),
+        st.just(relation) if relation else relations(),
     )
+
+
+def gaussian_mechanisms(relation: Neighbouring | None = None, max_dim: int = 8) -> st.SearchStrategy[GaussianMechanism]:
+    return mechanisms_of(GaussianMechanism, relation, max_dim)
 
 
 def goe_mechanisms(relation: Neighbouring | None = None, max_dim: int = 8) -> st.SearchStrategy[GOEMechanism]:
-    return st.builds(
-        GOEMechanism,
-        frobenius_sensitivity=st.floats(1e-3, 1e3),
-        entry_std=st.floats(1e-2, 1e4),
-        dim=st.integers(1, max_dim),
-        relation=st.just(relation) if relation else relations(),
-    )
+    return mechanisms_of(GOEMechanism, relation, max_dim)
 
 
 def laplace_mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy[LaplaceMechanism]:
-    return st.builds(
-        LaplaceMechanism,
-        sensitivity=st.floats(1e-3, 1e3),
-        scale=st.floats(1e-2, 1e4),
-        dim=st.just(1),
-        relation=st.just(relation) if relation else relations(),
-    )
+    return mechanisms_of(LaplaceMechanism, relation)
 
 
-def mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy:
-    return st.one_of(gaussian_mechanisms(relation), goe_mechanisms(relation), laplace_mechanisms(relation))
+def mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy[NoiseMechanism]:
+    """Any registered mechanism (:data:`dpverify.mechanisms.MECHANISMS`), each kind equally often."""
+    return st.one_of(*(mechanisms_of(cls, relation) for cls in MECHANISMS.values()))
 
 
 @st.composite
