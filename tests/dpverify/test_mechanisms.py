@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from dpverify.errors import InvalidParameterError
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, mechanism_from_dict
+from dpverify.mechanisms import (
+    MECHANISMS,
+    GaussianMechanism,
+    GOEMechanism,
+    LaplaceMechanism,
+    mechanism_for_statistic,
+    mechanism_from_dict,
+    register_mechanism,
+)
 from dpverify.neighbouring import Neighbouring
 
 
@@ -164,3 +172,84 @@ def test_dict_rejects_unknown_kind_and_fields():
         mechanism_from_dict({"kind": "exponential"})
     with pytest.raises(InvalidParameterError, match="fields"):
         mechanism_from_dict({"kind": "gaussian", "sensitivity": 1.0})
+
+
+# ---- the registry: a new mechanism is one registered class ------------------------------------------
+
+
+def _toy_class():
+    """A registered-looking Gaussian variant with its own kind and statistic kind (not registered)."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    @dataclass(frozen=True)
+    class ToyGaussian(GaussianMechanism):
+        kind: ClassVar[str] = "toy-gaussian"
+        statistic_kind: ClassVar[str | None] = "toy-vector"
+
+    return ToyGaussian
+
+
+def test_every_builtin_is_registered_under_its_kind():
+    assert dict(MECHANISMS) == {"gaussian": GaussianMechanism, "goe": GOEMechanism, "laplace": LaplaceMechanism}
+    assert mechanism_for_statistic("vector") is GaussianMechanism
+    assert mechanism_for_statistic("symmetric-matrix") is GOEMechanism
+    with pytest.raises(InvalidParameterError, match="kind"):
+        mechanism_for_statistic("tensor")
+
+
+@pytest.mark.parametrize("cls", [GaussianMechanism, GOEMechanism, LaplaceMechanism])
+def test_declared_fields_build_and_describe_the_mechanism(cls):
+    m = cls.build(2.0, 3.0, 2, "add-remove-one")
+    assert (m.sensitivity_value, m.noise_scale, m.dim, m.relation) == (2.0, 3.0, 2, Neighbouring.ADD_REMOVE_ONE)
+    assert m.with_noise(5.0).noise_scale == 5.0 and m.with_noise(5.0).sensitivity_value == 2.0
+    first, second, _ = m.worst_case_inputs()
+    norm = np.abs(second - first).sum() if cls is LaplaceMechanism else np.linalg.norm(second - first)
+    assert norm == pytest.approx(2.0)
+    out = m.release(first, np.random.default_rng(0), n=4)
+    assert m.audit_view(out).shape[0] == 4 and m.audit_view(out).ndim == 2
+
+
+@pytest.mark.parametrize("cls", [GaussianMechanism, GOEMechanism, LaplaceMechanism])
+def test_noise_for_rho_is_the_noise_at_that_rho(cls):
+    noise = cls.noise_for_rho(1.5, 0.02)
+    assert cls.build(1.5, noise, 1).rho == pytest.approx(0.02, rel=1e-12)
+
+
+def test_a_registered_class_is_used_by_json_calibration_and_audits(monkeypatch):
+    from dpverify import mechanisms as module
+    from dpverify.audit.adapters import ReleaseOf, claimed_epsilon, worst_case_pair
+    from dpverify.calibration import ReleaseSchedule, StatisticSpec, calibrate
+
+    toy = _toy_class()
+    monkeypatch.setitem(module._REGISTRY, toy.kind, toy)  # what @register_mechanism does, undone after the test
+    m = toy(1.0, 2.0, 3)
+    assert mechanism_from_dict(m.to_dict()) == m and type(mechanism_from_dict(m.to_dict())) is toy
+    pair = worst_case_pair(m)
+    assert np.linalg.norm(pair.second - pair.first) == pytest.approx(1.0)
+    assert ReleaseOf(m)(pair.first, 5, np.random.default_rng(1)).shape == (5, 3)
+    assert claimed_epsilon(m, 1e-5) == GaussianMechanism(1.0, 2.0, 3).claimed_epsilon(1e-5)
+    spec = StatisticSpec("x", "toy statistic", "toy-vector", 3, 1.0, "current")
+    schedule = ReleaseSchedule("toy", "test", "replace-one", 10, 2, (spec,), ())
+    calibration = calibrate(schedule, 1.0, 1e-5)
+    assert type(calibration.mechanism("x")) is toy and calibration.accounted_epsilon <= 1.0
+
+
+def test_register_mechanism_checks_the_class(monkeypatch):
+    from dpverify import mechanisms as module
+
+    monkeypatch.setattr(module, "_REGISTRY", dict(module._REGISTRY))
+    toy = register_mechanism(_toy_class())
+    assert module._REGISTRY["toy-gaussian"] is toy and register_mechanism(toy) is toy  # idempotent
+    with pytest.raises(InvalidParameterError, match="NoiseMechanism subclass"):
+        register_mechanism(int)
+    clash = _toy_class()
+    with pytest.raises(InvalidParameterError, match="unique"):
+        register_mechanism(clash)
+
+    class NoFields(GaussianMechanism):
+        kind = "no-fields"
+        noise_field = "missing"
+
+    with pytest.raises(InvalidParameterError, match="declared fields"):
+        register_mechanism(NoFields)
