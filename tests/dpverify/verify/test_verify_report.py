@@ -1,0 +1,65 @@
+"""The report files: verdict first, self-contained HTML, Markdown, JSON and figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from verify_fixtures import report
+
+from dpverify.verify.audits import claimed_tradeoff
+from dpverify.verify.report import FILES, fmt, headline, to_html, to_markdown, to_text, write_report
+from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED
+
+
+@pytest.mark.parametrize("kind, verdict", [("consistent", CONSISTENT), ("refuted", REFUTED),
+                                           ("inconclusive", INCONCLUSIVE)])
+def test_every_form_puts_the_verdict_first(kind: str, verdict: str, tmp_path: Path) -> None:
+    r = report(kind)
+    assert r.verdict.verdict == verdict
+    assert to_text(r).splitlines()[0] == headline(r) and headline(r).startswith(verdict)
+    assert to_markdown(r).splitlines()[0] == f"# {verdict}"
+    page = to_html(r, {})
+    assert page.index(f"<h1>{verdict}</h1>") < page.index("<h2>Evidence</h2>") < page.index("Claim &amp; accounting")
+    assert ("not a certificate" in page) == (verdict == CONSISTENT)
+
+
+def test_write_report_files_and_self_contained_html(tmp_path: Path) -> None:
+    paths = write_report(report("refuted"), tmp_path / "out")
+    for name in FILES + ("privacy.png", "ledger.png", "regret.png", "audit_billboard_two-world.png"):
+        assert paths[name].is_file() and paths[name].stat().st_size > 0, name
+    for name, path in paths.items():
+        if name.endswith(".png"):
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = paths["report.html"].read_text(encoding="utf-8")
+    # self-contained: every image inline, no link, script or URL that would need a network or another file
+    images = re.findall(r'<img[^>]*src="([^"]+)"', page)
+    assert len(images) == 4 and all(src.startswith("data:image/png;base64,") for src in images)
+    assert not re.search(r"https?://|<link|<script|src=\"(?!data:)", page)
+    assert json.loads(paths["report.json"].read_text())["verdict"]["verdict"] == REFUTED
+    markdown = paths["report.md"].read_text(encoding="utf-8")
+    assert "![privacy.png](privacy.png)" in markdown and "| billboard | two-world |" in markdown
+
+
+def test_html_escapes_what_it_shows() -> None:
+    r = report()
+    hostile = type(r.settings)(**{**r.settings.__dict__, "agent": "<script>alert(1)</script>"})
+    page = to_html(type(r)(**{**r.__dict__, "settings": hostile}), {})
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_numbers_are_formatted_for_reading() -> None:
+    assert fmt(math.inf) == "∞" and fmt(None) == "—" and fmt(math.nan) == "—"
+    assert fmt(12143.2) == "12,143" and fmt(0.0359257) == "0.03593" and fmt(3.8e9) == "3.8e+09"
+
+
+def test_claimed_tradeoff_curves() -> None:
+    # Gaussian claim: G_mu(0) = 1, G_mu(1) = 0; (eps, delta) claim: the two supporting lines.
+    assert claimed_tradeoff(1.0, 1e-5, 0.5, [0.0])[0] == pytest.approx(1.0)
+    assert claimed_tradeoff(1.0, 1e-5, 0.5, [1.0])[0] == pytest.approx(0.0)
+    fpr = 0.1
+    expected = max(0.0, 1 - 1e-5 - math.e * fpr, math.exp(-1.0) * (1 - 1e-5 - fpr))
+    assert claimed_tradeoff(1.0, 1e-5, None, [fpr])[0] == pytest.approx(expected)

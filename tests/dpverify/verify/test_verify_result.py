@@ -1,0 +1,101 @@
+"""The verdict rules and the validation of the result model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from verify_fixtures import audits, claim, report, structure
+
+from dpverify.errors import InvalidParameterError
+from dpverify.verify.budget import BUDGETS, Budget, budget_by_name
+from dpverify.verify.result import (
+    AUDIT_NO_VIOLATION,
+    AUDIT_VIOLATION,
+    CONSISTENT,
+    EXIT_STATUS,
+    FAIL,
+    INCONCLUSIVE,
+    NOT_A_CERTIFICATE,
+    NOT_RUN,
+    PASS,
+    REFUTED,
+    AuditRun,
+    AuditSection,
+    Check,
+    ClaimSection,
+    StructureSection,
+    Verdict,
+    decide,
+)
+
+
+def test_everything_passing_is_consistent_with_the_caveat() -> None:
+    verdict = decide(claim(), structure(), audits())
+    assert verdict.verdict == CONSISTENT and verdict.exit_status == 0
+    assert verdict.caveat == NOT_A_CERTIFICATE and "not a certificate" in verdict.caveat
+
+
+@pytest.mark.parametrize("which", ["claim", "structure", "audit"])
+def test_any_failure_refutes(which: str) -> None:
+    c = claim(FAIL) if which == "claim" else claim()
+    s = structure(FAIL) if which == "structure" else structure()
+    a = audits(AUDIT_VIOLATION) if which == "audit" else audits()
+    verdict = decide(c, s, a)
+    assert verdict.verdict == REFUTED and verdict.exit_status == 1
+    assert len(verdict.reasons) == 1
+
+
+def test_a_check_that_could_not_run_is_inconclusive_never_consistent() -> None:
+    missing = StructureSection(NOT_RUN, "checks could not run: no helper")
+    verdict = decide(claim(), missing, audits())
+    assert verdict.verdict == INCONCLUSIVE and verdict.exit_status == 2
+    assert "checks could not run" in verdict.reasons[0]
+    no_audit = AuditRun("ldp", "one-run", "K = 3", NOT_RUN, 1.0, detail="K < 4")
+    partial = AuditSection(NOT_RUN, "", (audits().runs[0], no_audit))
+    assert decide(claim(), structure(), partial).verdict == INCONCLUSIVE
+    assert decide(ClaimSection(NOT_RUN, "no ledger"), structure(), audits()).verdict == INCONCLUSIVE
+    assert decide(claim(), structure(), AuditSection(NOT_RUN, "none")).verdict == INCONCLUSIVE
+
+
+def test_refutation_wins_over_missing_checks_and_lists_both() -> None:
+    verdict = decide(claim(), StructureSection(NOT_RUN, "no helper"), audits(AUDIT_VIOLATION))
+    assert verdict.verdict == REFUTED
+    assert any("VIOLATION" in r for r in verdict.reasons) and any("could not run" in r for r in verdict.reasons)
+
+
+def test_exit_statuses_gate_ci() -> None:
+    assert EXIT_STATUS == {CONSISTENT: 0, REFUTED: 1, INCONCLUSIVE: 2}
+
+
+def test_statuses_must_agree_with_checks() -> None:
+    with pytest.raises(InvalidParameterError):
+        Check("x", "maybe")
+    with pytest.raises(InvalidParameterError):
+        StructureSection(PASS, checks=(Check("x", FAIL),))
+    with pytest.raises(InvalidParameterError):
+        AuditSection(PASS, runs=(AuditRun("jdp", "two-world", "", AUDIT_VIOLATION),))
+    with pytest.raises(InvalidParameterError):
+        AuditRun("jdp", "two-world", "", "PRIVATE")
+    with pytest.raises(InvalidParameterError):
+        Verdict("PROBABLY FINE", ())
+    AuditSection(PASS, runs=(AuditRun("jdp", "two-world", "", AUDIT_NO_VIOLATION),))
+
+
+def test_report_json_is_plain_json_with_exit_status() -> None:
+    data = report("refuted").to_dict()
+    text = json.dumps(data)
+    assert json.loads(text)["verdict"]["verdict"] == REFUTED
+    assert data["verdict"]["exit_status"] == 1 and data["schema"] == "dpverify.verify"
+
+
+def test_budgets() -> None:
+    assert set(BUDGETS) == {"quick", "standard", "thorough"}
+    assert budget_by_name("quick") is BUDGETS["quick"]
+    quick, standard, thorough = (BUDGETS[n] for n in ("quick", "standard", "thorough"))
+    assert quick.two_world_trials < standard.two_world_trials < thorough.two_world_trials
+    assert quick.utility_seeds < standard.utility_seeds < thorough.utility_seeds
+    with pytest.raises(InvalidParameterError, match="budget"):
+        budget_by_name("huge")
+    with pytest.raises(InvalidParameterError, match="two_world_trials"):
+        Budget("x", 1, 5, 100, 8, 10, 1)
