@@ -314,6 +314,13 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self._check_released()
         return self._noisy_bonus[h]
 
+    def bonus_squared_all(self) -> np.ndarray:
+        self._check_released()
+        return self._noisy_bonus
+
+    def log_determinants(self) -> np.ndarray:
+        return self._noisy_logdet.copy()
+
     def log_determinant(self, h: int) -> float:
         """log det of the shifted, floored noisy Λ̃_{k,h} (before any release: of (λ + shift)I = Λ̃_0)."""
         return float(self._noisy_logdet[h])
@@ -369,10 +376,12 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         # Radii of Theorem 3.2 for the calibrated noise × multipliers (replacing the non-private ones).
         self.theory = {name: self.noise_values[name] for name in ("beta_hat", "beta_check", "beta_bar")}
         values, c_priv = self.noise_values, config.privacy_radius_multiplier
-        self.beta_hat = c_priv * values["beta_hat_privacy"] + config.beta_hat_multiplier * values["beta_hat_statistical"]
+        self.beta_hat = (c_priv * values["beta_hat_privacy"]
+                         + config.beta_hat_multiplier * values["beta_hat_statistical"])
         self.beta_check = (c_priv * values["beta_check_privacy"]
                            + config.beta_check_multiplier * values["beta_check_statistical"])
-        self.beta_bar = c_priv * values["beta_bar_privacy"] + config.beta_bar_multiplier * values["beta_bar_statistical"]
+        self.beta_bar = (c_priv * values["beta_bar_privacy"]
+                         + config.beta_bar_multiplier * values["beta_bar_statistical"])
         self.horizon_cap = float(H)
 
     def release_schedule(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig) -> ReleaseSchedule:
@@ -404,6 +413,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
     def begin_episode(self) -> np.ndarray:
         self.check_episode(self.statistics.episode)
         self.statistics.release_grams()  # the H Gram releases of episode k (the switching test reads them)
+        self._bonus_norm[:] = np.sqrt(self.statistics.bonus_squared_all())  # ‖φ‖_{Λ̃⁻¹} of every stage at once
         return super().begin_episode()
 
     def regress(self, h: int) -> None:
@@ -416,7 +426,6 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         self._w_hat[h] = inverse @ w_hat_sum
         self._w_check[h] = inverse @ w_check_sum
         self._w_bar[h] = inverse @ w_bar_sum
-        self._bonus_norm[h] = np.sqrt(stats.bonus_squared(h))
 
     def end_episode(self, trajectory: Trajectory) -> None:
         """Lines 22–28: the user's σ̄⁻² (from public w's and the user's own data) and its raw terms."""

@@ -25,16 +25,17 @@ sends 2H messages, each released once with fresh noise; :func:`dpverify.calibrat
 After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee`.
 
 Shift. After k messages the noise in Λ_{k,h} is a GOE matrix with entry std s√k, so
-r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`dpverify.agents.noise_bounds.goe_norm_bound`) bounds its
-operator norm w.p. ≥ 1 − p/(2HK); Liao et al. 2021 uses a fixed r of the same order (Shariff & Sheffet 2018)
+r_k = shift_multiplier · s√k · (2√(2d) + 2√(log(2HK/p))) (:func:`dpverify.agents.noise_bounds.goe_norm_bound`)
+bounds its operator norm w.p. ≥ 1 − p/(2HK); Liao et al. 2021 uses a fixed r of the same order (Shariff & Sheffet 2018)
 — we let it grow with k (a documented choice: tighter early on, same order at k = K). If the shifted
 matrix ever has an eigenvalue below λ, its eigenvalues are floored at λ (post-processing, counted).
 
-Confidence radius: β_{k,h} = beta_multiplier · β_k + privacy_beta_multiplier · β^{003}_{k,h}, where β_k is
+Confidence radius: β_{k,h} = beta_multiplier · β_k + privacy_beta_multiplier · β^{L}_{k,h}, where β_k is
 the non-private UCRL-VTR radius of :func:`dpverify.agents.ucrl_vtr.theory_beta` (targets in [0, H], ‖φ_V‖ ≤ H·L,
 ‖θ_h‖ ≤ √d) evaluated with the shifted regulariser λ + r_{k−1} (its √(λ + r)·‖θ‖ term covers the bias
-the shift introduces, as in Shariff & Sheffet 2018's radius for shifted regularisers) and β^{003} is Liao et al. 2021's radius (§4, with our 0-indexed h the paper's h + 1)
-β^{003}_{k,h} = d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, whose
+the shift introduces, as in Shariff & Sheffet 2018's radius for shifted regularisers) and β^{L} is Liao et al.
+2021's radius (§4, with our 0-indexed h the paper's h + 1)
+β^{L}_{k,h} = d^{3/4} (H − h)^{3/2} k^{1/4} log(dT/p) (log((H − h)/δ))^{1/4} √(1/ε), T = KH, whose
 absolute constant c is ``privacy_beta_multiplier``. Liao et al. 2021 states only the privacy term (it dominates
 at small ε); without the non-private term the bonus vanishes as ε → ∞ and the agent stops exploring,
 so we keep both (a documented deviation). Defaults (0.1 as UCRL-VTR; c = 10⁻³) were chosen so the agent
@@ -52,13 +53,12 @@ from typing import Any
 
 import numpy as np
 
-from dpverify import _validate
 from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.private import PrivateAgent, PrivateAgentConfig, check_term_norms
+from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms
 from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 from dpverify.calibration import ReleaseSchedule, ldp_ucrl_vtr_schedule
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
@@ -68,7 +68,7 @@ DEFAULT_PRIVACY_BETA_MULTIPLIER = 1e-3
 
 
 @dataclass(frozen=True)
-class LdpUcrlVtrConfig(PrivateAgentConfig):
+class LdpUcrlVtrConfig(PrivateRegressionConfig):
     """Hyper-parameters of LDP-UCRL-VTR (module docstring).
 
     Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s; K enters T = KH in β and the
@@ -82,13 +82,6 @@ class LdpUcrlVtrConfig(PrivateAgentConfig):
 
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
     privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
-    regularization: float = 1.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _validate.non_negative("beta_multiplier", self.beta_multiplier)
-        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
-        _validate.positive("regularization", self.regularization)
 
 
 def paper_beta(episode: int, dim: int, horizon: int, num_episodes: int, epsilon: float, delta: float,
@@ -131,7 +124,8 @@ def user_plan(mdp: LinearMixtureMDP, broadcast: Broadcast) -> tuple[np.ndarray, 
     return q, values, value_features
 
 
-def user_statistics(values: np.ndarray, value_features: np.ndarray, trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray]:
+def user_statistics(values: np.ndarray, value_features: np.ndarray,
+                    trajectory: Trajectory) -> tuple[np.ndarray, np.ndarray]:
     """User k's raw statistics (Liao et al. 2021 ΔΛ̃_h = φ_Vφ_Vᵀ, Δũ_h = φ_V·V_{h+1}(s_{h+1})): shapes (H, d, d), (H, d).
 
     Targets are clipped to [0, H] (they already lie in [0, H − h − 1]; the clip makes the sensitivity

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def sherman_morrison(inverse: np.ndarray, x: np.ndarray,
+                     weight: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Return ((A + w x xᵀ)⁻¹, 1 + w xᵀA⁻¹x) from A⁻¹ (shape (..., d, d)), x (..., d), w (...).
 
     The second value is the determinant ratio det(A + w x xᵀ)/det(A) (matrix determinant lemma).
@@ -41,7 +42,8 @@ def weighted_norms_squared(features: np.ndarray, inverse: np.ndarray) -> np.ndar
 
 
 def downdate_weighted_norms(
-    norms_squared: np.ndarray, features: np.ndarray, inverse: np.ndarray, x: np.ndarray, weight: np.ndarray | float = 1.0
+    norms_squared: np.ndarray, features: np.ndarray, inverse: np.ndarray, x: np.ndarray,
+    weight: np.ndarray | float = 1.0,
 ) -> np.ndarray:
     """φᵀ(A + w x xᵀ)⁻¹φ from φᵀA⁻¹φ for all φ: shapes (H, N), (H, N, d), A⁻¹ (H, d, d), x (H, d), w (H,)."""
     weight = np.asarray(weight, dtype=np.float64)

@@ -77,7 +77,7 @@ Extension point (DP-LSVI-UCB++, Sahu 2025 Algorithm 1): pass a subclass of
 return the GOE-perturbed, shifted Gram matrix and whose ``weighted_sum`` adds fresh Gaussian noise to
 each of the three d-vectors; the releases happen in :meth:`LsviUcbPlusPlus.regress` (4 per stage per
 episode: one Gram matrix and three vectors, exactly the 4HK releases of Sahu 2025 §3), and
-:meth:`LsviUcbPlusPlus.switch_condition` reads ``log_determinant``.
+:meth:`LsviUcbPlusPlus.switch_condition` reads ``log_determinants``.
 """
 
 from __future__ import annotations
@@ -135,7 +135,8 @@ class LsviUcbPlusPlusConfig:
             raise InvalidParameterError("switching", "must be True or False", self.switching)
 
 
-def theory_radii(dim: int, horizon: int, num_episodes: int, regularization: float, failure_probability: float) -> dict[str, float]:
+def theory_radii(dim: int, horizon: int, num_episodes: int, regularization: float,
+                 failure_probability: float) -> dict[str, float]:
     """β̂ = β̌ and β̄ of Sahu 2025 Theorem 3.2 without privacy noise (L = 1, λ̃ = λ, constants 1)."""
     iota = math.log(horizon * num_episodes**4 * dim / (failure_probability * regularization))
     hat = horizon * math.sqrt(dim * regularization) + math.sqrt(dim**3 * horizon**2) * iota
@@ -177,7 +178,7 @@ class LsviUcbPlusPlus(Agent):
         self.v_hat = np.zeros((H + 1, S))
         self.v_check = np.zeros((H + 1, S))
         self.v_hat[:H] = caps[:, :, 0]
-        self._last_switch_logdet = np.array([self.statistics.log_determinant(h) for h in range(H)])
+        self._last_switch_logdet = self.statistics.log_determinants()
         self.num_switches = 0
         # regression weights of the current episode, used for the variance estimate after the rollout
         self._w_hat = np.zeros((H, d))
@@ -202,7 +203,7 @@ class LsviUcbPlusPlus(Agent):
 
     def switch_condition(self) -> bool:
         """det Λ_{h'} ≥ 2 det Λ_{h'}(k_last) for some h' (Algorithm 1 line 10), on log-determinants."""
-        logdets = np.array([self.statistics.log_determinant(h) for h in range(self.horizon)])
+        logdets = self.statistics.log_determinants()
         return bool(np.any(logdets >= self._last_switch_logdet + math.log(2.0)))
 
     def regress(self, h: int) -> None:
@@ -231,7 +232,7 @@ class LsviUcbPlusPlus(Agent):
                 self.v_hat[h] = np.clip(self.q_hat[h].max(axis=-1), 0.0, cap)
                 self.v_check[h] = np.clip(self.q_check[h].max(axis=-1), 0.0, cap)
         if switch and self.config.switching:
-            self._last_switch_logdet = np.array([self.statistics.log_determinant(h) for h in range(self.horizon)])
+            self._last_switch_logdet = self.statistics.log_determinants()
             self.num_switches += 1
         return self.q_hat
 

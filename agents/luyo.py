@@ -66,7 +66,6 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.noise_bounds import gaussian_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
@@ -141,9 +140,8 @@ class LuyoAgent(TreeLsviAgent):
     config_class = LuyoConfig
     config: LuyoConfig
 
-    def __init__(self, mdp: LinearMDP, config: LuyoConfig, rng: np.random.Generator,
-                 billboard: Billboard | None = None) -> None:
-        super().__init__(mdp, config, rng, billboard)
+    def set_up(self) -> None:
+        config = self.config
         H, S, d, K = self.horizon, self.num_states, self.dim, config.num_episodes
         next_mech, reward_mech = self.mechanism("next_state"), self.mechanism("reward")
         assert isinstance(next_mech, GaussianMechanism) and isinstance(reward_mech, GaussianMechanism)

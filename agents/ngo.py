@@ -59,7 +59,6 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.noise_bounds import gaussian_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
@@ -165,9 +164,8 @@ class NgoAgent(TreeLsviAgent):
     config_class = NgoConfig
     config: NgoConfig
 
-    def __init__(self, mdp: LinearMDP, config: NgoConfig, rng: np.random.Generator,
-                 billboard: Billboard | None = None) -> None:
-        super().__init__(mdp, config, rng, billboard)
+    def set_up(self) -> None:
+        config = self.config
         H, d = self.horizon, self.dim
         self.max_updates = config.effective_max_updates(d)
         target_mechanism = self.mechanism("target")

@@ -123,6 +123,28 @@ class PrivateAgentConfig:
         _validate.open_unit("failure_probability", self.failure_probability)
 
 
+@dataclass(frozen=True)
+class PrivateRegressionConfig(PrivateAgentConfig):
+    """The private config plus what a private ridge-regression agent's radius needs (Luyo et al., Ngo et al.,
+    LDP-UCRL-VTR); an agent redeclares a field to change its default.
+
+    Attributes (besides :class:`PrivateAgentConfig`'s):
+        beta_multiplier: multiplier of the non-private theory radius.
+        privacy_beta_multiplier: multiplier of the privacy term of the radius.
+        regularization: λ.
+    """
+
+    beta_multiplier: float = 0.01
+    privacy_beta_multiplier: float = 0.01
+    regularization: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _validate.non_negative("beta_multiplier", self.beta_multiplier)
+        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
+        _validate.positive("regularization", self.regularization)
+
+
 class PrivateAgent(Agent):
     """An agent whose every read of other users' data is a billboard release (module docstring).
 

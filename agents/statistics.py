@@ -74,7 +74,8 @@ class RidgeStatistics:
             raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
         s, a, s_next = states[:-1], actions, states[1:]
         x = self.features[h, s, a]  # (H, d)
-        self._bonus_squared = downdate_weighted_norms(self._bonus_squared, self._flat_features, self.inverse, x, weights)
+        self._bonus_squared = downdate_weighted_norms(self._bonus_squared, self._flat_features, self.inverse, x,
+                                                      weights)
         self.inverse, ratio = sherman_morrison(self.inverse, x, weights)
         self.logdet += np.log(ratio)
         weighted_x = weights[:, None] * x
@@ -105,6 +106,10 @@ class RidgeStatistics:
     def bonus_squared_all(self) -> np.ndarray:
         """:meth:`bonus_squared` of every stage at once: shape (H, S, A)."""
         return np.maximum(self._bonus_squared, 0.0).reshape(self.horizon, self.num_states, self.num_actions)
+
+    def log_determinants(self) -> np.ndarray:
+        """:meth:`log_determinant` of every stage, shape (H,)."""
+        return self.logdet.copy()
 
     def log_determinant(self, h: int) -> float:
         """log det Λ_h (matrix determinant lemma; for the rare-switching test of LSVI-UCB++)."""

@@ -37,13 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from dpverify import _validate
 from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb import theory_beta
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
-from dpverify.agents.private import PrivateAgent, PrivateAgentConfig, check_term_norms
+from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism, Mechanism
 
@@ -93,24 +92,13 @@ class BinaryTreeSum:
 
 
 @dataclass(frozen=True)
-class TreeLsviConfig(PrivateAgentConfig):
-    """The private config plus the radius multipliers and λ of tree-aggregated LSVI (module docstring).
-
-    Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s):
-        beta_multiplier: multiplier of Jin et al.'s d·H·√ι (default 0.01).
-        privacy_beta_multiplier: multiplier of the privacy term of β (default 0.01).
-        regularization: λ.
-    """
+class TreeLsviConfig(PrivateRegressionConfig):
+    """The private regression config of tree-aggregated LSVI (module docstring): multipliers of Jin et al.'s
+    d·H·√ι (``beta_multiplier``, default 0.01) and of the privacy term (``privacy_beta_multiplier``,
+    default 0.01), λ (``regularization``, default 1)."""
 
     beta_multiplier: float = DEFAULT_BETA_MULTIPLIER
     privacy_beta_multiplier: float = DEFAULT_PRIVACY_BETA_MULTIPLIER
-    regularization: float = 1.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _validate.non_negative("beta_multiplier", self.beta_multiplier)
-        _validate.non_negative("privacy_beta_multiplier", self.privacy_beta_multiplier)
-        _validate.positive("regularization", self.regularization)
 
 
 class TreeLsviAgent(PrivateAgent):
@@ -144,6 +132,11 @@ class TreeLsviAgent(PrivateAgent):
         self.policy_updates = 0
         self.psd_corrections = 0
         self.q = np.zeros((H, S, A))
+        self.set_up()
+
+    def set_up(self) -> None:
+        """The agent's own statistics and radius (:meth:`set_radius`); called at the end of construction."""
+        raise NotImplementedError
 
     def set_radius(self, failure_probability: float, target_noise_bound: float) -> None:
         """Γ, γ and β (module docstring), with the noise bounds holding jointly w.p. ≥ 1 − ``failure_probability``

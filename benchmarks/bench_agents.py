@@ -73,7 +73,8 @@ def main() -> None:
         print(f"{'':<12} policy switches: {agent.num_switches}")
     if "ucrl-vtr" in wanted:
         mixture = zhou2021_mixture_mdp(dim=5, horizon=6, num_episodes=k)
-        print(f"Zhou et al. 2021: H={mixture.horizon}, S={mixture.num_states}, A={mixture.num_actions}, d={mixture.dim}")
+        print(f"Zhou et al. 2021: H={mixture.horizon}, S={mixture.num_states}, A={mixture.num_actions}, "
+              f"d={mixture.dim}")
         agent = UcrlVtr(mixture, UcrlVtrConfig(k), np.random.default_rng(agent_seed))
         report("ucrl-vtr", *timed_run(mixture, agent, k, np.random.default_rng(env_seed)), None)
 

@@ -17,15 +17,16 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse
-import time
-from typing import Any
+# BLAS threads are pinned (above) before numpy is imported.
+import argparse  # noqa: E402
+import time  # noqa: E402
+from typing import Any  # noqa: E402
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-from dpverify.agents.base import run_episodes
-from dpverify.agents.registry import AGENTS
-from dpverify.agents.runner import RunSpec, build_agent, build_environment
+from dpverify.agents.base import run_episodes  # noqa: E402
+from dpverify.agents.registry import AGENTS  # noqa: E402
+from dpverify.agents.runner import RunSpec, build_agent, build_environment  # noqa: E402
 
 EPISODES = 10_000
 LINEAR_ENV = ("min2021", {"horizon": 20, "num_actions": 100})

@@ -1,7 +1,8 @@
 """Finite-state linear MDPs and linear mixture MDPs with exact transition and reward tensors.
 
 See :mod:`dpverify.agents.envs.linear_mdp` for the two model classes, :mod:`dpverify.agents.envs.min2021` and
-:mod:`dpverify.agents.envs.zhou2021_mixture` for the benchmark instances, and :mod:`dpverify.agents.envs.random_mdps` for
+:mod:`dpverify.agents.envs.zhou2021_mixture` for the benchmark instances, and
+:mod:`dpverify.agents.envs.random_mdps` for
 random valid instances used in property tests.
 """
 

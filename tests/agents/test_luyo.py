@@ -12,8 +12,8 @@ from dpverify.agents.billboard import Billboard, ReplayBillboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig, luyo_schedule
 from dpverify.agents.private import check_term_norms
-from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.agents.registry import AGENTS
+from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism
 
