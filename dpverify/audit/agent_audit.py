@@ -439,12 +439,12 @@ class AgentWorld:
         mdp = self.setup.environment()
         if self.batched or self.batch_factory is not None:
             return self._batched(mdp, tapes, n, rng)
-        out = np.empty((n, len(self.view.episodes), self.view.width))
         seeds = rng.integers(0, 2**63 - 1, size=n)
+        outputs = []
         for i in range(n):
             history, policies = run_agent_once(self.setup, mdp, tapes, np.random.default_rng(int(seeds[i])))
-            out[i] = observe(self.view, history, policies, mdp.num_actions)
-        return out
+            outputs.append(observe(self.view, history, policies, mdp.num_actions))
+        return np.stack(outputs)
 
     def _batched(self, mdp: Any, tapes: Any, n: int, rng: np.random.Generator) -> np.ndarray:
         from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchRandomness, run_batch

@@ -1,0 +1,71 @@
+"""Audit every reference private agent at its default claim; write docs/results/agent_audits.json and
+print the Markdown table of docs/auditing.md ("Auditing agents").
+
+    python docs/make_agent_audits.py [--quick] [--workers 2]
+
+Claims: (ε, δ) = (1, 1e-5), the agents' own defaults otherwise. Sizes (``--quick`` divides the trials by
+10): DP-LSVI-UCB++ on the Min et al. MDP (H = 2, K = 16, d = 10) through the batched agent, 10⁵ trials
+per side (billboard) and 10⁴ (JDP); its one-run audit at H = 20, K = 1000 with 500 canary slots;
+Luyo et al. and Ngo et al. (billboard, Min et al. H = 2, K = 8, A = 2) and LDP-UCRL-VTR (LDP, Zhou et al.
+mixture MDP, H = 2, d = 3, K = 8) one run at a time, 2000 trials per side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+
+OUT = Path(__file__).resolve().parent / "results" / "agent_audits.json"
+
+
+def specs(quick: bool) -> list[AgentAuditSpec]:
+    f = 10 if quick else 1
+    min2 = (("horizon", 2),)
+    small = (("horizon", 2), ("num_actions", 2))
+    return [
+        AgentAuditSpec("dp-lsvi-ucb++", "min2021", 16, "billboard", 1.0, trials=100_000 // f, env_options=min2),
+        AgentAuditSpec("dp-lsvi-ucb++", "min2021", 16, "jdp", 1.0, trials=10_000 // f, env_options=small),
+        AgentAuditSpec("dp-lsvi-ucb++", "min2021", 1000 // f, "billboard", 1.0, route="one-run", trials=1,
+                       canaries=500 // f, env_options=(("horizon", 20),)),
+        AgentAuditSpec("luyo", "min2021", 8, "billboard", 1.0, trials=2000 // f, env_options=small),
+        AgentAuditSpec("ngo", "min2021", 8, "billboard", 1.0, trials=2000 // f, env_options=small),
+        AgentAuditSpec("ldp-ucrl-vtr", "zhou2021", 8, "ldp", 1.0, trials=2000 // f,
+                       env_options=(("horizon", 2), ("dim", 3))),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    rows = []
+    for spec in specs(args.quick):
+        executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)
+        try:
+            result = audit_agent(spec, executor=executor, progress=False)
+        finally:
+            executor.close()
+        env = ", ".join(f"{k}={v}" for k, v in spec.env_options)
+        size = (f"{spec.trials} per side" if spec.route == "two-world"
+                else f"{spec.trials} run, m = {result.canaries}")
+        rows.append({"agent": spec.agent, "env": f"{spec.env} ({env}), K={spec.episodes}", "notion": spec.notion,
+                     "route": spec.route, "claim": f"({spec.epsilon:g}, {spec.delta:g})", "verdict": result.verdict,
+                     "epsilon_lower_bound": round(result.epsilon_lower_bound, 4), "method": result.method,
+                     "trials": size, "seconds": round(result.seconds, 1), "batched": result.batched})
+        print(json.dumps(rows[-1]), flush=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    print("\n| agent | environment | notion | route | verdict | ε lower bound | trials | wall time |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['agent']} | {r['env']} | {r['notion']} | {r['route']} | {r['verdict']} | "
+              f"{r['epsilon_lower_bound']:.3f} | {r['trials']} | {r['seconds']:.0f} s |")
+
+
+if __name__ == "__main__":
+    main()
