@@ -39,6 +39,10 @@ from dpverify.jsonable import to_jsonable
 
 def _options_error(kind: str, name: str, options: tuple[tuple[str, Any], ...], exc: TypeError) -> InvalidParameterError:
     reason = str(exc).split(": ", 1)[-1].split("() ", 1)[-1]
+    if "missing" in str(exc) and "required" in str(exc):
+        names = str(exc).split(": ", 1)[-1].replace(" and ", ", ").split(",")
+        missing = ", ".join(part.strip(" '") for part in names)
+        return InvalidParameterError(f"--{kind}-option", f"{missing} is required by {name} (give NAME=VALUE)", missing)
     return InvalidParameterError(f"--{kind}-option", f"is not accepted by {name} ({reason})",
                                  ", ".join(key for key, _ in options))
 
@@ -278,23 +282,32 @@ def result_payload(result: RunResult) -> dict[str, Any]:
     })
 
 
-def save_results(result: RunResult, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """Write regret.json, regret.csv and cumulative_regret.png into ``out_dir`` (created if needed)."""
+def save_results(result: RunResult, out_dir: str | os.PathLike[str], plot: bool = True) -> dict[str, Path]:
+    """Write regret.json, regret.csv and (with ``plot``) cumulative_regret.png into ``out_dir``.
+
+    The directory is created if needed. The files are written all-or-nothing (each to a temporary
+    file, renamed into place once all are written: :class:`dpverify._io.FileSet`), so a failure or an
+    interruption leaves the previous files of ``out_dir`` as they were. Existing files are replaced:
+    refusing to overwrite is the caller's decision (``dpverify run`` checks ``--out`` before running).
+    """
+    import io
+
+    from dpverify._io import FileSet
+
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "json": directory / "regret.json",
-        "csv": directory / "regret.csv",
-        "png": directory / "cumulative_regret.png",
-    }
-    paths["json"].write_text(json.dumps(result_payload(result), indent=1) + "\n")
     regret = result.regret
-    with paths["csv"].open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["episode"] + [f"seed_{s.seed_index}" for s in result.seeds])
-        for k in range(regret.shape[1]):
-            writer.writerow([k + 1] + [repr(float(x)) for x in regret[:, k]])
-    plot_cumulative_regret(result, paths["png"])
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow(["episode"] + [f"seed_{s.seed_index}" for s in result.seeds])
+    for k in range(regret.shape[1]):
+        writer.writerow([k + 1] + [repr(float(x)) for x in regret[:, k]])
+    paths: dict[str, Path] = {}
+    with FileSet(directory) as files:
+        paths["json"] = files.write_text("regret.json", json.dumps(result_payload(result), indent=1) + "\n")
+        paths["csv"] = files.write_text("regret.csv", table.getvalue())
+        if plot:
+            paths["png"] = files.write_with("cumulative_regret.png", lambda p: plot_cumulative_regret(result, p))
     return paths
 
 

@@ -15,6 +15,11 @@ Three routes from a composition of releases to (ε, δ), from loosest to tightes
     whose privacy profile is δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (Balle & Wang 2018, Theorem 8).
     This is the true privacy of the releases; no accountant can report less.
 
+Each route is one :class:`Conversion` entered in :data:`CONVERSION_REGISTRY` by
+:func:`register_conversion` (its ε, its inverse for calibration, whether it needs Gaussian releases,
+and its source); the ledger, the calibrator and the command line read the registry, so a new
+conversion is one registered entry plus its tests.
+
 Every function here is *conservative*: the ε it returns is never below the true ε of its route (a
 safety margin of :data:`DELTA_SAFETY` relative in δ absorbs evaluation error, and roots are taken on
 the safe side of their bracket), and the ρ or μ returned for calibration never exceeds the largest
@@ -25,17 +30,18 @@ a computation that cannot produce a trustworthy number raises :class:`~dpverify.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
-from scipy import optimize
+import numpy as np
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.numerics import gaussian_log_delta, round_down, round_up
 
-#: Names of the zCDP/GDP → (ε, δ) conversions, loosest first.
-CONVERSIONS: tuple[str, ...] = ("bun-steinke", "cks", "exact")
+#: Names of the zCDP/GDP → (ε, δ) conversions, loosest first: the registered ones (see the end of
+#: this module, :data:`CONVERSION_REGISTRY`), assigned there.
 
 #: Relative margin applied to δ before inverting δ(ε) (ε is computed for δ·(1 − DELTA_SAFETY)).
 #: The exact profile is evaluated to ~1e-11 relative (tested against mpmath), so 1e-9 is a safe margin
@@ -43,6 +49,8 @@ CONVERSIONS: tuple[str, ...] = ("bun-steinke", "cks", "exact")
 DELTA_SAFETY = 1e-9
 
 _EPSILON_CEILING = 1e6  # beyond this ε the guarantee is vacuous; reported as such, never computed
+_MU_CEILING = 1e6  # beyond this μ even δ(ε = 10⁶) is 1 to double precision: ε = ∞
+_STEP_LIMIT = 200  # every step-until-safe loop below stops after this many steps
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class DPGuarantee:
     Attributes:
         epsilon: ε ≥ 0 (``math.inf`` when no finite ε meets δ).
         delta: δ in (0, 1).
-        conversion: one of :data:`CONVERSIONS`.
+        conversion: the name of a registered conversion (:data:`CONVERSIONS`).
         rho: the ρ-zCDP parameter the conversion started from (for ``exact``, μ²/2).
     """
 
@@ -65,7 +73,7 @@ class DPGuarantee:
         if math.isnan(self.epsilon) or self.epsilon < 0:
             raise NumericalError(f"epsilon must be >= 0 and not NaN (got {self.epsilon!r})")
         _validate.open_unit("delta", self.delta)
-        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+        get_conversion(self.conversion)
         _validate.non_negative("rho", self.rho)
 
 
@@ -77,7 +85,25 @@ def epsilon_bun_steinke(rho: float, delta: float) -> float:
     """ε = ρ + 2√(ρ log(1/δ)) (Bun & Steinke 2016, Proposition 1.3; Sahu 2025, Lemma 2.1)."""
     rho = _validate.non_negative("rho", rho)
     delta = _validate.open_unit("delta", delta)
-    return round_up(rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), 2)
+    # √ρ·√L rather than √(ρL): the product overflows for ρ near the largest float.
+    return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(math.log(1.0 / delta)), 2)
+
+
+#: Relative outward margin of the CKS ε: the objective is a sum of terms evaluated to a few ulps each,
+#: so its error is a few ulps of the largest term; 2⁻⁴⁰ ≈ 9e-13 of each term's magnitude (~4 000 ulps)
+#: covers it with room, and costs nothing visible.
+CKS_RELATIVE_MARGIN = 2.0**-40
+
+
+def _cks_magnitude(t: float, rho: float, log_inv_delta: float) -> float:
+    """Σ |terms| of the CKS objective at α = 1 + e^t: the scale of its floating-point error."""
+    try:
+        alpha_minus_one = math.exp(t)
+        log_alpha = math.log1p(alpha_minus_one)
+        return ((1.0 + alpha_minus_one) * rho + abs(t) + log_alpha
+                + (log_inv_delta + log_alpha) * math.exp(-t))
+    except OverflowError:
+        return math.inf
 
 
 def _cks_epsilon_at_log(t: float, rho: float, log_inv_delta: float) -> float:
@@ -107,18 +133,25 @@ def epsilon_cks(rho: float, delta: float) -> float:
     delta = _validate.open_unit("delta", delta)
     if rho == 0:
         return 0.0
+    from scipy import optimize  # lazily: scipy.optimize costs ~0.3 s of start-up
+
     log_inv_delta = math.log(1.0 / delta)
     # Minimise over t = log(α − 1), which makes the objective well scaled for every ρ.
     objective = lambda t: _cks_epsilon_at_log(t, rho, log_inv_delta)  # noqa: E731
-    t_bs = math.log(math.sqrt(log_inv_delta / rho))
-    res = optimize.minimize_scalar(objective, bracket=(t_bs - 1.0, t_bs), method="brent", tol=1e-12)
-    candidates = [objective(t_bs)]
+    # t at the Bun–Steinke optimum, log √(L/ρ), computed so that it stays finite for subnormal ρ.
+    t_bs = 0.5 * (math.log(log_inv_delta) - math.log(rho))
+    candidates = [(objective(t_bs), t_bs)]
+    with np.errstate(all="ignore"):
+        res = optimize.minimize_scalar(objective, bracket=(t_bs - 1.0, t_bs), method="brent", tol=1e-12,
+                                       options={"maxiter": 500})
     if res.success and math.isfinite(res.fun):
-        candidates.append(float(res.fun))
-    eps = min(candidates)
-    if math.isnan(eps):
-        raise NumericalError(f"CKS conversion produced NaN at rho={rho!r}, delta={delta!r}")
-    return max(0.0, round_up(eps, 4))
+        candidates.append((float(res.fun), float(res.x)))
+    eps, t_best = min(candidates)
+    if not math.isfinite(eps):
+        # Every order overflowed (ρ near the largest float): Bun–Steinke is a valid, looser answer.
+        return epsilon_bun_steinke(rho, delta)
+    margin = CKS_RELATIVE_MARGIN * _cks_magnitude(t_best, rho, log_inv_delta)
+    return min(max(0.0, round_up(eps + margin, 1)), epsilon_bun_steinke(rho, delta))
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,6 +175,11 @@ def epsilon_exact_gaussian(mu: float, delta: float) -> float:
     delta = _validate.open_unit("delta", delta)
     if mu == 0:
         return 0.0
+    if mu > _MU_CEILING:
+        # δ(ε) > δ for every ε up to the ceiling: the guarantee is vacuous.
+        return math.inf
+    from scipy import optimize  # lazily: scipy.optimize costs ~0.3 s of start-up
+
     log_target = math.log(delta) + math.log1p(-DELTA_SAFETY)
     f = lambda eps: gaussian_log_delta(eps, mu) - log_target  # noqa: E731  (decreasing in ε)
     if f(0.0) <= 0:
@@ -154,13 +192,24 @@ def epsilon_exact_gaussian(mu: float, delta: float) -> float:
     root = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500)
     eps = float(root)
     # Step up until the computed δ meets the (margined) target: the safe side of the root.
-    steps = 0
-    while f(eps) > 0:
-        eps = round_up(eps, 1 + steps)
-        steps += 1
-        if steps > 200:
-            raise NumericalError(f"could not bracket the exact epsilon at mu={mu!r}, delta={delta!r}")
-    return eps
+    return _step_until(lambda e: f(e) <= 0, eps, up=True, what=f"the exact epsilon at mu={mu!r}, delta={delta!r}")
+
+
+def _step_until(ok: Callable[[float], bool], x: float, up: bool, what: str) -> float:
+    """The first of x, x·(1 ± 2⁻⁵²·2ⁱ) for i = 1, 2, … (steps doubling) at which ``ok`` holds.
+
+    Bounded: after :data:`_STEP_LIMIT` steps (a relative move far beyond any rounding error) it raises
+    NumericalError instead of looping.
+    """
+    step = 2.0**-52
+    for _ in range(_STEP_LIMIT):
+        if ok(x):
+            return x
+        x = round_up(x * (1.0 + step), 1) if up else round_down(x * (1.0 - step), 1)
+        step = min(2.0 * step, 0.5)
+    if ok(x):
+        return x
+    raise NumericalError(f"could not reach the safe side of {what}")
 
 
 def mu_for_epsilon_delta(epsilon: float, delta: float) -> float:
@@ -178,6 +227,28 @@ def mu_for_epsilon_delta(epsilon: float, delta: float) -> float:
 # Calibration: the largest ρ meeting a target (ε, δ) under each conversion
 
 
+def _rho_exact(epsilon: float, delta: float) -> float:
+    """The largest ρ = μ²/2 (rounded down) whose μ-GDP profile meets (ε, δ)."""
+    mu = mu_for_epsilon_delta(epsilon, delta)
+    rho = round_down(mu * mu / 2.0, 2)
+    return _step_until(lambda r: epsilon_exact_gaussian(math.sqrt(2.0 * r), delta) <= epsilon, rho, up=False,
+                       what=f"the exact rho for epsilon={epsilon!r}, delta={delta!r}")
+
+
+def _rho_bun_steinke(epsilon: float, delta: float) -> float:
+    """The largest ρ (rounded down) with ρ + 2√(ρ log(1/δ)) ≤ ε."""
+    # Closed-form inverse of ε = ρ + 2√(ρL): √ρ = √(ε + L) − √L = ε / (√(ε + L) + √L).
+    log_inv = math.log(1.0 / delta)
+    rho = (epsilon / (math.sqrt(epsilon + log_inv) + math.sqrt(log_inv))) ** 2
+    return _step_until(lambda r: epsilon_bun_steinke(r, delta) <= epsilon, rho, up=False,
+                       what=f"the Bun-Steinke rho for epsilon={epsilon!r}, delta={delta!r}")
+
+
+def _rho_cks(epsilon: float, delta: float) -> float:
+    """The largest ρ (rounded down) whose CKS ε is ≤ the target (bisection on the reported ε)."""
+    return _largest_below(lambda rho: epsilon_cks(rho, delta), epsilon, start=epsilon)
+
+
 def rho_for_epsilon_delta(epsilon: float, delta: float, conversion: str) -> float:
     """The largest ρ (rounded down) whose conversion gives ε ≤ target at δ.
 
@@ -185,33 +256,19 @@ def rho_for_epsilon_delta(epsilon: float, delta: float, conversion: str) -> floa
     """
     epsilon = _validate.positive("epsilon", epsilon)
     delta = _validate.open_unit("delta", delta)
-    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
-    if conversion == "exact":
-        mu = mu_for_epsilon_delta(epsilon, delta)
-        rho = round_down(mu * mu / 2.0, 2)
-        while epsilon_exact_gaussian(math.sqrt(2.0 * rho), delta) > epsilon:
-            rho = round_down(rho, 4)
-        return rho
-    if conversion == "bun-steinke":
-        # Closed-form inverse of ε = ρ + 2√(ρL): √ρ = √(ε + L) − √L = ε / (√(ε + L) + √L).
-        log_inv = math.log(1.0 / delta)
-        rho = (epsilon / (math.sqrt(epsilon + log_inv) + math.sqrt(log_inv))) ** 2
-        while epsilon_bun_steinke(rho, delta) > epsilon:
-            rho = round_down(rho, 4)
-        return rho
-    return _largest_below(lambda rho: epsilon_cks(rho, delta), epsilon, start=epsilon)
+    return get_conversion(conversion).rho_for(epsilon, delta)
 
 
 def epsilon_from_rho(rho: float, delta: float, conversion: str) -> float:
     """ε at δ for ρ-zCDP under one conversion (``exact`` treats ρ as μ²/2 of Gaussian releases)."""
-    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
+    route = get_conversion(conversion)
     rho = _validate.non_negative("rho", rho)
-    route: dict[str, Callable[[float, float], float]] = {
-        "bun-steinke": epsilon_bun_steinke,
-        "cks": epsilon_cks,
-        "exact": lambda r, d: epsilon_exact_gaussian(math.sqrt(2.0 * r), d),
-    }
-    return route[conversion](rho, delta)
+    return route.epsilon(rho, delta)
+
+
+def _epsilon_exact(rho: float, delta: float) -> float:
+    """ε of Gaussian releases with μ² = 2ρ, by the exact μ-GDP profile."""
+    return epsilon_exact_gaussian(math.sqrt(2.0 * rho), delta)
 
 
 def guarantee(rho: float, delta: float, conversion: str) -> DPGuarantee:
@@ -227,14 +284,18 @@ def _largest_below(eps_of: Callable[[float], float], target: float, start: float
     lo, hi = 0.0, start
     while eps_of(hi) <= target:
         lo, hi = hi, hi * 2.0
-        if hi > 1e12:
-            raise NumericalError("calibration did not find an upper bracket")
+        if hi > 1e300:
+            raise InvalidParameterError(
+                "epsilon", "is too large to calibrate (no finite noise level reaches it; use epsilon <= 1e6)", target
+            )
     if lo == 0.0:
         lo = hi
         while eps_of(lo) > target:
             hi, lo = lo, lo / 2.0
             if lo < 1e-300:
-                raise NumericalError("calibration did not find a lower bracket")
+                raise InvalidParameterError(
+                    "epsilon", "is too small to calibrate (the noise would exceed the largest float)", target
+                )
     for _ in range(200):
         mid = math.sqrt(lo * hi)
         if mid <= lo or mid >= hi:
@@ -272,3 +333,64 @@ def rho_of_pure_dp(epsilon: float) -> float:
     """ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Proposition 1.4)."""
     epsilon = _validate.non_negative("epsilon", epsilon)
     return round_up(epsilon * epsilon / 2.0, 1)
+
+
+# --------------------------------------------------------------------------------------------
+# The registry of conversions
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One route from a composed budget to (ε, δ), and back for calibration.
+
+    Attributes:
+        name: the name callers pass as ``conversion``.
+        source: the statement's source, shown next to its ε by ``dpverify convert``.
+        epsilon: (ρ, δ) ↦ ε, conservative (never below the true ε of the route).
+        rho_for: (ε, δ) ↦ the largest ρ whose ``epsilon`` is ≤ ε (rounded down).
+        gaussian_only: True when the route is valid only if every release is Gaussian (the ledger then
+            refuses it for a composition with any other release).
+    """
+
+    name: str
+    source: str
+    epsilon: Callable[[float, float], float]
+    rho_for: Callable[[float, float], float]
+    gaussian_only: bool = False
+
+
+_REGISTRY: dict[str, Conversion] = {}
+
+#: The registered conversions by name, loosest first (read-only view of the registry).
+CONVERSION_REGISTRY: Mapping[str, Conversion] = MappingProxyType(_REGISTRY)
+
+
+def register_conversion(conversion: Conversion) -> Conversion:
+    """Enter a conversion in :data:`CONVERSION_REGISTRY` (its name must be new)."""
+    if not isinstance(conversion, Conversion):
+        raise InvalidParameterError("conversion", "must be a Conversion", type(conversion).__name__)
+    if not conversion.name or conversion.name in _REGISTRY:
+        raise InvalidParameterError("conversion.name", "must be a new, non-empty name", conversion.name)
+    _REGISTRY[conversion.name] = conversion
+    return conversion
+
+
+def get_conversion(name: str) -> Conversion:
+    """The registered conversion called ``name``; InvalidParameterError("conversion", ...) otherwise."""
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise InvalidParameterError("conversion", f"must be one of {', '.join(_REGISTRY)}", name)
+    return _REGISTRY[name]
+
+
+register_conversion(Conversion(
+    "bun-steinke", "Bun & Steinke 2016 Prop. 1.3 (Sahu 2025 Lemma 2.1)", epsilon_bun_steinke, _rho_bun_steinke,
+))
+register_conversion(Conversion(
+    "cks", "Canonne, Kamath & Steinke 2020 Cor. 13 (tightest from ρ alone)", epsilon_cks, _rho_cks,
+))
+register_conversion(Conversion(
+    "exact", "exact μ-GDP profile, μ = √(2ρ); valid only if every release is Gaussian",
+    _epsilon_exact, _rho_exact, gaussian_only=True,
+))
+
+CONVERSIONS: tuple[str, ...] = tuple(_REGISTRY)

@@ -145,7 +145,7 @@ class AuditResult:
 
     def summary(self) -> str:
         """A few human-readable lines."""
-        cp, g = self.clopper_pearson, self.gaussian
+        cp = self.clopper_pearson
         claim = f"({self.claimed_epsilon:g}, {self.delta:g})" + (" Gaussian" if self.gaussian_claim else "")
         lines = [
             f"verdict: {self.verdict}" + (f" (by {', '.join(self.violated_by)})" if self.violated_by else ""),
@@ -153,11 +153,20 @@ class AuditResult:
             f"({self.selection_trials} selection, {self.evaluation_trials} evaluation)",
             f"Clopper-Pearson epsilon lower bound: {cp.epsilon_lower:.4f}  [{cp.test}; FP {cp.false_positives}, "
             f"FN {cp.false_negatives} of {cp.trials}]",
-            f"mu-GDP lower bound: mu >= {g.mu_lower:.4f} -> epsilon {g.epsilon_lower:.4f} at delta {self.delta:g}"
-            + (f" (claimed mu {self.claimed_mu:.4f})" if self.claimed_mu is not None else "")
-            + f"  [{g.test}]",
+            self._gdp_line(),
             f"ceiling (largest epsilon this many trials can certify): {self.ceiling:.4f}",
             f"error control: {self.correction}",
         ]
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
+
+    def _gdp_line(self) -> str:
+        g = self.gaussian
+        mu = "not computed" if g.mu_lower is None else f"mu >= {g.mu_lower:.4f}"
+        if not self.gaussian_claim:
+            # A μ-GDP bound refutes only a Gaussian claim: for any other claim its ε is no lower bound.
+            return (f"mu-GDP lower bound: does not apply (the claim is not a Gaussian-mechanism claim; "
+                    f"{mu} shown for reference only)  [{g.test}]")
+        return (f"mu-GDP lower bound: {mu} -> epsilon {g.epsilon_lower:.4f} at delta {self.delta:g}"
+                + (f" (claimed mu {self.claimed_mu:.4f})" if self.claimed_mu is not None else "")
+                + f"  [{g.test}]")

@@ -205,6 +205,9 @@ def _run_compare(args: argparse.Namespace) -> int:
     from dpverify.bounds.comparison import compare, improvement_region
     from dpverify.bounds.formatting import expression_text
 
+    if args.a == args.b:
+        raise InvalidParameterError("B", "must be a different bound from A (a bound compared with itself has no crossover)",
+                                    args.b)
     values = _values(args)
     search = tuple(args.search) if args.search else None
     result = compare(args.a, args.b, over=args.over, values=values, search=search)
@@ -261,9 +264,25 @@ def _run_check(args: argparse.Namespace) -> int:
     return 1 if (args.strict and problems) else 0
 
 
+#: Image formats the plot can be written in (matplotlib's common back-ends), chosen by the suffix.
+PLOT_FORMATS = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
+
+
 def _run_plot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from dpverify._io import FileSet, check_output_file
+
+    out = Path(args.out)
+    if out.suffix == "":
+        out = out.with_name(out.name + ".png")  # what matplotlib would write; said explicitly
+    if out.suffix.lower() not in PLOT_FORMATS:
+        raise InvalidParameterError("--out", f"must end in one of {', '.join(PLOT_FORMATS)}", args.out)
+    out = check_output_file("--out", out)
     from dpverify.bounds.plot import plot_bounds
 
-    path = plot_bounds(args.names, args.out, values=_values(args), k_range=(args.k_min, args.k_max))
-    print(f"wrote {path}")
+    with FileSet(out.parent) as files:
+        written = files.write_with(out.name, lambda tmp: plot_bounds(
+            args.names, tmp, values=_values(args), k_range=(args.k_min, args.k_max)))
+    print(f"wrote {written.resolve()}")
     return 0

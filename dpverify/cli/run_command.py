@@ -5,7 +5,11 @@ Example::
     dpverify run --agent lsvi-ucb --env min2021 --episodes 1000 --seeds 10 --out results/lsvi
 
 writes ``regret.json`` (full settings incl. every confidence-radius multiplier, seeds, package versions,
-per-seed exact per-episode regret), ``regret.csv`` and ``cumulative_regret.png`` into ``--out``.
+per-seed exact per-episode regret), ``regret.csv`` and ``cumulative_regret.png`` (unless ``--no-plot``)
+into ``--out``. ``--out`` is checked before the run starts: it must be a writable directory (created if
+missing) that does not already hold these files, unless ``--force`` is given to replace them. The files
+are written all-or-nothing (temporary files renamed into place), so an interrupted or failing save
+leaves the previous results intact.
 Agent and environment options are passed as ``--agent-option NAME=VALUE`` / ``--env-option NAME=VALUE``
 (VALUE parsed as JSON when possible: ``beta_multiplier=0.02``, ``horizon=5``, ``switching=false``).
 
@@ -20,7 +24,11 @@ import json
 import sys
 from typing import Any
 
+from dpverify.cli._args import count_at_least
 from dpverify.errors import InvalidParameterError
+
+#: The files a run writes into --out.
+RESULT_FILES = ("regret.json", "regret.csv", "cumulative_regret.png")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -32,12 +40,16 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--agent", required=True, help="registered agent name, e.g. lsvi-ucb, lsvi-ucb++, ucrl-vtr")
     parser.add_argument("--env", required=True, help="registered environment, e.g. min2021, zhou2021")
-    parser.add_argument("--episodes", type=int, required=True, help="number of episodes K per seed")
-    parser.add_argument("--seeds", type=int, default=10, help="number of independent seeds (default 10)")
-    parser.add_argument("--base-seed", type=int, default=0, help="entropy of the root SeedSequence (default 0)")
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--episodes", type=count_at_least(1), required=True, help="number of episodes K per seed")
+    parser.add_argument("--seeds", type=count_at_least(1), default=10, help="number of independent seeds (default 10)")
+    parser.add_argument("--base-seed", type=count_at_least(0), default=0,
+                        help="entropy of the root SeedSequence (default 0)")
+    parser.add_argument("--workers", type=count_at_least(1), default=None,
                         help="local worker processes (default: min(seeds, CPU count))")
-    parser.add_argument("--out", required=True, help="output directory (created if missing)")
+    parser.add_argument("--out", required=True,
+                        help="output directory (created if missing; must not already hold results unless --force)")
+    parser.add_argument("--force", action="store_true", help="replace results already in --out")
+    parser.add_argument("--no-plot", action="store_true", help="write regret.json and regret.csv only (no PNG)")
     parser.add_argument("--agent-option", action="append", default=[], metavar="NAME=VALUE",
                         help="agent option, repeatable (e.g. beta_multiplier=0.02)")
     parser.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE",
@@ -61,26 +73,55 @@ def parse_options(flag: str, items: list[str]) -> dict[str, Any]:
     return options
 
 
+def _check_run_size(spec: Any, mdp: Any) -> None:
+    """Refuse a run whose data or work cannot fit (an estimate from K, H, S·A and d; dpverify.limits)."""
+    from dpverify.limits import require_memory, require_work
+
+    features = getattr(mdp, "features", None)
+    shape = getattr(features, "shape", ())
+    d = int(shape[-1]) if len(shape) >= 1 else 1
+    state_actions = int(shape[-3] * shape[-2]) if len(shape) >= 3 else 1
+    horizon = int(getattr(mdp, "horizon", 1) or 1)
+    k = spec.num_episodes
+    parallel = min(spec.workers, spec.num_seeds)
+    # Per agent: the data of every visited (k, h) and the per-stage planning arrays.
+    per_agent = 8.0 * (k * horizon * (d + 2) + horizon * state_actions * (d + 2) + horizon * d * d)
+    what = f"{parallel} parallel run(s) of K = {k} episodes at H = {horizon}, d = {d}, {state_actions} state-actions"
+    require_memory("--episodes", k, per_agent * parallel, what)
+    require_work("--episodes", k, float(spec.num_seeds) * k * horizon * (state_actions * d + d * d + k * d),
+                 f"{spec.num_seeds} seed(s) of K = {k} episodes at H = {horizon}, d = {d}")
+
+
+def _build_environment(runner: Any, spec: Any) -> Any:
+    """Build the environment once, with the environment options named in any error it raises."""
+    try:
+        return runner.build_environment(spec)
+    except MemoryError:
+        raise InvalidParameterError("--env-option", "describes an environment too large for this machine's memory",
+                                    ", ".join(f"{k}={v}" for k, v in spec.env_options)) from None
+    except InvalidParameterError as exc:
+        if exc.parameter.startswith("-"):
+            raise
+        raise InvalidParameterError(f"--env-option {exc.parameter}", exc.rule, exc.value) from None
+
+
 def handle(args: argparse.Namespace) -> int:
     import os
 
+    from dpverify._io import check_output_dir
     from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
+    from dpverify.cli._checks import check_workers
     from dpverify.cli._output import format_table, print_json
 
     if args.agent not in AGENTS:
         raise InvalidParameterError("--agent", f"must be one of {', '.join(sorted(AGENTS))}", args.agent)
     if args.env not in ENVIRONMENTS:
         raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(ENVIRONMENTS))}", args.env)
-    if args.episodes < 1:
-        raise InvalidParameterError("--episodes", "must be an integer >= 1", args.episodes)
-    if args.seeds < 1:
-        raise InvalidParameterError("--seeds", "must be an integer >= 1", args.seeds)
-    if args.base_seed < 0:
-        raise InvalidParameterError("--base-seed", "must be an integer >= 0", args.base_seed)
     workers = args.workers if args.workers is not None else min(args.seeds, os.cpu_count() or 1)
-    if workers < 1:
-        raise InvalidParameterError("--workers", "must be an integer >= 1", workers)
+    check_workers("--workers", workers)
+    files = RESULT_FILES[:2] if args.no_plot else RESULT_FILES
+    out = check_output_dir("--out", args.out, files, force=args.force)
     spec = runner.RunSpec(
         agent=args.agent,
         env=args.env,
@@ -91,8 +132,9 @@ def handle(args: argparse.Namespace) -> int:
         agent_options=parse_options("--agent-option", args.agent_option),
         env_options=parse_options("--env-option", args.env_option),
     )
+    _check_run_size(spec, _build_environment(runner, spec))
     result = runner.run(spec, progress_stream=sys.stderr)
-    paths = runner.save_results(result, args.out)
+    paths = runner.save_results(result, out, plot=not args.no_plot)
     payload = runner.result_payload(result)
     summary = {
         "agent": spec.agent,

@@ -1,0 +1,151 @@
+"""Result files that are never half-written and never silently overwritten.
+
+- :func:`check_output_dir` validates an output directory *before* any work starts: it must be a
+  directory (or creatable as one) that this process can write, and it must not already hold the files
+  about to be written unless the caller passes ``force`` (the command line's ``--force``).
+- :func:`atomic_write_text` / :func:`atomic_write_bytes` / :func:`atomic_writer` write to a temporary
+  file in the same directory and rename it over the target (``os.replace``, atomic on POSIX), so a
+  reader sees the old file or the new one, never a mix.
+- :class:`FileSet` writes several files of one result all-or-nothing: each goes to a temporary file
+  first, and only when every one has been written are they renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from dpverify.errors import InvalidParameterError
+
+
+def check_output_dir(option: str, path: str | os.PathLike[str], files: Iterable[str] = (), force: bool = False) -> Path:
+    """The output directory ``path``, created if missing, checked writable and free of ``files``.
+
+    Raises InvalidParameterError naming ``option`` when ``path`` is empty, is an existing file, cannot be
+    created or written, or already holds one of ``files`` and ``force`` is false.
+    """
+    text = os.fspath(path)
+    if not text.strip():
+        raise InvalidParameterError(option, "must be a directory path", text)
+    directory = Path(text)
+    if directory.exists() and not directory.is_dir():
+        raise InvalidParameterError(option, "must be a directory, not an existing file", text)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidParameterError(option, f"must be a directory that can be created ({exc.strerror})", text) from None
+    try:
+        probe = tempfile.NamedTemporaryFile(dir=directory, prefix=".dpverify-probe-", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise InvalidParameterError(option, f"must be a writable directory ({exc.strerror})", text) from None
+    existing = sorted(name for name in files if (directory / name).exists())
+    if existing and not force:
+        raise InvalidParameterError(
+            option, f"already holds results ({', '.join(existing)}); pass --force to replace them", text
+        )
+    return directory
+
+
+def check_output_file(option: str, path: str | os.PathLike[str], force: bool = True) -> Path:
+    """An output file path whose directory exists and is writable (checked before the work starts)."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise InvalidParameterError(option, "must be a file path", text)
+    target = Path(text)
+    if target.is_dir():
+        raise InvalidParameterError(option, "must be a file path, not a directory", text)
+    if target.exists() and not force:
+        raise InvalidParameterError(option, "already exists; pass --force to replace it", text)
+    parent = target.parent
+    if not parent.is_dir():
+        raise InvalidParameterError(option, "must be in an existing directory", text)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidParameterError(option, "must be in a writable directory", text)
+    return target
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str], mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; on success it replaces ``path``, on error it is removed."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **open_args) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    with atomic_writer(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_writer(path, "wb") as handle:
+        handle.write(data)
+
+
+class FileSet:
+    """Several files of one result, written all-or-nothing.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with FileSet(d) as files:
+    ...     files.write_text("a.json", "{}")
+    ...     files.write_with("b.txt", lambda p: p.write_text("b"))
+    >>> sorted(p.name for p in d.iterdir())
+    ['a.json', 'b.txt']
+
+    Each file is first written under a temporary name in the same directory; leaving the ``with``
+    block normally renames them all into place, leaving it with an exception deletes them, so the
+    directory keeps its previous files.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self._pending: list[tuple[Path, Path]] = []
+
+    def _temporary(self, name: str) -> tuple[Path, Path]:
+        target = self.directory / name
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp" + target.suffix)
+        os.close(fd)
+        pair = (Path(tmp), target)
+        self._pending.append(pair)
+        return pair
+
+    def write_text(self, name: str, text: str) -> Path:
+        tmp, target = self._temporary(name)
+        tmp.write_text(text, encoding="utf-8")
+        return target
+
+    def write_with(self, name: str, writer: Callable[[Path], object]) -> Path:
+        """Call ``writer(temporary_path)`` to produce the file (e.g. a plotting library's savefig)."""
+        tmp, target = self._temporary(name)
+        writer(tmp)
+        return target
+
+    def __enter__(self) -> FileSet:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            for tmp, target in self._pending:
+                os.replace(tmp, target)
+        else:
+            for tmp, _ in self._pending:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+        self._pending.clear()
