@@ -1,0 +1,169 @@
+"""verify() end to end at a tiny budget, and its sections on real agents."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+import numpy as np
+import pytest
+from verify_fixtures import TINY
+
+from dpverify.bounds import evaluate
+from dpverify.conversions import DPGuarantee
+from dpverify.errors import InvalidParameterError
+from dpverify.verify import CONSISTENT, INCONCLUSIVE, REFUTED, verify
+from dpverify.verify.claim import claim_section
+from dpverify.verify.core import Stages
+from dpverify.verify.result import AUDIT_NO_VIOLATION, FAIL, NOT_RUN, PASS
+from dpverify.verify.structure import structure_section
+from dpverify.verify.target import IMPORT_PATH, REGISTERED, counterpart_for, resolve_agent
+from dpverify.verify.utility import curve, random_policy_regret
+
+
+def _agent_after_run(name: str, env: str, episodes: int, **options: object):
+    from dpverify.agents.base import run_episodes
+    from dpverify.agents.registry import AGENTS, ENVIRONMENTS
+
+    mdp = ENVIRONMENTS[env].factory(episodes)
+    agent = AGENTS[name].factory(mdp, episodes, np.random.default_rng(0), epsilon=1.0, delta=1e-5, **options)
+    run_episodes(mdp, agent, episodes, np.random.default_rng(1))
+    return agent, mdp
+
+
+@pytest.mark.slow
+def test_reference_agent_is_consistent_at_a_tiny_budget() -> None:
+    report = verify("dp-lsvi-ucb++", "min2021", 1.0, 1e-5, episodes=10, budget=TINY, workers=1)
+    assert report.verdict.verdict == CONSISTENT and report.verdict.exit_status == 0
+    claim = report.claim
+    assert claim.status == PASS and claim.notion == "jdp"
+    assert claim.ledger_epsilon["exact"] == pytest.approx(claim.claimed_epsilon, rel=1e-9)
+    assert claim.n_releases == 4 * 20 * 10 and claim.paper is not None and claim.paper.falls_short
+    assert {f.family for f in claim.families} == {"gram", "w_hat", "w_check", "w_bar"}
+    assert all(f.paper_noise_std is not None and f.noise_std is not None for f in claim.families)
+    assert report.structure.status == PASS and len(report.structure.checks) == 9
+    routes = [(r.notion, r.route) for r in report.audits.runs]
+    assert routes == [("billboard", "two-world"), ("jdp", "two-world"), ("billboard", "one-run")]
+    assert all(r.verdict == AUDIT_NO_VIOLATION for r in report.audits.runs)
+    utility = report.utility
+    assert utility.counterpart_name == "lsvi-ucb++" and utility.agent is not None
+    expected = evaluate("dp-lsvi-ucb++/theorem-3.2", d=10, H=20, K=10, epsilon=1.0, delta=1e-5)
+    assert utility.bound is not None and utility.bound.value == pytest.approx(expected.value)
+    assert utility.bound.privacy_term == pytest.approx(expected.privacy)
+    assert utility.bound.non_private_term == pytest.approx(expected.non_private)
+
+
+@pytest.mark.slow
+def test_planted_bug_from_the_agent_zoo_is_refuted() -> None:
+    budget = dataclasses.replace(TINY, two_world_trials=200)
+    report = verify("dpverify.audits.agent_zoo:luyo_vector_noise_never_added", "min2021", 1.0, 1e-5,
+                    episodes=8, budget=budget, workers=1)
+    assert report.settings.agent_source == IMPORT_PATH
+    assert report.verdict.verdict == REFUTED and report.verdict.exit_status == 1
+    assert any("billboard two-world audit found a VIOLATION" in r for r in report.verdict.reasons)
+    # its ledger still accounts to the claim: only the audit can see that the noise was never added
+    assert report.claim.status == PASS
+
+
+class OverClaiming:
+    """Wraps an agent and claims half the ε its ledger accounts to."""
+
+    def __init__(self, agent: object) -> None:
+        self.inner = agent
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def claimed_guarantee(self) -> DPGuarantee:
+        g = self.inner.claimed_guarantee()  # type: ignore[attr-defined]
+        return DPGuarantee(g.epsilon / 2, g.delta, g.conversion, g.rho / 4)
+
+
+def test_ledger_above_the_claim_fails_the_claim_section() -> None:
+    agent, mdp = _agent_after_run("luyo", "min2021", 8)
+    section = claim_section(OverClaiming(agent), notion="jdp", known="luyo", mdp=mdp, episodes_run=8,
+                            requested_epsilon=1.0, requested_delta=1e-5)
+    assert section.status == FAIL
+    failed = [c for c in section.checks if c.status == FAIL]
+    assert [c.name for c in failed] == ["ledger meets the claim"]
+    assert "cost more than the agent claims" in failed[0].detail
+
+
+def test_claim_section_reports_what_it_cannot_read() -> None:
+    section = claim_section(object(), notion="unknown", known=None, mdp=None, episodes_run=3,
+                            requested_epsilon=1.0, requested_delta=1e-5)
+    assert section.status == NOT_RUN and "claimed_guarantee" in section.reason
+
+
+def test_adaptive_agent_spends_at_most_its_claim() -> None:
+    agent, mdp = _agent_after_run("ngo", "min2021", 12)
+    section = claim_section(agent, notion="jdp", known="ngo", mdp=mdp, episodes_run=12, requested_epsilon=1.0,
+                            requested_delta=1e-5)
+    assert section.status == PASS and section.paper is None
+    assert section.ledger_epsilon["exact"] <= section.claimed_epsilon
+
+
+def test_structure_section_without_the_protocol_is_not_run() -> None:
+    from dpverify.agents.registry import ENVIRONMENTS
+
+    def no_billboard(mdp: object, num_episodes: int, rng: object, **options: object) -> object:
+        raise TypeError("unexpected keyword argument 'billboard'")
+
+    section = structure_section(no_billboard, ENVIRONMENTS["min2021"].factory(5), episodes=5,
+                                options={"epsilon": 1.0, "delta": 1e-5})
+    assert section.status == NOT_RUN and "checks could not run" in section.reason
+
+
+def test_agent_resolution_and_bad_input() -> None:
+    target = resolve_agent("ldp-ucrl-vtr")
+    assert target.source == REGISTERED and target.env_kind == "mixture"
+    assert resolve_agent("dpverify.audits.agent_zoo:luyo_vector_noise_never_added").source == IMPORT_PATH
+    for bad in ("no-such-agent", "no.such.module:factory", "dpverify.audits.agent_zoo:missing", ""):
+        with pytest.raises(InvalidParameterError, match="--agent"):
+            resolve_agent(bad)
+    with pytest.raises(InvalidParameterError, match="--epsilon"):
+        verify("dp-lsvi-ucb++", "min2021", 0.0, 1e-5, episodes=5, budget=TINY)
+    with pytest.raises(InvalidParameterError, match="--env"):
+        verify("dp-lsvi-ucb++", "nowhere", 1.0, 1e-5, episodes=5, budget=TINY)
+    with pytest.raises(InvalidParameterError, match="--agent-option"):
+        verify("dp-lsvi-ucb++", "min2021", 1.0, 1e-5, episodes=5, budget=TINY, agent_options={"epsilon": 2})
+    with pytest.raises(InvalidParameterError, match="feature_norm_bound"):  # the agent refuses ‖φ‖ = 3
+        verify("dp-lsvi-ucb++", "min2021-raw", 1.0, 1e-5, episodes=5, budget=TINY)
+
+
+def test_counterparts() -> None:
+    agent, mdp = _agent_after_run("ldp-ucrl-vtr", "zhou2021", 3)
+    assert counterpart_for(resolve_agent("ldp-ucrl-vtr"), agent, mdp) == "ucrl-vtr"
+    assert counterpart_for(resolve_agent("dp-lsvi-ucb++"), None, None) == "lsvi-ucb++"
+
+
+def test_utility_helpers() -> None:
+    from dpverify.agents.registry import ENVIRONMENTS
+
+    regret = np.arange(1.0, 1001.0).reshape(1, -1)
+    c = curve("x", regret)
+    assert c.episodes[0] == 1 and c.episodes[-1] == 1000 and len(c.episodes) <= 400
+    assert c.final_mean == pytest.approx(regret.sum())
+    mdp = ENVIRONMENTS["min2021"].factory(10)
+    per_episode = random_policy_regret(mdp)
+    assert 0 < per_episode <= mdp.horizon
+
+
+def test_progress_lines_only_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet, loud = io.StringIO(), Terminal()
+    for stream in (quiet, loud):
+        stages = Stages(1, stream)
+        stages.begin("part")
+        stages.end("pass")
+    assert quiet.getvalue() == "" and "[1/1] part: pass" in loud.getvalue()
+
+
+def test_inconclusive_when_no_audit_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dpverify.verify.audits.audit_notions", lambda notion: ())
+    report = verify("ngo", "min2021", 1.0, 1e-5, episodes=6, budget=TINY, workers=1)
+    assert report.verdict.verdict == INCONCLUSIVE and report.verdict.exit_status == 2
+    assert any("audits could not run" in r for r in report.verdict.reasons)
