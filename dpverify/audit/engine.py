@@ -165,7 +165,8 @@ def _select(
         x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
         features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
         cp_choice, gdp_choice = choose(
-            features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta
+            features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
+            consume=True,  # x0, x1 are this loop's own concatenations, not used after the choice
         )
         score = cp_choice.projected
         if spec.gaussian_claim and len(pairs) > 1:  # the score only ranks pairs

@@ -378,6 +378,11 @@ def _pessimistic_lower(k: np.ndarray, n: int) -> np.ndarray:
     return cp.lower_bound(k, n, SELECTION_ALPHA)
 
 
+def _all_finite(x: np.ndarray) -> bool:
+    """No NaN or ±inf (min and max propagate NaN and reach ±inf; no temporary array)."""
+    return bool(x.size == 0 or (np.isfinite(x.min()) and np.isfinite(x.max())))
+
+
 def choose(
     features: list[Feature],
     x0: np.ndarray,
@@ -386,19 +391,25 @@ def choose(
     cp_alpha: float,
     gdp_alpha: float,
     delta: float,
+    consume: bool = False,
 ) -> tuple[Choice, Choice]:
-    """The (Clopper–Pearson, μ-GDP) tests with the best projected bounds on the selection outputs."""
+    """The (Clopper–Pearson, μ-GDP) tests with the best projected bounds on the selection outputs.
+
+    With ``consume=True`` the caller gives up x0 and x1: the last feature's scores may be sorted in place
+    even when they are a view of them (saving a copy of each sample).
+    """
     n = x0.shape[0]
     m = float(evaluation_trials)
     best_cp: Choice | None = None
     best_gdp: Choice | None = None
-    for feature in features:
+    for f, feature in enumerate(features):
         s0, s1 = feature.scores(x0), feature.scores(x1)
-        if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
+        if not (_all_finite(s0) and _all_finite(s1)):
             continue
-        # The scores are sorted in place below: never a view of the outputs.
-        s0 = s0.copy() if np.may_share_memory(s0, x0) else s0
-        s1 = s1.copy() if np.may_share_memory(s1, x1) else s1
+        # The scores are sorted in place below: a view of the outputs only when they are not needed again.
+        mine = consume and f == len(features) - 1
+        s0 = s0.copy() if not mine and np.may_share_memory(s0, x0) else s0
+        s1 = s1.copy() if not mine and np.may_share_memory(s1, x1) else s1
         sorted0, sorted1, pooled = _sorted_and_pooled(s0, s1)
         ranks = candidate_ranks(len(pooled))
         thresholds = _midpoints(pooled, ranks)
