@@ -37,7 +37,7 @@ from typing import Any, Union
 import numpy as np
 
 from dpverify import _validate
-from dpverify.conversions import CONVERSIONS, DPGuarantee, epsilon_from_rho
+from dpverify.conversions import CONVERSION_REGISTRY, DPGuarantee, epsilon_from_rho, get_conversion
 from dpverify.errors import InvalidParameterError
 from dpverify.limits import require_memory, require_work
 from dpverify.mechanisms import Mechanism, mechanism_from_dict
@@ -520,11 +520,13 @@ class PrivacyLedger:
         ``"naive"`` the total over all releases (what the papers compute; never smaller).
         """
         delta = _validate.open_unit("delta", delta)
-        conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
+        route = get_conversion(conversion)
         accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
-        if conversion == "exact" and not self.all_gaussian:
+        if route.gaussian_only and not self.all_gaussian:
             raise InvalidParameterError(
-                "conversion", "'exact' needs every release to be Gaussian (this ledger has non-Gaussian releases)", conversion
+                "conversion",
+                f"'{conversion}' needs every release to be Gaussian (this ledger has non-Gaussian releases)",
+                conversion,
             )
         rho = self.worst_user_rho() if accounting == "per-user" else self.naive_rho()
         self._warn_if_untouched()
@@ -534,7 +536,7 @@ class PrivacyLedger:
         """Everything at once: ρ naive and per user, ε under every applicable conversion, per family."""
         delta = _validate.open_unit("delta", delta)
         accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
-        conversions = [c for c in CONVERSIONS if c != "exact" or self.all_gaussian]
+        conversions = [c.name for c in CONVERSION_REGISTRY.values() if not c.gaussian_only or self.all_gaussian]
         eps = {c: self.guarantee(delta, c, accounting).epsilon for c in conversions}
         worst_u, worst_rho = self.worst_user()
         families = tuple(

@@ -8,14 +8,8 @@ import math
 from dpverify import _validate
 from dpverify.cli._args import number
 from dpverify.cli._output import format_table, print_json
-from dpverify.conversions import CONVERSIONS, epsilon_from_rho
+from dpverify.conversions import CONVERSION_REGISTRY, epsilon_from_rho
 from dpverify.errors import InvalidParameterError
-
-_NOTES = {
-    "bun-steinke": "Bun & Steinke 2016 Prop. 1.3 (Sahu 2025 Lemma 2.1)",
-    "cks": "Canonne, Kamath & Steinke 2020 Cor. 13 (tightest from ρ alone)",
-    "exact": "exact μ-GDP profile, μ = √(2ρ); valid only if every release is Gaussian",
-}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -41,10 +35,11 @@ def run(args: argparse.Namespace) -> int:
         if math.isinf(rho):
             raise InvalidParameterError("--mu", "is too large (μ²/2 overflows)", args.mu)
     delta = _validate.open_unit("--delta", args.delta)
-    rows = [(c, epsilon_from_rho(rho, delta, c), _NOTES[c]) for c in CONVERSIONS]
+    notes = {name: route.source for name, route in CONVERSION_REGISTRY.items()}  # every registered conversion
+    rows = [(c, epsilon_from_rho(rho, delta, c), note) for c, note in notes.items()]
     if args.json:
         print_json({"rho": rho, "mu": math.sqrt(2 * rho), "delta": delta,
-                    "epsilon": {c: e for c, e, _ in rows}, "notes": _NOTES})
+                    "epsilon": {c: e for c, e, _ in rows}, "notes": notes})
         return 0
     print(f"ρ = {rho:.6g} (μ = {math.sqrt(2 * rho):.6g}), δ = {delta:g}")
     print(format_table(("conversion", "epsilon", "source"), rows))
