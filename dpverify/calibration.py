@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dpverify import _validate
-from dpverify.conversions import CONVERSIONS, rho_for_epsilon_delta
+from dpverify.conversions import CONVERSION_REGISTRY, get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, UserPattern, user_pattern
 from dpverify.mechanisms import MECHANISMS, GaussianMechanism, Mechanism, mechanism_for_statistic
@@ -190,7 +190,7 @@ def calibrate(
     """
     epsilon = _validate.positive("epsilon", epsilon)
     delta = _validate.open_unit("delta", delta)
-    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
+    conversion = get_conversion(conversion).name
     accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
     rho = rho_for_epsilon_delta(epsilon, delta, conversion)
     worst, total = schedule.release_counts()
@@ -388,7 +388,7 @@ def check_printed_calibration(
     }
     mechanisms = {s.family: s.mechanism_with_noise(printed[s.family], relation) for s in schedule.statistics}
     ledger = schedule.ledger(mechanisms)
-    true_eps = {c: ledger.guarantee(delta, c).epsilon for c in CONVERSIONS}
+    true_eps = {c: ledger.guarantee(delta, c).epsilon for c in CONVERSION_REGISTRY}
     return PrintedCalibrationCheck(
         relation=relation,
         rho0=rho0,
