@@ -1,4 +1,4 @@
-"""Figures of the audit engine (issue 6; DESIGN.md §5). Prints, never asserts.
+"""Figures of the audit engine (docs/auditing.md). Prints, never asserts.
 
     .venv/bin/python benchmarks/bench_audit.py            # full run (a few minutes on 2 cores)
     .venv/bin/python benchmarks/bench_audit.py --quick    # smaller counts, for a smoke test

@@ -152,7 +152,7 @@ def source_state() -> dict[str, Any]:
 
 
 def belongs(figure: str, r: dict[str, Any]) -> bool:
-    """Which runs a figure shows (non-private baselines appear in every paper-000 panel they belong to)."""
+    """Which runs a figure shows (non-private baselines appear in every Sahu 2025 panel they belong to)."""
     eps = r["agent_options"].get("epsilon")
     if figure.startswith("fig1a_eps"):
         return r["figure"] == "fig1a" and (eps is None or f"fig1a_eps{eps:g}" == figure)

@@ -38,7 +38,7 @@ def test_log1mexp_rejects_positive_and_nan():
     mu=st.floats(min_value=1e-3, max_value=1e3),
 )
 def test_gaussian_log_delta_matches_mpmath(eps, mu):
-    """Relative error in δ below 1e-10 wherever δ ≥ 1e-300 (the issue's accuracy range)."""
+    """Relative error in δ below 1e-10 wherever δ ≥ 1e-300 (the accuracy range the conversions promise)."""
     ref = mp_log_delta(eps, mu)
     if ref < math.log(1e-300):
         return

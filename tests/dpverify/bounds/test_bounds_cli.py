@@ -44,7 +44,7 @@ def test_show_text_and_json(capsys) -> None:
     assert data["source"]["lines"] == [279]
 
 
-def test_eval_the_issue_example(capsys) -> None:
+def test_eval_ngo_2022_at_d10_h20_k1e5(capsys) -> None:
     code, out, _ = run(capsys, "eval", "ngo-2022/linear-mdp", "--d", "10", "--H", "20", "--K", "1e5", "--epsilon", "1", "--json")
     assert code == 0
     data = json.loads(out)

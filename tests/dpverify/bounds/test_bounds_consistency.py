@@ -30,7 +30,7 @@ def test_the_two_lsvi_ucb_statements_are_equal_under_t_eq_kh(findings) -> None:
     assert f.status == "ok" and "identical under T = KH" in f.message
 
 
-def test_paper_000_disagrees_with_itself(findings) -> None:
+def test_sahu_2025_disagrees_with_itself(findings) -> None:
     f = _find(findings, "dp-lsvi-ucb++/theorem-3.2", "dp-lsvi-ucb++/conclusion")
     assert f.status == "inconsistent" and f.is_problem
     assert "non-private term d H^{3/2} K^{1/2} vs H^{3/2} K^{1/2}" in f.message

@@ -68,7 +68,7 @@ def test_split_of_a_max() -> None:
 
 # ------------------------------------------------------------------------------ evaluation
 
-def test_ngo_at_the_issue_example() -> None:
+def test_ngo_2022_at_d10_h20_k1e5() -> None:
     r = evaluate("ngo-2022/linear-mdp", d=10, H=20, K=1e5, epsilon=1)
     non_private = math.sqrt(10**3 * 20**4 * 1e5)  # = 4e6
     privacy = 20**3 * 10**1.25 * math.sqrt(1e5) / math.sqrt(1)
