@@ -72,13 +72,24 @@ TRANSFER_BYTES_PER_SECOND = 1e8
 PARALLEL_GAIN_REQUIRED = 0.8
 
 
+def _free_cpus() -> float:
+    """CPUs not busy with other processes: the CPU count minus the 1-minute load beyond this process."""
+    cpus = float(os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # not available on this platform
+        return cpus
+    return max(1.0, cpus - max(0.0, load - 1.0))
+
+
 class ProcessExecutor:
     """Runs chunks on a pool of local worker processes (created on first use, reused until close).
 
     Adaptive by default: the first item of every ``map`` runs in this process and is timed; the rest go
     to the pool only if the estimated parallel time (pool start-up when no pool is running yet, per-item
-    overhead, transfer of results of the first item's size, the work split over the workers) is below
-    :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial time. So a small audit never pays for a pool
+    overhead, transfer of results of the first item's size, the work split over the workers that have a
+    free CPU, judged by the load average) is below :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial
+    time. So a small audit never pays for a pool
     and the executor is not slower than :class:`SerialExecutor`. Results do not depend on where an item
     ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
     """
@@ -97,12 +108,17 @@ class ProcessExecutor:
         self.items_here = 0
         self.items_pooled = 0
 
-    def _worth_a_pool(self, seconds: float, result: Any, remaining: int) -> bool:
+    def _worth_a_pool(self, seconds: float, result: Any, remaining: int, free: float | None = None) -> bool:
+        """Whether ``remaining`` more items like the first (``seconds`` each, results like ``result``)
+        finish clearly sooner on the pool. ``free``: CPUs not busy with other work (default: measured)."""
         serial = seconds * remaining
         size = float(getattr(result, "nbytes", 0) or 0)
         per_item = ITEM_OVERHEAD_SECONDS + 2.0 * size / TRANSFER_BYTES_PER_SECOND
         startup = POOL_STARTUP_SECONDS if self._pool is None else 0.0
-        parallel = startup + remaining * per_item + serial / min(self.workers, remaining)
+        parallelism = min(float(self.workers), float(remaining), _free_cpus() if free is None else free)
+        if parallelism <= 1.0:
+            return False
+        parallel = startup + remaining * per_item + serial / parallelism
         return parallel < PARALLEL_GAIN_REQUIRED * serial
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:

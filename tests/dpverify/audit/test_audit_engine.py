@@ -134,9 +134,11 @@ def test_identical_results_serial_and_processes():
 def test_adaptive_executor_cost_model():
     ex = ProcessExecutor(2)
     big = np.zeros(131072)
-    assert not ex._worth_a_pool(0.001, big, 10)        # cheap chunks: start-up and transfer dominate
-    assert not ex._worth_a_pool(0.05, big, 1)          # one item left: nothing to split
-    assert ex._worth_a_pool(0.5, np.zeros(2), 20)      # costly chunks, small results: use the workers
+    assert not ex._worth_a_pool(0.001, big, 10, free=2.0)      # cheap chunks: start-up and transfer dominate
+    assert not ex._worth_a_pool(0.05, big, 1, free=2.0)        # one item left: nothing to split
+    assert ex._worth_a_pool(0.5, np.zeros(2), 20, free=2.0)    # costly chunks, small results: use the workers
+    assert not ex._worth_a_pool(0.5, np.zeros(2), 20, free=1.0)  # the other CPU is busy: no gain
+    assert isinstance(ex._worth_a_pool(0.5, np.zeros(2), 20), bool)  # measured load
     with pytest.raises(InvalidParameterError):
         ProcessExecutor(2, adaptive="yes")  # type: ignore[arg-type]
 
