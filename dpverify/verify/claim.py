@@ -61,8 +61,8 @@ def paper_calibration(known: str | None, mdp: Any, episodes: int, epsilon: float
 def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episodes_run: int,
                   requested_epsilon: float, requested_delta: float) -> ClaimSection:
     """The claim and the ledger of ``agent`` after it ran ``episodes_run`` episodes (module docstring)."""
-    base = {"notion": notion, "requested_epsilon": requested_epsilon, "requested_delta": requested_delta,
-            "episodes_run": episodes_run}
+    base: dict[str, Any] = {"notion": notion, "requested_epsilon": requested_epsilon,
+                            "requested_delta": requested_delta, "episodes_run": episodes_run}
     claimed_guarantee = getattr(agent, "claimed_guarantee", None)
     ledger = getattr(agent, "ledger", None)
     if not callable(claimed_guarantee):

@@ -77,12 +77,13 @@ def utility_section(target: AgentTarget, *, known: str | None, counterpart: str,
     start = time.perf_counter()
     private_options = {**agent_options, "epsilon": epsilon, "delta": delta}
     try:
+        frozen_env = tuple(sorted(env_options.items()))
         counterpart_spec = runner.RunSpec(counterpart, env, episodes, seeds, base_seed, workers,
-                                          env_options=env_options)
+                                          env_options=frozen_env)
         mdp = runner.build_environment(counterpart_spec)
         if target.source == REGISTERED:
             spec = runner.RunSpec(target.name, env, episodes, seeds, base_seed, workers,
-                                  agent_options=private_options, env_options=env_options)
+                                  agent_options=tuple(sorted(private_options.items())), env_options=frozen_env)
             agent_regret = runner.run(spec, progress_stream=progress_stream).regret
         else:
             bar = runner.ProgressBar(seeds * episodes, progress_stream, target.name)
