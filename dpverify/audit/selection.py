@@ -371,11 +371,11 @@ class _ProjectedMu:
 
 def _pessimistic_upper(k: np.ndarray, n: int) -> np.ndarray:
     """An upper estimate of a rate from selection counts: its Clopper–Pearson bound at SELECTION_ALPHA."""
-    return cp.upper_bound(k, n, SELECTION_ALPHA)
+    return np.asarray(cp.upper_bound(k, n, SELECTION_ALPHA))
 
 
 def _pessimistic_lower(k: np.ndarray, n: int) -> np.ndarray:
-    return cp.lower_bound(k, n, SELECTION_ALPHA)
+    return np.asarray(cp.lower_bound(k, n, SELECTION_ALPHA))
 
 
 def _all_finite(x: np.ndarray) -> bool:
