@@ -56,7 +56,11 @@ def learns(output_shape: tuple[int, ...]) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class LinearFeature:
-    """score = ⟨w, x⟩ on one view of the outputs."""
+    """score = ⟨w, x⟩ on one view of the outputs.
+
+    With one coordinate and w = 1 the scores are a view of the outputs (x · 1 = x exactly): callers
+    must not write to them.
+    """
 
     name: str
     which: str
