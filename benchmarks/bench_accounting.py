@@ -49,17 +49,26 @@ def ledger_at_scale(H: int = 20, K: int = 100_000) -> dict[str, float]:
     build_and_query()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"ledger H={H} K={K}: {n:,} releases; build+query {seconds * 1e3:.1f} ms; peak traced memory {peak / 2**20:.1f} MiB")
-    print(f"  naive ρ = {naive:.6g}, worst-user ρ = {worst:.6g}; ε at δ=1e-5: " + ", ".join(f"{c} {e:.4f}" for c, e in eps.items()))
+    print(
+        f"ledger H={H} K={K}: {n:,} releases; build+query {seconds * 1e3:.1f} ms; "
+        f"peak traced memory {peak / 2**20:.1f} MiB"
+    )
+    print(
+        f"  naive ρ = {naive:.6g}, worst-user ρ = {worst:.6g}; ε at δ=1e-5: "
+        + ", ".join(f"{c} {e:.4f}" for c, e in eps.items())
+    )
     return {"seconds": seconds, "peak_mib": peak / 2**20}
 
 
 def calibration_speed(H: int = 20, K: int = 10_000) -> float:
     schedule = dp_lsvi_ucbpp_schedule(H, K, 10)
     seconds, cal = best_of(lambda: calibrate(schedule, 1.0, 1e-5, "exact"), repeats=20)
-    print(f"calibrate DP-LSVI-UCB++ H={H} K={K} exact: {seconds * 1e3:.2f} ms (ρ = {cal.rho:.6g}, accounted ε = {cal.accounted_epsilon!r})")
+    print(
+        f"calibrate DP-LSVI-UCB++ H={H} K={K} exact: {seconds * 1e3:.2f} ms "
+        f"(ρ = {cal.rho:.6g}, accounted ε = {cal.accounted_epsilon!r})"
+    )
     for conversion in ("cks", "bun-steinke"):
-        s, _ = best_of(lambda: calibrate(schedule, 1.0, 1e-5, conversion), repeats=5)
+        s, _ = best_of(lambda c=conversion: calibrate(schedule, 1.0, 1e-5, c), repeats=5)
         print(f"  {conversion}: {s * 1e3:.2f} ms")
     return seconds
 
@@ -76,8 +85,10 @@ def recording_speed(H: int = 20, K: int = 10_000) -> float:
         return ledger
 
     seconds, ledger = best_of(record_all, repeats=1)
-    print(f"record() x {4 * H * K:,} (H={H}, K={K}): {seconds:.2f} s, {seconds / (4 * H * K) * 1e6:.2f} µs per release, "
-          f"{len(ledger.blocks)} blocks")
+    print(
+        f"record() x {4 * H * K:,} (H={H}, K={K}): {seconds:.2f} s, {seconds / (4 * H * K) * 1e6:.2f} µs per release, "
+        f"{len(ledger.blocks)} blocks"
+    )
     return seconds
 
 

@@ -13,10 +13,11 @@ package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/r
   panel at ε = 1000 (:data:`FIG1A_EPSILONS`);
 * ``fig1b_min2021_epsilons.png`` — Sahu 2025 Figure 1(b): DP-LSVI-UCB++ (derived) at several ε against
   LSVI-UCB++;
-* ``paper003_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
+* ``liao2021_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
   linear mixture MDP (d = 5, H = 6), 10 seeds.
 
-Every run goes through the runner (:class:`dpverify.agents.runner.RunSpec`, :func:`dpverify.agents.runner.run`; seeds run
+Every run goes through the runner (:class:`dpverify.agents.runner.RunSpec`,
+:func:`dpverify.agents.runner.run`; seeds run
 in parallel worker processes; seeding is ``SeedSequence(BASE_SEED).spawn(10)``, so seed i of every
 agent sees the same environment randomness). Regret is exact (backward induction), never realised
 returns. Agents that are not registered (:mod:`dpverify.agents.registry`)
@@ -47,55 +48,111 @@ BASE_SEED = 20250  # entropy of the root SeedSequence of every run
 NUM_SEEDS = 10
 DELTA = 1e-5
 
-K_PAPER000 = 3000
+K_SAHU2025 = 3000
 FIG1A_EPSILONS = (10.0, 1000.0)
 FIG1B_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 1e4, 1e6, 1e9, 1e12)  # 1e6..1e12: towards the ε → ∞ limit (a sanity check)
 MIN2021 = {"horizon": 20, "num_actions": 100}
 
-K_PAPER003 = 10000
-PAPER003_EPSILONS = (0.1, 1.0, 10.0)
+K_LIAO2021 = 10000
+LIAO2021_EPSILONS = (0.1, 1.0, 10.0)
 ZHOU2021 = {"dim": 5, "horizon": 6}
 
 CURVE_POINTS = 200  # the mean ± sd curves in the JSON are subsampled to this many episodes
 
 
-def experiments(k000: int, k003: int) -> list[dict[str, Any]]:
+def experiments(k_sahu: int, k_liao: int) -> list[dict[str, Any]]:
     """Every run: figure, label, agent, environment, options."""
     priv = {"delta": DELTA}
     runs: list[dict[str, Any]] = []
     for label, agent in (("LSVI-UCB", "lsvi-ucb"), ("LSVI-UCB++", "lsvi-ucb++")):
-        runs.append({"figure": "fig1a", "label": label, "agent": agent, "env": "min2021", "K": k000,
-                     "agent_options": {}, "env_options": MIN2021})
+        runs.append(
+            {
+                "figure": "fig1a",
+                "label": label,
+                "agent": agent,
+                "env": "min2021",
+                "K": k_sahu,
+                "agent_options": {},
+                "env_options": MIN2021,
+            }
+        )
     for eps in FIG1A_EPSILONS:
         fig1a = [
             (f"Luyo et al. (ε={eps:g})", "luyo", {"epsilon": eps, **priv}),
             (f"Ngo et al. (ε={eps:g})", "ngo", {"epsilon": eps, **priv}),
-            (f"DP-LSVI-UCB++ derived (ε={eps:g})", "dp-lsvi-ucb++", {"epsilon": eps, "sensitivity_model": "derived", **priv}),
-            (f"DP-LSVI-UCB++ paper (ε={eps:g})", "dp-lsvi-ucb++", {"epsilon": eps, "sensitivity_model": "paper", **priv}),
+            (
+                f"DP-LSVI-UCB++ derived (ε={eps:g})",
+                "dp-lsvi-ucb++",
+                {"epsilon": eps, "sensitivity_model": "derived", **priv},
+            ),
+            (
+                f"DP-LSVI-UCB++ paper (ε={eps:g})",
+                "dp-lsvi-ucb++",
+                {"epsilon": eps, "sensitivity_model": "paper", **priv},
+            ),
         ]
         for label, agent, options in fig1a:
-            runs.append({"figure": "fig1a", "label": label, "agent": agent, "env": "min2021", "K": k000,
-                         "agent_options": options, "env_options": MIN2021})
+            runs.append(
+                {
+                    "figure": "fig1a",
+                    "label": label,
+                    "agent": agent,
+                    "env": "min2021",
+                    "K": k_sahu,
+                    "agent_options": options,
+                    "env_options": MIN2021,
+                }
+            )
     for eps in FIG1B_EPSILONS:
         if eps in FIG1A_EPSILONS:
             continue  # shared with Figure 1(a)
-        runs.append({"figure": "fig1b", "label": f"DP-LSVI-UCB++ derived (ε={eps:g})", "agent": "dp-lsvi-ucb++",
-                     "env": "min2021", "K": k000,
-                     "agent_options": {"epsilon": eps, "sensitivity_model": "derived", **priv}, "env_options": MIN2021})
-    runs.append({"figure": "paper003", "label": "UCRL-VTR", "agent": "ucrl-vtr", "env": "zhou2021", "K": k003,
-                 "agent_options": {}, "env_options": ZHOU2021})
-    for eps in PAPER003_EPSILONS:
-        runs.append({"figure": "paper003", "label": f"LDP-UCRL-VTR (ε={eps:g})", "agent": "ldp-ucrl-vtr",
-                     "env": "zhou2021", "K": k003, "agent_options": {"epsilon": eps, **priv}, "env_options": ZHOU2021})
+        runs.append(
+            {
+                "figure": "fig1b",
+                "label": f"DP-LSVI-UCB++ derived (ε={eps:g})",
+                "agent": "dp-lsvi-ucb++",
+                "env": "min2021",
+                "K": k_sahu,
+                "agent_options": {"epsilon": eps, "sensitivity_model": "derived", **priv},
+                "env_options": MIN2021,
+            }
+        )
+    runs.append(
+        {
+            "figure": "liao2021",
+            "label": "UCRL-VTR",
+            "agent": "ucrl-vtr",
+            "env": "zhou2021",
+            "K": k_liao,
+            "agent_options": {},
+            "env_options": ZHOU2021,
+        }
+    )
+    for eps in LIAO2021_EPSILONS:
+        runs.append(
+            {
+                "figure": "liao2021",
+                "label": f"LDP-UCRL-VTR (ε={eps:g})",
+                "agent": "ldp-ucrl-vtr",
+                "env": "zhou2021",
+                "K": k_liao,
+                "agent_options": {"epsilon": eps, **priv},
+                "env_options": ZHOU2021,
+            }
+        )
     return runs
 
 
 FIGURES = {
-    **{f"fig1a_eps{eps:g}": (f"fig1a_min2021_eps{eps:g}.png",
-                             f"Sahu 2025 Fig. 1(a): Min et al. MDP, H = 20, |A| = 100, private agents at ε = {eps:g}")
-       for eps in FIG1A_EPSILONS},
+    **{
+        f"fig1a_eps{eps:g}": (
+            f"fig1a_min2021_eps{eps:g}.png",
+            f"Sahu 2025 Fig. 1(a): Min et al. MDP, H = 20, |A| = 100, private agents at ε = {eps:g}",
+        )
+        for eps in FIG1A_EPSILONS
+    },
     "fig1b": ("fig1b_min2021_epsilons.png", "Sahu 2025 Fig. 1(b): DP-LSVI-UCB++ (derived) vs ε, H = 20"),
-    "paper003": ("paper003_zhou2021.png", "Liao et al. 2021: Zhou et al. 2021 mixture MDP, d = 5, H = 6"),
+    "liao2021": ("liao2021_zhou2021.png", "Liao et al. 2021: Zhou et al. 2021 mixture MDP, d = 5, H = 6"),
 }
 
 
@@ -111,13 +168,19 @@ def summarise(entry: dict[str, Any], result: RunResult, seconds: float) -> dict[
         **entry,
         "settings": payload["settings"],
         "seeds": [{k: v for k, v in s.items() if k != "regret"} for s in payload["seeds"]],
-        "final_cumulative_regret": {"mean": float(final.mean()), "sd": float(final.std(ddof=1)),
-                                    "per_seed": final.tolist()},
+        "final_cumulative_regret": {
+            "mean": float(final.mean()),
+            "sd": float(final.std(ddof=1)),
+            "per_seed": final.tolist(),
+        },
         "mean_regret_first_fifth": float(per_episode[:, :fifth].mean()),
         "mean_regret_last_fifth": float(per_episode[:, -fifth:].mean()),
         "policy_changes_mean": float(np.mean([s.policy_changes for s in result.seeds])),
-        "curve": {"episode": (index + 1).tolist(), "mean": cumulative.mean(axis=0)[index].tolist(),
-                  "sd": cumulative.std(axis=0, ddof=1)[index].tolist()},
+        "curve": {
+            "episode": (index + 1).tolist(),
+            "mean": cumulative.mean(axis=0)[index].tolist(),
+            "sd": cumulative.std(axis=0, ddof=1)[index].tolist(),
+        },
         "wall_seconds": seconds,
     }
 
@@ -126,8 +189,9 @@ def uniform_policy_regret(env: str, env_options: dict[str, Any], K: int) -> floa
     """Exact per-episode regret of the uniformly random policy (a reference line: "learns nothing")."""
     from dpverify.agents.runner import build_environment
 
-    mdp = build_environment(RunSpec("lsvi-ucb" if env == "min2021" else "ucrl-vtr", env, K, num_seeds=1,
-                                    env_options=env_options)).as_finite_mdp()
+    mdp = build_environment(
+        RunSpec("lsvi-ucb" if env == "min2021" else "ucrl-vtr", env, K, num_seeds=1, env_options=env_options)
+    ).as_finite_mdp()
     P, R = mdp.transitions, mdp.rewards
     v_star = np.zeros(P.shape[1])
     v_uniform = np.zeros(P.shape[1])
@@ -147,8 +211,10 @@ def source_state() -> dict[str, Any]:
         except (OSError, subprocess.CalledProcessError):
             return "unavailable"
 
-    return {"commit": git("rev-parse", "HEAD"),
-            "uncommitted_changes": git("status", "--porcelain", "--", "agents", "dpverify").splitlines()}
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "uncommitted_changes": git("status", "--porcelain", "--", "agents", "dpverify").splitlines(),
+    }
 
 
 def belongs(figure: str, r: dict[str, Any]) -> bool:
@@ -157,8 +223,11 @@ def belongs(figure: str, r: dict[str, Any]) -> bool:
     if figure.startswith("fig1a_eps"):
         return r["figure"] == "fig1a" and (eps is None or f"fig1a_eps{eps:g}" == figure)
     if figure == "fig1b":
-        return r["agent"] == "lsvi-ucb++" or (r["agent"] == "dp-lsvi-ucb++" and r["env"] == "min2021"
-                                              and r["agent_options"].get("sensitivity_model") == "derived")
+        return r["agent"] == "lsvi-ucb++" or (
+            r["agent"] == "dp-lsvi-ucb++"
+            and r["env"] == "min2021"
+            and r["agent_options"].get("sensitivity_model") == "derived"
+        )
     return r["figure"] == figure
 
 
@@ -176,13 +245,14 @@ def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str, refere
         x = np.array(r["curve"]["episode"])
         mean, sd = np.array(r["curve"]["mean"]), np.array(r["curve"]["sd"])
         final = r["final_cumulative_regret"]
-        line, = ax.plot(x, mean, label=f"{r['label']}: {final['mean']:.0f} ± {final['sd']:.0f}")
+        (line,) = ax.plot(x, mean, label=f"{r['label']}: {final['mean']:.0f} ± {final['sd']:.0f}")
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
-    env = "zhou2021" if figure == "paper003" else "min2021"
+    env = "zhou2021" if figure == "liao2021" else "min2021"
     if chosen and env in references:
         K = max(r["K"] for r in chosen)
-        ax.plot([0, K], [0, K * references[env]], "k--", lw=0.8,
-                label=f"uniformly random policy: {K * references[env]:.0f}")
+        ax.plot(
+            [0, K], [0, K * references[env]], "k--", lw=0.8, label=f"uniformly random policy: {K * references[env]:.0f}"
+        )
     ax.set_xlabel("episode k")
     ax.set_ylabel("cumulative regret (exact), mean ± sd over seeds")
     ax.set_title(title, fontsize=10)
@@ -193,13 +263,18 @@ def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str, refere
 
 
 def markdown_table(runs: list[dict[str, Any]]) -> str:
-    lines = ["| figure | run | K | final cumulative regret (mean ± sd, 10 seeds) | mean regret/episode first 20% → last 20% | policy changes | wall s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| figure | run | K | final cumulative regret (mean ± sd, 10 seeds) "
+        "| mean regret/episode first 20% → last 20% | policy changes | wall s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in runs:
         f = r["final_cumulative_regret"]
-        lines.append(f"| {r['figure']} | {r['label']} | {r['K']} | {f['mean']:.1f} ± {f['sd']:.1f} | "
-                     f"{r['mean_regret_first_fifth']:.3f} → {r['mean_regret_last_fifth']:.3f} | "
-                     f"{r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} |")
+        lines.append(
+            f"| {r['figure']} | {r['label']} | {r['K']} | {f['mean']:.1f} ± {f['sd']:.1f} | "
+            f"{r['mean_regret_first_fifth']:.3f} → {r['mean_regret_last_fifth']:.3f} | "
+            f"{r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -208,25 +283,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="K = 100, 2 seeds, into docs/results/quick (a smoke test)")
     args = parser.parse_args(argv)
-    k000, k003, seeds, out = K_PAPER000, K_PAPER003, NUM_SEEDS, OUT
+    k_sahu, k_liao, seeds, out = K_SAHU2025, K_LIAO2021, NUM_SEEDS, OUT
     if args.quick:
-        k000, k003, seeds, out = 100, 100, 2, OUT / "quick"
+        k_sahu, k_liao, seeds, out = 100, 100, 2, OUT / "quick"
     out.mkdir(parents=True, exist_ok=True)
     done: list[dict[str, Any]] = []
     missing: list[str] = []
     start = time.perf_counter()
-    settings = {"base_seed": BASE_SEED, "num_seeds": seeds, "delta": DELTA, "K_paper000": k000,
-                "K_paper003": k003, "fig1a_epsilons": list(FIG1A_EPSILONS), "fig1b_epsilons": list(FIG1B_EPSILONS),
-                "paper003_epsilons": list(PAPER003_EPSILONS), "min2021": MIN2021, "zhou2021": ZHOU2021,
-                "workers": args.workers}
+    settings = {
+        "base_seed": BASE_SEED,
+        "num_seeds": seeds,
+        "delta": DELTA,
+        "K_sahu2025": k_sahu,
+        "K_liao2021": k_liao,
+        "fig1a_epsilons": list(FIG1A_EPSILONS),
+        "fig1b_epsilons": list(FIG1B_EPSILONS),
+        "liao2021_epsilons": list(LIAO2021_EPSILONS),
+        "min2021": MIN2021,
+        "zhou2021": ZHOU2021,
+        "workers": args.workers,
+    }
 
     source = source_state()
-    references = {"min2021": uniform_policy_regret("min2021", MIN2021, k000),
-                  "zhou2021": uniform_policy_regret("zhou2021", ZHOU2021, k003)}
+    references = {
+        "min2021": uniform_policy_regret("min2021", MIN2021, k_sahu),
+        "zhou2021": uniform_policy_regret("zhou2021", ZHOU2021, k_liao),
+    }
 
     def write(complete: bool) -> None:
         document = {
-            "description": "docs/make_results.py: Sahu 2025 Figure 1(a,b) and Liao et al. 2021 experiments (exact regret)",
+            "description": (
+                "docs/make_results.py: Sahu 2025 Figure 1(a,b) and Liao et al. 2021 experiments (exact regret)"
+            ),
             "complete": complete,
             "settings": settings,
             "versions": package_versions(),
@@ -239,21 +327,32 @@ def main(argv: list[str] | None = None) -> int:
         (out / "results.json").write_text(json.dumps(document, indent=1, default=_default) + "\n")
         (out / "summary.md").write_text(markdown_table(done))
 
-    for entry in experiments(k000, k003):
+    for entry in experiments(k_sahu, k_liao):
         if entry["agent"] not in AGENTS:
             missing.append(entry["label"])
             print(f"skip {entry['label']}: agent {entry['agent']!r} is not registered", flush=True)
             continue
-        spec = RunSpec(entry["agent"], entry["env"], entry["K"], num_seeds=seeds, base_seed=BASE_SEED,
-                       workers=args.workers, agent_options=entry["agent_options"], env_options=entry["env_options"])
+        spec = RunSpec(
+            entry["agent"],
+            entry["env"],
+            entry["K"],
+            num_seeds=seeds,
+            base_seed=BASE_SEED,
+            workers=args.workers,
+            agent_options=entry["agent_options"],
+            env_options=entry["env_options"],
+        )
         t0 = time.perf_counter()
         result = run(spec)
         summary = summarise(entry, result, time.perf_counter() - t0)
         done.append(summary)
         write(False)  # partial results survive an interrupted run
         f = summary["final_cumulative_regret"]
-        print(f"{entry['figure']:<9}{entry['label']:<38} K={entry['K']:<6} regret {f['mean']:10.1f} ± {f['sd']:8.1f}"
-              f"  ({summary['wall_seconds']:.0f} s)", flush=True)
+        print(
+            f"{entry['figure']:<9}{entry['label']:<38} K={entry['K']:<6} regret {f['mean']:10.1f} ± {f['sd']:8.1f}"
+            f"  ({summary['wall_seconds']:.0f} s)",
+            flush=True,
+        )
     for figure, (name, title) in FIGURES.items():
         plot(figure, done, out / name, title, references)
     write(True)

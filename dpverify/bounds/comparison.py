@@ -78,7 +78,7 @@ def _solve_symbolic(g: sympy.Expr, x: sympy.Symbol) -> tuple[list[sympy.Expr], s
     if max(degrees) > 2:
         return None
     y = sympy.Dummy("y", positive=True)
-    polynomial = sum((groups[p] * y**deg for p, deg in zip(powers, degrees)), sympy.Integer(0))
+    polynomial = sum((groups[p] * y**deg for p, deg in zip(powers, degrees, strict=True)), sympy.Integer(0))
     return list(sympy.solve(polynomial, y)), step
 
 
@@ -248,8 +248,15 @@ def compare(
     ratio, exponent, solved = _symbolic_parts(ea, eb, over)
     symbolic = None if solved is None else tuple(r ** (1 / solved[1]) for r in solved[0])
     base = Comparison(
-        a=ea.name, b=eb.name, over=over, values={}, ratio=ratio, asymptotic_exponent=exponent,
-        symbolic_crossovers=symbolic, search=(lo, hi), missing=missing,
+        a=ea.name,
+        b=eb.name,
+        over=over,
+        values={},
+        ratio=ratio,
+        asymptotic_exponent=exponent,
+        symbolic_crossovers=symbolic,
+        search=(lo, hi),
+        missing=missing,
     )
     if missing:
         return base
@@ -273,16 +280,24 @@ def compare(
     )
     cuts = [lo] + [c.value for c in crossovers] + [hi]
     segments = []
-    for left, right in zip(cuts[:-1], cuts[1:]):
+    for left, right in zip(cuts[:-1], cuts[1:], strict=True):
         mid = math.sqrt(left * right)
         va = evaluate_expression(fa, {**fixed, over: mid})
         vb = evaluate_expression(fb, {**fixed, over: mid})
         lower = ea.name if va < vb else (eb.name if vb < va else "equal")
         segments.append(Segment(low=left, high=right, lower=lower))
     return Comparison(
-        a=ea.name, b=eb.name, over=over, values=fixed, ratio=ratio, asymptotic_exponent=exponent,
-        symbolic_crossovers=base.symbolic_crossovers, search=(lo, hi), crossovers=crossovers,
-        segments=tuple(segments), missing=(),
+        a=ea.name,
+        b=eb.name,
+        over=over,
+        values=fixed,
+        ratio=ratio,
+        asymptotic_exponent=exponent,
+        symbolic_crossovers=base.symbolic_crossovers,
+        search=(lo, hi),
+        crossovers=crossovers,
+        segments=tuple(segments),
+        missing=(),
     )
 
 
@@ -369,8 +384,11 @@ def improvement_region(
     others = tuple(
         sorted({s.name for s in (fi.free_symbols | fb.free_symbols)} - {"K", "epsilon"}, key=list(VARIABLES).index)
     )
-    fixed = resolve(others, {k: v for k, v in values.items() if k not in ("K", "T", "epsilon")},
-                    entry_name=f"the comparison of {ei.name} with {eb.name}")
+    fixed = resolve(
+        others,
+        {k: v for k, v in values.items() if k not in ("K", "T", "epsilon")},
+        entry_name=f"the comparison of {ei.name} with {eb.name}",
+    )
     ks = np.geomspace(k_lo, k_hi, n)
     es = np.geomspace(e_lo, e_hi, n)
     subs = {VARIABLES[k]: v for k, v in fixed.items()}
@@ -390,6 +408,11 @@ def improvement_region(
             _verify_root(fi, fb, {**fixed, "K": float(k), "epsilon": root})
             boundary.append((float(k), root))
     return Region(
-        improver=ei.name, baseline=eb.name, values=fixed, k_values=tuple(map(float, ks)),
-        epsilon_values=tuple(map(float, es)), holds=holds, boundary=tuple(boundary),
+        improver=ei.name,
+        baseline=eb.name,
+        values=fixed,
+        k_values=tuple(map(float, ks)),
+        epsilon_values=tuple(map(float, es)),
+        holds=holds,
+        boundary=tuple(boundary),
     )

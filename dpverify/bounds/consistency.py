@@ -45,7 +45,9 @@ class CheckRegion:
     ``points`` log-spaced values on each axis.
     """
 
-    values: Mapping[str, float] = field(default_factory=lambda: {"d": 10.0, "H": 20.0, "delta": 1e-5, "S": 10.0, "A": 10.0})
+    values: Mapping[str, float] = field(
+        default_factory=lambda: {"d": 10.0, "H": 20.0, "delta": 1e-5, "S": 10.0, "A": 10.0}
+    )
     k_range: tuple[float, float] = (1e2, 1e8)
     epsilon_range: tuple[float, float] = (1e-6, 1e2)
     points: int = 25
@@ -110,7 +112,9 @@ def _compare_statements(a: BoundEntry, b: BoundEntry) -> Finding:
     if _rate_signature(fa) == _rate_signature(fb):
         ratio = sympy.simplify(fa / fb)
         return Finding(
-            "statements", subjects, "ok under Õ",
+            "statements",
+            subjects,
+            "ok under Õ",
             f"{a.name} and {b.name} have the same polynomial rates and differ only by logarithmic factors.",
             {"ratio": str(ratio)},
         )
@@ -125,7 +129,9 @@ def _compare_statements(a: BoundEntry, b: BoundEntry) -> Finding:
     cmp = compare(a, b, values={**region.values, "epsilon": region.reference_epsilon})
     crossing = ", ".join(f"{c.value:.3g}" for c in cmp.crossovers) or "none"
     return Finding(
-        "statements", subjects, "inconsistent",
+        "statements",
+        subjects,
+        "inconsistent",
         f"{a.name} and {b.name} disagree: {'; '.join(diffs)}.",
         {
             "differences": diffs,
@@ -159,28 +165,44 @@ def check_non_private_terms() -> tuple[Finding, ...]:
         target = in_episodes(base.expression)
         subjects = (entry.name, base.name)
         if term == 0:
-            findings.append(Finding(
-                "non-private term", subjects, "note",
-                f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
-                f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.",
-            ))
+            findings.append(
+                Finding(
+                    "non-private term",
+                    subjects,
+                    "note",
+                    f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
+                    f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.",
+                )
+            )
         elif sympy.simplify(term - target) == 0:
-            findings.append(Finding(
-                "non-private term", subjects, "ok",
-                f"the non-private term of {entry.name} equals the regret of {base.name} under T = KH.",
-            ))
+            findings.append(
+                Finding(
+                    "non-private term",
+                    subjects,
+                    "ok",
+                    f"the non-private term of {entry.name} equals the regret of {base.name} under T = KH.",
+                )
+            )
         elif _rate_signature(term) == _rate_signature(target):
-            findings.append(Finding(
-                "non-private term", subjects, "ok under Õ",
-                f"the non-private term of {entry.name} matches {base.name} up to logarithmic factors.",
-            ))
+            findings.append(
+                Finding(
+                    "non-private term",
+                    subjects,
+                    "ok under Õ",
+                    f"the non-private term of {entry.name} matches {base.name} up to logarithmic factors.",
+                )
+            )
         else:
-            findings.append(Finding(
-                "non-private term", subjects, "inconsistent",
-                f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
-                f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).",
-                {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))},
-            ))
+            findings.append(
+                Finding(
+                    "non-private term",
+                    subjects,
+                    "inconsistent",
+                    f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
+                    f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).",
+                    {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))},
+                )
+            )
     return tuple(findings)
 
 
@@ -193,8 +215,12 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
         if (up.setting, up.privacy) != (low.setting, low.privacy):
             continue
         res = improvement_region(
-            up, low, values=region.values, k_range=region.k_range,
-            epsilon_range=region.epsilon_range, points=region.points,
+            up,
+            low,
+            values=region.values,
+            k_range=region.k_range,
+            epsilon_range=region.epsilon_range,
+            points=region.points,
         )
         fu, fl = in_episodes(up.expression), in_episodes(low.expression)
         rates = {
@@ -225,7 +251,8 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
                 eps_star = [e for _, e in res.boundary]
                 where = (
                     f" on {100 * res.fraction:.1f}% of the grid ({region.describe()}): below for ε under "
-                    f"{min(eps_star):.3g} (K = {region.k_range[1]:g}) to {max(eps_star):.3g} (K = {region.k_range[0]:g})"
+                    f"{min(eps_star):.3g} (K = {region.k_range[1]:g}) "
+                    f"to {max(eps_star):.3g} (K = {region.k_range[0]:g})"
                 )
             caveat = ""
             if up.privacy_definition != low.privacy_definition:
@@ -238,17 +265,25 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
                 if below
                 else f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}), but"
             )
-            findings.append(Finding(
-                "upper vs lower", (up.name, low.name), "flagged",
-                head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat,
-                details,
-            ))
+            findings.append(
+                Finding(
+                    "upper vs lower",
+                    (up.name, low.name),
+                    "flagged",
+                    head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat,
+                    details,
+                )
+            )
         else:
-            findings.append(Finding(
-                "upper vs lower", (up.name, low.name), "ok",
-                f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}).",
-                details,
-            ))
+            findings.append(
+                Finding(
+                    "upper vs lower",
+                    (up.name, low.name),
+                    "ok",
+                    f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}).",
+                    details,
+                )
+            )
     return tuple(findings)
 
 
@@ -257,35 +292,48 @@ def check_claims(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding, ...]:
     findings = []
     for claim in CLAIMS.values():
         res = improvement_region(
-            claim.improver, claim.baseline, values=region.values, k_range=region.k_range,
-            epsilon_range=region.epsilon_range, points=region.points,
+            claim.improver,
+            claim.baseline,
+            values=region.values,
+            k_range=region.k_range,
+            epsilon_range=region.epsilon_range,
+            points=region.points,
         )
         at_k = compare(
-            claim.improver, claim.baseline, over="epsilon",
-            values={**region.values, "K": region.reference_k}, search=(1e-8, 1e8),
+            claim.improver,
+            claim.baseline,
+            over="epsilon",
+            values={**region.values, "K": region.reference_k},
+            search=(1e-8, 1e8),
         )
         at_eps = compare(
-            claim.improver, claim.baseline, over="K",
+            claim.improver,
+            claim.baseline,
+            over="K",
             values={**region.values, "epsilon": region.reference_epsilon},
         )
         eps_where = _where(at_k, claim.improver, "ε")
         k_where = _where(at_eps, claim.improver, "K")
         status = "ok" if res.fraction == 1.0 else "flagged"
-        findings.append(Finding(
-            "claim", (claim.improver, claim.baseline), status,
-            f"'{claim.improver} improves over {claim.baseline}' ({claim.source.document}, "
-            f"{claim.source.location}) {res.summary()}; at K = {region.reference_k:g} it holds for {eps_where}; "
-            f"at ε = {region.reference_epsilon:g} for {k_where}.",
-            {
-                "claim": claim.name,
-                "region": region.describe(),
-                "fraction": res.fraction,
-                "at_reference_k": eps_where,
-                "at_reference_epsilon": k_where,
-                "epsilon_crossovers": [c.value for c in at_k.crossovers],
-                "k_crossovers": [c.value for c in at_eps.crossovers],
-            },
-        ))
+        findings.append(
+            Finding(
+                "claim",
+                (claim.improver, claim.baseline),
+                status,
+                f"'{claim.improver} improves over {claim.baseline}' ({claim.source.document}, "
+                f"{claim.source.location}) {res.summary()}; at K = {region.reference_k:g} it holds for {eps_where}; "
+                f"at ε = {region.reference_epsilon:g} for {k_where}.",
+                {
+                    "claim": claim.name,
+                    "region": region.describe(),
+                    "fraction": res.fraction,
+                    "at_reference_k": eps_where,
+                    "at_reference_epsilon": k_where,
+                    "epsilon_crossovers": [c.value for c in at_k.crossovers],
+                    "k_crossovers": [c.value for c in at_eps.crossovers],
+                },
+            )
+        )
     return tuple(findings)
 
 
@@ -321,4 +369,3 @@ def _run(region: CheckRegion) -> tuple[Finding, ...]:
 def _default_findings() -> tuple[Finding, ...]:
     # The registry is immutable, so the findings over the default region never change in a process.
     return _run(DEFAULT_REGION)
-

@@ -48,7 +48,9 @@ def validate_values(values: Mapping[str, object]) -> dict[str, float]:
     return out
 
 
-def resolve(needed: tuple[str, ...], values: Mapping[str, object], *, entry_name: str = "the bound") -> dict[str, float]:
+def resolve(
+    needed: tuple[str, ...], values: Mapping[str, object], *, entry_name: str = "the bound"
+) -> dict[str, float]:
     """The values of the variables ``needed``, with T and K derived from each other through T = K·H.
 
     Raises:
@@ -57,7 +59,9 @@ def resolve(needed: tuple[str, ...], values: Mapping[str, object], *, entry_name
     vals = validate_values(values)
     if {"T", "K", "H"} <= vals.keys():
         if not math.isclose(vals["T"], vals["K"] * vals["H"], rel_tol=_T_TOLERANCE):
-            raise InvalidParameterError("T", f"must equal K*H = {vals['K'] * vals['H']:g} when K and H are given", vals["T"])
+            raise InvalidParameterError(
+                "T", f"must equal K*H = {vals['K'] * vals['H']:g} when K and H are given", vals["T"]
+            )
     if "T" in needed and "T" not in vals and {"K", "H"} <= vals.keys():
         vals["T"] = vals["K"] * vals["H"]
     if "K" in needed and "K" not in vals and {"T", "H"} <= vals.keys():

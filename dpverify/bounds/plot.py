@@ -88,7 +88,9 @@ def plot_bounds(
             Line2D([], [], color="0.4", ls=":", lw=1.4, label="non-private term"),
         ]
         handles, _ = ax.get_legend_handles_labels()
-        fixed_text = ", ".join(f"{'ε' if k == 'epsilon' else ('δ' if k == 'delta' else k)}={v:g}" for k, v in given.items())
+        fixed_text = ", ".join(
+            f"{'ε' if k == 'epsilon' else ('δ' if k == 'delta' else k)}={v:g}" for k, v in given.items()
+        )
         ax.set_xlabel("K (episodes)")
         ax.set_ylabel("bound (hidden constants = 1)")
         ax.set_title(title or f"Regret bounds vs K ({fixed_text})", fontsize=10)

@@ -40,10 +40,12 @@ NOTATIONS: tuple[str, ...] = ("Õ", "Ω", "Ω̃")
 #: (the title is the first line of each text, so a test can find the texts where they are present).
 SAHU_2025 = "sahu-2025"
 LIAO_2021 = "liao-2021"
-PAPER_TEXTS: Mapping[str, str] = MappingProxyType({
-    SAHU_2025: "Towards Optimal Differentially Private Regret Bounds in Linear MDPs",
-    LIAO_2021: "Locally Differentially Private Reinforcement Learning for Linear Mixture Markov Decision Processes",
-})
+PAPER_TEXTS: Mapping[str, str] = MappingProxyType(
+    {
+        SAHU_2025: "Towards Optimal Differentially Private Regret Bounds in Linear MDPs",
+        LIAO_2021: "Locally Differentially Private Reinforcement Learning for Linear Mixture Markov Decision Processes",
+    }
+)
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*/[a-z0-9][a-z0-9+.\-]*$")
 _R = sympy.Rational
@@ -131,7 +133,9 @@ class BoundEntry:
         if self.privacy == "none" and self.expression.has(epsilon):
             raise InvalidParameterError("expression", "must not depend on epsilon for a non-private bound", self.name)
         if (self.kind == "upper") != (self.notation == "Õ"):
-            raise InvalidParameterError("notation", "must be Õ for an upper bound and Ω or Ω̃ for a lower one", self.notation)
+            raise InvalidParameterError(
+                "notation", "must be Õ for an upper bound and Ω or Ω̃ for a lower one", self.notation
+            )
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -195,7 +199,9 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         notation="Õ",
         expression=sympy.sqrt(d**3 * H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})",
-        source=Source("Liao et al. 2021", "related work", LIAO_2021, (23,), r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})"),
+        source=Source(
+            "Liao et al. 2021", "related work", LIAO_2021, (23,), r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})"
+        ),
         note="Equal to lsvi-ucb/sahu-2025 under T = KH.",
     ),
     BoundEntry(
@@ -228,7 +234,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCB_TERM + H ** _R(11, 5) * d ** _R(8, 5) * K ** _R(3, 5) / epsilon ** _R(2, 5),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5})",
         source=Source(
-            "Sahu 2025", "abstract; Section 1; Section 1.1", SAHU_2025, (5, 13, 33),
+            "Sahu 2025",
+            "abstract; Section 1; Section 1.1",
+            SAHU_2025,
+            (5, 13, 33),
             r"\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5}",
         ),
         base="lsvi-ucb/sahu-2025",
@@ -246,7 +255,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCB_TERM + H**3 * d ** _R(5, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "Sahu 2025", "abstract; Section 1; Section 1.1", SAHU_2025, (5, 13, 33),
+            "Sahu 2025",
+            "abstract; Section 1; Section 1.1",
+            SAHU_2025,
+            (5, 13, 33),
             r"\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2}",
         ),
         base="lsvi-ucb/sahu-2025",
@@ -264,7 +276,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon\right)",
         source=Source(
-            "Sahu 2025", "abstract; Section 1 (Our contributions)", SAHU_2025, (5, 19),
+            "Sahu 2025",
+            "abstract; Section 1 (Our contributions)",
+            SAHU_2025,
+            (5, 19),
             r"d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon",
         ),
         base="lsvi-ucb++/sahu-2025",
@@ -286,7 +301,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(1 / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}\right)",
         source=Source(
-            "Sahu 2025", "Theorem 3.2", SAHU_2025, (259,),
+            "Sahu 2025",
+            "Theorem 3.2",
+            SAHU_2025,
+            (259,),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}",
         ),
         base="lsvi-ucb++/sahu-2025",
@@ -308,7 +326,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(10 * d * K * H / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}\right)",
         source=Source(
-            "Sahu 2025", "Lemma C.5 and its proof (Appendix C)", SAHU_2025, (799, 813),
+            "Sahu 2025",
+            "Lemma C.5 and its proof (Appendix C)",
+            SAHU_2025,
+            (799, 813),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}",
         ),
         base="lsvi-ucb++/sahu-2025",
@@ -329,7 +350,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H**3 * K) + H ** _R(19, 8) * d ** _R(15, 8) * K ** _R(3, 4) / epsilon,
         stated=r"\tilde{O}\left(\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon\right)",
         source=Source(
-            "Sahu 2025", "Section 5 (Conclusions and future works)", SAHU_2025, (279,),
+            "Sahu 2025",
+            "Section 5 (Conclusions and future works)",
+            SAHU_2025,
+            (279,),
             r"\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon",
         ),
         base="lsvi-ucb++/sahu-2025",
@@ -350,7 +374,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_LSVI_UCBPP_TERM + H ** _R(15, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\widetilde{O}(d \sqrt{H^3 K} + H^{15/4} d^{7/6} K^{1/2} / \epsilon)",
         source=Source(
-            "arXiv:2504.09339v2", "abstract", None, (),
+            "arXiv:2504.09339v2",
+            "abstract",
+            None,
+            (),
             r"H^{15/4} d^{7/6} K^{1/2} / \epsilon",
         ),
         base="lsvi-ucb++/sahu-2025",
@@ -383,7 +410,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_UCRL_VTR_JDP_TERM + H ** _R(9, 4) * d ** _R(3, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", SAHU_2025, (31,),
+            "Sahu 2025",
+            "Section 1.1 (Linear Mixture MDPs)",
+            SAHU_2025,
+            (31,),
             r"\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2}",
         ),
         base="ucrl-vtr/liao-2021",
@@ -400,7 +430,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=_UCRL_VTR_JDP_TERM + H ** _R(5, 2) * d ** _R(7, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
-            "Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", SAHU_2025, (31,),
+            "Sahu 2025",
+            "Section 1.1 (Linear Mixture MDPs)",
+            SAHU_2025,
+            (31,),
             r"\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2}",
         ),
         base="ucrl-vtr/liao-2021",
@@ -418,10 +451,17 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         privacy_definition="(ε, δ)-LDP",
         kind="upper",
         notation="Õ",
-        expression=d ** _R(5, 4) * H ** _R(7, 4) * T ** _R(3, 4) * sympy.log(1 / delta) ** _R(1, 4) / sympy.sqrt(epsilon),
+        expression=d ** _R(5, 4)
+        * H ** _R(7, 4)
+        * T ** _R(3, 4)
+        * sympy.log(1 / delta) ** _R(1, 4)
+        / sympy.sqrt(epsilon),
         stated=r"\widetilde{\mathcal{O}}(d^{5/4}H^{7/4}T^{3/4}\left(\log(1/\delta)\right)^{1/4}\sqrt{1/\varepsilon})",
         source=Source(
-            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", LIAO_2021, (17, 37),
+            "Liao et al. 2021",
+            "Section 1 (contributions); Section 7 (conclusion)",
+            LIAO_2021,
+            (17, 37),
             r"d^{5/4}H^{7/4}T^{3/4}\left(\log(1/\delta)\right)^{1/4}\sqrt{1/\varepsilon}",
         ),
         base="ucrl-vtr/liao-2021",
@@ -439,7 +479,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d * H * sympy.sqrt(T) / (sympy.exp(epsilon) * (sympy.exp(epsilon) - 1)),
         stated=r"\Omega(dH\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         source=Source(
-            "Liao et al. 2021", "Section 1 (contributions); Section 7 (conclusion)", LIAO_2021, (21, 37),
+            "Liao et al. 2021",
+            "Section 1 (contributions); Section 7 (conclusion)",
+            LIAO_2021,
+            (21, 37),
             r"\Omega(dH\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         ),
         note="For pure ε-LDP; the upper bound ldp-ucrl-vtr/upper is for (ε, δ)-LDP.",
@@ -456,7 +499,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=d * sympy.sqrt(T) / (sympy.exp(epsilon) * (sympy.exp(epsilon) - 1)),
         stated=r"\Omega(d\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         source=Source(
-            "Liao et al. 2021", "Section 1 (contributions)", LIAO_2021, (21,),
+            "Liao et al. 2021",
+            "Section 1 (contributions)",
+            LIAO_2021,
+            (21,),
             r"\Omega(d\sqrt{T}/\left(e^{\varepsilon}(e^{\varepsilon}-1)\right))",
         ),
         note="Contextual linear bandits (H = 1), a by-product of the linear-mixture lower bound.",
@@ -474,7 +520,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H**4 * S * A * T) + S * A * H**3 * (S + H) / epsilon,
         stated=r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         source=Source(
-            "Liao et al. 2021", "Section 1; related work", LIAO_2021, (7, 25),
+            "Liao et al. 2021",
+            "Section 1; related work",
+            LIAO_2021,
+            (7, 25),
             r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         ),
         note="Sahu 2025 cites Vietri et al. 2020 (line 27) without a rate; the rate is from Liao et al. 2021.",
@@ -491,7 +540,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.Max(H ** _R(3, 2) * S**2 * A * sympy.sqrt(T) / epsilon, H * S * sympy.sqrt(A * T)),
         stated=r"\widetilde{\mathcal{O}}(\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\})",
         source=Source(
-            "Liao et al. 2021", "Section 1; related work", LIAO_2021, (7, 25),
+            "Liao et al. 2021",
+            "Section 1; related work",
+            LIAO_2021,
+            (7, 25),
             r"\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\}",
         ),
     ),
@@ -507,7 +559,10 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         expression=sympy.sqrt(H * S * A * T) / sympy.Min(sympy.exp(epsilon) - 1, 1),
         stated=r"\widetilde{\Omega}(\sqrt{HSAT}/\min\left\{\exp(\varepsilon)-1,1\right\})",
         source=Source(
-            "Liao et al. 2021", "related work", LIAO_2021, (25,),
+            "Liao et al. 2021",
+            "related work",
+            LIAO_2021,
+            (25,),
             r"\sqrt{HSAT}/\min\left\{\exp(\varepsilon)-1,1\right\}",
         ),
     ),
@@ -564,7 +619,13 @@ _CLAIMS: tuple[Claim, ...] = (
         "claim/zhou-2022-over-luyo-2021",
         "private-linopt-vi/zhou-2022",
         "jdp-ucrl-vtr/luyo-2021",
-        Source("Sahu 2025", "Section 1.1 (Linear Mixture MDPs)", SAHU_2025, (31,), "improved on this bound with Private-LinOpt-VI"),
+        Source(
+            "Sahu 2025",
+            "Section 1.1 (Linear Mixture MDPs)",
+            SAHU_2025,
+            (31,),
+            "improved on this bound with Private-LinOpt-VI",
+        ),
     ),
 )
 
@@ -579,7 +640,9 @@ def get(name: str) -> BoundEntry:
     return REGISTRY[name]
 
 
-def entries(*, setting: str | None = None, privacy: str | None = None, kind: str | None = None) -> tuple[BoundEntry, ...]:
+def entries(
+    *, setting: str | None = None, privacy: str | None = None, kind: str | None = None
+) -> tuple[BoundEntry, ...]:
     """Registered entries, optionally filtered by setting, privacy model and kind."""
     if setting is not None:
         one_of("setting", setting, SETTINGS)

@@ -68,7 +68,9 @@ def test_paper_and_derived_sensitivities():
     assert derived == pytest.approx({"w_hat": 2 / H, "w_check": 2 / H, "w_bar": 2.0, "gram": math.sqrt(2) / H**2})
     for f in paper:
         assert paper[f] / derived[f] == pytest.approx(H * H)  # 400× the noise std at H = 20
-    add_remove = {s.family: s.sensitivity for s in dp_lsvi_ucbpp_schedule(H, 10, 10, "paper", "add-remove-one").statistics}
+    add_remove = {
+        s.family: s.sensitivity for s in dp_lsvi_ucbpp_schedule(H, 10, 10, "paper", "add-remove-one").statistics
+    }
     assert add_remove == pytest.approx({"w_hat": H, "w_check": H, "w_bar": H * H, "gram": 1.0})
 
 

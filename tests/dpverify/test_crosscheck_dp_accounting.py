@@ -40,5 +40,7 @@ def test_goe_release_matches_pld_gaussian():
     ledger = PrivacyLedger()
     ledger.record_block("gram", (1, 1), (1, 1), mech, "current")
     pld = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
-    pld.compose(dp_accounting.GaussianDpEvent(noise_multiplier=mech.equivalent_gaussian_std / mech.frobenius_sensitivity))
+    pld.compose(
+        dp_accounting.GaussianDpEvent(noise_multiplier=mech.equivalent_gaussian_std / mech.frobenius_sensitivity)
+    )
     assert ledger.guarantee(1e-5, "exact").epsilon == pytest.approx(pld.get_epsilon(1e-5), abs=1e-6)

@@ -100,10 +100,18 @@ def test_without_numbers_only_symbolic_results() -> None:
 
 
 def test_compare_accepts_t_and_h_instead_of_k() -> None:
-    a = compare("ldp-ucrl-vtr/upper", "ldp-ucrl-vtr/lower-linear-mixture", over="epsilon",
-                values={"d": 10, "H": 20, "T": 2e6, "delta": 1e-5})
-    b = compare("ldp-ucrl-vtr/upper", "ldp-ucrl-vtr/lower-linear-mixture", over="epsilon",
-                values={"d": 10, "H": 20, "K": 1e5, "delta": 1e-5})
+    a = compare(
+        "ldp-ucrl-vtr/upper",
+        "ldp-ucrl-vtr/lower-linear-mixture",
+        over="epsilon",
+        values={"d": 10, "H": 20, "T": 2e6, "delta": 1e-5},
+    )
+    b = compare(
+        "ldp-ucrl-vtr/upper",
+        "ldp-ucrl-vtr/lower-linear-mixture",
+        over="epsilon",
+        values={"d": 10, "H": 20, "K": 1e5, "delta": 1e-5},
+    )
     assert a.crossovers[0].value == pytest.approx(b.crossovers[0].value, rel=1e-12)
 
 
@@ -123,13 +131,18 @@ def test_compare_rejects_bad_arguments(kwargs: dict, match: str) -> None:
 
 @settings(max_examples=25)
 @given(
-    pair=st.sampled_from([
-        ("luyo-2021/linear-mdp", "dp-lsvi-ucb++/arxiv-v2"),
-        ("dp-lsvi-ucb++/conclusion", "dp-lsvi-ucb++/theorem-3.2"),
-        ("ngo-2022/linear-mdp", "luyo-2021/linear-mdp"),
-        ("jdp-ucrl-vtr/luyo-2021", "private-linopt-vi/zhou-2022"),
-    ]),
-    d=st.floats(1, 100), H=st.floats(1, 100), eps=st.floats(1e-3, 1e2), t=st.floats(0.0, 1.0),
+    pair=st.sampled_from(
+        [
+            ("luyo-2021/linear-mdp", "dp-lsvi-ucb++/arxiv-v2"),
+            ("dp-lsvi-ucb++/conclusion", "dp-lsvi-ucb++/theorem-3.2"),
+            ("ngo-2022/linear-mdp", "luyo-2021/linear-mdp"),
+            ("jdp-ucrl-vtr/luyo-2021", "private-linopt-vi/zhou-2022"),
+        ]
+    ),
+    d=st.floats(1, 100),
+    H=st.floats(1, 100),
+    eps=st.floats(1e-3, 1e2),
+    t=st.floats(0.0, 1.0),
 )
 def test_ratio_crossovers_and_segments_agree(pair, d, H, eps, t) -> None:
     """At any K, the sign of ratio − 1 says which bound the segment containing K calls lower."""
@@ -151,8 +164,13 @@ def test_ratio_crossovers_and_segments_agree(pair, d, H, eps, t) -> None:
 
 
 def test_improvement_region_boundary_matches_the_closed_form() -> None:
-    r = improvement_region("dp-lsvi-ucb++/theorem-3.2", "ngo-2022/linear-mdp", values={"d": 10, "H": 20, "delta": 1e-5},
-                           epsilon_range=(1e-2, 1e5), points=9)
+    r = improvement_region(
+        "dp-lsvi-ucb++/theorem-3.2",
+        "ngo-2022/linear-mdp",
+        values={"d": 10, "H": 20, "delta": 1e-5},
+        epsilon_range=(1e-2, 1e5),
+        points=9,
+    )
     # Both bounds are ∝ √K, so the boundary is the same ε* ≈ 9130 at every K.
     assert len(r.boundary) == 9
     assert all(e == pytest.approx(9130.27, rel=1e-5) for _, e in r.boundary)
@@ -163,10 +181,13 @@ def test_improvement_region_boundary_matches_the_closed_form() -> None:
 
 
 def test_improvement_region_everywhere_and_nowhere() -> None:
-    yes = improvement_region("luyo-2021/linear-mdp", "dp-lsvi-ucb++/theorem-3.2",
-                             values={"d": 10, "H": 20, "delta": 1e-5}, points=5)
+    yes = improvement_region(
+        "luyo-2021/linear-mdp", "dp-lsvi-ucb++/theorem-3.2", values={"d": 10, "H": 20, "delta": 1e-5}, points=5
+    )
     assert yes.fraction == 1.0 and yes.summary().startswith("holds on the whole grid")
-    no = improvement_region("private-linopt-vi/zhou-2022", "jdp-ucrl-vtr/luyo-2021", values={"d": 10, "H": 20}, points=5)
+    no = improvement_region(
+        "private-linopt-vi/zhou-2022", "jdp-ucrl-vtr/luyo-2021", values={"d": 10, "H": 20}, points=5
+    )
     assert no.fraction == 0.0 and no.summary().startswith("fails on the whole grid")
 
 

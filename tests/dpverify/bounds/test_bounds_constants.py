@@ -33,7 +33,11 @@ def _by_hand(d, H, K, rho, delta, c1=2.0, c2=1.0) -> dict[str, float]:
 
 @pytest.mark.parametrize(
     "args",
-    [ARGS, {"d": 2, "H": 3, "K": 50, "rho": 10.0, "delta": 0.1}, {"d": 5, "H": 6, "K": 10**4, "rho": 0.01, "delta": 1e-6}],
+    [
+        ARGS,
+        {"d": 2, "H": 3, "K": 50, "rho": 10.0, "delta": 0.1},
+        {"d": 5, "H": 6, "K": 10**4, "rho": 0.01, "delta": 1e-6},
+    ],
 )
 def test_constants_match_hand_computation(args: dict) -> None:
     c = dp_lsvi_ucbpp_constants(**args)
@@ -56,7 +60,9 @@ def test_result_is_frozen_and_complete() -> None:
 
 def test_expressions_are_the_printed_radii_with_l_and_lambda_substituted() -> None:
     for name, printed in PRINTED.items():
-        substituted = printed.subs({constants.L_symbol: EXPRESSIONS["L"], constants.lambda_symbol: EXPRESSIONS["lambda_tilde"]})
+        substituted = printed.subs(
+            {constants.L_symbol: EXPRESSIONS["L"], constants.lambda_symbol: EXPRESSIONS["lambda_tilde"]}
+        )
         assert sympy.simplify(substituted - EXPRESSIONS[name]) == 0
     # Free symbols: only the documented inputs.
     allowed = {"d", "H", "K", "rho", "delta", "c1", "c2"}
