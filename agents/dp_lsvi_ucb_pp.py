@@ -89,6 +89,7 @@ import sympy
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard, ReservedReleases
+from dpverify.agents.dp_lsvi_ucb_pp_tree import TreeRidgeStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
@@ -128,6 +129,9 @@ class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
         regularization: λ (None → LSVI-UCB++'s default λ, see :mod:`dpverify.agents.lsvi_ucb_pp`).
         switching: rare switching (line 10); False updates Q̂, Q̌ every episode (an ablation).
         keep_history, keep_noise: keep the billboard's published values (and noise) for audits/tests.
+        aggregation: "fresh" (the paper: 4HK prefix releases, fresh noise each) or "tree" (binary-tree
+            counters of G_h and of the next-state sums M_h, fresh noise per node:
+            :mod:`dpverify.agents.dp_lsvi_ucb_pp_tree`).
     """
 
     sensitivity_model: str = "derived"
@@ -142,10 +146,12 @@ class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
     switching: bool = True
     keep_history: bool = False
     keep_noise: bool = False
+    aggregation: str = "fresh"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _validate.one_of("sensitivity_model", self.sensitivity_model, ("paper", "derived"))
+        _validate.one_of("aggregation", self.aggregation, ("fresh", "tree"))
         _validate.one_of("accounting", self.accounting, ("per-user", "naive"))
         for name in ("beta_hat_multiplier", "beta_check_multiplier", "beta_bar_multiplier", "privacy_radius_multiplier",
                      "variance_floor_multiplier", "disagreement_multiplier"):
@@ -186,8 +192,15 @@ def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: 
     printed noise equals the calibrated one: ρ_Λ = HK/s² for the GOE entry std s, ρ_L = 8H³K/σ̂² for
     the std σ̂ of the w_hat/w_check noise (module docstring).
     """
-    s = calibration.mechanism("gram").noise_scale  # the GOE entry std
-    sigma_hat = calibration.mechanism("w_hat").noise_scale  # the Gaussian σ
+    return noise_constants_for_std(calibration.mechanism("gram").noise_scale,  # the GOE entry std
+                                   calibration.mechanism("w_hat").noise_scale,  # the Gaussian σ
+                                   dim, horizon, episodes, failure_probability)
+
+
+def noise_constants_for_std(s: float, sigma_hat: float, dim: int, horizon: int, episodes: int,
+                            failure_probability: float) -> dict[str, float]:
+    """:func:`noise_constants` for a Gram noise of GOE entry std ``s`` and a noise of std ``sigma_hat`` per
+    coordinate on the ŵ/w̌ sums (the tree variant passes the std of its prefix sums)."""
     rho_lambda = horizon * episodes / s**2
     rho_l = 8.0 * horizon**3 * episodes / sigma_hat**2
     lam = paper_constants.dp_lsvi_ucbpp_constants(d=dim, H=horizon, K=episodes, rho=rho_lambda,
@@ -353,12 +366,21 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         regularization = config.regularization
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
             regularization = LsviUcbPlusPlusConfig(K).regularization
-        self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
-        self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
         max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2
-        statistics = PrivatisedRidgeStatistics(
-            mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
-            rng.spawn(1)[0], max_weight)
+        statistics: RidgeStatistics
+        if config.aggregation == "tree":  # binary-tree counters (dpverify.agents.dp_lsvi_ucb_pp_tree)
+            self.noise_values = noise_constants_for_std(*tree_noise_stds(self.calibration, H, mdp.num_states, K),
+                                                        d, H, K, config.failure_probability)
+            self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
+            statistics = TreeRidgeStatistics(
+                mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
+                rng.spawn(1)[0], max_weight, K)
+        else:
+            self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
+            self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
+            statistics = PrivatisedRidgeStatistics(
+                mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
+                rng.spawn(1)[0], max_weight)
         base = LsviUcbPlusPlusConfig(
             num_episodes=K,
             beta_hat_multiplier=config.beta_hat_multiplier,
@@ -372,7 +394,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         )
         super().__init__(mdp, base, rng, statistics=statistics)
         self.config = config  # type: ignore[assignment]  (settings() reports the private config)
-        self.statistics: PrivatisedRidgeStatistics
+        self.statistics: PrivatisedRidgeStatistics | TreeRidgeStatistics  # (the same release methods)
         # Radii of Theorem 3.2 for the calibrated noise × multipliers (replacing the non-private ones).
         self.theory = {name: self.noise_values[name] for name in ("beta_hat", "beta_check", "beta_bar")}
         values, c_priv = self.noise_values, config.privacy_radius_multiplier
@@ -385,7 +407,11 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         self.horizon_cap = float(H)
 
     def release_schedule(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig) -> ReleaseSchedule:
-        """The 4HK releases of Sahu 2025 §3 (one Gram matrix and three vectors per stage and episode)."""
+        """The 4HK releases of Sahu 2025 §3 (one Gram matrix and three vectors per stage and episode), or
+        with ``aggregation="tree"`` the 2HK tree nodes of G_h and M_h."""
+        if config.aggregation == "tree":
+            return dp_lsvi_ucbpp_tree_schedule(mdp.horizon, config.num_episodes, mdp.dim, mdp.num_states,
+                                               config.sensitivity_model, config.relation, config.feature_norm_bound)
         return dp_lsvi_ucbpp_schedule(mdp.horizon, config.num_episodes, mdp.dim, config.sensitivity_model,
                                       config.relation, config.feature_norm_bound)
 
@@ -437,4 +463,5 @@ __all__ = [
     "DpLsviUcbPlusPlusConfig",
     "PrivatisedRidgeStatistics",
     "noise_constants",
+    "noise_constants_for_std",
 ]

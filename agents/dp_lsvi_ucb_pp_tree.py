@@ -1,0 +1,269 @@
+"""Tree-aggregated DP-LSVI-UCB++: every private statistic released through binary-tree counters.
+
+The statistics of ``DpLsviUcbPlusPlus(config with aggregation="tree")``
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp`; Sahu 2025, "DP-LSVI-UCB++", Algorithm 1). The learning rule is
+unchanged; only *how* the weighted sums are privatised changes.
+
+Sahu 2025 releases, for every episode k and stage h, four prefix sums over users 1..k−1 with fresh noise
+(4HK releases; each user is read by ≈ 4HK of them). Here the per-user terms are summed by the binary
+mechanism (Dwork, Naor, Pitassi & Rothblum 2010; Chan, Shi & Song 2011), as Luyo et al. 2021 and Ngo et
+al. 2022 do (:mod:`dpverify.agents.tree_lsvi`), so each user is read by ⌊log₂K⌋ + 1 releases per stage
+and family.
+
+What is privatised. The three vector statistics of Algorithm 1 (lines 6–8) are Σ_i w_i φ_i V(s'_i) for
+V = V̂_{k,h+1}, V̌_{k,h+1} and V̂²_{k,h+1}: they depend on the *current* value functions, so they cannot be
+accumulated in a tree of fixed partial sums. With a finite state space they are all M_h V for the
+V-independent d × S matrix
+
+    M_h = Σ_i w_i φ_i e_{s'_i}ᵀ          (``next_state``, released flattened as a d·S vector)
+
+(the next-state aggregation of :class:`dpverify.agents.statistics.RidgeStatistics`), so two families
+are privatised per stage, both with users ``"tree"``:
+
+    ``gram``        G_h = Σ_i w_i φ_i φ_iᵀ      (GOE mechanism, Frobenius sensitivity)
+    ``next_state``  M_h                          (Gaussian mechanism, ℓ2 = Frobenius sensitivity)
+
+with w_i = σ̄_{i,h}⁻². At the end of episode k (after user k's terms are formed) the node
+(k − lowbit(k), k] of each family is released once per stage with fresh noise
+(:class:`dpverify.agents.tree_lsvi.BinaryTreeSum`, ``Billboard.publish_stages(..., "tree", rng)``); the
+noisy prefix over users 1..k−1 read at the start of episode k is the sum of the released nodes of the
+binary decomposition of k − 1. Everything the planner uses — Λ̃_{k,h} = G̃_h + (λ + 2c_Λλ̃_Λ)I floored at λ,
+its inverse, log-determinant and bonuses, and ŵ = Λ̃⁻¹M̃_hV̂, w̌ = Λ̃⁻¹M̃_hV̌, w̄ = Λ̃⁻¹M̃_hV̂² — is
+post-processing of published values, so re-planning with new value functions costs no privacy.
+
+Sensitivities (docs/derivations.md, "Sensitivities of the released sums"; docs/private_agents.md, "Tree
+aggregation"). Under the weight bound W (σ̄⁻² ≤ 1/H² by line 25 for ``sensitivity_model="derived"``, ≤ 1
+for ``"paper"``, checked when a user's terms are added) and ‖φ‖ ≤ F (checked at construction): one
+user's term of a node is w φφᵀ (Frobenius ≤ W F²) and w φ e_{s'}ᵀ (Frobenius = w‖φ‖ ≤ W F: one non-zero
+column). A node is a sum over distinct users, so replacing one user changes one term:
+Δ_gram = √2·W F² (‖xxᵀ − yyᵀ‖²_F ≤ ‖x‖⁴ + ‖y‖⁴ for the GOE's Frobenius calibration) and
+Δ_next_state = 2 W F (add/remove: W F² and W F) — :func:`dpverify.sensitivity.gram_sum_sensitivity` and
+:func:`dpverify.sensitivity.vector_sum_sensitivity` with ``SumBound(W, F, 1)``. Each user's weights
+depend only on published values and the user's own data, so the releases compose adaptively.
+
+Accounting. :func:`dp_lsvi_ucbpp_tree_schedule` lists the two families over K episodes × H stages with
+users ``"tree"`` (ledger pattern :class:`dpverify.ledger.BinaryTreeNode`: the release at episode k reads
+users (k − lowbit(k), k]); :func:`dpverify.calibration.calibrate` gives every release
+ρ0 = ρ/(2H(⌊log₂K⌋ + 1)) (the worst user, user 1, lies in one node per level), and the billboard's
+ledger accounts exactly what was published.
+
+Noise of what the planner reads. The prefix over users 1..k−1 sums popcount(k − 1) released nodes, so
+its noise is GOE with entry std s·√popcount(k − 1) (Gram) and Gaussian with std σ·√popcount(k − 1) per
+entry of M̃_h; M̃_hV then carries N(0, σ²·popcount·‖V‖²I) with ‖V‖₂ ≤ H√S (V̂ clipped to [0, H]).
+:func:`tree_noise_stds` returns the worst case over k ≤ K of both (c = max popcount(k − 1)); the
+constants λ̃_Λ, L and the radii of Sahu 2025 (Lemma A.1, Theorem 3.2) are evaluated for them exactly
+as the fresh variant evaluates them for its per-release noise
+(:func:`dpverify.agents.dp_lsvi_ucb_pp.noise_constants_for_std`).
+
+Honaker's estimator (Honaker 2015) is not used: in this binary mechanism (one node per episode, the
+ledger's ``"tree"`` pattern) the right child of a node is never released, so a node has no second,
+independent estimate to combine with; the full dyadic tree it needs releases every node ending at k and
+would need a ledger pattern for it (docs/private_agents.md).
+
+Cost per episode: two tree insertions (O(H(d² + dS)·log K) additions), one batched eigendecomposition of
+the H prefix Gram matrices, O(H(d² + dS + SAd²)) arithmetic — 2H published values per episode instead of
+the fresh variant's 4H.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.statistics import RidgeStatistics
+from dpverify.agents.tree_lsvi import BinaryTreeSum
+from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec
+from dpverify.errors import InvalidParameterError
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism
+from dpverify.neighbouring import Neighbouring
+from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
+
+#: Relative slack of the weight check (floating-point rounding only), as in the fresh variant.
+CHECK_TOLERANCE = 1e-9
+TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")
+
+
+def dp_lsvi_ucbpp_tree_schedule(
+    horizon: int,
+    episodes: int,
+    dim: int,
+    num_states: int,
+    sensitivity_model: str = "derived",
+    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    feature_norm: float = 1.0,
+) -> ReleaseSchedule:
+    """The releases of tree-aggregated DP-LSVI-UCB++: per (episode, stage) one tree node of G_h (GOE) and
+    one of M_h (d·S vector), users ``"tree"`` (module docstring).
+
+    ``sensitivity_model``: "derived" (σ̄⁻² ≤ 1/H², Sahu 2025 line 25) or "paper" (σ̄⁻² ≤ 1, Appendix A).
+    """
+    horizon = _validate.integer("horizon", horizon, minimum=1)
+    episodes = _validate.integer("episodes", episodes, minimum=1)
+    dim = _validate.integer("dim", dim, minimum=1)
+    num_states = _validate.integer("num_states", num_states, minimum=1)
+    model = _validate.one_of("sensitivity_model", sensitivity_model, ("paper", "derived"))
+    relation = Neighbouring.parse(relation)
+    F = _validate.positive("feature_norm", feature_norm)
+    weight = 1.0 if model == "paper" else 1.0 / float(horizon) ** 2
+    unit = SumBound(weight, F, 1.0)
+    stats = (
+        StatisticSpec("gram", "tree node of Σ σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26; binary mechanism), GOE",
+                      "symmetric-matrix", dim, gram_sum_sensitivity(unit, relation), "tree"),
+        StatisticSpec("next_state", "tree node of Σ σ̄⁻² φ e_{s'}ᵀ (d×S, flattened; M_h V gives lines 6–8)",
+                      "vector", dim * num_states, vector_sum_sensitivity(unit, relation), "tree"),
+    )
+    weight_rule = "σ̄⁻² ≤ 1 (paper, Appendix A)" if model == "paper" else "σ̄⁻² ≤ 1/H² because σ̄ ≥ H (Alg. 1 line 25)"
+    return ReleaseSchedule(
+        name=f"dp-lsvi-ucb++ tree ({model} sensitivities)",
+        source="Sahu 2025, Algorithm 1, with the binary mechanism of Chan, Shi & Song 2011",
+        relation=relation,
+        episodes=episodes,
+        stages=horizon,
+        statistics=stats,
+        assumptions=(
+            f"per-user weight {weight_rule}, checked when a user's terms are added",
+            f"‖φ(s,a)‖₂ ≤ {F:g}, checked at construction",
+            "the vector statistics are M_h V with V̂, V̌ clipped to [0, H] (post-processing of M̃_h)",
+            f"neighbouring relation: {relation.value}",
+            "each tree node released once per (episode, stage) with fresh noise; prefix sums are post-processing",
+        ),
+    )
+
+
+def max_prefix_nodes(episodes: int) -> int:
+    """max over k = 1..K of popcount(k − 1), at least 1: the most released nodes a prefix over users 1..k−1
+    sums. For N = K − 1 with b bits, that is b if N = 2^b − 1 and b − 1 otherwise (2^(b−1) − 1 ≤ N)."""
+    n = _validate.integer("episodes", episodes, minimum=1) - 1
+    bits = n.bit_length()
+    return max(1, bits if n == (1 << bits) - 1 else bits - 1)
+
+
+def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, episodes: int) -> tuple[float, float]:
+    """(GOE entry std of the prefix Gram noise, std per coordinate of the noise on M̃_h V̂) in the worst
+    case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` (module docstring)."""
+    gram, next_state = calibration.mechanism("gram"), calibration.mechanism("next_state")
+    assert isinstance(gram, GOEMechanism) and isinstance(next_state, GaussianMechanism)
+    c = max_prefix_nodes(episodes)
+    return gram.entry_std * math.sqrt(c), next_state.sigma * math.sqrt(c) * horizon * math.sqrt(num_states)
+
+
+class TreeRidgeStatistics(RidgeStatistics):
+    """The statistics of tree-aggregated DP-LSVI-UCB++, read by LSVI-UCB++ through its release methods.
+
+    Raw terms live only inside the two :class:`~dpverify.agents.tree_lsvi.BinaryTreeSum` counters; the
+    planner reads their published prefixes (:meth:`release_grams` at the start of an episode, then
+    :meth:`release_sums` per stage — post-processing, no release). :meth:`weighted_sum` and
+    :meth:`gram_matrix` (raw reads of the parent class) refuse.
+    """
+
+    def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
+                 calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
+                 max_weight: float, num_episodes: int) -> None:
+        super().__init__(features, rewards, regularization)
+        self.shift = float(shift)
+        self.calibration = calibration
+        self.billboard = billboard
+        self.noise_rng = noise_rng
+        self.max_weight = float(max_weight)
+        H, d, S = self.horizon, self.dim, self.num_states
+        gram, next_state = calibration.mechanism("gram"), calibration.mechanism("next_state")
+        assert isinstance(gram, GOEMechanism) and isinstance(next_state, GaussianMechanism)
+        self.gram_tree = BinaryTreeSum(billboard, "gram", gram, H, (d, d), num_episodes, noise_rng)
+        self.next_state_tree = BinaryTreeSum(billboard, "next_state", next_state, H, (d * S,), num_episodes,
+                                             noise_rng)
+        self.released_episode = 0
+        self._next_state = np.zeros((H, d, S))
+        self._noisy_inverse = np.zeros((H, d, d))
+        self._noisy_logdet = np.full(H, d * math.log(regularization + shift))
+        self._noisy_bonus = np.zeros((H, self.num_states, self.num_actions))
+
+    @property
+    def episode(self) -> int:
+        """The 1-based episode k whose statistics cover users 1..k−1 (= users added so far + 1)."""
+        return self.count + 1
+
+    def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Add user k's terms to both trees, publishing the node (k − lowbit(k), k] of every stage."""
+        if weights is None:
+            raise InvalidParameterError("weights", "must be given (σ̄⁻² of every stage)", None)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (self.horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
+            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
+        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
+            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
+                                        float(w.max()))
+        h = np.arange(self.horizon)
+        x = self.features[h, states[:-1], actions]
+        weighted_x = w[:, None] * x
+        next_terms = np.zeros((self.horizon, self.dim, self.num_states))
+        next_terms[h, :, states[1:]] = weighted_x
+        self.gram_tree.add(weighted_x[:, :, None] * x[:, None, :])
+        self.next_state_tree.add(next_terms.reshape(self.horizon, -1))
+        self.count += 1
+
+    # ---- reads of the published prefixes -----------------------------------------------------------
+
+    def release_grams(self) -> None:
+        """Read the published prefixes for episode k: Λ̃_{k,h} = G̃_h + (λ + shift)I with eigenvalues floored
+        at λ, its inverse, log-determinant and bonuses, and M̃_h (post-processing, as the fresh variant)."""
+        k = self.episode
+        if self.released_episode == k:
+            raise InvalidParameterError("release_grams", "may be called once per episode", k)
+        noisy = self.gram_tree.prefix
+        noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
+        eigenvalues, vectors = np.linalg.eigh(noisy)
+        eigenvalues = np.maximum(eigenvalues, self.regularization)
+        scaled = vectors / np.sqrt(eigenvalues)[:, None, :]
+        self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
+        self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
+        bonus = np.square(self._flat_features @ scaled).sum(axis=2)
+        self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
+        self._next_state = self.next_state_tree.prefix.reshape(self.horizon, self.dim, self.num_states)
+        self.released_episode = k
+
+    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
+        """M̃_h V̂, M̃_h V̌, M̃_h V̂² from the published prefix of M_h (stage h 0-based; no release)."""
+        self._check_released()
+        m = self._next_state[h]
+        return m @ v_hat, m @ v_check, m @ v_hat**2
+
+    def _check_released(self) -> None:
+        if self.released_episode != self.episode:
+            raise InvalidParameterError("release_grams", "must be called at the start of every episode",
+                                        self.released_episode)
+
+    def gram_inverse(self, h: int) -> np.ndarray:
+        self._check_released()
+        return self._noisy_inverse[h]
+
+    def gram_matrix(self, h: int) -> np.ndarray:
+        raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
+
+    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
+        raise InvalidParameterError("weighted_sum", "is a raw read; use release_sums (published prefixes)", h)
+
+    def bonus_squared(self, h: int) -> np.ndarray:
+        self._check_released()
+        return self._noisy_bonus[h]
+
+    def bonus_squared_all(self) -> np.ndarray:
+        self._check_released()
+        return self._noisy_bonus
+
+    def log_determinants(self) -> np.ndarray:
+        return self._noisy_logdet.copy()
+
+    def log_determinant(self, h: int) -> float:
+        return float(self._noisy_logdet[h])
+
+
+__all__ = [
+    "TREE_FAMILIES",
+    "TreeRidgeStatistics",
+    "dp_lsvi_ucbpp_tree_schedule",
+    "max_prefix_nodes",
+    "tree_noise_stds",
+]
