@@ -15,15 +15,23 @@ from __future__ import annotations
 import numpy as np
 
 
-def sherman_morrison(inverse: np.ndarray, x: np.ndarray,
-                     weight: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def rank_one_terms(inverse: np.ndarray, x: np.ndarray,
+                   weight: np.ndarray | float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(u, ratio) = (A⁻¹x, 1 + w xᵀA⁻¹x), the terms every rank-one update A + w x xᵀ below needs."""
+    weight = np.asarray(weight, dtype=np.float64)
+    u = np.einsum("...ij,...j->...i", inverse, x)
+    return u, 1.0 + weight * np.einsum("...i,...i->...", x, u)
+
+
+def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: np.ndarray | float = 1.0,
+                     terms: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return ((A + w x xᵀ)⁻¹, 1 + w xᵀA⁻¹x) from A⁻¹ (shape (..., d, d)), x (..., d), w (...).
 
     The second value is the determinant ratio det(A + w x xᵀ)/det(A) (matrix determinant lemma).
+    ``terms`` are :func:`rank_one_terms` of the same arguments, when already computed.
     """
     weight = np.asarray(weight, dtype=np.float64)
-    u = np.einsum("...ij,...j->...i", inverse, x)
-    ratio = 1.0 + weight * np.einsum("...i,...i->...", x, u)
+    u, ratio = rank_one_terms(inverse, x, weight) if terms is None else terms
     updated = inverse - (weight / ratio)[..., None, None] * u[..., :, None] * u[..., None, :]
     return updated, ratio
 
@@ -43,11 +51,10 @@ def weighted_norms_squared(features: np.ndarray, inverse: np.ndarray) -> np.ndar
 
 def downdate_weighted_norms(
     norms_squared: np.ndarray, features: np.ndarray, inverse: np.ndarray, x: np.ndarray,
-    weight: np.ndarray | float = 1.0,
+    weight: np.ndarray | float = 1.0, terms: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """φᵀ(A + w x xᵀ)⁻¹φ from φᵀA⁻¹φ for all φ: shapes (H, N), (H, N, d), A⁻¹ (H, d, d), x (H, d), w (H,)."""
     weight = np.asarray(weight, dtype=np.float64)
-    u = np.einsum("hij,hj->hi", inverse, x)
-    ratio = 1.0 + weight * np.einsum("hi,hi->h", x, u)
+    u, ratio = rank_one_terms(inverse, x, weight) if terms is None else terms
     projections = np.einsum("hnd,hd->hn", features, u)
     return norms_squared - (weight / ratio)[:, None] * projections**2

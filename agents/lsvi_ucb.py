@@ -131,16 +131,19 @@ class LsviUcb(Agent):
         """
         stats = self.statistics
         bonus = self.beta * np.sqrt(stats.bonus_squared_all())
-        q = self.q
+        q, features, inverse = self.q, self.features, stats.inverse
+        next_state_sums, reward_sums = stats.next_state_sums, stats.reward_sums
+        minimum, maximum = np.minimum, np.maximum
         next_values = np.zeros(self.num_states)
         for h in range(self.horizon - 1, -1, -1):
-            w = stats.inverse[h] @ (stats.next_state_sums[h] @ next_values + stats.reward_sums[h])
+            w = inverse[h] @ (next_state_sums[h] @ next_values + reward_sums[h])
             cap = float(self.horizon - h)
-            np.add(self.features[h] @ w, bonus[h], out=q[h])
-            np.minimum(q[h], cap, out=q[h])
-            next_values = q[h].max(axis=-1)
-            np.maximum(next_values, 0.0, out=next_values)
-            np.minimum(next_values, cap, out=next_values)
+            q_h = q[h]
+            np.add(features[h] @ w, bonus[h], out=q_h)
+            minimum(q_h, cap, out=q_h)
+            next_values = q_h.max(axis=-1)
+            maximum(next_values, 0.0, out=next_values)
+            minimum(next_values, cap, out=next_values)
         return q
 
     def begin_episode(self) -> np.ndarray:

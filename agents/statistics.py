@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.linalg import downdate_weighted_norms, sherman_morrison
+from dpverify.agents.linalg import downdate_weighted_norms, rank_one_terms, sherman_morrison
 from dpverify.errors import InvalidParameterError
 
 
@@ -69,14 +69,18 @@ class RidgeStatistics:
         stages are updated in one batched Sherman–Morrison step, O(H(d² + SAd)).
         """
         h = np.arange(self.horizon)
-        weights = np.ones(self.horizon) if weights is None else np.asarray(weights, dtype=np.float64)
-        if weights.shape != (self.horizon,) or np.any(~np.isfinite(weights)) or np.any(weights < 0):
-            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
+        if weights is None:
+            weights = np.ones(self.horizon)
+        else:
+            weights = np.asarray(weights, dtype=np.float64)
+            if weights.shape != (self.horizon,) or np.any(~np.isfinite(weights)) or np.any(weights < 0):
+                raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
         s, a, s_next = states[:-1], actions, states[1:]
         x = self.features[h, s, a]  # (H, d)
+        terms = rank_one_terms(self.inverse, x, weights)  # A⁻¹x and 1 + w xᵀA⁻¹x, shared by both updates
         self._bonus_squared = downdate_weighted_norms(self._bonus_squared, self._flat_features, self.inverse, x,
-                                                      weights)
-        self.inverse, ratio = sherman_morrison(self.inverse, x, weights)
+                                                      weights, terms)
+        self.inverse, ratio = sherman_morrison(self.inverse, x, weights, terms)
         self.logdet += np.log(ratio)
         weighted_x = weights[:, None] * x
         self.gram += weighted_x[:, :, None] * x[:, None, :]

@@ -6,7 +6,7 @@ mean time per episode over the first and the last 10% of episodes (flat in k whe
 does not grow with the data). Each timed episode includes planning, the exact regret of the deployed
 policy, the rollout and the statistics update — exactly what ``dpverify run`` does per episode.
 
-Targets on one core (issue 4): LSVI-UCB ≤ 15 s, LSVI-UCB++ ≤ 30 s.
+Targets on one core: LSVI-UCB ≤ 0.3 ms per episode (3 s at K = 10⁴), LSVI-UCB++ ≤ 30 s.
 
     python benchmarks/bench_agents.py [--episodes K] [--only lsvi-ucb,lsvi-ucb++,ucrl-vtr]
 """

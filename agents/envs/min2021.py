@@ -1,4 +1,4 @@
-"""The synthetic linear MDP of Min et al. 2021, used in Sahu 2025 §4 (Figure 1) — DESIGN.md §3.
+"""The synthetic linear MDP of Min et al. 2021, used in Sahu 2025 §4 (Figure 1).
 
 S = {0, 1}, A = {0, …, A−1} (A = 100 in the paper, at most 256), d = 10:
 
@@ -15,10 +15,10 @@ D_h = max(0, (2r − 1) + (1 − 2α_h)·D_{h+1}); ties between optimal actions 
 equivalent, and a = 0 ties with them when D_h = 0 in state 0).
 
 The rescaled form (``rescaled=True``, the default) is the same MDP with φ/3, 3μ_h, 3θ_h, so
-‖φ‖₂ = 1 as the privacy analyses of Sahu 2025 assume (DESIGN §2 "Feature norms"); ``rescaled=False``
+‖φ‖₂ = 1 as the privacy analyses of Sahu 2025 assume; ``rescaled=False``
 gives the raw form with ``feature_norm_bound = 3``.
 
-Defaults: H = 20 (Sahu 2025 §4), A = 100, r = 0.99 (DESIGN recalls 0.99; a parameter), initial
+Defaults: H = 20 (Sahu 2025 §4), A = 100, r = 0.99 (a parameter), initial
 distribution uniform on S, α_h drawn i.i.d. uniform on {0, 1} once per instance from
 ``numpy.random.default_rng(alpha_seed)`` with ``alpha_seed = 2021`` unless ``alphas`` is given.
 """
@@ -116,7 +116,7 @@ def min2021_mdp(
 
 
 def optimal_gap_recursion(alphas: Sequence[int], reward: float = DEFAULT_REWARD) -> np.ndarray:
-    """D_h = V*_h(0) − V*_h(1) by the closed-form recursion of DESIGN §3 (0-indexed h; D_H = 0 beyond).
+    """D_h = V*_h(0) − V*_h(1) by a closed-form recursion (0-indexed h; D_H = 0 beyond).
 
     D_h = max(0, (2r − 1) + (1 − 2α_h)·D_{h+1}) with D_{H} = 0 after the last stage. An independent
     check of :func:`dpverify.agents.planning.optimal_values` on this MDP.

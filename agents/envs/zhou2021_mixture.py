@@ -1,4 +1,4 @@
-"""The hard linear mixture MDP of Zhou, Gu & Szepesvári 2021 used in Liao et al. 2021's experiments — DESIGN §3.
+"""The hard linear mixture MDP of Zhou, Gu & Szepesvári 2021 used in Liao et al. 2021's experiments.
 
 States (S = H + 2, our indices): chain states c_0 … c_{H−1} (indices 0 … H−1; the paper's x_0 … x_{H−1}),
 ``DEAD = H`` (the paper's x_{H+1}: absorbing, no reward) and ``GOOD = H + 1`` (x_{H+2}: absorbing,

@@ -1,4 +1,4 @@
-"""The Min et al. 2021 linear MDP (DESIGN §3)."""
+"""The Min et al. 2021 linear MDP."""
 
 from __future__ import annotations
 

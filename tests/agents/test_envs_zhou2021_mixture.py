@@ -1,4 +1,4 @@
-"""The Zhou et al. 2021 hard linear mixture MDP of Liao et al. 2021 (DESIGN §3)."""
+"""The Zhou et al. 2021 hard linear mixture MDP of Liao et al. 2021."""
 
 from __future__ import annotations
 
