@@ -97,7 +97,14 @@ class NoiseMechanism:
     dim: int
     relation: Neighbouring
 
-    # ---- construction from the declared fields
+    # ---- validation and construction from the declared fields
+
+    def __post_init__(self) -> None:
+        """Validate the declared fields: sensitivity and noise scale > 0, dim an integer ≥ 1, a relation."""
+        for name in (self.sensitivity_field, self.noise_field):
+            object.__setattr__(self, name, _validate.positive(name, getattr(self, name)))
+        object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
+        object.__setattr__(self, "relation", Neighbouring.parse(self.relation))
 
     @classmethod
     def build(
@@ -275,12 +282,6 @@ class GaussianMechanism(_GaussianPrivacy):
         """σ = Δ/√(2ρ) (Bun & Steinke 2016, Proposition 1.6)."""
         return sensitivity / math.sqrt(2.0 * rho)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sensitivity", _validate.positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "sigma", _validate.positive("sigma", self.sigma))
-        object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation))
-
     @property
     def mu(self) -> float:
         """μ of the μ-GDP guarantee: Δ/σ, so ρ = Δ²/(2σ²)."""
@@ -332,14 +333,6 @@ class GOEMechanism(_GaussianPrivacy):
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
         """s = Δ_F/(2√ρ), from ρ = Δ_F²/(4s²)."""
         return sensitivity / (2.0 * math.sqrt(rho))
-
-    def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "frobenius_sensitivity", _validate.positive("frobenius_sensitivity", self.frobenius_sensitivity)
-        )
-        object.__setattr__(self, "entry_std", _validate.positive("entry_std", self.entry_std))
-        object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation))
 
     @property
     def equivalent_gaussian_std(self) -> float:
@@ -407,12 +400,6 @@ class LaplaceMechanism(NoiseMechanism):
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
         """b = Δ₁/√(2ρ), from ρ = ε²/2 with ε = Δ₁/b (Bun & Steinke 2016, Proposition 1.4)."""
         return sensitivity / math.sqrt(2.0 * rho)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sensitivity", _validate.positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "scale", _validate.positive("scale", self.scale))
-        object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
-        object.__setattr__(self, "relation", Neighbouring.parse(self.relation))
 
     @property
     def epsilon(self) -> float:
