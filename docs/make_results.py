@@ -60,86 +60,49 @@ ZHOU2021 = {"dim": 5, "horizon": 6}
 CURVE_POINTS = 200  # the mean ± sd curves in the JSON are subsampled to this many episodes
 
 
+def _run(
+    figure: str, label: str, agent: str, env: str, k: int, agent_options: dict[str, Any], env_options: dict[str, Any]
+) -> dict[str, Any]:
+    """One run of a figure (the keys, in this order, are those of results.json)."""
+    return {
+        "figure": figure,
+        "label": label,
+        "agent": agent,
+        "env": env,
+        "K": k,
+        "agent_options": agent_options,
+        "env_options": env_options,
+    }
+
+
 def experiments(k_sahu: int, k_liao: int) -> list[dict[str, Any]]:
     """Every run: figure, label, agent, environment, options."""
     priv = {"delta": DELTA}
-    runs: list[dict[str, Any]] = []
-    for label, agent in (("LSVI-UCB", "lsvi-ucb"), ("LSVI-UCB++", "lsvi-ucb++")):
-        runs.append(
-            {
-                "figure": "fig1a",
-                "label": label,
-                "agent": agent,
-                "env": "min2021",
-                "K": k_sahu,
-                "agent_options": {},
-                "env_options": MIN2021,
-            }
-        )
+    runs = [
+        _run("fig1a", label, agent, "min2021", k_sahu, {}, MIN2021)
+        for label, agent in (("LSVI-UCB", "lsvi-ucb"), ("LSVI-UCB++", "lsvi-ucb++"))
+    ]
     for eps in FIG1A_EPSILONS:
         fig1a = [
             (f"Luyo et al. (ε={eps:g})", "luyo", {"epsilon": eps, **priv}),
             (f"Ngo et al. (ε={eps:g})", "ngo", {"epsilon": eps, **priv}),
-            (
-                f"DP-LSVI-UCB++ derived (ε={eps:g})",
-                "dp-lsvi-ucb++",
-                {"epsilon": eps, "sensitivity_model": "derived", **priv},
-            ),
-            (
-                f"DP-LSVI-UCB++ paper (ε={eps:g})",
-                "dp-lsvi-ucb++",
-                {"epsilon": eps, "sensitivity_model": "paper", **priv},
+            *(
+                (f"DP-LSVI-UCB++ {m} (ε={eps:g})", "dp-lsvi-ucb++", {"epsilon": eps, "sensitivity_model": m, **priv})
+                for m in ("derived", "paper")
             ),
         ]
-        for label, agent, options in fig1a:
-            runs.append(
-                {
-                    "figure": "fig1a",
-                    "label": label,
-                    "agent": agent,
-                    "env": "min2021",
-                    "K": k_sahu,
-                    "agent_options": options,
-                    "env_options": MIN2021,
-                }
-            )
+        runs += [_run("fig1a", label, agent, "min2021", k_sahu, options, MIN2021) for label, agent, options in fig1a]
     for eps in FIG1B_EPSILONS:
         if eps in FIG1A_EPSILONS:
             continue  # shared with Figure 1(a)
-        runs.append(
-            {
-                "figure": "fig1b",
-                "label": f"DP-LSVI-UCB++ derived (ε={eps:g})",
-                "agent": "dp-lsvi-ucb++",
-                "env": "min2021",
-                "K": k_sahu,
-                "agent_options": {"epsilon": eps, "sensitivity_model": "derived", **priv},
-                "env_options": MIN2021,
-            }
-        )
-    runs.append(
-        {
-            "figure": "liao2021",
-            "label": "UCRL-VTR",
-            "agent": "ucrl-vtr",
-            "env": "zhou2021",
-            "K": k_liao,
-            "agent_options": {},
-            "env_options": ZHOU2021,
-        }
-    )
+        options = {"epsilon": eps, "sensitivity_model": "derived", **priv}
+        label = f"DP-LSVI-UCB++ derived (ε={eps:g})"
+        runs.append(_run("fig1b", label, "dp-lsvi-ucb++", "min2021", k_sahu, options, MIN2021))
+    runs.append(_run("liao2021", "UCRL-VTR", "ucrl-vtr", "zhou2021", k_liao, {}, ZHOU2021))
     for eps in LIAO2021_EPSILONS:
-        runs.append(
-            {
-                "figure": "liao2021",
-                "label": f"LDP-UCRL-VTR (ε={eps:g})",
-                "agent": "ldp-ucrl-vtr",
-                "env": "zhou2021",
-                "K": k_liao,
-                "agent_options": {"epsilon": eps, **priv},
-                "env_options": ZHOU2021,
-            }
-        )
+        options = {"epsilon": eps, **priv}
+        label = f"LDP-UCRL-VTR (ε={eps:g})"
+        runs.append(_run("liao2021", label, "ldp-ucrl-vtr", "zhou2021", k_liao, options, ZHOU2021))
     return runs
 
 
