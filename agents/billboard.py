@@ -73,8 +73,9 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
         raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
     if not all(isinstance(m, (GaussianMechanism, GOEMechanism)) for m in mechanisms):
         return [m.release(np.zeros(m.output_shape), rng) for m in mechanisms]
-    shape = mechanisms[0].output_shape if mechanisms else ()
-    if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in mechanisms):
+    distinct = list({id(m): m for m in mechanisms}.values())
+    shape = distinct[0].output_shape if distinct else ()
+    if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in distinct):
         sigmas = np.array([m.noise_scale for m in mechanisms])
         return list(rng.standard_normal((len(mechanisms), *shape)) * sigmas.reshape(-1, *(1,) * len(shape)))
     sizes = [math.prod(m.output_shape) for m in mechanisms]
@@ -333,6 +334,20 @@ class ReservedReleases:
         for (family, stage), i in self._index.items():
             released[family][stage - 1] = self._release(i, family, stage, checked[family][stage - 1])
         return released
+
+    def publish_group(self, families: Sequence[str], stage: int, raw_values: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`publish` of several families' values at one stage, checked together (all before any release)."""
+        indices = [self._index.get((family, stage)) for family in families]
+        if None in indices or len({self._mechanisms[i].output_shape for i in indices}) != 1:  # type: ignore[index]
+            return [self.publish(family, stage, value) for family, value in zip(families, raw_values, strict=True)]
+        raws = np.asarray(raw_values, dtype=float)
+        first = self._mechanisms[indices[0]]  # type: ignore[index]
+        if (raws.shape[1:] != first.output_shape or not np.isfinite(raws).all()
+                or any(isinstance(self._mechanisms[i], GOEMechanism) for i in indices)):  # type: ignore[index]
+            raws = np.stack([_checked_value(self._mechanisms[i], value)  # type: ignore[index]
+                             for i, value in zip(indices, raw_values, strict=True)])
+        return [self._release(i, family, stage, raw)  # type: ignore[arg-type]
+                for i, family, raw in zip(indices, families, raws, strict=True)]
 
     def publish(self, family: str, stage: int, raw_value: np.ndarray) -> np.ndarray:
         """Release the reserved (family, stage) with its own noise; check, keep and return it."""

@@ -242,6 +242,9 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))  # Σ_i w_i φ_i φ_iᵀ (no λ)
         self.released_episode = 0
         self._reserved: ReservedReleases
+        # The vector releases of a backward pass, in publication order: stages H..1, each w_hat, w_check, w_bar.
+        self._vector_plan = [(family, h + 1, self.mechanisms[family]) for h in range(self.horizon - 1, -1, -1)
+                             for family in VECTOR_FAMILIES]
         self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
         self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
         self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
@@ -284,9 +287,7 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
                                               self.noise_rng)
         # The vector releases of this episode's backward pass (stages H..1, each w_hat, w_check, w_bar),
         # recorded and their noise drawn now, in that order (the noise does not depend on the data).
-        self._reserved = self.billboard.reserve(
-            k, [(family, h + 1, self.mechanisms[family]) for h in range(self.horizon - 1, -1, -1)
-                for family in VECTOR_FAMILIES], "prefix", self.noise_rng)
+        self._reserved = self.billboard.reserve(k, self._vector_plan, "prefix", self.noise_rng)
         noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
         eigenvalues, vectors = np.linalg.eigh(noisy)
         eigenvalues = np.maximum(eigenvalues, self.regularization)
@@ -302,9 +303,9 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         """Publish Σ_{i<k} w_i φ_i V(s'_i) (= M_h V) for V = V̂ (``w_hat``), V̌ (``w_check``) and V̂² (``w_bar``),
         each with its own fresh Gaussian noise (stage h 0-based)."""
         self._check_released()
-        sums, stage, reserved = self.next_state_sums[h], h + 1, self._reserved
-        return (reserved.publish("w_hat", stage, sums @ v_hat), reserved.publish("w_check", stage, sums @ v_check),
-                reserved.publish("w_bar", stage, sums @ v_hat**2))
+        sums = self.next_state_sums[h]
+        return tuple(self._reserved.publish_group(VECTOR_FAMILIES, h + 1, [sums @ v_hat, sums @ v_check,
+                                                                            sums @ v_hat**2]))
 
     # ---- the parent's release methods, answered from the published values ----------------------------
 

@@ -161,3 +161,22 @@ def test_publish_all_equals_publishing_one_by_one() -> None:
     assert boards[0].ledger == boards[1].ledger
     with pytest.raises(InvalidParameterError, match="raw_values"):
         boards[0].reserve(2, plan, "current", np.random.default_rng(2)).publish_all({"G": grams})
+
+
+def test_publish_group_equals_publish() -> None:
+    a, b = GaussianMechanism(1.0, 2.0, 3), GaussianMechanism(1.0, 9.0, 3)
+    plan = [(family, h, m) for h in (2, 1) for family, m in (("a", a), ("b", b))]
+    boards = [Billboard(keep_history=True) for _ in range(2)]
+    grouped = boards[0].reserve(1, plan, "prefix", np.random.default_rng(5))
+    single = boards[1].reserve(1, plan, "prefix", np.random.default_rng(5))
+    values = np.arange(6.0).reshape(2, 3)
+    for h in (2, 1):
+        for x, y in zip(grouped.publish_group(("a", "b"), h, values),
+                        [single.publish("a", h, values[0]), single.publish("b", h, values[1])], strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert boards[0].ledger == boards[1].ledger and boards[0].n_published == 4
+    board = Billboard()
+    reserved = board.reserve(1, plan, "prefix", np.random.default_rng(5))
+    with pytest.raises(InvalidParameterError, match="finite"):
+        reserved.publish_group(("a", "b"), 2, [np.zeros(3), np.full(3, np.inf)])
+    assert board.n_published == 0  # nothing released when one value fails its check
