@@ -95,22 +95,19 @@ def test_term_exponents_equal_the_stated_rates(name: str) -> None:
     assert got == [_nonzero(r) for r in STATED_TERM_RATES[name]]
 
 
-@pytest.mark.parametrize("name", [n for n, e in REGISTRY.items() if e.source.text])
+_QUOTED = {
+    **{f"entry {n}": e.source for n, e in REGISTRY.items()},
+    **{f"claim {n}": c.source for n, c in CLAIMS.items()},
+}
+
+
+@pytest.mark.parametrize("name", [n for n, source in _QUOTED.items() if source.text])
 def test_quote_is_on_the_cited_lines_of_the_paper(name: str, paper_text) -> None:
-    entry = REGISTRY[name]
-    assert entry.source.text is not None
-    lines = paper_text(entry.source.text)
-    for n in entry.source.lines:
-        assert entry.source.quote in lines[n - 1], f"{name}: quote not on line {n}"
-
-
-@pytest.mark.parametrize("name", [n for n, c in CLAIMS.items() if c.source.text])
-def test_claim_quotes_are_on_the_cited_lines(name: str, paper_text) -> None:
-    claim = CLAIMS[name]
-    assert claim.source.text is not None
-    lines = paper_text(claim.source.text)
-    for n in claim.source.lines:
-        assert claim.source.quote in lines[n - 1]
+    source = _QUOTED[name]
+    assert source.text is not None
+    lines = paper_text(source.text)
+    for n in source.lines:
+        assert source.quote in lines[n - 1], f"{name}: quote not on line {n}"
 
 
 def test_registry_is_immutable() -> None:
