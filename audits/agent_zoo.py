@@ -22,13 +22,13 @@ DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of the batched implemen
 * ``budget-per-episode`` — every release calibrated to ρ/(4H), as if it were the only episode, instead
   of sharing ρ over the 4H(K−1) releases that read a user (composition over episodes forgotten).
 
-Other agents (through the private-agent protocol, with a billboard that drops the noise of some
-releases while recording them):
+Other agents (through the private-agent protocol; the bug replaces one Gaussian mechanism of the agent
+by the same mechanism with its noise numerically absent, σ·10⁻¹²):
 
 * ``luyo-vector-noise`` — Luyo et al. 2021 with the noise of its vector trees (next-state and reward
   sums) never added.
-* ``ldp-unnoised-message`` — LDP-UCRL-VTR (Liao et al. 2021) sending its stage-1 target message
-  un-noised.
+* ``ldp-unnoised-message`` — LDP-UCRL-VTR (Liao et al. 2021) whose users send their target message
+  Δu un-noised (the Gram message is still privatised).
 
 Sizes are reduced so the default suite runs the zoo in seconds: random linear MDPs with sparse
 (Dirichlet 0.5) features, H = 2, K = 3 (the billboard/JDP window then covers every later episode), a
@@ -37,16 +37,15 @@ few thousand trials per side. ``scale`` multiplies the trials for a stronger run
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-from dpverify.agents.billboard import Billboard
 from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent, resolve_factory
 from dpverify.audit.executors import Executor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
@@ -150,73 +149,32 @@ VARIANTS: dict[str, type[BatchedDpLsviUcbPlusPlus]] = {
 }
 
 
-# ---- agents through the protocol, with some releases left un-noised --------------------------------------
+# ---- agents through the protocol, with the noise of some releases left out --------------------------------
+
+#: The bug's noise scale: 10⁻¹² of the calibrated one, i.e. numerically absent (a mechanism needs σ > 0).
+ABSENT = 1e-12
 
 
-@dataclass(frozen=True, eq=False)
-class Release:
-    """One recorded release (the attributes audits read)."""
-
-    family: str
-    episode: int
-    stage: int
-    users: str
-    value: np.ndarray
-    noise: np.ndarray | None = None
+def _unnoised(mechanism: Any) -> Any:
+    """The same Gaussian mechanism with its noise numerically absent (σ·10⁻¹²)."""
+    return dataclasses.replace(mechanism, sigma=mechanism.sigma * ABSENT)
 
 
-class UnnoisedBillboard(Billboard):
-    """Bug carrier: releases of the listed families (and stages) are recorded and returned WITHOUT noise."""
-
-    def __init__(self, relation: Any, families: tuple[str, ...], stages: tuple[int, ...] | None = None) -> None:
-        super().__init__(relation, keep_history=True)
-        self.leaky_families = families
-        self.leaky_stages = stages
-        self._records: list[Release] = []
-
-    def _leaky(self, family: str, stage: int) -> bool:
-        return family in self.leaky_families and (self.leaky_stages is None or stage in self.leaky_stages)
-
-    def _record(self, family: str, episode: int, stage: int, users: Any, raw: Any, noisy: Any) -> np.ndarray:
-        value = np.array(raw if self._leaky(family, stage) else noisy, dtype=float)
-        kind = users if isinstance(users, str) else str(getattr(users, "kind", users))
-        self._records.append(Release(family, int(episode), int(stage), kind, value))
-        return value
-
-    def publish(self, family: str, episode: int, stage: int, mechanism: Any, raw_value: Any, users: Any,
-                rng: np.random.Generator) -> np.ndarray:
-        noisy = super().publish(family, episode, stage, mechanism, raw_value, users, rng)
-        return self._record(family, episode, stage, users, raw_value, noisy)
-
-    def publish_stages(self, family: str, episode: int, mechanism: Any, raw_values: Any, users: Any,
-                       rng: np.random.Generator) -> np.ndarray:
-        noisy = super().publish_stages(family, episode, mechanism, raw_values, users, rng)  # type: ignore[misc]
-        raw = np.asarray(raw_values, dtype=float)
-        return np.stack([self._record(family, episode, h + 1, users, raw[h], noisy[h]) for h in range(len(raw))])
-
-    def publish_with_noise(self, family: str, episode: int, stage: int, mechanism: Any, raw_value: Any,
-                           noise: Any, users: Any) -> np.ndarray:
-        noisy = super().publish_with_noise(  # type: ignore[misc]
-            family, episode, stage, mechanism, raw_value, noise, users)
-        return self._record(family, episode, stage, users, raw_value, noisy)
-
-    def history(self, family: str | None = None) -> tuple[Any, ...]:
-        return tuple(r for r in self._records if family in (None, r.family))
+def luyo_vector_noise_never_added(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *,
+                                  billboard: Any = None, **options: Any) -> Any:
+    """Bug: Luyo et al. whose next-state and reward trees publish their nodes without noise."""
+    agent = resolve_factory("luyo")(mdp, num_episodes, rng, billboard=billboard, **options)
+    for tree in (agent.next_state_tree, agent.reward_tree):
+        tree.mechanism = _unnoised(tree.mechanism)
+    return agent
 
 
-def _with_unnoised(name: str, families: tuple[str, ...], stages: tuple[int, ...] | None) -> Callable[..., Any]:
-    def factory(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, billboard: Any = None,
-                **options: Any) -> Any:
-        board = UnnoisedBillboard(options.get("relation", "replace-one"), families, stages)
-        return resolve_factory(name)(mdp, num_episodes, rng, billboard=board, **options)
-
-    return factory
-
-
-#: Luyo et al. with the noise of its vector trees never added.
-luyo_vector_noise_never_added = _with_unnoised("luyo", ("next_state", "reward"), None)
-#: LDP-UCRL-VTR sending its stage-1 target message un-noised.
-ldp_ucrl_vtr_unnoised_message = _with_unnoised("ldp-ucrl-vtr", ("target",), (1,))
+def ldp_ucrl_vtr_unnoised_message(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *,
+                                  billboard: Any = None, **options: Any) -> Any:
+    """Bug: LDP-UCRL-VTR whose users send their target message Δu without noise."""
+    agent = resolve_factory("ldp-ucrl-vtr")(mdp, num_episodes, rng, billboard=billboard, **options)
+    agent.target_mechanism = _unnoised(agent.target_mechanism)
+    return agent
 
 
 # ---- the cases -------------------------------------------------------------------------------------------
@@ -272,7 +230,8 @@ def cases(scale: float = 1.0) -> tuple[AgentZooCase, ...]:
        route="one-run", **one_run)
     dp("targets-clipped-above", "targets-clipped-above", "billboard", VIOLATION,
        "value targets clipped to <= H only", agent_options=(("shift_multiplier", 0.0),), **single)
-    dp("feature-norm-3", "feature-norm-3", "billboard", VIOLATION, "features of norm 3, noise for norm 1", **single)
+    dp("feature-norm-3", "feature-norm-3", "billboard", VIOLATION, "features of norm 3, noise for norm 1", factor=2,
+       **single)
     dp("jdp-leak", "jdp-leak", "billboard", NO_VIOLATION_FOUND,
        "actions planned from un-noised sums (billboard intact: invisible here)")
     dp("jdp-leak", "jdp-leak", "jdp", VIOLATION, "actions planned from un-noised sums")
@@ -282,13 +241,13 @@ def cases(scale: float = 1.0) -> tuple[AgentZooCase, ...]:
         "luyo-vector-noise", True, "Luyo et al. with the vector trees' noise never added",
         _spec("dpverify.audits.agent_zoo:luyo_vector_noise_never_added", "random-linear", "billboard", small,
               gaussian_claim=True), VIOLATION))
-    out.append(AgentZooCase("luyo (twin)", False, "the reference agent",
+    out.append(AgentZooCase("luyo-vector-noise (twin)", False, "the reference Luyo et al. agent",
                             _spec("luyo", "random-linear", "billboard", small), NO_VIOLATION_FOUND))
     out.append(AgentZooCase(
-        "ldp-unnoised-message", True, "LDP-UCRL-VTR sending its stage-1 target message un-noised",
+        "ldp-unnoised-message", True, "LDP-UCRL-VTR sending its target message un-noised",
         _spec("dpverify.audits.agent_zoo:ldp_ucrl_vtr_unnoised_message", "random-mixture", "ldp", small,
               env_options=MIXTURE_ENV, gaussian_claim=True), VIOLATION))
-    out.append(AgentZooCase("ldp-ucrl-vtr (twin)", False, "the reference agent",
+    out.append(AgentZooCase("ldp-unnoised-message (twin)", False, "the reference LDP-UCRL-VTR",
                             _spec("ldp-ucrl-vtr", "random-mixture", "ldp", small, env_options=MIXTURE_ENV),
                             NO_VIOLATION_FOUND))
     return tuple(out)
