@@ -100,8 +100,7 @@ def test_agents_pass_and_a_planted_agent_bug_is_refuted() -> None:
     assert passed.spec.env == "random-linear" and passed.spec.episodes == 3
     refuted = assert_audit_refutes(luyo_vector_noise_never_added, notion="billboard", epsilon=1.0)
     assert refuted.spec.agent == "dpverify.audits.agent_zoo:luyo_vector_noise_never_added"
-    with pytest.raises(AssertionError, match="the audit refutes the claim(.|\n)*agent: dpverify.audits.agent_zoo"):
-        assert_audit_passes(luyo_vector_noise_never_added, notion="billboard", epsilon=1.0)
+    assert "agent: dpverify.audits.agent_zoo" in refuted.summary()  # what a failing assert_audit_passes shows
 
 
 def test_agent_audit_bad_input() -> None:
