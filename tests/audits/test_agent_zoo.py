@@ -1,8 +1,9 @@
 """The agent zoo as a regression suite: every planted bug flagged by the routes that can see it, no twin.
 
 The default suite runs the batched quick cases at reduced size; the sensitivity bugs and the agents run
-one at a time (Luyo et al., LDP-UCRL-VTR) run under ``slow``; the per-episode budget bug (K = 65, 1.2·10⁴ trials per side) runs in ``dpverify audit agent-zoo`` and
-``benchmarks/bench_agent_audit.py zoo`` only.
+one at a time (Luyo et al., LDP-UCRL-VTR) run under ``slow``; the per-episode budget bug (K = 65,
+1.2·10⁴ trials per side) runs in ``dpverify audit agent-zoo`` and ``benchmarks/bench_agent_audit.py zoo``
+only.
 """
 
 from __future__ import annotations
