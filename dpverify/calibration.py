@@ -26,7 +26,7 @@ from dpverify import _validate
 from dpverify.conversions import CONVERSION_REGISTRY, get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import MECHANISMS, GaussianMechanism, Mechanism, mechanism_for_statistic
+from dpverify.mechanisms import GaussianMechanism, Mechanism, mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
@@ -34,10 +34,6 @@ from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sens
 SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived")
 SCHEDULES: tuple[str, ...] = ("dp-lsvi-ucb++", "ldp-ucrl-vtr")  #: the built-in schedules below
 
-
-def statistic_kinds() -> tuple[str, ...]:
-    """The statistic kinds a schedule can release: those of the registered mechanisms."""
-    return tuple(c.statistic_kind for c in MECHANISMS.values() if c.statistic_kind)
 
 
 #: The calibrated ε must be within this relative distance below the target.
@@ -51,7 +47,7 @@ class StatisticSpec:
     Attributes:
         family: short machine name (ledger family).
         description: what is summed, with the paper's line.
-        kind: the statistic kind of a registered mechanism (:func:`statistic_kinds`): "vector"
+        kind: the ``statistic_kind`` of a registered mechanism (:data:`dpverify.mechanisms.MECHANISMS`): "vector"
             (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
         dim: d (vector length or matrix side).
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
@@ -400,7 +396,3 @@ def check_printed_calibration(
         falls_short=true_eps["bun-steinke"] > epsilon,
     )
 
-
-def epsilon_of(calibration: Calibration, conversion: str) -> float:
-    """ε of a calibrated schedule re-accounted under another conversion (at the same δ)."""
-    return calibration.ledger().guarantee(calibration.delta, conversion, calibration.accounting).epsilon

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
@@ -131,11 +131,6 @@ class NoiseMechanism:
     def noise_scale(self) -> float:
         """The noise scale (σ, the GOE entry std s, or the Laplace b)."""
         return float(getattr(self, self.noise_field))
-
-    def with_noise(self: _M, noise: float) -> _M:
-        """The same mechanism with another noise scale."""
-        changed: _M = replace(self, **{self.noise_field: noise})  # type: ignore[type-var]
-        return changed
 
     # ---- privacy (implemented by every subclass)
 
