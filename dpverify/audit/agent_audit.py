@@ -385,7 +385,9 @@ def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
 
 
 def _is_batched(setup: AgentSetup, batched: bool | None) -> bool:
-    return batched is not False and setup.agent == "dp-lsvi-ucb++"
+    # The batched implementation is the fresh-noise variant; aggregation="tree" runs the reference agent.
+    return (batched is not False and setup.agent == "dp-lsvi-ucb++"
+            and dict(setup.agent_options).get("aggregation", "fresh") == "fresh")
 
 
 def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequence[int]) -> Any:
@@ -476,7 +478,8 @@ class AgentClaim:
 
 
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
-    """Build one agent, run it once on ordinary tapes: the claim it makes and the widest release row."""
+    """Build one agent and check the claim it makes (:func:`check_claim`), then run it once on ordinary
+    tapes: (the claim, the widest row of releases of one episode, the environment)."""
     from dpverify.agents.tapes import ordinary_tapes
 
     mdp = setup.environment()
@@ -491,6 +494,8 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
     registered = ":" not in setup.agent
     gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
+    claim = AgentClaim(notion, epsilon, delta, gaussian)
+    check_claim(spec, claim)  # before any episode runs
     from dpverify.agents.tapes import run_on_tapes
 
     policies = run_on_tapes(agent, mdp, tapes)
@@ -513,7 +518,7 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
             raise InvalidParameterError(
                 "notion", f"{spec.notion} needs an agent that publishes {what} on its billboard", spec.agent)
         width = max(per_episode.values())
-    return AgentClaim(notion, epsilon, delta, gaussian), width, mdp
+    return claim, width, mdp
 
 
 def check_claim(spec: AgentAuditSpec, claim: AgentClaim) -> None:
@@ -663,7 +668,6 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
     start = time.perf_counter()
     setup = _setup(spec)
     claim, width, mdp = probe_agent(spec, setup)
-    check_claim(spec, claim)
     if spec.route == "two-world":
         return _two_world(spec, setup, claim, width, mdp, executor, progress, batch_factory, start)
     return _one_run(spec, setup, claim, width, mdp, batch_factory, start)

@@ -105,14 +105,6 @@ def test_small_two_world_audit_is_reproducible_and_finds_nothing_in_the_referenc
     assert "not a certificate" in a.summary() or "never certify" in a.summary()
 
 
-def test_third_party_agent_with_a_bug_is_caught_two_world() -> None:
-    spec = AgentAuditSpec(f"{EXAMPLE}:make_agent", "min2021", 10, "billboard", 1.0, trials=2000,
-                          env_options=(("horizon", 2), ("num_actions", 2)), positions=("first",), window=9,
-                          gaussian_claim=True, seed=1)
-    result = audit_agent(spec, executor=SerialExecutor(), progress=False)
-    assert result.verdict == VIOLATION and not result.batched
-
-
 @pytest.mark.slow
 def test_one_run_false_alarm_rate_of_a_correct_agent_stays_within_the_level() -> None:
     """60 one-run audits of a correct agent whose canaries reach its sensitivity exactly (the claim is
