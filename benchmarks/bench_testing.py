@@ -5,7 +5,7 @@ the power table, ``--skip-agent-audits`` leaves out the whole-agent audits). Tim
 ``--repeats`` runs (default 5) on this machine; they are noisy when other jobs share it.
 
 Power: a scalar Gaussian mechanism calibrated to exactly (1, 1e-5) (``calibrate_gaussian``) and copies
-with σ × 0.8 and σ × 0.5, each audited by ``assert_audit_passes`` at its defaults (200 000 trials per
+with σ × 0.95, 0.9, 0.8 and 0.5, each audited by ``assert_audit_passes`` at its defaults (200 000 trials per
 side, confidence 0.99, worst-case neighbours) with seeds 0..N−1: the share of seeds at which the
 assertion fails (for the correct mechanism: the false-alarm rate). With ``gaussian_claim`` left at its
 default (True for a dpverify Gaussian mechanism) and, for contrast, with ``gaussian_claim=False`` (the
@@ -102,7 +102,7 @@ def timings(repeats: int, agent_audits: bool = True) -> list[tuple[str, float]]:
 def power(seeds: int) -> list[tuple[float, bool, float]]:
     sigma = calibrate_gaussian(EPSILON, DELTA, 1.0).sigma
     out = []
-    for factor in (1.0, 0.8, 0.5):
+    for factor in (1.0, 0.95, 0.9, 0.8, 0.5):
         mechanism = GaussianMechanism(1.0, factor * sigma)
         for gaussian_claim in (True, False):
             caught = sum(
