@@ -18,9 +18,9 @@ same algorithm: identical policies and published values, trial by trial. :class:
 draws the same distributions for all trials at once from one generator — the fast path of audits
 (independent trials, fresh noise per release, but not the reference agent's streams).
 
-Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): :meth:`BatchedDpLsviUcbPlusPlus.gram_noise`,
-:meth:`~BatchedDpLsviUcbPlusPlus.vector_noise`, :meth:`~BatchedDpLsviUcbPlusPlus.clip_targets`, :meth:`~BatchedDpLsviUcbPlusPlus.user_features` and
-:meth:`~BatchedDpLsviUcbPlusPlus.planning_statistics`; the correct agent never overrides them.
+Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): ``gram_noise``, ``vector_noise``,
+``clip_targets``, ``user_features``, ``planning_statistics`` and the attribute ``value_floor``; the
+correct agent never overrides them. Only fresh-noise releases (``aggregation="fresh"``) are batched.
 """
 
 from __future__ import annotations
@@ -87,6 +87,9 @@ class BatchedDpLsviUcbPlusPlus:
 
     def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, randomness: Any,
                  record: Sequence[int] | None = None) -> None:
+        if getattr(config, "aggregation", "fresh") != "fresh":
+            raise InvalidParameterError("aggregation", "must be 'fresh' for the batched agent (the tree variant runs "
+                                        "one agent at a time)", config.aggregation)
         reference = DpLsviUcbPlusPlus(mdp, config, np.random.default_rng(0))
         self.reference = reference
         self.config = config
