@@ -86,13 +86,14 @@ def epsilon_bun_steinke(rho: float, delta: float) -> float:
     rho = _validate.non_negative("rho", rho)
     delta = _validate.open_unit("delta", delta)
     # √ρ·√L rather than √(ρL): the product overflows for ρ near the largest float.
-    return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(math.log(1.0 / delta)), 2)
+    return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(-math.log(delta)), 2)
 
 
-#: Relative outward margin of the CKS ε: the objective is a sum of terms evaluated to a few ulps each,
-#: so its error is a few ulps of the largest term; 2⁻⁴⁰ ≈ 9e-13 of each term's magnitude (~4 000 ulps)
-#: covers it with room, and costs nothing visible.
-CKS_RELATIVE_MARGIN = 2.0**-40
+#: Relative outward margin of the CKS ε, relative to the magnitude Σ|terms| of the objective at the
+#: minimiser: its floating-point error is ~100 ulps of that magnitude (log1p, exp and the products each
+#: add a few), so 2⁻⁴² (1 024 ulps) covers it with room. Relative, because a fixed number of ulps of ε
+#: is not enough when the terms cancel (ε much smaller than the terms).
+CKS_RELATIVE_MARGIN = 2.0**-42
 
 
 def _cks_magnitude(t: float, rho: float, log_inv_delta: float) -> float:
@@ -135,7 +136,7 @@ def epsilon_cks(rho: float, delta: float) -> float:
         return 0.0
     from scipy import optimize  # lazily: scipy.optimize costs ~0.3 s of start-up
 
-    log_inv_delta = math.log(1.0 / delta)
+    log_inv_delta = -math.log(delta)
     # Minimise over t = log(α − 1), which makes the objective well scaled for every ρ.
     objective = lambda t: _cks_epsilon_at_log(t, rho, log_inv_delta)  # noqa: E731
     # t at the Bun–Steinke optimum, log √(L/ρ), computed so that it stays finite for subnormal ρ.
@@ -203,11 +204,13 @@ def _step_until(ok: Callable[[float], bool], x: float, up: bool, what: str) -> f
     """
     step = 2.0**-52
     for _ in range(_STEP_LIMIT):
+        if not x > 0:  # stepping down reached 0 (or x was NaN): no safe value on this side
+            break
         if ok(x):
             return x
         x = round_up(x * (1.0 + step), 1) if up else round_down(x * (1.0 - step), 1)
         step = min(2.0 * step, 0.5)
-    if ok(x):
+    if x > 0 and ok(x):
         return x
     raise NumericalError(f"could not reach the safe side of {what}")
 
@@ -231,14 +234,15 @@ def _rho_exact(epsilon: float, delta: float) -> float:
     """The largest ρ = μ²/2 (rounded down) whose μ-GDP profile meets (ε, δ)."""
     mu = mu_for_epsilon_delta(epsilon, delta)
     rho = round_down(mu * mu / 2.0, 2)
-    return _step_until(lambda r: epsilon_exact_gaussian(math.sqrt(2.0 * r), delta) <= epsilon, rho, up=False,
+    return _step_until(lambda r: epsilon_exact_gaussian(math.sqrt(2.0) * math.sqrt(r), delta) <= epsilon, rho,
+                       up=False,
                        what=f"the exact rho for epsilon={epsilon!r}, delta={delta!r}")
 
 
 def _rho_bun_steinke(epsilon: float, delta: float) -> float:
     """The largest ρ (rounded down) with ρ + 2√(ρ log(1/δ)) ≤ ε."""
     # Closed-form inverse of ε = ρ + 2√(ρL): √ρ = √(ε + L) − √L = ε / (√(ε + L) + √L).
-    log_inv = math.log(1.0 / delta)
+    log_inv = -math.log(delta)
     rho = (epsilon / (math.sqrt(epsilon + log_inv) + math.sqrt(log_inv))) ** 2
     return _step_until(lambda r: epsilon_bun_steinke(r, delta) <= epsilon, rho, up=False,
                        what=f"the Bun-Steinke rho for epsilon={epsilon!r}, delta={delta!r}")
@@ -268,7 +272,7 @@ def epsilon_from_rho(rho: float, delta: float, conversion: str) -> float:
 
 def _epsilon_exact(rho: float, delta: float) -> float:
     """ε of Gaussian releases with μ² = 2ρ, by the exact μ-GDP profile."""
-    return epsilon_exact_gaussian(math.sqrt(2.0 * rho), delta)
+    return epsilon_exact_gaussian(math.sqrt(2.0) * math.sqrt(rho), delta)
 
 
 def guarantee(rho: float, delta: float, conversion: str) -> DPGuarantee:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from pathlib import Path
 
 from dpverify import _validate
 from dpverify.cli._args import number
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
-from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger
+from dpverify.ledger import ACCOUNTING_MODES, NoUserTouchedWarning, PrivacyLedger
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -34,14 +36,22 @@ def load_ledger(path: str) -> PrivacyLedger:
         raise InvalidParameterError("LEDGER", f"must be a readable file ({exc.strerror})", path) from None
     except UnicodeDecodeError:
         raise InvalidParameterError("LEDGER", "must be UTF-8 JSON text", path) from None
-    return PrivacyLedger.from_json(text)
+    try:
+        return PrivacyLedger.from_json(text)
+    except InvalidParameterError as exc:
+        # Name the file and the field: "LEDGER: block field 'note' is not a ledger field ...".
+        raise InvalidParameterError("LEDGER", f"{path}: {exc.parameter} {exc.rule}", exc.value) from None
 
 
 def run(args: argparse.Namespace) -> int:
     delta = _validate.open_unit("--delta", args.delta)
     accounting = _validate.one_of("--accounting", args.accounting, ACCOUNTING_MODES)
     ledger = load_ledger(args.ledger)
-    acc = ledger.account(delta, accounting)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoUserTouchedWarning)
+        acc = ledger.account(delta, accounting)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"dpverify account: warning: {message}", file=sys.stderr)
     if args.json:
         print_json({
             "relation": acc.relation.value, "n_releases": acc.n_releases, "n_users": acc.n_users,

@@ -38,9 +38,9 @@ def run(args: argparse.Namespace) -> int:
     notes = {name: route.source for name, route in CONVERSION_REGISTRY.items()}  # every registered conversion
     rows = [(c, epsilon_from_rho(rho, delta, c), note) for c, note in notes.items()]
     if args.json:
-        print_json({"rho": rho, "mu": math.sqrt(2 * rho), "delta": delta,
+        print_json({"rho": rho, "mu": math.sqrt(2) * math.sqrt(rho), "delta": delta,
                     "epsilon": {c: e for c, e, _ in rows}, "notes": notes})
         return 0
-    print(f"ρ = {rho:.6g} (μ = {math.sqrt(2 * rho):.6g}), δ = {delta:g}")
+    print(f"ρ = {rho:.6g} (μ = {math.sqrt(2) * math.sqrt(rho):.6g}), δ = {delta:g}")
     print(format_table(("conversion", "epsilon", "source"), rows))
     return 0

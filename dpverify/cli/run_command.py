@@ -85,10 +85,11 @@ def _check_run_size(spec: Any, mdp: Any) -> None:
     k = spec.num_episodes
     parallel = min(spec.workers, spec.num_seeds)
     # Per agent: the data of every visited (k, h) and the per-stage planning arrays.
-    per_agent = 8.0 * (k * horizon * (d + 2) + horizon * state_actions * (d + 2) + horizon * d * d)
+    per_agent = 8.0 * (k * (horizon + 4) + horizon * state_actions * (d + 2) + horizon * d * d)
     what = f"{parallel} parallel run(s) of K = {k} episodes at H = {horizon}, d = {d}, {state_actions} state-actions"
     require_memory("--episodes", k, per_agent * parallel, what)
-    require_work("--episodes", k, float(spec.num_seeds) * k * horizon * (state_actions * d + d * d + k * d),
+    # The irreducible part of every agent's episode: a d×d update per stage.
+    require_work("--episodes", k, float(spec.num_seeds) * k * horizon * d * d,
                  f"{spec.num_seeds} seed(s) of K = {k} episodes at H = {horizon}, d = {d}")
 
 
@@ -133,7 +134,14 @@ def handle(args: argparse.Namespace) -> int:
         env_options=parse_options("--env-option", args.env_option),
     )
     _check_run_size(spec, _build_environment(runner, spec))
-    result = runner.run(spec, progress_stream=sys.stderr)
+    try:
+        result = runner.run(spec, progress_stream=sys.stderr)
+    except InvalidParameterError as exc:
+        # An agent's or environment's own parameter: say which option carried it.
+        for flag, options in (("--agent-option", spec.agent_options), ("--env-option", spec.env_options)):
+            if exc.parameter in dict(options):
+                raise InvalidParameterError(f"{flag} {exc.parameter}", exc.rule, exc.value) from None
+        raise
     paths = runner.save_results(result, out, plot=not args.no_plot)
     payload = runner.result_payload(result)
     summary = {

@@ -20,7 +20,7 @@ from dpverify.conversions import (
     rho_for_epsilon_delta,
     rho_of_pure_dp,
 )
-from dpverify.errors import InvalidParameterError
+from dpverify.errors import InvalidParameterError, NumericalError
 
 mp.mp.dps = 50
 
@@ -183,3 +183,65 @@ def test_invalid_parameter_error_pickles():
     err = InvalidParameterError("delta", "must be in (0, 1)", 2.0)
     again = pickle.loads(pickle.dumps(err))
     assert (again.parameter, again.rule, again.value, str(again)) == (err.parameter, err.rule, err.value, str(err))
+
+
+def mp_cks_epsilon_around(rho: float, delta: float) -> mp.mpf:
+    """mpmath CKS minimum searched around the Bun–Steinke order (works for extreme ρ and δ)."""
+    r, L = mp.mpf(rho), -mp.log(mp.mpf(delta))
+    centre = (mp.log(L) - mp.log(r)) / 2
+
+    def eps(t):
+        a = 1 + mp.exp(t)
+        return a * r + mp.log(1 - 1 / a) + (L - mp.log(a)) / (a - 1)
+
+    lo, hi = centre - 40, centre + 40
+    for _ in range(400):
+        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+        if eps(m1) < eps(m2):
+            hi = m2
+        else:
+            lo = m1
+    return eps((lo + hi) / 2)
+
+
+@pytest.mark.parametrize("rho", [1e-4, 1e-12, 1e-30, 1e-200, 0.5, 50.0, 1e4, 1e8])
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-12, 1e-100, 1e-300, 0.5])
+def test_cks_never_below_the_mpmath_truth(rho, delta):
+    """Strictly: no absolute slack. The relative outward margin covers the objective's float error
+    (at ρ = 1e-4, δ = 1e-3 a 4-ulp rounding was 1e-14 relative below the truth)."""
+    mp.mp.dps = 60
+    truth = max(mp.mpf(0), mp_cks_epsilon_around(rho, delta))
+    got = epsilon_cks(rho, delta)
+    assert mp.mpf(got) >= truth
+    # and still tight: the margin is relative to the objective's terms (~log(1/δ)), not to ε
+    assert got <= float(truth) * (1 + 1e-9) + 1e-12 * (1 - math.log(delta))
+
+
+@pytest.mark.parametrize("rho", [1e-320, 5e-324, 1e-300])
+def test_tiny_rho_gives_a_tiny_epsilon_not_an_error(rho):
+    for conversion in CONVERSIONS:
+        eps = epsilon_from_rho(rho, 1e-5, conversion)
+        assert 0.0 <= eps <= 1e-140
+
+
+@pytest.mark.parametrize("rho", [1e300, 1.7e308])
+def test_huge_rho_gives_a_huge_or_infinite_epsilon_not_an_error(rho):
+    for conversion in CONVERSIONS:
+        assert epsilon_from_rho(rho, 1e-5, conversion) >= 1e6
+
+
+@pytest.mark.parametrize("delta", [1e-320, 5e-324])
+def test_subnormal_delta_is_handled(delta):
+    for conversion in CONVERSIONS:
+        assert math.isfinite(epsilon_from_rho(1.0, delta, conversion))
+
+
+@pytest.mark.parametrize("epsilon", [1e-300, 1e308, 1e12])
+def test_every_calibration_search_ends(epsilon):
+    """The searches are bounded: an extreme target returns or raises, never loops."""
+    for conversion in CONVERSIONS:
+        try:
+            rho = rho_for_epsilon_delta(epsilon, 1e-5, conversion)
+        except (InvalidParameterError, NumericalError):
+            continue
+        assert epsilon_from_rho(rho, 1e-5, conversion) <= epsilon

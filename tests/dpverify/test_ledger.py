@@ -1,6 +1,7 @@
 """Ledger: per-user counts against brute-force enumeration, merging, composition laws, JSON round trip."""
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -9,7 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpverify.errors import InvalidParameterError
-from dpverify.ledger import BinaryTreeNode, CurrentUser, PrefixUsers, PrivacyLedger, ReleaseBlock
+from dpverify.ledger import (
+    BinaryTreeNode,
+    CurrentUser,
+    NoUserTouchedWarning,
+    PrefixUsers,
+    PrivacyLedger,
+    ReleaseBlock,
+)
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 
 
@@ -208,3 +216,79 @@ def test_epsilon_non_increasing_in_sigma(s1, s2, releases, delta):
         eps[sigma] = {c: ledger.guarantee(delta, c).epsilon for c in ("exact", "cks", "bun-steinke")}
     for c in ("exact", "cks", "bun-steinke"):
         assert eps[large][c] <= eps[small][c] * (1 + 1e-12)  # up to root-finding resolution
+
+
+# ---- worst user without a per-user array; unknown fields; releases touching nobody ----------------
+
+@st.composite
+def _blocks(draw, patterns=("prefix", "current")):
+    out = []
+    for i in range(draw(st.integers(1, 4))):
+        first = draw(st.integers(1, 40))
+        last = draw(st.integers(first, 60))
+        h0 = draw(st.integers(1, 3))
+        sigma = draw(st.sampled_from([1.0, 2.5, 7.0]))
+        out.append((f"f{i % 2}", (first, last), (h0, h0 + draw(st.integers(0, 2))), sigma,
+                    draw(st.sampled_from(patterns))))
+    return out
+
+
+def _ledger_of(blocks):
+    ledger = PrivacyLedger("replace-one")
+    for family, episodes, stages, sigma, users in blocks:
+        ledger.record_block(family, episodes, stages, GaussianMechanism(1.0, sigma, 1), users)
+    return ledger
+
+
+@given(_blocks(patterns=("prefix", "current", "tree")))
+def test_worst_user_equals_the_maximum_over_every_user(blocks):
+    ledger = _ledger_of(blocks)
+    every = ledger.per_user_rho()
+    u, rho = ledger.worst_user()
+    if every.size == 0:
+        assert (u, rho) == (0, 0.0)
+        return
+    assert rho >= every.max()  # never below the truth
+    assert rho <= every.max() * (1 + 1e-12)
+    assert every[u - 1] == every.max()
+
+
+def test_worst_user_of_a_huge_prefix_ledger_needs_no_per_user_array(monkeypatch):
+    monkeypatch.setenv("DPVERIFY_MEMORY_LIMIT", "1M")
+    ledger = PrivacyLedger()
+    m = GaussianMechanism(1.0, 10.0, 1)
+    ledger.record_block("sum", (1, 10**12), (1, 20), m, "prefix")
+    ledger.record_block("local", (1, 10**12), (1, 20), m, "current")
+    u, rho = ledger.worst_user()
+    assert u == 1
+    assert rho >= (10**12 - 1) * 20 * m.rho + 20 * m.rho
+    with pytest.raises(InvalidParameterError, match="memory limit"):
+        ledger.per_user_rho()
+
+
+def test_huge_tree_ledger_is_refused_by_the_work_limit():
+    ledger = PrivacyLedger()
+    ledger.record_block("tree", (1, 10**12), (1, 2), GaussianMechanism(1.0, 10.0, 1), "tree")
+    with pytest.raises(InvalidParameterError, match="work limit"):
+        ledger.worst_user()
+
+
+@pytest.mark.parametrize("where", ["block", "ledger"])
+def test_unknown_fields_are_rejected_by_name(where):
+    ledger = PrivacyLedger()
+    ledger.record_block("s", (1, 3), (1, 1), GaussianMechanism(1.0, 2.0, 1), "prefix")
+    data = ledger.to_dict()
+    (data["blocks"][0] if where == "block" else data)["colour"] = "blue"
+    with pytest.raises(InvalidParameterError, match="'colour' is not a ledger field"):
+        PrivacyLedger.from_dict(data)
+
+
+def test_a_ledger_touching_no_user_warns_instead_of_a_silent_zero():
+    ledger = PrivacyLedger()
+    ledger.record("sum", episode=1, stage=1, mechanism=GaussianMechanism(1.0, 1.0, 1), users="prefix")
+    with pytest.warns(NoUserTouchedWarning, match="touches any user"):
+        assert ledger.guarantee(1e-5, "exact").epsilon == 0.0
+    ledger.record("sum", episode=2, stage=1, mechanism=GaussianMechanism(1.0, 1.0, 1), users="prefix")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoUserTouchedWarning)
+        assert ledger.guarantee(1e-5, "exact").epsilon > 0
