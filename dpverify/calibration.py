@@ -51,7 +51,8 @@ class StatisticSpec:
             (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
         dim: d (vector length or matrix side).
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
-        users: which users each release touches.
+        users: which users each release touches: a :class:`~dpverify.ledger.UserPattern` or its name
+            ("prefix", "current", "tree"), stored as the pattern.
     """
 
     family: str
@@ -59,7 +60,7 @@ class StatisticSpec:
     kind: str
     dim: int
     sensitivity: float
-    users: UserPattern
+    users: UserPattern | str
 
     def __post_init__(self) -> None:
         mechanism_for_statistic(self.kind)  # raises InvalidParameterError("kind", ...) if none is registered
