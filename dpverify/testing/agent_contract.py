@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,7 +97,7 @@ class AgentContractResult:
     agent: str
     notion: str | None
     num_episodes: int
-    changed_user: int
+    changed_users: tuple[int, ...]
     seed: int
     properties: tuple[PropertyResult, ...] = field(default_factory=tuple)
 
@@ -117,7 +117,7 @@ class AgentContractResult:
 
     def summary(self) -> str:
         head = (f"private-agent contract of {self.agent} ({self.notion or 'no notion'}), K = {self.num_episodes}, "
-                f"changed user {self.changed_user}, seed {self.seed}: "
+                f"changed users {list(self.changed_users)}, seed {self.seed}: "
                 + ("PASS" if self.passed else f"FAIL ({len(self.failures)} of {len(self.properties)})"))
         lines = [head] + [f"  [{'pass' if p.passed else 'FAIL'}] {p.name}: {p.detail}" for p in self.properties]
         return "\n".join(lines)
@@ -125,7 +125,7 @@ class AgentContractResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent, "notion": self.notion, "num_episodes": self.num_episodes,
-            "changed_user": self.changed_user, "seed": self.seed, "passed": self.passed,
+            "changed_users": list(self.changed_users), "seed": self.seed, "passed": self.passed,
             "properties": [p.to_dict() for p in self.properties],
         }
 
@@ -194,9 +194,9 @@ class _ContractRun:
     """One run of the agent to its cap, and the property checks on it (each returns a detail string)."""
 
     def __init__(self, factory: Callable[..., Any], env: Any, num_episodes: int, options: dict[str, Any],
-                 seed: int, changed_user: int, oversized_env: Any, claim_is_upper_bound: bool) -> None:
+                 seed: int, changed_users: tuple[int, ...], oversized_env: Any, claim_is_upper_bound: bool) -> None:
         self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
-        self.seed, self.changed_user = seed, changed_user
+        self.seed, self.changed_users = seed, changed_users
         self.oversized_env, self.claim_is_upper_bound = oversized_env, claim_is_upper_bound
         agent_rng, env_rng, self.other_rng = _generators(seed)
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
@@ -269,7 +269,14 @@ class _ContractRun:
         return f"{len(history)} releases, each with its own noise draw"
 
     def structure_check(self) -> str:
-        j, K = self.changed_user, self.num_episodes
+        for j in self.changed_users:
+            self._replay_with_user_replaced(j)
+        users = ", ".join(str(j) for j in self.changed_users)
+        return (f"user(s) {users} replaced, one replay each: every other user's policy and the release pattern "
+                "are unchanged")
+
+    def _replay_with_user_replaced(self, j: int) -> None:
+        K = self.num_episodes
         modified = list(self.trajectories)
         modified[j - 1] = _replaced_trajectory(self.env, self.policies[j - 1], self.trajectories[j - 1], self.other_rng)
         replay = self.factory(self.env, K, _generators(self.seed)[0],
@@ -279,7 +286,8 @@ class _ContractRun:
             try:
                 policy = replay.begin_episode()
             except InvalidParameterError as exc:
-                raise AssertionError(f"episode {k}: the release pattern depends on the raw data ({exc})") from None
+                raise AssertionError(
+                    f"user {j} replaced, episode {k}: the release pattern depends on the raw data ({exc})") from None
             if k != j and not np.array_equal(policy, self.policies[k - 1]):
                 changed.append(k)
             replay.end_episode(modified[k - 1])
@@ -287,8 +295,7 @@ class _ContractRun:
             f"with the billboard held fixed, replacing user {j}'s data changed the policies of users {changed[:10]}: "
             "they read user data outside the billboard")
         assert _releases(replay.ledger) == _releases(self.agent.ledger), (
-            "replacing one user's data changed the release pattern (the ledger's releases)")
-        return f"user {j} replaced: the other {K - 1} users' policies and the ledger are unchanged"
+            f"replacing user {j}'s data changed the release pattern (the ledger's releases)")
 
     def oversized_check(self) -> str:
         assumed = _assumed_norm(self.config)
@@ -337,7 +344,7 @@ def check_private_agent(
     num_episodes: int = 20,
     options: Mapping[str, Any] | None = None,
     seed: int = 0,
-    changed_user: int | None = None,
+    changed_users: int | Sequence[int] | None = None,
     oversized_env: Any = None,
     claim_is_upper_bound: bool = False,
     name: str | None = None,
@@ -351,7 +358,8 @@ def check_private_agent(
         num_episodes: K, the episode cap the agent is built for and run to.
         options: passed to the factory (e.g. ``{"epsilon": 1.0}``).
         seed: root of the agent's, the environment's and the replaced user's generators.
-        changed_user: the user (1..K) whose data the replay replaces; default ⌈K/3⌉.
+        changed_users: the users (1..K) whose data a replay replaces, one replay each; default user 1
+            (whose data every later prefix release reads) and user ⌈K/3⌉.
         oversized_env: an environment declaring a feature-norm bound above the agent's assumption; by
             default ``env`` with its declared bound set to twice the assumed one (a dataclass replace).
         claim_is_upper_bound: the agent's release pattern depends on the data (e.g. adaptive batching)
@@ -363,12 +371,15 @@ def check_private_agent(
     """
     num_episodes = _validate.integer("num_episodes", num_episodes, minimum=1)
     seed = _validate.integer("seed", seed, minimum=0)
-    if changed_user is None:
-        changed_user = max(1, math.ceil(num_episodes / 3))
-    changed_user = _validate.integer("changed_user", changed_user, minimum=1)
-    if changed_user > num_episodes:
-        raise InvalidParameterError("changed_user", f"must be <= num_episodes = {num_episodes}", changed_user)
-    run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, changed_user, oversized_env,
+    if changed_users is None:
+        changed_users = (1, max(1, math.ceil(num_episodes / 3)))
+    elif isinstance(changed_users, (int, np.integer)):
+        changed_users = (int(changed_users),)
+    users = tuple(dict.fromkeys(_validate.integer("changed_users", u, minimum=1) for u in changed_users))
+    if not users or max(users) > num_episodes:
+        raise InvalidParameterError("changed_users", f"must be one or more users in 1..num_episodes = {num_episodes}",
+                                    changed_users)
+    run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, users, oversized_env,
                        bool(claim_is_upper_bound))
     checks: dict[str, Callable[[], str]] = {
         "notion": run.notion_check,
@@ -387,7 +398,7 @@ def check_private_agent(
     label = name or str(getattr(run.agent, "name", type(run.agent).__name__))
     return AgentContractResult(
         agent=label, notion=run.notion if isinstance(run.notion, str) else None, num_episodes=num_episodes,
-        changed_user=changed_user, seed=seed, properties=tuple(checker.results[p] for p in CONTRACT_PROPERTIES),
+        changed_users=users, seed=seed, properties=tuple(checker.results[p] for p in CONTRACT_PROPERTIES),
     )
 
 

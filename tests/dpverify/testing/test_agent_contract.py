@@ -95,7 +95,7 @@ def test_a_correct_agent_passes_every_property() -> None:
     result = check_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0})
     assert isinstance(result, AgentContractResult) and result.passed, result.summary()
     assert tuple(p.name for p in result.properties) == CONTRACT_PROPERTIES
-    assert result.notion == "ldp" and result.agent == "toy-local" and result.changed_user == 5
+    assert result.notion == "ldp" and result.agent == "toy-local" and result.changed_users == (1, 5)
     assert result["fresh_noise"].detail.startswith("45 releases")
     assert result.to_dict()["passed"] is True
     assert assert_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0}) == result
@@ -134,8 +134,12 @@ def test_a_ledger_below_the_claim_fails_unless_the_claim_is_an_upper_bound() -> 
 
 
 def test_bad_arguments_and_a_factory_that_ignores_the_billboard() -> None:
-    with pytest.raises(InvalidParameterError, match="changed_user"):
-        check_private_agent(toy_factory, env(), num_episodes=4, changed_user=5, options={"epsilon": 1.0})
+    with pytest.raises(InvalidParameterError, match="changed_users"):
+        check_private_agent(toy_factory, env(), num_episodes=4, changed_users=5, options={"epsilon": 1.0})
+    with pytest.raises(InvalidParameterError, match="changed_users"):
+        check_private_agent(toy_factory, env(), num_episodes=4, changed_users=(), options={"epsilon": 1.0})
+    one = check_private_agent(toy_factory, env(), num_episodes=4, changed_users=[3, 3], options={"epsilon": 1.0})
+    assert one.changed_users == (3,) and one.passed
     with pytest.raises(InvalidParameterError, match="num_episodes"):
         check_private_agent(toy_factory, env(), num_episodes=0, options={"epsilon": 1.0})
 
