@@ -139,18 +139,59 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) 
     return _p_value(m_, r_, v_, eps, d)
 
 
+def _max_window_means(pmf_wrong: np.ndarray, r: int, v: int) -> np.ndarray:
+    """D(v') = max_{1 ≤ i ≤ v'} P[v' − i ≤ correct ≤ v' − 1] / i for v' = 0..v (D(0) = 0), in O(r log r).
+
+    In wrong-guess counts the window is wrong ∈ [r − v' + 1, r − v' + i], so D(v') is the largest mean of
+    the pmf over windows that start at r − v' + 1 and grow to the right. The binomial pmf is unimodal
+    (log-concave), and the mean of a growing window of a unimodal sequence rises while the next term
+    exceeds it and falls from the first term that does not (after the mode the terms only shrink). So
+    the best length is the first i whose next term is at most the mean, found for every v' at once by
+    bisection; the means at the neighbouring lengths and at both ends are included, which absorbs
+    rounding where the next term and the mean nearly tie.
+    """
+    out = np.zeros(v + 1)
+    if v == 0:
+        return out
+    # Window masses from whichever cumulative sum is small at the window (no cancellation in either tail):
+    # prefix[j] = P[wrong < j] (summed from w = 0), suffix[j] = P[wrong ≥ j] (summed from w = r).
+    prefix = np.concatenate([[0.0], np.cumsum(pmf_wrong)])
+    suffix = np.concatenate([np.cumsum(pmf_wrong[::-1])[::-1], [0.0]])
+    vp = np.arange(1, v + 1)
+    base = r - vp + 1
+    upper_tail = suffix[base] <= 0.5
+
+    def mean(i: np.ndarray) -> np.ndarray:
+        mass = np.where(upper_tail, suffix[base] - suffix[base + i], prefix[base + i] - prefix[base])
+        return mass / i
+
+    lo = np.ones(v, dtype=np.int64)
+    hi = vp.copy()
+    while True:
+        active = lo < hi
+        if not np.any(active):
+            break
+        mid = (lo + hi) // 2
+        nxt = pmf_wrong[np.minimum(base + mid, r)]
+        rising = active & (nxt > mean(np.maximum(mid, 1)))
+        lo = np.where(rising, mid + 1, lo)
+        hi = np.where(active & ~rising, mid, hi)
+    best = np.maximum(mean(np.ones(v, dtype=np.int64)), mean(vp))
+    for k in range(-2, 3):
+        best = np.maximum(best, mean(np.clip(lo + k, 1, vp)))
+    out[1:] = best
+    return out
+
+
 def _p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     p_wrong = _wrong_probability(epsilon)
-    # f(v') for v' = v, v − 1, ..., 0  (non-decreasing along this order).
-    tails = _binom().cdf(r - np.arange(v, -1, -1), r, p_wrong)
-    best = _bound_at(m, r, v, p_wrong, delta, float(tails[0]))
-    if delta > 0.0:
-        # Every bound at v' is >= f(v'), and f grows as v' falls: stop once f(v') reaches the best so far.
-        for k in range(1, v + 1):
-            if tails[k] >= best:
-                break
-            best = min(best, _bound_at(m, r, v - k, p_wrong, delta, float(tails[k])))
-    return _finish(best)
+    if delta == 0.0 or v == 0:  # f is non-increasing: its envelope is itself
+        return _finish(float(_binom().cdf(r - v, r, p_wrong)))
+    # f(v') for v' = 0..v, and the theorem's bound g(v') = f(v') + 2mδ·D(v'); h(v) = min over v' ≤ v.
+    tails = _binom().cdf(r - np.arange(v + 1), r, p_wrong)
+    pmf_wrong = _binom().pmf(np.arange(r + 1), r, p_wrong)
+    bound = tails + 2.0 * m * delta * _max_window_means(pmf_wrong, r, v)
+    return _finish(float(np.min(bound)))
 
 
 @dataclass(frozen=True)
