@@ -79,7 +79,7 @@ class Agent(abc.ABC):
     def settings(self) -> dict[str, Any]:
         """Every hyper-parameter actually used (config fields plus derived radii), JSON-serialisable."""
         settings: dict[str, Any] = {"agent": self.name}
-        if dataclasses.is_dataclass(self.config):
+        if dataclasses.is_dataclass(self.config) and not isinstance(self.config, type):
             settings.update(dataclasses.asdict(self.config))
         settings.update(self.derived_settings())
         return settings

@@ -201,13 +201,14 @@ class Billboard:
     def _record_plan(self, episode: int, releases: Sequence[tuple[str, int, Mechanism]], pattern: UserPattern) -> None:
         stages: dict[str, list[int]] = {}
         mechanisms: dict[str, Mechanism] = {}
+        mixed: set[str] = set()  # families released by several mechanisms: recorded one by one
         for family, stage, mechanism in releases:
             if mechanisms.setdefault(family, mechanism) is not mechanism:
-                mechanisms[family] = None  # type: ignore[assignment]  (several mechanisms: record one by one)
+                mixed.add(family)
             stages.setdefault(family, []).append(stage)
         for family, planned in stages.items():
             first, last = min(planned), max(planned)
-            if mechanisms[family] is not None and sorted(planned) == list(range(first, last + 1)):
+            if family not in mixed and sorted(planned) == list(range(first, last + 1)):
                 self.ledger.record_stages(family, episode, (first, last), mechanisms[family], pattern)
             else:
                 for f, stage, mechanism in releases:

@@ -91,6 +91,7 @@ from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard, ReservedReleases
 from dpverify.agents.dp_lsvi_ucb_pp_tree import TreeRidgeStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
 from dpverify.agents.statistics import RidgeStatistics
@@ -357,7 +358,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
 
     name = "dp-lsvi-ucb++"
     privacy_notion = "jdp"
-    config_class = DpLsviUcbPlusPlusConfig
+    config_class = DpLsviUcbPlusPlusConfig  # type: ignore[assignment]  # the private config, not LSVI-UCB++'s
 
     def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
@@ -366,7 +367,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         H, d, K = mdp.horizon, mdp.dim, config.num_episodes
         regularization = config.regularization
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
-            regularization = LsviUcbPlusPlusConfig(K).regularization
+            regularization = LSVI_UCB_PP_REGULARIZATION
         max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2
         statistics: RidgeStatistics
         if config.aggregation == "tree":  # binary-tree counters (dpverify.agents.dp_lsvi_ucb_pp_tree)
@@ -394,7 +395,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
             switching=config.switching,
         )
         super().__init__(mdp, base, rng, statistics=statistics)
-        self.config = config  # type: ignore[assignment]  (settings() reports the private config)
+        self.config = config  # settings() reports the private config
         self.statistics: PrivatisedRidgeStatistics | TreeRidgeStatistics  # (the same release methods)
         # Radii of Theorem 3.2 for the calibrated noise × multipliers (replacing the non-private ones).
         self.theory = {name: self.noise_values[name] for name in ("beta_hat", "beta_check", "beta_bar")}

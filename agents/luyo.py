@@ -71,6 +71,7 @@ from dpverify.agents.noise_bounds import gaussian_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from dpverify.agents.tree_lsvi import BinaryTreeSum, TreeLsviAgent, TreeLsviConfig
 from dpverify.calibration import ReleaseSchedule, StatisticSpec
+from dpverify.ledger import user_pattern
 from dpverify.mechanisms import GaussianMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
@@ -106,7 +107,7 @@ def luyo_schedule(horizon: int, episodes: int, dim: int, num_states: int,
     relation = Neighbouring.parse(relation)
     F = _validate.positive("feature_norm_bound", feature_norm_bound)
     unit = SumBound(1.0, F, 1.0)
-    tree = "tree"
+    tree = user_pattern("tree")
     stats = (
         StatisticSpec("gram", "tree node of Σ φφᵀ (Luyo et al. 2021; Chan et al. 2011), GOE", "symmetric-matrix",
                       dim, gram_sum_sensitivity(unit, relation), tree),

@@ -65,7 +65,7 @@ from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from dpverify.agents.tree_lsvi import TreeLsviAgent, TreeLsviConfig
 from dpverify.calibration import ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
-from dpverify.ledger import PrivacyLedger
+from dpverify.ledger import PrivacyLedger, user_pattern
 from dpverify.mechanisms import GaussianMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
@@ -132,9 +132,9 @@ def ngo_schedule(horizon: int, episodes: int, dim: int, max_updates: int,
     H = float(horizon)
     stats = (
         StatisticSpec("gram", "tree node of Σ φφᵀ (binary mechanism), GOE", "symmetric-matrix", dim,
-                      gram_sum_sensitivity(SumBound(1.0, F, 1.0), relation), "tree"),
+                      gram_sum_sensitivity(SumBound(1.0, F, 1.0), relation), user_pattern("tree")),
         StatisticSpec("target", "Σ_{τ<k} φ(r + V_{h+1}(s')) at a policy update", "vector", dim,
-                      vector_sum_sensitivity(SumBound(1.0, F, H), relation), "prefix"),
+                      vector_sum_sensitivity(SumBound(1.0, F, H), relation), user_pattern("prefix")),
     )
     return PlannedReleaseSchedule(
         name="ngo2022",

@@ -40,7 +40,7 @@ def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
     value: Any = importlib.import_module(module)
     for part in attribute.split("."):
         value = getattr(value, part)
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 @dataclass(frozen=True)
