@@ -106,7 +106,8 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         plans.append({**common, "notion": audit_notion, "route": "two-world",
                       "episodes": min(budget.two_world_episodes, episodes) if episodes >= 2 else 2,
                       "env_options": small, "trials": budget.batched_trials if batched else budget.two_world_trials})
-    for audit_notion in notions if budget.one_run_every_notion else notions[:1]:
+    one_run_notions = {"all": notions, "first": notions[:1], "none": ()}[budget.one_run_audits]
+    for audit_notion in one_run_notions:
         plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
                       "env_options": dict(env_options), "trials": budget.one_run_runs,
                       "canaries": max(2, min(budget.one_run_canaries, episodes // 2))})
@@ -126,7 +127,11 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
                                  detail=f"the audit raised {type(exc).__name__}: {_one_line(exc)}"))
     statuses = {r.status for r in runs}
     status = FAIL if FAIL in statuses else (NOT_RUN if NOT_RUN in statuses else PASS)
-    return AuditSection(status, "", tuple(runs))
+    note = ""
+    if budget.one_run_audits == "none":
+        note = (f"The {budget.name} budget runs no one-run audit at K = {episodes} (the standard and thorough "
+                "budgets do); the two-world audits at the small configuration are its audits.")
+    return AuditSection(status, note, tuple(runs))
 
 
 def claimed_tradeoff(epsilon: float, delta: float, mu: float | None, fpr: Any) -> Any:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 
+ONE_RUN_CHOICES: tuple[str, ...] = ("all", "first", "none")
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -27,8 +29,8 @@ class Budget:
         one_run_canaries: canary users of each one-run audit (capped at K/2 by the audit itself).
         one_run_runs: independent runs of each one-run audit.
         contract_episodes: the episode cap of the private-agent contract check's run.
-        one_run_every_notion: run the one-run audit for every applicable notion (else for the first:
-            the billboard for JDP agents, the messages for LDP agents).
+        one_run_audits: which notions get a one-run audit at K: "all", "first" (the billboard for JDP
+            agents, the messages for LDP agents) or "none" (the report says the budget left it out).
         audit_seed: seed of every audit (a verification is reproducible from its settings).
         description: what the budget is for, for the report.
     """
@@ -41,7 +43,7 @@ class Budget:
     one_run_canaries: int
     one_run_runs: int
     contract_episodes: int = 20
-    one_run_every_notion: bool = True
+    one_run_audits: str = "all"
     audit_seed: int = 0
     description: str = ""
 
@@ -55,12 +57,13 @@ class Budget:
         _validate.integer("one_run_canaries", self.one_run_canaries, minimum=1)
         _validate.integer("one_run_runs", self.one_run_runs, minimum=1)
         _validate.integer("contract_episodes", self.contract_episodes, minimum=2)
+        _validate.one_of("one_run_audits", self.one_run_audits, ONE_RUN_CHOICES)
         _validate.integer("audit_seed", self.audit_seed, minimum=0)
 
 
 BUDGETS: dict[str, Budget] = {
     "quick": Budget("quick", utility_seeds=3, two_world_trials=400, batched_trials=2_000, two_world_episodes=8,
-                    one_run_canaries=200, one_run_runs=1, contract_episodes=20, one_run_every_notion=False,
+                    one_run_canaries=200, one_run_runs=1, contract_episodes=20, one_run_audits="none",
                     description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
     "standard": Budget("standard", utility_seeds=10, two_world_trials=5_000, batched_trials=50_000,
                        two_world_episodes=16, one_run_canaries=500, one_run_runs=1, contract_episodes=40,

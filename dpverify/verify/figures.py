@@ -158,7 +158,7 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     mu = audit.get("claimed_mu") if run.raw.get("gaussian_claim") else None
     delta = float(run.raw.get("delta", 0.0))
     grid = np.linspace(0.0, 1.0, 401)
-    figure, axes = plt.subplots(figsize=(4.6, 4.4))
+    figure, axes = plt.subplots(figsize=(4.2, 4.0))
     label = f"claimed {'μ-GDP' if mu is not None else '(ε, δ)'} trade-off (ε = {run.claimed_epsilon:g})"
     axes.plot(grid, claimed_tradeoff(run.claimed_epsilon, delta, mu, grid), color=COLOURS["claim"], label=label)
     axes.fill_between(grid, 0, claimed_tradeoff(run.claimed_epsilon, delta, mu, grid), color="#fee2e2",

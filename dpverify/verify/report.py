@@ -200,6 +200,8 @@ def to_text(report: VerifyReport) -> str:
     if report.audits.runs:
         lines.append("Empirical audits")
         lines += _text_table(*_audit_rows(report))
+        if report.audits.reason:
+            lines.append(f"  note: {report.audits.reason}")
         lines.append("")
     if report.utility.agent is not None:
         lines.append("Utility")
@@ -260,7 +262,11 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     else:
         out += [f"Not run: {report.structure.reason}", ""]
     out += ["## Empirical audits", ""]
-    out += _md_table(*_audit_rows(report)) if report.audits.runs else [f"Not run: {report.audits.reason}", ""]
+    if report.audits.runs:
+        out += _md_table(*_audit_rows(report))
+        out += [f"{report.audits.reason}", ""] if report.audits.reason else []
+    else:
+        out += [f"Not run: {report.audits.reason}", ""]
     out += ["## Utility", ""]
     if report.utility.agent is not None:
         out += _md_table(*_utility_rows(report))
@@ -307,6 +313,8 @@ h3 { font-size:15px; margin:18px 0 6px; }
 .badge.pass { background:var(--pass); } .badge.fail { background:var(--fail); }
 .badge.not-run { background:var(--skip); }
 .figs { display:grid; grid-template-columns:repeat(auto-fit,minmax(440px,1fr)); gap:14px; margin-top:14px; }
+.figs.one { grid-template-columns:minmax(0,720px); margin-bottom:10px; }
+.figs.small { grid-template-columns:repeat(auto-fit,minmax(300px,360px)); }
 figure { margin:0; background:#fff; border:1px solid var(--line); border-radius:8px; padding:10px; }
 figure img { width:100%; height:auto; display:block; }
 figcaption { color:var(--muted); font-size:12.5px; margin-top:6px; }
@@ -428,13 +436,18 @@ def to_html(report: VerifyReport, figures: dict[str, Path]) -> str:
         f'</div><div class="line">{_e(line)}</div></div>'
         for title, status, line in _sections(report)
     )
-    figs = "".join(_figure(name, path) for name, path in figures.items())
+    evidence = "".join(_figure(n, p) for n, p in figures.items() if n in ("privacy.png", "regret.png"))
+    ledger = "".join(_figure(n, p) for n, p in figures.items() if n == "ledger.png")
+    tradeoffs = "".join(_figure(n, p) for n, p in figures.items() if n.startswith("audit_"))
     structure = (_checks_table(report.structure.checks) if report.structure.checks
                  else f'<p class="note">Not run: {_e(report.structure.reason)}</p>')
     audits = (_html_table(*_audit_rows(report), status_column=None) if report.audits.runs
               else f'<p class="note">Not run: {_e(report.audits.reason)}</p>')
     audit_notes = "".join(f'<p class="note">{_e(r.notion)} {_e(r.route)}: {_e(r.detail)}</p>'
                           for r in report.audits.runs if r.detail)
+    if report.audits.runs and report.audits.reason:
+        audit_notes += f'<p class="note">{_e(report.audits.reason)}</p>'
+
     timings = ", ".join(f"{_e(k)} {t:.1f} s" for k, t in report.timings.items())
     versions = ", ".join(f"{_e(k)} {_e(x)}" for k, x in report.versions.items())
     options = ""
@@ -456,10 +469,10 @@ episodes, {_e(report.claim.notion.upper())} notion.</div>
 </section>
 <h2>Evidence</h2>
 <div class="cards">{cards}</div>
-<div class="figs">{figs}</div>
-<h2>Claim &amp; accounting</h2>{_claim_html(report)}
+<div class="figs">{evidence}</div>
+<h2>Claim &amp; accounting</h2><div class="figs one">{ledger}</div>{_claim_html(report)}
 <h2>Contract checks</h2>{structure}
-<h2>Empirical audits</h2>{audits}{audit_notes}
+<h2>Empirical audits</h2>{audits}{audit_notes}<div class="figs small">{tradeoffs}</div>
 <h2>Utility</h2>{_utility_html(report)}
 <footer>Settings: seed {s.seed}, budget {_e(s.budget)}.{options} Timings: {timings}.<br>Versions: {versions}.<br>
 An empirical audit can refute a privacy claim, never certify one.</footer>

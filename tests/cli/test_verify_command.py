@@ -12,7 +12,7 @@ from dpverify.verify import budget as budgets
 from dpverify.verify.budget import Budget
 
 TINY = Budget("quick", utility_seeds=1, two_world_trials=40, batched_trials=40, two_world_episodes=4,
-              one_run_canaries=4, one_run_runs=1, contract_episodes=5, one_run_every_notion=False)
+              one_run_canaries=4, one_run_runs=1, contract_episodes=5, one_run_audits="first")
 BASE = ["verify", "--agent", "ngo", "--env", "min2021", "--epsilon", "1", "--delta", "1e-5", "--episodes", "6",
         "--workers", "1"]
 

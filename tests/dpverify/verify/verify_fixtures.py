@@ -26,7 +26,7 @@ from dpverify.verify.result import (
 
 #: Small enough that a whole verification of a reference agent takes a few seconds.
 TINY = Budget("tiny", utility_seeds=1, two_world_trials=40, batched_trials=40, two_world_episodes=4,
-              one_run_canaries=4, one_run_runs=1, contract_episodes=6, one_run_every_notion=False)
+              one_run_canaries=4, one_run_runs=1, contract_episodes=6, one_run_audits="first")
 
 
 def claim(status: str = PASS) -> ClaimSection:
