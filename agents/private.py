@@ -24,7 +24,7 @@ of the sensitivities and of the per-user accounting are in docs/derivations.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -65,7 +65,7 @@ def check_agent_inputs(mdp: Any, mdp_type: type, feature_norm_bound: float, rng:
         raise InvalidParameterError("mdp", f"must be a {mdp_type.__name__}", type(mdp).__name__)
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-    check_feature_norm(float(getattr(mdp, "feature_norm_bound")), feature_norm_bound)
+    check_feature_norm(float(cast(Any, mdp).feature_norm_bound), feature_norm_bound)
 
 
 def check_term_norms(norms: np.ndarray, assumed: float, what: str) -> None:

@@ -136,7 +136,7 @@ class _TabularDynamics:
     def _adopt_tabular(self, transitions: np.ndarray, rewards: np.ndarray) -> None:
         """Validate (transitions, rewards, initial distribution) as a :class:`FiniteMDP` and store the
         validated read-only arrays: the linear models derive their dynamics and then call this."""
-        tabular = FiniteMDP(transitions, rewards, self.initial_distribution, str(getattr(self, "name")))
+        tabular = FiniteMDP(transitions, rewards, self.initial_distribution, self.name)
         object.__setattr__(self, "transitions", tabular.transitions)
         object.__setattr__(self, "rewards", tabular.rewards)
         object.__setattr__(self, "initial_distribution", tabular.initial_distribution)
