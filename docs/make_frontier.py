@@ -2,6 +2,8 @@
 
     .venv/bin/python docs/make_frontier.py run [--K 3000 10000] [--agents ...] [--epsilons 1 10 100 1000]
                                               [--seeds 10] [--workers 2]
+    .venv/bin/python docs/make_frontier.py import     # reuse docs/make_results.py's K = 3000 cells
+    .venv/bin/python docs/make_frontier.py noise      # signal against noise per statistic
     .venv/bin/python docs/make_frontier.py report
 
 ``run`` executes every (agent, K, ε) cell not already on disk, each through the runner
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -110,6 +113,112 @@ def command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_import(args: argparse.Namespace) -> int:
+    """Reuse the K = 3000 cells docs/make_results.py already ran (same environment, seeds, δ and defaults:
+    DP-LSVI-UCB++ ``derived`` is the fresh variant) instead of rerunning them; each imported cell records
+    where it came from. A cell already on disk is kept (and compared, when both exist)."""
+    (OUT / "runs").mkdir(parents=True, exist_ok=True)
+    document = json.loads((ROOT / "docs" / "results" / "results.json").read_text())
+    labels = {"dp-lsvi-ucb++": "DP-LSVI-UCB++ fresh", "luyo": "Luyo et al.", "ngo": "Ngo et al."}
+    for r in document["runs"]:
+        eps = r["agent_options"].get("epsilon")
+        if (r["env"] != "min2021" or r["env_options"] != MIN2021 or r["agent"] not in labels or eps not in EPSILONS
+                or r["agent_options"].get("sensitivity_model", "derived") != "derived"
+                or document["settings"]["base_seed"] != BASE_SEED or r["agent_options"].get("delta") != DELTA):
+            continue
+        label = labels[r["agent"]]
+        path = cell_path(label, r["K"], eps)
+        if path.exists():
+            mine = json.loads(path.read_text())["final_cumulative_regret"]["per_seed"]
+            theirs = r["final_cumulative_regret"]["per_seed"]
+            same = np.allclose(mine[:len(theirs)], theirs[:len(mine)], rtol=1e-9, atol=1e-6)
+            verdict = "identical" if same else "DIFFERS"
+            print(f"{label} K={r['K']} ε={eps:g}: on disk; results.json per-seed regret {verdict}")
+            continue
+        cell = {**{k: v for k, v in r.items() if k != "figure"}, "figure": "frontier", "label": label,
+                "epsilon": eps, "num_seeds": len(r["seeds"]),
+                "imported_from": {"file": "docs/results/results.json", "label": r["label"],
+                                  "source": document.get("source")}}
+        path.write_text(json.dumps(cell, indent=1, default=_default) + "\n")
+        print(f"imported {label} K={r['K']} ε={eps:g} from docs/results/results.json")
+    return 0
+
+
+def command_noise(args: argparse.Namespace) -> int:
+    """Signal against noise per statistic, at every (K, ε), for the fresh and the tree variant.
+
+    Signal: the weighted sums of a non-private LSVI-UCB++ run (seed 0 of the runner's seeding) after
+    k = K users — the eigenvalues of G_h = Σ σ̄⁻² φφᵀ, and ‖M_h V*_{h+1}‖₂ (the ŵ sum for the optimal
+    value), the median over stages h. Noise: what the planner reads — the operator-norm bound of the
+    Gram noise (2√(2d)·s, s the GOE entry std of the read: one release for fresh, the worst prefix for
+    the tree) and the shift 2λ̃_Λ added to it; the expected ℓ2 norm √d·σ̂ of the noise on the ŵ sum.
+    """
+    from dpverify.agents.base import run_episodes
+    from dpverify.agents.runner import build_agent, build_environment
+
+    horizons = sorted(args.K)
+    spec = RunSpec("lsvi-ucb++", "min2021", max(horizons), num_seeds=1, base_seed=BASE_SEED, env_options=MIN2021)
+    mdp = build_environment(spec)
+    agent_seed, env_seed = np.random.SeedSequence(BASE_SEED).spawn(1)[0].spawn(2)
+    agent = build_agent(spec, mdp, np.random.default_rng(agent_seed))
+    finite = mdp.as_finite_mdp()
+    H, d = mdp.horizon, mdp.dim
+    v_star = np.zeros((H + 1, mdp.num_states))
+    for h in range(H - 1, -1, -1):
+        v_star[h] = (finite.rewards[h] + finite.transitions[h] @ v_star[h + 1]).max(axis=-1)
+    signal: dict[int, dict[str, float]] = {}
+
+    def snapshot(k: int) -> None:
+        if k + 1 in horizons:
+            stats = agent.statistics
+            eig = np.linalg.eigvalsh(stats.gram - stats.regularization * np.eye(d))
+            vec = np.linalg.norm(np.einsum("hds,hs->hd", stats.next_state_sums, v_star[1:]), axis=1)
+            signal[k + 1] = {"gram_eig_min": float(np.median(eig[:, 0])), "gram_eig_median": float(np.median(
+                np.median(eig, axis=1))), "gram_eig_max": float(np.median(eig[:, -1])),
+                "w_hat_sum_norm": float(np.median(vec))}
+
+    run_episodes(mdp, agent, max(horizons), np.random.default_rng(env_seed), snapshot)
+    rows = []
+    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+
+    for K in horizons:
+        for eps in args.epsilons:
+            for aggregation in ("fresh", "tree"):
+                private = DpLsviUcbPlusPlus(mdp, DpLsviUcbPlusPlusConfig(K, epsilon=eps, delta=DELTA,
+                                                                         aggregation=aggregation),
+                                            np.random.default_rng(0))
+                if aggregation == "tree":
+                    from dpverify.agents.dp_lsvi_ucb_pp_tree import tree_noise_stds
+
+                    s, sigma_hat = tree_noise_stds(private.calibration, H, mdp.num_states, K)
+                else:
+                    s = private.calibration.mechanism("gram").noise_scale
+                    sigma_hat = private.calibration.mechanism("w_hat").noise_scale
+                rows.append({"K": K, "epsilon": eps, "aggregation": aggregation, "rho": private.calibration.rho,
+                             "releases_per_user": private.calibration.releases_counted,
+                             "rho0": private.calibration.rho0, "gram_entry_std_read": s,
+                             "gram_noise_norm_bound": 2 * math.sqrt(2 * d) * s, "shift": private.shift,
+                             "w_hat_noise_std_read": sigma_hat, "w_hat_noise_norm": math.sqrt(d) * sigma_hat,
+                             **signal[K]})
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "noise.json").write_text(json.dumps({"signal": signal, "rows": rows}, indent=1) + "\n")
+    print(noise_table(rows))
+    return 0
+
+
+def noise_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| K | ε | variant | releases/user | ρ0 | Gram noise ‖·‖ (read) | shift 2λ̃_Λ | "
+             "Gram signal λ_min / median / λ_max | ŵ-sum noise √d·σ̂ (read) | ŵ-sum signal ‖M_h V*‖ |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['K']} | {r['epsilon']:g} | {r['aggregation']} | {r['releases_per_user']} | "
+                     f"{r['rho0']:.3g} | "
+                     f"{r['gram_noise_norm_bound']:.3g} | {r['shift']:.3g} | {r['gram_eig_min']:.3g} / "
+                     f"{r['gram_eig_median']:.3g} / {r['gram_eig_max']:.3g} | {r['w_hat_noise_norm']:.3g} | "
+                     f"{r['w_hat_sum_norm']:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
 def load_cells() -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted((OUT / "runs").glob("*.json"))]
 
@@ -193,8 +302,13 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--workers", type=int, default=2)
     run_parser.add_argument("--force", action="store_true", help="rerun cells already on disk")
     sub.add_parser("report", help="gather the cells: table, JSON, plot")
+    sub.add_parser("import", help="reuse the K = 3000 cells of docs/results/results.json (docs/make_results.py)")
+    noise_parser = sub.add_parser("noise", help="signal against noise per statistic (noise.json)")
+    noise_parser.add_argument("--K", type=int, nargs="+", default=list(HORIZONS_K))
+    noise_parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     args = parser.parse_args(argv)
-    return command_run(args) if args.command == "run" else command_report(args)
+    commands = {"run": command_run, "report": command_report, "import": command_import, "noise": command_noise}
+    return commands[args.command](args)
 
 
 def _default(value: Any) -> Any:

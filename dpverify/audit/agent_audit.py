@@ -141,12 +141,12 @@ def resolve_factory(agent: str) -> Callable[..., Any]:
             raise InvalidParameterError("agent", f"factory path does not import ({exc})", agent) from None
         if not callable(value):
             raise InvalidParameterError("agent", "must name a callable factory", agent)
-        return value  # type: ignore[no-any-return]
+        return value
     agents = _registry().AGENTS
     if agent not in agents:
         raise InvalidParameterError("agent", f"must be one of {', '.join(sorted(agents))} or module.path:factory",
                                     agent)
-    return agents[agent].factory  # type: ignore[no-any-return]
+    return agents[agent].factory
 
 
 def build_environment(env: str, episodes: int, options: tuple[tuple[str, Any], ...]) -> Any:
