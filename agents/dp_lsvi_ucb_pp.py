@@ -396,7 +396,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         )
         super().__init__(mdp, base, rng, statistics=statistics)
         self.config = config  # settings() reports the private config
-        self.statistics: PrivatisedRidgeStatistics | TreeRidgeStatistics  # (the same release methods)
+        self.statistics: PrivatisedRidgeStatistics  # (or TreeRidgeStatistics: the same release methods)
         # Radii of Theorem 3.2 for the calibrated noise × multipliers (replacing the non-private ones).
         self.theory = {name: self.noise_values[name] for name in ("beta_hat", "beta_check", "beta_bar")}
         values, c_priv = self.noise_values, config.privacy_radius_multiplier
