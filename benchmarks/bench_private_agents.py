@@ -4,8 +4,9 @@
 
 For every private agent and its non-private counterpart (DP-LSVI-UCB++ → LSVI-UCB++; Luyo et al. and
 Ngo et al. → LSVI-UCB; LDP-UCRL-VTR → UCRL-VTR) on the same environment and seeds: the time per episode
-of what ``dpverify run`` does per episode (plan, exact regret, rollout, statistics update), as the median
-over ``--repeats`` runs, the first and last 10% of episodes of the first run (flat in k when the cost
+of what ``dpverify run`` does per episode (plan, exact regret, rollout, statistics update), wall-clock and
+process CPU time (less sensitive to other jobs on a shared machine), each the median over ``--repeats``
+runs, the first and last 10% of episodes of the first run (flat in k when the cost
 does not grow with the data), and the ratio private / non-private. Target: ratio ≤ 1.5 at K = 10⁴.
 The machine may be shared: quote medians. BLAS threads are pinned to 1.
 """
@@ -42,7 +43,7 @@ BENCHMARKS: list[tuple[str, dict[str, Any], str, tuple[str, dict[str, Any]]]] = 
 
 
 def per_episode_seconds(agent: str, options: dict[str, Any], env: tuple[str, dict[str, Any]],
-                        episodes: int) -> tuple[np.ndarray, Any]:
+                        episodes: int) -> tuple[np.ndarray, float, Any]:
     spec = RunSpec(agent, env[0], episodes, num_seeds=1, agent_options=options, env_options=env[1])
     mdp = build_environment(spec)
     seed_agent, seed_env = np.random.SeedSequence(0).spawn(2)
@@ -53,8 +54,9 @@ def per_episode_seconds(agent: str, options: dict[str, Any], env: tuple[str, dic
         stamps[k + 1] = time.perf_counter()
 
     stamps[0] = time.perf_counter()
+    cpu = time.process_time()
     run_episodes(mdp, built, episodes, np.random.default_rng(seed_env), tick)
-    return np.diff(stamps), built
+    return np.diff(stamps), (time.process_time() - cpu) / episodes, built
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="private agent names to run (default: all)")
     args = parser.parse_args(argv)
     print(f"{'agent':<15}{'counterpart':<12}{'K':>7}{'ms/ep':>8}{'first10%':>10}{'last10%':>9}"
-          f"{'counterpart ms/ep':>19}{'ratio':>7}{'releases':>10}")
+          f"{'counterpart':>12}{'ratio':>7}{'cpu ms/ep':>10}{'counterpart':>12}{'ratio':>7}{'releases':>10}")
     tenth = max(args.episodes // 10, 1)
     for private, options, counterpart, env in BENCHMARKS:
         if args.only is not None and private not in args.only:
@@ -72,17 +74,22 @@ def main(argv: list[str] | None = None) -> int:
         if private not in AGENTS:
             print(f"{private:<15}(not registered — skipped)")
             continue
-        runs, base_runs, built = [], [], None
+        runs, base_runs, cpu, base_cpu, built = [], [], [], [], None
         for _ in range(args.repeats):
-            seconds, built = per_episode_seconds(private, options, env, args.episodes)
+            seconds, cpu_seconds, built = per_episode_seconds(private, options, env, args.episodes)
             runs.append(seconds)
-            base_runs.append(per_episode_seconds(counterpart, {}, env, args.episodes)[0])
+            cpu.append(cpu_seconds)
+            seconds, cpu_seconds, _ = per_episode_seconds(counterpart, {}, env, args.episodes)
+            base_runs.append(seconds)
+            base_cpu.append(cpu_seconds)
         ms = 1e3 * float(np.median([r.mean() for r in runs]))
         base_ms = 1e3 * float(np.median([r.mean() for r in base_runs]))
+        cpu_ms, base_cpu_ms = 1e3 * float(np.median(cpu)), 1e3 * float(np.median(base_cpu))
         first, last = 1e3 * float(runs[0][:tenth].mean()), 1e3 * float(runs[0][-tenth:].mean())
         releases = getattr(getattr(built, "ledger", None), "n_releases", None)
         print(f"{private:<15}{counterpart:<12}{args.episodes:>7}{ms:>8.3f}{first:>10.3f}{last:>9.3f}"
-              f"{base_ms:>19.3f}{ms / base_ms:>7.2f}{str(releases):>10}", flush=True)
+              f"{base_ms:>12.3f}{ms / base_ms:>7.2f}{cpu_ms:>10.3f}{base_cpu_ms:>12.3f}{cpu_ms / base_cpu_ms:>7.2f}"
+              f"{str(releases):>10}", flush=True)
     return 0
 
 
