@@ -101,7 +101,7 @@ class BatchedDpLsviUcbPlusPlus:
         self.features = np.asarray(mdp.features)
         self.flat_features = self.features.reshape(H, S * A, d)
         self.rewards = np.asarray(mdp.rewards)
-        stats = reference.statistics
+        stats: Any = reference.statistics
         self.gram_mechanism = stats.mechanisms["gram"]
         self.vector_mechanisms = {f: stats.mechanisms[f] for f in VECTOR_FAMILIES}
         self.regularization = float(stats.regularization)

@@ -222,9 +222,9 @@ def cases(scale: float = 1.0) -> tuple[AgentZooCase, ...]:
         out.append(AgentZooCase(f"{name} (twin)", False, "the reference DP-LSVI-UCB++, same configuration", spec,
                                 NO_VIOLATION_FOUND, "correct"))
 
-    one_run = {"episodes": 400, "canaries": 200, "window": 1}
+    one_run: dict[str, Any] = {"episodes": 400, "canaries": 200, "window": 1}
     # one action per state: a canary's features are fixed by its states (the sensitivity bugs show fully)
-    single = {"env_options": SINGLE_ACTION_ENV}
+    single: dict[str, Any] = {"env_options": SINGLE_ACTION_ENV}
     dp("noise-reused", "noise-reused", "billboard", VIOLATION, "one noise draw per statistic, reused every episode")
     dp("noise-reused", "noise-reused", "billboard", VIOLATION, "one noise draw per statistic, reused every episode",
        route="one-run", **one_run)

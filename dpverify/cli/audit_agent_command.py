@@ -67,19 +67,9 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
 
 
 def _options(flag: str, items: list[str]) -> tuple[tuple[str, Any], ...]:
-    try:
-        from dpverify.cli.run_command import parse_options
-    except ImportError:  # pragma: no cover - the run command always ships
-        parse_options = None
-    if parse_options is not None:
-        return tuple(sorted(parse_options(flag, items).items()))
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise InvalidParameterError(flag, "must be NAME=VALUE", item)
-        out[name.replace("-", "_")] = value
-    return tuple(sorted(out.items()))
+    from dpverify.cli.run_command import parse_options
+
+    return tuple(sorted(parse_options(flag, items).items()))
 
 
 def _positions(items: list[str] | None) -> tuple[Any, ...]:
@@ -107,14 +97,10 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 
 def _executor(args: argparse.Namespace) -> Any:
     from dpverify.audit.executors import make_executor
+    from dpverify.cli._checks import check_scheduler, check_workers
 
-    try:
-        from dpverify.cli._checks import check_scheduler, check_workers
-    except ImportError:  # older CLI helpers
-        check_scheduler = check_workers = None
-    if check_scheduler is not None and check_workers is not None:
-        check_scheduler("--scheduler", args.scheduler)
-        check_workers("--workers", args.workers)
+    check_scheduler("--scheduler", args.scheduler)
+    check_workers("--workers", args.workers)
     return make_executor(args.scheduler, args.workers)
 
 
