@@ -27,6 +27,7 @@ control that shows a test suite has power: a deliberately broken variant must be
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ __all__ = [
 
 #: Trials per side of an audit assertion on a mechanism.
 DEFAULT_TRIALS = 200_000
+#: Confidence of an audit assertion: its false-alarm probability on a correct mechanism is ≤ 1 − this.
+DEFAULT_CONFIDENCE = 0.99
 #: Runs per side of an audit assertion on a whole agent (each trial is a run of K episodes).
 DEFAULT_AGENT_TRIALS = 100
 #: The small environments of agent audit assertions (registered names and options): H = 2, S = 3, A = 2, d = 3.
@@ -61,8 +64,6 @@ AGENT_ENVIRONMENTS: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {
     "linear": ("random-linear", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
     "mixture": ("random-mixture", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
 }
-#: Confidence of an audit assertion: its false-alarm probability on a correct mechanism is ≤ 1 − this.
-DEFAULT_CONFIDENCE = 0.99
 
 _OWN = (GaussianMechanism, GOEMechanism, LaplaceMechanism)
 
@@ -140,6 +141,18 @@ class AgentOptions:
     options: Any
 
 
+_AGENT_DEFAULTS = AgentOptions(None, None, 3, "two-world", ("first",), None, None)
+
+
+def _reject_agent_options(where: AgentOptions) -> None:
+    """An agent-only option given for a mechanism audit is an error, never silently ignored."""
+    for field in dataclasses.fields(AgentOptions):
+        value = getattr(where, field.name)
+        if value != getattr(_AGENT_DEFAULTS, field.name):
+            name = "agent_options" if field.name == "options" else field.name
+            raise InvalidParameterError(name, "applies to agent audits only (give notion=)", value)
+
+
 def audit_for_test(
     mechanism: Any,
     neighbours: Any = None,
@@ -161,12 +174,14 @@ def audit_for_test(
     agent_options: Any = None,
 ) -> Any:
     """The audit behind both assertions (arguments as in :func:`assert_audit_passes`)."""
-    if notion is not None:
+    where = AgentOptions(env, env_options, episodes, route, positions, window, agent_options)
+    if notion is None:
+        _reject_agent_options(where)
+    else:
         if neighbours is not None:
             raise InvalidParameterError(
                 "neighbours", "must be None for an agent audit (the audit builds neighbouring user tapes)",
                 type(neighbours).__name__)
-        where = AgentOptions(env, env_options, episodes, route, positions, window, agent_options)
         return _agent_audit(mechanism, notion, epsilon, delta, trials, gaussian_claim, _seed_of(seed), confidence,
                             executor, where)
     if isinstance(mechanism, _OWN):

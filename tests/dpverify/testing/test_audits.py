@@ -118,3 +118,7 @@ def test_agent_audit_bad_input() -> None:
         assert_audit_passes(local_factory, notion="jdp", epsilon=1.0)
     with pytest.raises(InvalidParameterError, match="notion"):
         assert_audit_passes("luyo", notion="central", epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="env applies to agent audits only"):
+        assert_audit_passes(noisy_sum(1.0), PAIR, 1.0, 1e-5, env="random-linear")
+    with pytest.raises(InvalidParameterError, match="episodes"):
+        assert_audit_refutes(noisy_sum(0.5), PAIR, 1.0, 1e-5, episodes=5)
