@@ -79,6 +79,8 @@ SUPPORTED: dict[str, tuple[str, ...]] = {"jdp": ("billboard", "jdp"), "ldp": ("l
 BATCH = 2048
 #: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
 MIN_TRIALS = 10
+#: Episodes of the probe run (the width of one episode's releases is read from them).
+PROBE_EPISODES = 8
 #: One-run guess rules as fractions of m (k_plus = k_minus = fraction · m), sharing α by Bonferroni.
 GUESS_FRACTIONS: tuple[float, ...] = (0.05, 0.2, 0.5)
 
@@ -478,8 +480,10 @@ class AgentClaim:
 
 
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
-    """Build one agent and check the claim it makes (:func:`check_claim`), then run it once on ordinary
-    tapes: (the claim, the widest row of releases of one episode, the environment)."""
+    """Build one agent and check the claim it makes (:func:`check_claim`), then run its first
+    :data:`PROBE_EPISODES` episodes on ordinary tapes: (the claim, the widest row of releases of one
+    episode, the environment). Rows of later episodes are zero-padded or truncated to that width (a
+    fixed post-processing)."""
     from dpverify.agents.tapes import ordinary_tapes
 
     mdp = setup.environment()
@@ -498,7 +502,7 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     check_claim(spec, claim)  # before any episode runs
     from dpverify.agents.tapes import run_on_tapes
 
-    policies = run_on_tapes(agent, mdp, tapes)
+    policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
     width = 1
     if spec.notion == "jdp":
         width = mdp.horizon * mdp.num_states * mdp.num_actions
