@@ -18,6 +18,7 @@ log(1 − exp(−|a|))", the R package Rmpfr vignette).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special
@@ -93,3 +94,63 @@ def round_down(x: float, ulps: int = 1) -> float:
     for _ in range(ulps):
         x = float(np.nextafter(x, -math.inf))
     return x
+
+
+# --------------------------------------------------------------------------------------------
+# Bounded searches (no scipy.optimize: it costs ~0.35 s of start-up for two small loops)
+
+_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+SEARCH_ITERATIONS = 300  # every search below stops after this many steps
+
+
+def golden_minimise(f: Callable[[float], float], lo: float, hi: float) -> tuple[float, float]:
+    """(min f, argmin) of a unimodal ``f`` on [lo, hi] by golden-section search (Kiefer 1953).
+
+    Bounded: at most :data:`SEARCH_ITERATIONS` evaluations, stopping once the bracket is a few ulps
+    wide. For a function that is not unimodal the answer is still a value f takes (callers that only
+    need an upper bound of the minimum, such as the CKS conversion, stay valid).
+    """
+    a, b = lo, hi
+    c, d = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(SEARCH_ITERATIONS):
+        if not b - a > 4e-16 * max(abs(a), abs(b), 1.0):
+            break
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - _GOLDEN * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + _GOLDEN * (b - a)
+            fd = f(d)
+    return (fc, c) if fc <= fd else (fd, d)
+
+
+def decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """The smallest x in [lo, hi] found with f(x) <= 0, for f decreasing with f(lo) > 0 >= f(hi).
+
+    Regula falsi with the Illinois modification (Dowell & Jarratt 1971), falling back to bisection,
+    keeping the bracket [lo, hi] with f(lo) > 0 >= f(hi) throughout; returns hi (the side where
+    f <= 0) once the bracket is 4 ulps wide or after :data:`SEARCH_ITERATIONS` steps.
+    """
+    flo, fhi = f(lo), f(hi)
+    side = 0
+    for i in range(SEARCH_ITERATIONS):
+        if not hi - lo > 4 * 2.0**-52 * abs(hi) or fhi == 0:
+            break
+        x = (lo * fhi - hi * flo) / (fhi - flo) if i % 3 != 2 else 0.5 * (lo + hi)  # every third step bisects
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+        fx = f(x)
+        if fx > 0:
+            lo, flo = x, fx
+            if side == -1:
+                fhi *= 0.5
+            side = -1
+        else:
+            hi, fhi = x, fx
+            if side == 1:
+                flo *= 0.5
+            side = 1
+    return hi

@@ -8,7 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpverify.errors import NumericalError
-from dpverify.numerics import gaussian_log_delta, log1mexp, round_down, round_up
+from dpverify.numerics import (
+    SEARCH_ITERATIONS,
+    decreasing_root,
+    gaussian_log_delta,
+    golden_minimise,
+    log1mexp,
+    round_down,
+    round_up,
+)
 
 mp.mp.dps = 60
 
@@ -59,3 +67,29 @@ def test_naive_formula_failures_are_avoided():
 def test_rounding_directions():
     assert round_up(1.0) > 1.0 and round_down(1.0) < 1.0
     assert round_up(1.0, 3) > round_up(1.0, 2)
+
+
+# ---- bounded searches -----------------------------------------------------------------------
+
+
+def test_golden_minimise_finds_the_minimum_of_a_unimodal_function():
+    value, x = golden_minimise(lambda t: (t - 1.2345) ** 2 + 3.0, -40.0, 5.0)
+    assert abs(x - 1.2345) < 1e-7 and abs(value - 3.0) < 1e-14
+
+
+def test_searches_are_bounded_even_on_nan():
+    calls = []
+
+    def f(t):
+        calls.append(t)
+        return math.nan
+
+    golden_minimise(f, 0.0, 1.0)
+    decreasing_root(f, 0.0, 1.0)
+    assert len(calls) <= 2 * SEARCH_ITERATIONS + 4
+
+
+def test_decreasing_root_returns_the_safe_side():
+    root = decreasing_root(lambda x: math.exp(-x) - 0.25, 0.0, 10.0)
+    assert math.exp(-root) - 0.25 <= 0
+    assert abs(root - math.log(4.0)) < 1e-14
