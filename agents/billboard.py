@@ -66,7 +66,7 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
     Exactly the noise ``mechanism.release`` adds when called on each in turn with ``rng`` (the same
     draws, in the same order, to the bit): a Gaussian release adds N(0, σ²) = σ·N(0, 1) per coordinate,
     a GOE release (Z + Zᵀ)/√2 with Z = s·N(0, 1) entrywise. Each release gets its own draws (fresh
-    noise); :meth:`Billboard.publish_with_noise` uses each once. Other mechanisms draw through their
+    noise); :meth:`ReservedReleases.publish` uses each once. Other mechanisms draw through their
     own ``release``.
     """
     if not isinstance(rng, np.random.Generator):
@@ -180,11 +180,12 @@ class Billboard:
     def reserve(
         self,
         episode: int,
-        releases: Sequence[tuple[str, int, Mechanism]],
+        releases: ReleasePlan | Sequence[tuple[str, int, Mechanism]],
         users: str | UserPattern,
         rng: np.random.Generator,
     ) -> ReservedReleases:
-        """Plan the releases (family, stage, mechanism) one episode will make, in publication order.
+        """Plan the releases (family, stage, mechanism) one episode will make, in publication order
+        (a :class:`ReleasePlan`, or the list it is made from).
 
         For releases whose values are computed one after the other (a backward pass): the ledger records
         them all now (so it never lags what is published; if the episode stops early, it over-counts,
@@ -195,25 +196,9 @@ class Billboard:
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
         pattern = user_pattern(users)
-        self._record_plan(episode, releases, pattern)
-        return ReservedReleases(self, episode, releases, pattern, draw_noise([m for _, _, m in releases], rng))
-
-    def _record_plan(self, episode: int, releases: Sequence[tuple[str, int, Mechanism]], pattern: UserPattern) -> None:
-        stages: dict[str, list[int]] = {}
-        mechanisms: dict[str, Mechanism] = {}
-        mixed: set[str] = set()  # families released by several mechanisms: recorded one by one
-        for family, stage, mechanism in releases:
-            if mechanisms.setdefault(family, mechanism) is not mechanism:
-                mixed.add(family)
-            stages.setdefault(family, []).append(stage)
-        for family, planned in stages.items():
-            first, last = min(planned), max(planned)
-            if family not in mixed and sorted(planned) == list(range(first, last + 1)):
-                self.ledger.record_stages(family, episode, (first, last), mechanisms[family], pattern)
-            else:
-                for f, stage, mechanism in releases:
-                    if f == family:
-                        self.ledger.record(family, episode, stage, mechanism, pattern)
+        plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
+        plan.record(self.ledger, episode, pattern)
+        return ReservedReleases(self, episode, plan, pattern, draw_noise(plan.mechanisms, rng))
 
     def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
               noisy: np.ndarray) -> None:
@@ -280,13 +265,14 @@ class ReplayBillboard(Billboard):
     def reserve(
         self,
         episode: int,
-        releases: Sequence[tuple[str, int, Mechanism]],
+        releases: ReleasePlan | Sequence[tuple[str, int, Mechanism]],
         users: str | UserPattern,
         rng: np.random.Generator,
     ) -> ReservedReleases:
         pattern = user_pattern(users)
-        self._record_plan(episode, releases, pattern)
-        return ReservedReleases(self, episode, releases, pattern, None)
+        plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
+        plan.record(self.ledger, episode, pattern)
+        return ReservedReleases(self, episode, plan, pattern, None)
 
     def publish_stages(
         self,
@@ -301,6 +287,45 @@ class ReplayBillboard(Billboard):
                          for h, raw in enumerate(np.asarray(raw_values, dtype=float))])
 
 
+class ReleasePlan:
+    """The releases (family, stage, mechanism) an agent makes in one episode, in publication order.
+
+    The same plan serves every episode of a run, so what :meth:`Billboard.reserve` derives from it — the
+    position of each release and the ledger records (one run of stages per family where the stages are
+    contiguous and share a mechanism, one record per release otherwise) — is derived once, here.
+    """
+
+    def __init__(self, releases: Sequence[tuple[str, int, Mechanism]]) -> None:
+        self.releases = tuple(releases)
+        self.index = {(family, stage): i for i, (family, stage, _) in enumerate(self.releases)}
+        if len(self.index) != len(self.releases):
+            raise InvalidParameterError("releases", "must name each (family, stage) once", len(self.releases))
+        self.mechanisms = [mechanism for _, _, mechanism in self.releases]
+        stages: dict[str, list[int]] = {}
+        mechanisms: dict[str, Mechanism] = {}
+        mixed: set[str] = set()  # families released by several mechanisms: recorded one by one
+        for family, stage, mechanism in self.releases:
+            if mechanisms.setdefault(family, mechanism) is not mechanism:
+                mixed.add(family)
+            stages.setdefault(family, []).append(stage)
+        #: (family, (first, last) or stage, mechanism), in the order the ledger records them.
+        self.records: list[tuple[str, tuple[int, int] | int, Mechanism]] = []
+        for family, planned in stages.items():
+            first, last = min(planned), max(planned)
+            if family not in mixed and sorted(planned) == list(range(first, last + 1)):
+                self.records.append((family, (first, last), mechanisms[family]))
+            else:
+                self.records.extend((f, stage, m) for f, stage, m in self.releases if f == family)
+
+    def record(self, ledger: PrivacyLedger, episode: int, pattern: UserPattern) -> None:
+        """Record every planned release of ``episode`` in ``ledger``."""
+        for family, stages, mechanism in self.records:
+            if isinstance(stages, tuple):
+                ledger.record_stages(family, episode, stages, mechanism, pattern)
+            else:
+                ledger.record(family, episode, stages, mechanism, pattern)
+
+
 class ReservedReleases:
     """The releases of one episode planned by :meth:`Billboard.reserve`: recorded, their noise drawn.
 
@@ -308,15 +333,12 @@ class ReservedReleases:
     :class:`ReplayBillboard` (no noise drawn) it returns the recorded value instead.
     """
 
-    def __init__(self, billboard: Billboard, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
-                 pattern: UserPattern, noise: list[np.ndarray] | None) -> None:
+    def __init__(self, billboard: Billboard, episode: int, plan: ReleasePlan, pattern: UserPattern,
+                 noise: list[np.ndarray] | None) -> None:
         self.billboard, self.episode, self.pattern = billboard, episode, pattern
-        self._index = {(family, stage): i for i, (family, stage, _) in enumerate(releases)}
-        if len(self._index) != len(releases):
-            raise InvalidParameterError("releases", "must name each (family, stage) once", len(releases))
-        self._mechanisms = [mechanism for _, _, mechanism in releases]
-        self._noise: list[np.ndarray | None] = list(noise) if noise is not None else [None] * len(releases)
-        self._used = [False] * len(releases)
+        self._index, self._mechanisms = plan.index, plan.mechanisms
+        self._noise: list[np.ndarray | None] = list(noise) if noise is not None else [None] * len(plan.releases)
+        self._used = [False] * len(plan.releases)
 
     def publish_all(self, raw_values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Release every reserved release at once when all values are known: ``raw_values[family][h − 1]``

@@ -88,7 +88,7 @@ import sympy
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard, ReservedReleases
+from dpverify.agents.billboard import Billboard, ReleasePlan, ReservedReleases
 from dpverify.agents.dp_lsvi_ucb_pp_tree import TreeRidgeStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
@@ -244,8 +244,8 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         self.released_episode = 0
         self._reserved: ReservedReleases
         # The vector releases of a backward pass, in publication order: stages H..1, each w_hat, w_check, w_bar.
-        self._vector_plan = [(family, h + 1, self.mechanisms[family]) for h in range(self.horizon - 1, -1, -1)
-                             for family in VECTOR_FAMILIES]
+        self._vector_plan = ReleasePlan([(family, h + 1, self.mechanisms[family])
+                                         for h in range(self.horizon - 1, -1, -1) for family in VECTOR_FAMILIES])
         self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
         self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
         self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))

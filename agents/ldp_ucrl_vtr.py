@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.billboard import Billboard, ReleasePlan
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
@@ -204,6 +204,9 @@ class LdpUcrlVtr(PrivateAgent):
         gram_mech, target_mech = self.mechanism("gram"), self.mechanism("target")
         assert isinstance(gram_mech, GOEMechanism) and isinstance(target_mech, GaussianMechanism)
         self.gram_mechanism, self.target_mechanism = gram_mech, target_mech
+        # User k's 2H messages, in the order they are sent: per stage a Gram message, then a target message.
+        self._message_plan = ReleasePlan([(family, stage + 1, mechanism) for stage in range(H)
+                                          for family, mechanism in (("gram", gram_mech), ("target", target_mech))])
         self.server = LdpServer(H, d, config.regularization, gram_mech.entry_std, config.shift_multiplier,
                                 config.failure_probability, config.num_episodes)
         self.episode = 0
@@ -262,11 +265,8 @@ class LdpUcrlVtr(PrivateAgent):
         h = np.arange(self.horizon)
         x = self.value_features[h, trajectory.states[:-1], trajectory.actions]
         check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bound, "value features φ_V")
-        # Per stage a Gram message then a target message: recorded and their noise drawn at once, in that order.
-        reserved = self.billboard.reserve(
-            k, [(family, stage + 1, mechanism) for stage in range(self.horizon)
-                for family, mechanism in (("gram", self.gram_mechanism), ("target", self.target_mechanism))],
-            "current", self.noise_rng)
+        # Recorded and their noise drawn at once, in the order of the plan.
+        reserved = self.billboard.reserve(k, self._message_plan, "current", self.noise_rng)
         messages = reserved.publish_all({"gram": gram_raw, "target": target_raw})
         gram_messages, target_messages = messages["gram"], messages["target"]
         self.server.receive(gram_messages, target_messages)
