@@ -19,7 +19,7 @@ from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which recor
 ``relation_matches_claim``
     the ledger (and billboard) use the neighbouring relation of the configuration.
 ``fresh_noise``
-    every release drew noise, and no two releases share a draw (up to sign); every published
+    every release drew noise, and no two releases share a draw (up to the signs of its entries); every published
     release is in the ledger.
 ``billboard_structure``
     the billboard lemma's premise (Hsu et al. 2014; Sahu 2025, Lemma 2.4): replaying the billboard

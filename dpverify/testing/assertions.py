@@ -54,10 +54,10 @@ def assert_claim_matches_ledger(
 def assert_fresh_noise(noises: Iterable[np.ndarray], atol: float = 0.0) -> None:
     """No two releases share a noise draw (reused noise is not private), and every release drew some.
 
-    Compares every pair of noise arrays of the same shape, up to sign (a draw reused negated is as bad),
-    and rejects a noise array that is identically zero. Exact float equality is the default
-    (independent continuous draws never coincide) and runs in linear time by hashing; ``atol > 0``
-    compares all pairs.
+    Compares the noise arrays of every pair of releases of the same shape up to the sign of each entry
+    (a draw reused negated, or with some coordinates negated, is as bad), and rejects a noise array
+    that is identically zero. Exact float equality is the default (independent continuous draws never
+    coincide) and runs in linear time by hashing; ``atol > 0`` compares all pairs.
     """
     atol = _validate.non_negative("atol", atol)
     exact: dict[tuple[tuple[int, ...], bytes], int] = {}
@@ -66,16 +66,17 @@ def assert_fresh_noise(noises: Iterable[np.ndarray], atol: float = 0.0) -> None:
         arr = np.asarray(noise, dtype=float).ravel()
         assert np.all(np.isfinite(arr)), f"release {i}: noise is not finite"
         assert arr.size == 0 or np.any(arr != 0), f"release {i}: noise is identically zero (no noise drawn)"
+        magnitude = np.abs(arr)
         if atol == 0:
-            for key in ((arr.shape, (arr + 0.0).tobytes()), (arr.shape, (-arr + 0.0).tobytes())):
-                j = exact.get(key)
-                assert j is None, f"releases {j} and {i} share a noise draw"
-            exact[(arr.shape, (arr + 0.0).tobytes())] = i
+            key = (arr.shape, magnitude.tobytes())
+            j = exact.get(key)
+            assert j is None, f"releases {j} and {i} share a noise draw (up to signs)"
+            exact[key] = i
             continue
         for j, other in seen.get(arr.shape, []):
-            same = np.allclose(arr, other, rtol=0.0, atol=atol) or np.allclose(arr, -other, rtol=0.0, atol=atol)
-            assert not same, f"releases {j} and {i} share a noise draw"
-        seen.setdefault(arr.shape, []).append((i, arr))
+            assert not np.allclose(magnitude, other, rtol=0.0, atol=atol), (
+                f"releases {j} and {i} share a noise draw (up to signs, within atol = {atol:g})")
+        seen.setdefault(arr.shape, []).append((i, magnitude))
 
 
 def assert_not_below(reported_epsilon: float, reference_epsilon: float, rel_tol: float = 0.0) -> None:

@@ -31,6 +31,8 @@ def test_fresh_noise_detects_reuse(dp_rng):
         assert_fresh_noise(draws + [draws[2]])
     with pytest.raises(AssertionError, match="share a noise draw"):
         assert_fresh_noise(draws + [-draws[0]])
+    with pytest.raises(AssertionError, match="share a noise draw"):
+        assert_fresh_noise(draws + [draws[1] * np.array([1.0, -1.0, 1.0, -1.0])])  # some coordinates negated
 
 
 def test_not_below():
