@@ -23,6 +23,16 @@ Which users a release touches is a :class:`UserPattern`:
 - :class:`CurrentUser` — the release at episode k reads only user k (a local release, Liao et al. 2021);
 - :class:`BinaryTreeNode` — the release at episode k is the binary-mechanism node (k − lowbit(k), k]
   (Chan, Shi & Song 2011; Luyo et al. 2021): each user lies in at most ⌈log₂K⌉ + 1 released nodes.
+
+Per-user accounting never needs one number per user for prefix and current-user blocks (the worst
+user is found among the blocks' breakpoints, so K = 10¹² costs what K = 10 does); binary-tree blocks
+are summed in chunks of users, refused above the work limit of :mod:`dpverify.limits`.
+
+The JSON layout (:meth:`PrivacyLedger.to_json`, schema version 1) is strict: a missing or unknown field
+in the ledger or in a block is an error naming the field. A ledger whose releases touch no user at all
+(e.g. only ``users="prefix"`` releases at episode 1, which read users 1..0) accounts to ε = 0 only
+vacuously: accounting it warns with :class:`NoUserTouchedWarning` (a warning, not an error, because a
+run stopped after its first episode is legitimate; ``dpverify account`` prints it).
 """
 
 from __future__ import annotations
