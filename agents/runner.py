@@ -206,14 +206,22 @@ class ProgressBar:
             self.stream.flush()
 
 
-def run(spec: RunSpec, progress_stream: TextIO | None = None) -> RunResult:
-    """Run every seed of ``spec`` (in ``spec.workers`` local processes when > 1)."""
-    mdp = build_environment(spec)  # fail early, in this process, on bad settings
-    build_agent(spec, mdp, np.random.default_rng(0))
+def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None) -> RunResult:
+    """Run every seed of ``spec`` (in ``spec.workers`` local processes when > 1).
+
+    ``mdp``: the environment of ``spec`` when the caller has already built it (it is built here
+    otherwise). Bad settings fail early, in this process: a serial run builds seed 0's agent first
+    thing; a parallel run builds one agent here before starting the workers.
+    """
+    if mdp is None:
+        mdp = build_environment(spec)
+    serial = spec.workers == 1 or spec.num_seeds == 1
+    if not serial:
+        build_agent(spec, mdp, np.random.default_rng(0))
     bar = ProgressBar(spec.num_seeds * spec.num_episodes, progress_stream, f"{spec.agent} on {spec.env}")
     results: list[SeedResult] = []
     try:
-        if spec.workers == 1 or spec.num_seeds == 1:
+        if serial:
             for index in range(spec.num_seeds):
                 results.append(run_seed(spec, index, lambda _k: bar.advance()))
         else:

@@ -133,9 +133,10 @@ def handle(args: argparse.Namespace) -> int:
         agent_options=parse_options("--agent-option", args.agent_option),
         env_options=parse_options("--env-option", args.env_option),
     )
-    _check_run_size(spec, _build_environment(runner, spec))
+    mdp = _build_environment(runner, spec)
+    _check_run_size(spec, mdp)
     try:
-        result = runner.run(spec, progress_stream=sys.stderr)
+        result = runner.run(spec, progress_stream=sys.stderr, mdp=mdp)
     except InvalidParameterError as exc:
         # An agent's or environment's own parameter: say which option carried it.
         for flag, options in (("--agent-option", spec.agent_options), ("--env-option", spec.env_options)):
