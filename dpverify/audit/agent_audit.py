@@ -175,6 +175,18 @@ def _frozen_options(name: str, options: Any) -> tuple[tuple[str, Any], ...]:
 # ---- specs ------------------------------------------------------------------------------------------
 
 
+def _check_positions(positions: Any, episodes: int) -> tuple[Any, ...]:
+    out = tuple(positions)
+    if not out:
+        raise InvalidParameterError("positions", "must name at least one position", out)
+    for p in out:
+        if isinstance(p, str):
+            _validate.one_of("positions", p, POSITIONS)
+        elif isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= episodes:
+            raise InvalidParameterError("positions", f"must be names or episodes in [1, {episodes}]", p)
+    return out
+
+
 @dataclass(frozen=True)
 class AgentAuditSpec:
     """What to audit and how (module docstring).
@@ -241,18 +253,15 @@ class AgentAuditSpec:
         object.__setattr__(self, "confidence", _validate.open_unit("confidence", self.confidence))
         _validate.integer("seed", self.seed, minimum=0)
         _validate.integer("data_seed", self.data_seed, minimum=0)
-        positions = tuple(self.positions)
-        if not positions:
-            raise InvalidParameterError("positions", "must name at least one position", positions)
-        for p in positions:
-            if isinstance(p, str):
-                _validate.one_of("positions", p, POSITIONS)
-            elif isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= self.episodes:
-                raise InvalidParameterError("positions", f"must be names or episodes in [1, {self.episodes}]", p)
-        object.__setattr__(self, "positions", positions)
+        object.__setattr__(self, "positions", _check_positions(self.positions, self.episodes))
         _validate.integer("window", self.window, minimum=1)
         object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
         object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
+        relation = str(dict(self.agent_options).get("relation", "replace-one")).replace("_", "-")
+        if relation != "replace-one":
+            raise InvalidParameterError(
+                "relation", "must be replace-one: response tapes give replace-one neighbours (add/remove audits "
+                "are not implemented)", relation)
         for name in ("gaussian_claim", "batched"):
             if getattr(self, name) not in (None, True, False):
                 raise InvalidParameterError(name, "must be True, False or None", getattr(self, name))

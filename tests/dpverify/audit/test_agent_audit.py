@@ -45,6 +45,7 @@ def _spec(**changes: object) -> AgentAuditSpec:
     ({"episodes": 1}, "episodes"),
     ({"window": 0}, "window"),
     ({"confidence": 1.5}, "confidence"),
+    ({"agent_options": (("relation", "add-remove"),)}, "relation"),
 ])
 def test_spec_validation(changes: dict, parameter: str) -> None:
     with pytest.raises(InvalidParameterError) as info:
