@@ -23,8 +23,9 @@ from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, ClaimSection, Fam
 LEDGER_TOLERANCE = 1e-9
 
 
-def _noise_by_family(agent: Any) -> tuple[dict[str, float], dict[str, float]]:
-    """(noise std, sensitivity) per family from the agent's calibration, when it has one."""
+def _noise_by_family(agent: Any, ledger: PrivacyLedger) -> tuple[dict[str, float], dict[str, float]]:
+    """(noise std, sensitivity) per family: from the agent's calibration when it has one, else from the
+    mechanisms recorded in the ledger (the first block of each family)."""
     calibration = getattr(agent, "calibration", None)
     statistics = getattr(calibration, "statistics", ()) or ()
     noise: dict[str, float] = {}
@@ -34,6 +35,14 @@ def _noise_by_family(agent: Any) -> tuple[dict[str, float], dict[str, float]]:
         if isinstance(family, str):
             noise[family] = float(stat.noise_std)
             sensitivity[family] = float(stat.spec.sensitivity)
+    for block in ledger.blocks:
+        mechanism = block.mechanism
+        scale = getattr(mechanism, "noise_scale", None)
+        bound = getattr(mechanism, "sensitivity", getattr(mechanism, "frobenius_sensitivity", None))
+        if block.family not in noise and isinstance(scale, (int, float)):
+            noise[block.family] = float(scale)
+        if block.family not in sensitivity and isinstance(bound, (int, float)):
+            sensitivity[block.family] = float(bound)
     return noise, sensitivity
 
 
@@ -65,10 +74,13 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
                             "requested_delta": requested_delta, "episodes_run": episodes_run}
     claimed_guarantee = getattr(agent, "claimed_guarantee", None)
     ledger = getattr(agent, "ledger", None)
+    if ledger is None:  # the protocol's minimum: the releases are on the agent's billboard
+        ledger = getattr(getattr(agent, "billboard", None), "ledger", None)
     if not callable(claimed_guarantee):
         return ClaimSection(NOT_RUN, "the agent has no claimed_guarantee() to read its claim from", **base)
     if not isinstance(ledger, PrivacyLedger):
-        return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger) to account", **base)
+        return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger, as agent.ledger or "
+                                     "agent.billboard.ledger) to account", **base)
     claim = claimed_guarantee()
     config = getattr(agent, "config", None)
     accounting = getattr(config, "accounting", "per-user")
@@ -81,7 +93,7 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
         _request_check(claim, requested_epsilon, requested_delta),
         _relation_check(ledger, config),
     ]
-    noise, sensitivity = _noise_by_family(agent)
+    noise, sensitivity = _noise_by_family(agent, ledger)
     printed_check = paper_calibration(known, mdp, getattr(config, "num_episodes", episodes_run), requested_epsilon,
                                       requested_delta, relation)
     paper, printed = printed_check if printed_check is not None else (None, {})

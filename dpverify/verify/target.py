@@ -126,11 +126,19 @@ def notion_of(target: AgentTarget, agent: Any) -> str:
 
 
 def build_agent(target: AgentTarget, mdp: Any, episodes: int, rng: Any, epsilon: float, delta: float,
-                options: dict[str, Any], billboard: Any = None) -> Any:
-    """Call the factory with the claim as options; a factory that refuses an option is bad input."""
+                options: dict[str, Any]) -> Any:
+    """Call the factory with the claim as options and a fresh billboard to publish on (the private-agent
+    protocol; a factory without ``billboard=`` is called without it); a refused option is bad input."""
+    from dpverify.agents.billboard import Billboard
+
     kwargs = {**options, "epsilon": epsilon, "delta": delta}
-    if billboard is not None:
-        kwargs["billboard"] = billboard
+    board = Billboard(options.get("relation", "replace-one"))
+    try:
+        return target.factory(mdp, episodes, rng, billboard=board, **kwargs)
+    except TypeError as exc:
+        if "billboard" not in str(exc):
+            raise InvalidParameterError("--agent-option", f"is not accepted by {target.name} ({exc})",
+                                        ", ".join(sorted(kwargs))) from None
     try:
         return target.factory(mdp, episodes, rng, **kwargs)
     except TypeError as exc:

@@ -18,9 +18,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from dpverify.errors import DpverifyError
 from dpverify.verify.result import NOT_RUN, PASS, BoundValue, Curve, UtilitySection
-from dpverify.verify.target import BOUNDS, REGISTERED, AgentTarget
+from dpverify.verify.target import BOUNDS, REGISTERED, AgentTarget, build_agent
 
 #: At most this many points of each curve are kept in the report (the plot needs no more).
 CURVE_POINTS = 400
@@ -89,13 +88,13 @@ def utility_section(target: AgentTarget, *, known: str | None, counterpart: str,
             bar = runner.ProgressBar(seeds * episodes, progress_stream, target.name)
             try:
                 agent_regret = _seeded_regret(
-                    lambda m, rng: target.factory(m, episodes, rng, **private_options),
+                    lambda m, rng: build_agent(target, m, episodes, rng, epsilon, delta, agent_options),
                     lambda: runner.build_environment(counterpart_spec), episodes, seeds, base_seed, bar.advance)
             finally:
                 bar.close()
         counterpart_regret = runner.run(counterpart_spec, progress_stream=progress_stream).regret
-    except (DpverifyError, ValueError, TypeError) as exc:
-        return UtilitySection(NOT_RUN, f"the regret runs failed: {' '.join(str(exc).split())}",
+    except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
+        return UtilitySection(NOT_RUN, f"the regret runs failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
                               episodes=episodes, seeds=seeds, seconds=time.perf_counter() - start)
     bound = counterpart_bound = None
     if known is not None and known in BOUNDS:
