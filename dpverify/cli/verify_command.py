@@ -38,7 +38,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--budget", default="quick", choices=("quick", "standard", "thorough"),
                         help="trial counts and seeds: quick (CI, about a minute), standard (about ten minutes), "
                         "thorough (a cluster)")
-    parser.add_argument("--out", default=None, help="write report.html, report.md, report.json and figures here")
+    parser.add_argument("--out", default=None, help="write report.html, report.md, report.json and figures here "
+                        "(created if missing; must not already hold a report unless --force)")
+    parser.add_argument("--force", action="store_true", help="replace a report already in --out")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--seed", type=count, default=0, help="base seed of the runs (default 0)")
     parser.add_argument("--workers", type=count, default=None, help="local worker processes (default: 2 or fewer)")
@@ -51,11 +53,14 @@ def add_parser(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from dpverify._io import check_output_dir
     from dpverify.cli._output import print_json
     from dpverify.cli.run_command import parse_options
     from dpverify.verify import verify
-    from dpverify.verify.report import to_text, write_report
+    from dpverify.verify.report import FILES, to_text, write_report
 
+    if args.out is not None:  # checked before any work, so a long verification never ends in a refusal
+        check_output_dir("--out", args.out, FILES, force=args.force)
     report = verify(
         args.agent, args.env, args.epsilon, args.delta, args.episodes, args.budget,
         agent_options=parse_options("--agent-option", args.agent_option),

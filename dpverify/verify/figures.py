@@ -22,6 +22,18 @@ COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "
            "counterpart": "#15803d", "random": "#b45309"}
 
 
+def _save(plt: Any, figure: Any, path: Path) -> None:
+    """PNG at 110 dpi, written atomically (a reader never sees half a file)."""
+    import io
+
+    from dpverify._io import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
 def _pyplot() -> Any:
     import matplotlib
 
@@ -81,8 +93,7 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
         labels.append("audit ceiling (largest ε its size can show)")
     axes.legend(handles, labels, loc="lower right", fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    _save(plt, figure, path)
     return True
 
 
@@ -108,8 +119,7 @@ def ledger_figure(report: VerifyReport, path: Path) -> bool:
     axes.set_title(f"Ledger: {claim.n_releases} releases, per-user ρ = {claim.worst_user_rho:.4g}", fontsize=10)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=min(5, len(names) + 1), fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    _save(plt, figure, path)
     return True
 
 
@@ -138,8 +148,7 @@ def regret_figure(report: VerifyReport, path: Path) -> bool:
     axes.set_title(f"Utility on {report.settings.env}: what the privacy costs", fontsize=10)
     axes.legend(loc="upper left", fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    _save(plt, figure, path)
     return True
 
 
@@ -174,8 +183,7 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     axes.set_title(f"{run.notion} {run.route}: {run.verdict}", fontsize=10)
     axes.legend(loc="upper right", fontsize=7)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    _save(plt, figure, path)
     return True
 
 

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dpverify._io import atomic_write_text
 from dpverify.verify.figures import write_figures
 from dpverify.verify.result import (
     AUDIT_VIOLATION,
@@ -97,7 +98,7 @@ def utility_line(report: VerifyReport) -> str:
     u = report.utility
     if u.agent is None:
         return f"not run: {u.reason}"
-    text = f"regret after K = {u.episodes}: {u.agent.label} {fmt(u.agent.final_mean)} ± {fmt(u.agent.final_std, 2)}"
+    text = f"regret after K = {u.episodes}: {u.agent.label} {fmt(u.agent.final_mean)} ± {fmt(u.agent.final_std, 3)}"
     if u.counterpart is not None:
         text += f", {u.counterpart_name} (non-private) {fmt(u.counterpart.final_mean)}"
     if u.random_per_episode is not None:
@@ -484,7 +485,8 @@ An empirical audit can refute a privacy claim, never certify one.</footer>
 
 
 def write_report(report: VerifyReport, out_dir: str | Path) -> dict[str, Path]:
-    """Write report.html, report.md, report.json and the PNG figures into ``out_dir``; name → path."""
+    """Write report.html, report.md, report.json and the PNG figures into ``out_dir`` (each file atomically);
+    name → path. The command line checks the directory before any work (``--force`` to replace)."""
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     figures = write_figures(report, directory)
@@ -493,7 +495,7 @@ def write_report(report: VerifyReport, out_dir: str | Path) -> dict[str, Path]:
         "report.md": directory / "report.md",
         "report.json": directory / "report.json",
     }
-    paths["report.html"].write_text(to_html(report, figures), encoding="utf-8")
-    paths["report.md"].write_text(to_markdown(report, figures), encoding="utf-8")
-    paths["report.json"].write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
+    atomic_write_text(paths["report.html"], to_html(report, figures))
+    atomic_write_text(paths["report.md"], to_markdown(report, figures))
+    atomic_write_text(paths["report.json"], json.dumps(report.to_dict(), indent=1) + "\n")
     return {**paths, **figures}

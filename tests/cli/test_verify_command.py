@@ -49,6 +49,10 @@ def test_text_json_and_files(fast: None, tmp_path: Path, capsys: pytest.CaptureF
     assert f"report: {out_dir / 'report.html'}" in text
     for name in ("report.html", "report.md", "report.json", "privacy.png", "ledger.png", "regret.png"):
         assert (out_dir / name).is_file()
+    assert main(BASE + ["--out", str(out_dir)]) == 2  # refused before any work: the report is there
+    assert "already holds results" in capsys.readouterr().err
+    assert main(BASE + ["--out", str(out_dir), "--force"]) == 2
+    capsys.readouterr()
     assert main(BASE + ["--json"]) == 2
     data = json.loads(capsys.readouterr().out)
     assert data["verdict"]["verdict"] == "INCONCLUSIVE" and data["verdict"]["exit_status"] == 2
