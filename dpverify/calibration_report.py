@@ -10,9 +10,10 @@ holds under:
   conversion, Lemma 2.1) the printed noise falls short of its claim under replace-one neighbours,
   because the Gram-matrix release costs ‖ΔG‖_F²·ρ0 = 2ρ0, not ρ0;
 - under other models or conversions it may meet the claim, by a margin the report gives;
-- whatever the accounting, the printed algorithm reuses one noise draw for every release and does not
-  clip its regression targets from below (Q is clipped at H only); the figures are for fresh noise per release and targets
-  clipped to [0, H] (what :mod:`dpverify.agents` implements; docs/derivations.md).
+- whatever the accounting, the printed algorithm reuses one noise draw for every release and does
+  not clip its regression targets from below (Q is clipped at H only); the figures are for fresh
+  noise per release and targets clipped to [0, H] (what :mod:`dpverify.agents` implements;
+  docs/derivations.md).
 """
 
 from __future__ import annotations

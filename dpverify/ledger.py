@@ -227,8 +227,8 @@ class ReleaseBlock:
             )
         return cls(
             family=data["family"],
-            episodes=tuple(data["episodes"]),  # type: ignore[arg-type]
-            stages=tuple(data["stages"]),  # type: ignore[arg-type]
+            episodes=tuple(data["episodes"]),
+            stages=tuple(data["stages"]),
             mechanism=mechanism_from_dict(data["mechanism"]),
             users=user_pattern(data["users"]),
         )

@@ -181,6 +181,11 @@ def _workers_ignore_interrupts() -> None:
         _FORK_HOOK_INSTALLED = True
 
 
+def _prog(args: argparse.Namespace | None) -> str:
+    command = getattr(args, "command", None)
+    return f"dpverify {command}" if command else "dpverify"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpverify`` console script; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -207,11 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_one_line(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
-        prog = f"dpverify {args.command}" if getattr(args, "command", None) else "dpverify"
+        prog = _prog(args)
         print(f"{prog}: error: ran out of memory (a size option is too large for this machine)", file=sys.stderr)
         return EXIT_USAGE
     except NumericalError as exc:
-        prog = f"dpverify {args.command}" if getattr(args, "command", None) else "dpverify"
+        prog = _prog(args)
         print(f"{prog}: error: no trustworthy number for these inputs ({_one_line(str(exc))})", file=sys.stderr)
         return EXIT_USAGE
     except (DpverifyError, ValueError, OSError) as exc:
@@ -219,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, InvalidParameterError) and parser is not None:
             exc = _in_option_names(exc, parser)
         message = _one_line(str(exc)) or type(exc).__name__
-        prog = f"dpverify {args.command}" if getattr(args, "command", None) else "dpverify"
+        prog = _prog(args)
         print(f"{prog}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     finally:

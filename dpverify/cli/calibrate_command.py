@@ -111,12 +111,13 @@ def _print_text(report: Any) -> None:
     else:
         paper, derived = report.by_sensitivity_model["paper"], report.by_sensitivity_model["derived"]
         print(f"Per statistic ({v.conversion} conversion), both sensitivity models; headline model: {report.headline_model}")
-        rows = []
+        model_rows = []
         for sp in paper.statistics:
             sd = report.statistic(derived, sp.spec.family)
-            rows.append((sp.spec.family, sp.spec.kind, sp.spec.sensitivity, sp.noise_std,
-                         sd.spec.sensitivity, sd.noise_std, sp.noise_std / sd.noise_std))
-        print(format_table(("statistic", "kind", "Δ paper", "std paper", "Δ derived", "std derived", "paper/derived"), rows))
+            model_rows.append((sp.spec.family, sp.spec.kind, sp.spec.sensitivity, sp.noise_std,
+                               sd.spec.sensitivity, sd.noise_std, sp.noise_std / sd.noise_std))
+        print(format_table(("statistic", "kind", "Δ paper", "std paper", "Δ derived", "std derived", "paper/derived"),
+                           model_rows))
         print("(vector std = σ per coordinate; symmetric-matrix std = s of Z in (Z + Zᵀ)/√2)")
     print()
     print("Assumptions:")

@@ -78,7 +78,7 @@ def _check_run_size(spec: Any, mdp: Any) -> None:
     from dpverify.limits import require_memory, require_work
 
     features = getattr(mdp, "features", None)
-    shape = getattr(features, "shape", ())
+    shape: tuple[int, ...] = tuple(getattr(features, "shape", ()))
     d = int(shape[-1]) if len(shape) >= 1 else 1
     state_actions = int(shape[-3] * shape[-2]) if len(shape) >= 3 else 1
     horizon = int(getattr(mdp, "horizon", 1) or 1)
