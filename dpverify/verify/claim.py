@@ -62,7 +62,7 @@ def paper_calibration(known: str | None, mdp: Any, episodes: int, epsilon: float
         true_rho=check.true_rho,
         true_epsilon=dict(check.true_epsilon),
         falls_short=check.falls_short,
-        note=("printed noise accounted under the paper's own sensitivities (weight ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H]); "
+        note=("The printed noise is accounted under the paper's own sensitivities (weight ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H]); "
               "the Gram release costs ‖ΔG‖_F²·ρ0 = 2ρ0 under replace-one"),
     ), check.printed_noise_std
 

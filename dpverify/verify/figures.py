@@ -49,7 +49,8 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
     rows: list[tuple[str, float, str, float | None]] = []  # label, ε, colour key, ceiling
     for conversion, eps in claim.ledger_epsilon.items():
         if conversion == claim.claim_conversion:
-            rows.insert(0, (f"ledger, {conversion} (claim's route)", eps, "ledger", None))
+            over = claim.claimed_epsilon is not None and eps > claim.claimed_epsilon * (1 + 1e-9)
+            rows.insert(0, (f"ledger, {conversion} (claim's route)", eps, "fail" if over else "ledger", None))
         else:
             rows.append((f"ledger, {conversion}", eps, "ledger-other", None))
     if claim.paper is not None:
@@ -103,7 +104,7 @@ def ledger_figure(report: VerifyReport, path: Path) -> bool:
     if not claim.families:
         return False
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(7.2, 0.42 * len(claim.families) + 1.5))
+    figure, axes = plt.subplots(figsize=(7.2, 2.6))
     names = [f.family for f in claim.families]
     values = [f.worst_user_rho for f in claim.families]
     left = 0.0
@@ -117,7 +118,8 @@ def ledger_figure(report: VerifyReport, path: Path) -> bool:
     axes.set_yticklabels([f"worst user (#{claim.worst_user})"], fontsize=8)
     axes.set_xlabel("ρ (zCDP) paid, stacked by statistic family")
     axes.set_title(f"Ledger: {claim.n_releases} releases, per-user ρ = {claim.worst_user_rho:.4g}", fontsize=10)
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=min(5, len(names) + 1), fontsize=8)
+    axes.set_ylim(-0.45, 1.0)  # room above the bar for the legend
+    axes.legend(loc="upper center", ncol=min(5, len(names) + 1), fontsize=8, frameon=False)
     figure.tight_layout()
     _save(plt, figure, path)
     return True

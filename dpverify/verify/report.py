@@ -233,9 +233,9 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     out += [f"- {reason}" for reason in report.verdict.reasons] + [""]
     out += [f"> {report.verdict.caveat}", "", "## Evidence", ""]
     out += _md_table(["section", "status", "finding"], [[t, st, line] for t, st, line in _sections(report)])
-    for name in figures:
-        out += [f"![{name}]({name})", ""]
+    out += [f"![{n}]({n})\n" for n in figures if n in ("privacy.png", "regret.png")]
     out += ["## Claim & accounting", ""]
+    out += [f"![{n}]({n})\n" for n in figures if n == "ledger.png"]
     if report.claim.status == NOT_RUN:
         out += [f"Not run: {report.claim.reason}", ""]
     else:
@@ -266,6 +266,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     if report.audits.runs:
         out += _md_table(*_audit_rows(report))
         out += [f"{report.audits.reason}", ""] if report.audits.reason else []
+        out += [f"![{n}]({n})\n" for n in figures if n.startswith("audit_")]
     else:
         out += [f"Not run: {report.audits.reason}", ""]
     out += ["## Utility", ""]
@@ -308,7 +309,8 @@ h3 { font-size:15px; margin:18px 0 6px; }
 .card.not-run { border-left-color:var(--skip); }
 .card .title { font-weight:600; display:flex; justify-content:space-between; align-items:flex-start; gap:8px; }
 .card .title .badge { flex-shrink:0; margin-top:2px; }
-.card .line { color:var(--muted); font-size:13.5px; margin-top:4px; }
+.card .line { color:var(--muted); font-size:13.5px; margin-top:4px; overflow-wrap:anywhere; }
+td { overflow-wrap:anywhere; }
 .badge { display:inline-block; font-size:11.5px; font-weight:700; text-transform:uppercase; letter-spacing:.04em;
          border-radius:999px; padding:1px 9px; color:#fff; background:var(--muted); white-space:nowrap; }
 .badge.pass { background:var(--pass); } .badge.fail { background:var(--fail); }
