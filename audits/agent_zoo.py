@@ -198,7 +198,7 @@ class AgentZooCase:
 
 LINEAR_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
 SINGLE_ACTION_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
-MIXTURE_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
+MIXTURE_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
 
 
 def _spec(agent: str, env: str, notion: str, trials: int, route: str = "two-world", episodes: int = 3,
