@@ -197,16 +197,13 @@ class LdpUcrlVtr(PrivateAgent):
     def __init__(self, mdp: LinearMixtureMDP, config: LdpUcrlVtrConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
         self.set_up_privacy(mdp, config, rng, billboard)
-        H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
-        self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
+        H, S, A, d = self.horizon, self.num_states, self.num_actions, self.dim
         self.value_feature_bound = H * config.feature_norm_bound
         self.noise_rng, self.tie_rng = rng.spawn(2)
         gram_mech, target_mech = self.mechanism("gram"), self.mechanism("target")
         assert isinstance(gram_mech, GOEMechanism) and isinstance(target_mech, GaussianMechanism)
         self.gram_mechanism, self.target_mechanism = gram_mech, target_mech
-        # User k's 2H messages, in the order they are sent: per stage a Gram message, then a target message.
-        self._message_plan = ReleasePlan([(family, stage + 1, mechanism) for stage in range(H)
-                                          for family, mechanism in (("gram", gram_mech), ("target", target_mech))])
+        self._plan: ReleasePlan | None = None
         self.server = LdpServer(H, d, config.regularization, gram_mech.entry_std, config.shift_multiplier,
                                 config.failure_probability, config.num_episodes)
         self.episode = 0
@@ -219,6 +216,16 @@ class LdpUcrlVtr(PrivateAgent):
         """Each user's 2H messages (Liao et al. 2021 lines 13–14), at the value-feature bound F = H·L."""
         return ldp_ucrl_vtr_schedule(mdp.horizon, config.num_episodes, mdp.dim, config.relation,
                                      feature_norm=mdp.horizon * config.feature_norm_bound)
+
+    def message_plan(self) -> ReleasePlan:
+        """User k's 2H messages in the order they are sent (per stage a Gram message, then a target message)
+        with the agent's mechanisms; built once, and again only if a mechanism attribute is replaced."""
+        mechanisms = (self.gram_mechanism, self.target_mechanism)
+        plan = self._plan
+        if plan is None or any(a is not b for a, b in zip(plan.mechanisms[:2], mechanisms, strict=True)):
+            plan = self._plan = ReleasePlan([(family, stage + 1, mechanism) for stage in range(self.horizon)
+                                             for family, mechanism in zip(("gram", "target"), mechanisms, strict=True)])
+        return plan
 
     def nonprivate_beta(self, episode: int) -> float:
         """UCRL-VTR's β_k (:func:`dpverify.agents.ucrl_vtr.theory_beta`, θ bound √d) after ``episode`` − 1 messages,
@@ -266,7 +273,7 @@ class LdpUcrlVtr(PrivateAgent):
         x = self.value_features[h, trajectory.states[:-1], trajectory.actions]
         check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bound, "value features φ_V")
         # Recorded and their noise drawn at once, in the order of the plan.
-        reserved = self.billboard.reserve(k, self._message_plan, "current", self.noise_rng)
+        reserved = self.billboard.reserve(k, self.message_plan(), "current", self.noise_rng)
         messages = reserved.publish_all({"gram": gram_raw, "target": target_raw})
         gram_messages, target_messages = messages["gram"], messages["target"]
         self.server.receive(gram_messages, target_messages)

@@ -175,6 +175,8 @@ class PrivateAgent(Agent):
             raise InvalidParameterError("config", f"must be a {self.config_class.__name__}", type(config).__name__)
         check_agent_inputs(mdp, self.mdp_type, config.feature_norm_bound, rng)
         self.mdp, self.config = mdp, config
+        self.horizon, self.num_states = mdp.horizon, mdp.num_states
+        self.num_actions, self.dim = mdp.num_actions, mdp.dim
         self.schedule = self.release_schedule(mdp, config)
         self.calibration = calibrate(self.schedule, config.epsilon, config.delta, config.conversion, self.accounting)
         self.billboard = billboard_for(billboard, config.relation, **billboard_options)

@@ -119,8 +119,7 @@ class TreeLsviAgent(PrivateAgent):
     def __init__(self, mdp: LinearMDP, config: TreeLsviConfig, rng: np.random.Generator,
                  billboard: Billboard | None = None) -> None:
         self.set_up_privacy(mdp, config, rng, billboard)
-        H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
-        self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
+        H, S, A, d = self.horizon, self.num_states, self.num_actions, self.dim
         self.features = mdp.features
         self._flat_features = mdp.features.reshape(H, S * A, d)
         self.noise_rng, self.tie_rng = rng.spawn(2)
