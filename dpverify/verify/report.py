@@ -58,7 +58,7 @@ def claim_line(report: VerifyReport) -> str:
     c = report.claim
     if c.status == NOT_RUN:
         return f"not run: {c.reason}"
-    at_claim = c.ledger_epsilon.get(c.claim_conversion or "", math.inf)
+    at_claim = c.ledger_epsilon.get(c.claim_conversion or "")
     relation = "≤" if c.status == PASS else ">"
     return (f"ledger ε = {fmt(at_claim)} {relation} claimed ε = {fmt(c.claimed_epsilon)} ({c.claim_conversion}, "
             f"{c.accounting}); {c.n_releases} releases, worst user ρ = {fmt(c.worst_user_rho)}")

@@ -61,8 +61,9 @@ def test_planted_bug_from_the_agent_zoo_is_refuted() -> None:
     assert report.settings.agent_source == IMPORT_PATH
     assert report.verdict.verdict == REFUTED and report.verdict.exit_status == 1
     assert any("billboard two-world audit found a VIOLATION" in r for r in report.verdict.reasons)
-    # its ledger still accounts to the claim: only the audit can see that the noise was never added
-    assert report.claim.status == PASS
+    # the bug swaps in a noiseless mechanism, which the ledger records: it accounts to ε = ∞ > the claim
+    assert report.claim.status == FAIL and report.claim.ledger_epsilon["exact"] > 1e6
+    assert any("ledger meets the claim failed" in r for r in report.verdict.reasons)
 
 
 class OverClaiming:
