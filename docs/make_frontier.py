@@ -56,11 +56,13 @@ AGENT_TABLE: dict[str, tuple[str, dict[str, Any] | None]] = {
     "LSVI-UCB++": ("lsvi-ucb++", None),
     "DP-LSVI-UCB++ fresh": ("dp-lsvi-ucb++", {"aggregation": "fresh"}),
     "DP-LSVI-UCB++ tree": ("dp-lsvi-ucb++", {"aggregation": "tree"}),
+    "DP-LSVI-UCB++ tree, c_Λ = 0.25": ("dp-lsvi-ucb++", {"aggregation": "tree", "shift_multiplier": 0.25}),
     "Luyo et al.": ("luyo", {}),
     "Ngo et al.": ("ngo", {}),
 }
 SLUGS = {"LSVI-UCB": "lsvi-ucb", "LSVI-UCB++": "lsvi-ucb-pp", "DP-LSVI-UCB++ fresh": "dp-fresh",
-         "DP-LSVI-UCB++ tree": "dp-tree", "Luyo et al.": "luyo", "Ngo et al.": "ngo"}
+         "DP-LSVI-UCB++ tree": "dp-tree", "DP-LSVI-UCB++ tree, c_Λ = 0.25": "dp-tree-shift0.25",
+         "Luyo et al.": "luyo", "Ngo et al.": "ngo"}
 
 
 def cell_path(label: str, K: int, epsilon: float | None) -> Path:
