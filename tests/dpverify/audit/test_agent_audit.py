@@ -125,3 +125,13 @@ def test_one_run_audit_of_a_third_party_agent_at_scale() -> None:
     result = audit_agent(spec)
     assert result.one_run is not None and result.canaries == 200
     assert result.epsilon_lower_bound >= 0.0
+
+
+def test_core_modules_do_not_import_the_agents() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, dpverify.audit.agent_audit, dpverify.audit.agent_plot, dpverify.cli.audit_agent_command; "
+            "bad = [m for m in sys.modules if m.startswith(('dpverify.agents', 'dpverify.audits'))]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
