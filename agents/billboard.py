@@ -73,11 +73,9 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
         raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
     if not all(isinstance(m, (GaussianMechanism, GOEMechanism)) for m in mechanisms):
         return [m.release(np.zeros(m.output_shape), rng) for m in mechanisms]
-    distinct = list({id(m): m for m in mechanisms}.values())
-    shape = distinct[0].output_shape if distinct else ()
-    if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in distinct):
-        sigmas = np.array([m.noise_scale for m in mechanisms])
-        return list(rng.standard_normal((len(mechanisms), *shape)) * sigmas.reshape(-1, *(1,) * len(shape)))
+    block = _gaussian_noise_block(mechanisms, rng)
+    if block is not None:
+        return list(block)
     sizes = [math.prod(m.output_shape) for m in mechanisms]
     normals = rng.standard_normal(sum(sizes))
     noise, start = [], 0
@@ -90,6 +88,17 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
         else:
             noise.append(m.noise_scale * block)
     return noise
+
+
+def _gaussian_noise_block(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> np.ndarray | None:
+    """:func:`draw_noise` as one (n, *shape) array when every mechanism is Gaussian of one shape (else None,
+    drawing nothing)."""
+    distinct = list({id(m): m for m in mechanisms}.values())
+    shape = distinct[0].output_shape if distinct else ()
+    if not all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in distinct):
+        return None
+    sigmas = np.array([m.noise_scale for m in mechanisms])
+    return rng.standard_normal((len(mechanisms), *shape)) * sigmas.reshape(-1, *(1,) * len(shape))
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,7 +207,9 @@ class Billboard:
         pattern = user_pattern(users)
         plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
         plan.record(self.ledger, episode, pattern)
-        return ReservedReleases(self, episode, plan, pattern, draw_noise(plan.mechanisms, rng))
+        block = _gaussian_noise_block(plan.mechanisms, rng)
+        noise = list(block) if block is not None else draw_noise(plan.mechanisms, rng)
+        return ReservedReleases(self, episode, plan, pattern, noise, block)
 
     def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
               noisy: np.ndarray) -> None:
@@ -301,6 +312,7 @@ class ReleasePlan:
         if len(self.index) != len(self.releases):
             raise InvalidParameterError("releases", "must name each (family, stage) once", len(self.releases))
         self.mechanisms = [mechanism for _, _, mechanism in self.releases]
+        self._groups: dict[tuple[tuple[str, ...], int], tuple[int, int, tuple[int, ...]] | None] = {}
         stages: dict[str, list[int]] = {}
         mechanisms: dict[str, Mechanism] = {}
         mixed: set[str] = set()  # families released by several mechanisms: recorded one by one
@@ -316,6 +328,22 @@ class ReleasePlan:
                 self.records.append((family, (first, last), mechanisms[family]))
             else:
                 self.records.extend((f, stage, m) for f, stage, m in self.releases if f == family)
+
+    def group(self, families: tuple[str, ...], stage: int) -> tuple[int, int, tuple[int, ...]] | None:
+        """(start, stop, shape) when the releases of ``families`` at ``stage`` are consecutive in the plan,
+        in that order, and all Gaussian of one shape; None otherwise (memoised)."""
+        key = (families, stage)
+        if key not in self._groups:
+            indices = [self.index.get((family, stage)) for family in families]
+            group = None
+            if None not in indices and indices == list(range(indices[0], indices[0] + len(indices))):  # type: ignore[arg-type]
+                start = indices[0]
+                members = self.mechanisms[start:start + len(indices)]  # type: ignore[operator]
+                shape = members[0].output_shape
+                if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in members):
+                    group = (start, start + len(indices), shape)  # type: ignore[operator]
+            self._groups[key] = group
+        return self._groups[key]
 
     def record(self, ledger: PrivacyLedger, episode: int, pattern: UserPattern) -> None:
         """Record every planned release of ``episode`` in ``ledger``."""
@@ -334,8 +362,9 @@ class ReservedReleases:
     """
 
     def __init__(self, billboard: Billboard, episode: int, plan: ReleasePlan, pattern: UserPattern,
-                 noise: list[np.ndarray] | None) -> None:
+                 noise: list[np.ndarray] | None, noise_block: np.ndarray | None = None) -> None:
         self.billboard, self.episode, self.pattern = billboard, episode, pattern
+        self._plan, self._block = plan, noise_block
         self._index, self._mechanisms = plan.index, plan.mechanisms
         self._noise: list[np.ndarray | None] = list(noise) if noise is not None else [None] * len(plan.releases)
         self._used = [False] * len(plan.releases)
@@ -360,6 +389,22 @@ class ReservedReleases:
 
     def publish_group(self, families: Sequence[str], stage: int, raw_values: Sequence[np.ndarray]) -> list[np.ndarray]:
         """:meth:`publish` of several families' values at one stage, checked together (all before any release)."""
+        group = self._plan.group(tuple(families), stage) if self._block is not None else None
+        if group is not None:  # consecutive Gaussian releases of one shape: one check, one addition
+            start, stop, shape = group
+            raws = np.array(raw_values, dtype=float)
+            if raws.shape == (stop - start, *shape) and np.isfinite(raws).all() and not any(self._used[start:stop]):
+                self._used[start:stop] = [True] * (stop - start)
+                board = self.billboard
+                if isinstance(board, ReplayBillboard):
+                    return [board._replay(family, self.episode, stage) for family in families]
+                noisy = raws + self._block[start:stop]
+                self._noise[start:stop] = [None] * (stop - start)
+                board.n_published += stop - start
+                if board.keep_history:
+                    for family, raw, value in zip(families, raws, noisy, strict=True):
+                        board._keep(family, self.episode, stage, self.pattern, raw, value)
+                return list(noisy)
         indices = [self._index.get((family, stage)) for family in families]
         if None in indices or len({self._mechanisms[i].output_shape for i in indices}) != 1:  # type: ignore[index]
             return [self.publish(family, stage, value) for family, value in zip(families, raw_values, strict=True)]
