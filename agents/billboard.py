@@ -247,16 +247,9 @@ class ReplayBillboard(Billboard):
         super().__init__(relation)
         self._recorded = list(recorded)
 
-    def publish(
-        self,
-        family: str,
-        episode: int,
-        stage: int,
-        mechanism: Mechanism,
-        raw_value: np.ndarray,
-        users: str | UserPattern,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def publish(self, family: str, episode: int, stage: int, mechanism: Mechanism, raw_value: np.ndarray,
+                users: str | UserPattern, rng: np.random.Generator) -> np.ndarray:
+        """The next recorded value (no noise is drawn); the release is recorded in the ledger."""
         self.ledger.record(family, episode, stage, mechanism, users)
         return self._replay(family, episode, stage)
 
@@ -273,27 +266,17 @@ class ReplayBillboard(Billboard):
         self.n_published += 1
         return np.array(expected.value)
 
-    def reserve(
-        self,
-        episode: int,
-        releases: ReleasePlan | Sequence[tuple[str, int, Mechanism]],
-        users: str | UserPattern,
-        rng: np.random.Generator,
-    ) -> ReservedReleases:
+    def reserve(self, episode: int, releases: ReleasePlan | Sequence[tuple[str, int, Mechanism]],
+                users: str | UserPattern, rng: np.random.Generator) -> ReservedReleases:
+        """The releases planned, recorded in the ledger; publishing them replays the recorded values."""
         pattern = user_pattern(users)
         plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
         plan.record(self.ledger, episode, pattern)
         return ReservedReleases(self, episode, plan, pattern, None)
 
-    def publish_stages(
-        self,
-        family: str,
-        episode: int,
-        mechanism: Mechanism,
-        raw_values: np.ndarray,
-        users: str | UserPattern,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def publish_stages(self, family: str, episode: int, mechanism: Mechanism, raw_values: np.ndarray,
+                       users: str | UserPattern, rng: np.random.Generator) -> np.ndarray:
+        """The recorded values of stages 1..n (as many :meth:`publish` calls)."""
         return np.stack([self.publish(family, episode, h + 1, mechanism, raw, users, rng)
                          for h, raw in enumerate(np.asarray(raw_values, dtype=float))])
 

@@ -134,7 +134,8 @@ def luyo_schedule(horizon: int, episodes: int, dim: int, num_states: int,
 class LuyoAgent(TreeLsviAgent):
     """Privatised LSVI-UCB with the binary-tree mechanism and fixed-length batches (module docstring).
 
-    Arguments as :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent`, with a :class:`LuyoConfig`.
+    Built like every :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent`; :meth:`set_up` adds the next-state
+    and reward trees and the radius.
     """
 
     name = "luyo"

@@ -157,7 +157,8 @@ def ngo_schedule(horizon: int, episodes: int, dim: int, max_updates: int,
 class NgoAgent(TreeLsviAgent):
     """Privatised LSVI-UCB with adaptive batching (module docstring).
 
-    Arguments as :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent`, with an :class:`NgoConfig`.
+    Built like every :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent`; :meth:`set_up` adds the server's raw
+    sums, the target mechanism and the radius.
     """
 
     name = "ngo"
