@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> None:
         "Exit 0: CLAIM CONSISTENT (not a certificate); 1: CLAIM REFUTED; 2: INCONCLUSIVE or bad input.",
     )
     parser.add_argument("--agent", required=True,
-                        help="registered agent name (e.g. dp-lsvi-ucb++) or module.path:factory")
+                        help="registered agent name (e.g. dp-lsvi-ucb++), module.path:factory or file.py:factory")
     parser.add_argument("--env", required=True, help="registered environment, e.g. min2021, zhou2021")
     parser.add_argument("--epsilon", type=number, required=True, help="claimed epsilon")
     parser.add_argument("--delta", type=number, required=True, help="claimed delta")
