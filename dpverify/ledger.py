@@ -342,11 +342,12 @@ class PrivacyLedger:
         return list(dict.fromkeys([*self._closed, *self._open]))
 
     def _check_relation(self, mechanism: Mechanism) -> None:
-        if getattr(mechanism, "relation", None) is not self.relation:
+        relation = getattr(mechanism, "relation", None)
+        if relation is not self.relation:
             raise InvalidParameterError(
                 "mechanism.relation",
                 f"must equal the ledger's relation {self.relation.value!r} (one relation per ledger)",
-                getattr(mechanism, "relation", None),
+                getattr(relation, "value", relation),  # the relation's name, not the enum's repr
             )
 
     def _close(self, family: str) -> None:

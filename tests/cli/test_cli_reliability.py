@@ -199,3 +199,10 @@ def test_calibrate_states_each_printed_noise_claim_under_its_model_and_conversio
         for conversion in ("bun-steinke", "cks", "exact"):
             assert any(line.split()[:2] == [model, conversion] for line in out.splitlines())
     assert "reuses it in every release" in out and "not at 0 from below" in out
+
+
+def test_a_pure_epsilon_audit_says_the_gdp_line_does_not_apply(capsys):
+    code, out, _ = run(["audit", "mechanism", "laplace", "--scale", "1", "--trials", "2000", "--workers", "1"], capsys)
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("mu-GDP"))
+    assert "does not apply" in line and "epsilon inf" not in line

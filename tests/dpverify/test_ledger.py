@@ -292,3 +292,10 @@ def test_a_ledger_touching_no_user_warns_instead_of_a_silent_zero():
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoUserTouchedWarning)
         assert ledger.guarantee(1e-5, "exact").epsilon > 0
+
+
+def test_relation_mismatch_names_the_relation_not_an_enum_repr():
+    ledger = PrivacyLedger("add-remove-one")
+    with pytest.raises(InvalidParameterError) as info:
+        ledger.record("s", 1, 1, GaussianMechanism(1.0, 1.0, 1), "prefix")
+    assert "Neighbouring" not in str(info.value) and "'replace-one'" in str(info.value)
