@@ -60,6 +60,9 @@ AGENT_TABLE: dict[str, tuple[str, dict[str, Any] | None]] = {
     "Luyo et al.": ("luyo", {}),
     "Ngo et al.": ("ngo", {}),
 }
+COLORS = {"LSVI-UCB": "tab:gray", "LSVI-UCB++": "tab:olive", "DP-LSVI-UCB++ fresh": "tab:blue",
+          "DP-LSVI-UCB++ tree": "tab:red", "DP-LSVI-UCB++ tree, c_Λ = 0.25": "tab:orange", "Luyo et al.": "tab:green",
+          "Ngo et al.": "tab:purple"}
 SLUGS = {"LSVI-UCB": "lsvi-ucb", "LSVI-UCB++": "lsvi-ucb-pp", "DP-LSVI-UCB++ fresh": "dp-fresh",
          "DP-LSVI-UCB++ tree": "dp-tree", "DP-LSVI-UCB++ tree, c_Λ = 0.25": "dp-tree-shift0.25",
          "Luyo et al.": "luyo", "Ngo et al.": "ngo"}
@@ -261,10 +264,10 @@ def plot(runs: list[dict[str, Any]], references: dict[int, float], path: Path) -
             seeds = min(r["num_seeds"] for r in mine)
             tag = f"{label} ({seeds} seeds)"
             if mine[0].get("epsilon") is None:
-                ax.axhline(means[0], ls=":", lw=1.2, label=f"{tag}: {means[0]:.0f}",
-                           color="tab:gray" if label == "LSVI-UCB" else "tab:olive")
+                ax.axhline(means[0], ls=":", lw=1.2, label=f"{tag}: {means[0]:.0f}", color=COLORS[label])
             else:
-                ax.errorbar([r["epsilon"] for r in mine], means, yerr=sds, marker="o", capsize=3, label=tag)
+                ax.errorbar([r["epsilon"] for r in mine], means, yerr=sds, marker="o", capsize=3, label=tag,
+                            color=COLORS[label])
         if K in references:
             ax.axhline(K * references[K], color="k", ls="--", lw=0.8,
                        label=f"uniformly random: {K * references[K]:.0f}")
