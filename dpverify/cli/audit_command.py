@@ -23,6 +23,9 @@ from dpverify.mechanisms import MECHANISMS, Mechanism
 
 EXIT_NO_VIOLATION = 0
 EXIT_VIOLATION = 1
+#: Largest noise scale or sensitivity an audit accepts: samples are noise scale × a draw of up to ~40
+#: (far tails over 10¹² trials), which must stay below the largest float.
+MAX_SCALE = 1e300
 #: The largest output of a zoo mechanism (a 3×3 GOE matrix, a 5-vector), for the size check.
 ZOO_NUMBERS_PER_TRIAL = 9
 
@@ -101,6 +104,16 @@ def run_mechanism(args: argparse.Namespace) -> int:
     if args.dim < 1:
         raise InvalidParameterError("--dim", "must be an integer >= 1", args.dim)
     _checked(args, args.dim * args.dim if args.kind == "goe" else args.dim, args.dim)
+    cls = MECHANISMS[args.kind]
+    for field in (cls.noise_field, cls.sensitivity_field):
+        if abs(getattr(args, field)) > MAX_SCALE:
+            raise InvalidParameterError(_option(field), f"must be <= {MAX_SCALE:g} (the audit's samples overflow "
+                                        "to infinity above)", getattr(args, field))
+    noise, sensitivity = getattr(args, cls.noise_field), getattr(args, cls.sensitivity_field)
+    if noise > 0 and abs(sensitivity) / noise > MAX_SCALE:
+        raise InvalidParameterError(
+            _option(cls.noise_field), f"is too small for {_option(cls.sensitivity_field)} {sensitivity:g} "
+            "(their ratio, the mechanism's privacy parameter, overflows)", noise)
     mechanism = _mechanism(args)
     with make_executor(args.scheduler, args.workers) as executor:
         try:

@@ -7,8 +7,9 @@ types, missing files, bad paths). For every vector the command must
 - exit with status 0, 1 or 2, raising nothing (no traceback);
 - on exit 2, print exactly one line on stderr, naming an option or argument of the command;
 - finish within :data:`TIME_LIMIT` seconds, inside a memory allowance (the process's address space
-  is capped at its current size + :data:`MEMORY_ALLOWANCE` while the command runs, so a command that
-  tries to allocate without checking first fails here instead of swapping the machine).
+  is capped at its current size + :data:`MEMORY_ALLOWANCE` while the command runs, with dpverify's
+  own limit set below it, so a command that allocates without estimating first fails here instead of
+  swapping the machine).
 
 Commands run in this process (``dpverify.cli.main``) for speed; a few subprocess cases check the
 console script itself. ``HYPOTHESIS_PROFILE=ci`` (the default) runs a small derandomized sample per
@@ -42,6 +43,9 @@ from dpverify.cli import main
 
 TIME_LIMIT = 30  # seconds per command (valid commands in the grammar take well under one)
 MEMORY_ALLOWANCE = 3 << 30  # bytes of address space a command may add
+#: dpverify's own memory limit during the fuzz, well inside the allowance: a command must refuse by its
+#: estimate (one line naming the option) before the allowance turns an allocation into a MemoryError.
+FUZZ_MEMORY_LIMIT = "1G"
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 EXAMPLES = min(settings().max_examples, 15) if _PROFILE == "ci" else settings().max_examples
@@ -296,6 +300,20 @@ def _memory_allowance() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _on_alarm(signum: int, frame: object) -> None:
     raise CommandTimeout
 
@@ -312,7 +330,7 @@ def invoke(argv: list[str]) -> Outcome:
             warnings.simplefilter("always")
             warnings.showwarning = lambda m, c, f, n, file=None, line=None: err.write(  # type: ignore[assignment]
                 warnings.formatwarning(m, c, f, n, line))
-            with _memory_allowance():
+            with _memory_allowance(), _environment(DPVERIFY_MEMORY_LIMIT=FUZZ_MEMORY_LIMIT):
                 signal.alarm(TIME_LIMIT)
                 try:
                     code = main(argv)
@@ -349,6 +367,8 @@ def problems(outcome: Outcome) -> list[str]:
             lines = outcome.stderr.strip("\n").splitlines()
             if len(lines) != 1:
                 found.append(f"{len(lines)} lines on stderr at exit 2")
+            elif "ran out of memory" in lines[0]:
+                found.append("allocation not estimated before it was made")
             elif not (re.search(r"--[a-z]", lines[0]) or any(n in lines[0] for n in _POSITIONAL_NAMES)):
                 found.append("error names no option")
     return found

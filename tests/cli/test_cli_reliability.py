@@ -121,6 +121,7 @@ def test_trials_minimum_is_the_same_everywhere(trials, capsys):
     (["audit", "mechanism", "gaussian", "--sigma", "1", "--scheduler", "tcp://"],
      "--scheduler must be a scheduler address"),
     (["audit", "mechanism", "gaussian", "--sigma", "1e-300"], "--sigma gives the mechanism no finite epsilon"),
+    (["audit", "mechanism", "gaussian", "--sigma", "1e308", "--workers", "1"], "--sigma must be <= 1e+300"),
     (["audit", "mechanism", "goe", "--entry-std", "1", "--frobenius-sensitivity", "-2"],
      "--frobenius-sensitivity must be > 0"),
     (["audit", "zoo", "--confidence", "0"], "--confidence must be in the open interval"),
