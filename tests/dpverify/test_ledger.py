@@ -204,7 +204,7 @@ def test_block_validation():
     assert CurrentUser().counts(2, 3, 4).tolist() == [0, 1, 1, 0]
 
 
-@given(st.floats(0.05, 50.0), st.floats(0.05, 50.0), st.integers(1, 30), st.floats(1e-10, 0.1))
+@given(st.floats(0.05, 50.0), st.floats(0.05, 50.0), st.integers(2, 30), st.floats(1e-10, 0.1))
 def test_epsilon_non_increasing_in_sigma(s1, s2, releases, delta):
     """More noise never costs more privacy, by every conversion."""
     small, large = sorted((s1, s2))
