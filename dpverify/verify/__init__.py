@@ -8,6 +8,7 @@ report.html (self-contained), report.md, report.json and PNG figures.
 
 from dpverify.verify.budget import BUDGETS, Budget, budget_by_name
 from dpverify.verify.core import verify
+from dpverify.verify.report import to_text, write_report
 from dpverify.verify.result import (
     CONSISTENT,
     EXIT_STATUS,
@@ -31,5 +32,7 @@ __all__ = [
     "VerifyReport",
     "budget_by_name",
     "decide",
+    "to_text",
     "verify",
+    "write_report",
 ]
