@@ -7,6 +7,10 @@ Seeding: one ``numpy.random.SeedSequence(base_seed)`` spawns one child per seed;
 generators, the agent's and the environment's. Seed i of two different agents therefore sees the same
 environment randomness stream, and every run is reproducible from (base_seed, seed index).
 
+Where seeds run: this process, local worker processes, or a Dask cluster — through the executors of
+the audits (:mod:`dpverify.audit.executors`; :func:`run` and :func:`run_many` take one). Seeds belong
+to the spec, never to the executor, so the regret arrays are bit-identical whatever executed them.
+
 Per-episode regret is exact (:mod:`dpverify.agents.planning`), never from realised rewards. Files written by
 :func:`save_results`: ``regret.json`` (settings incl. every multiplier and derived radius, seeds, package
 versions, per-seed regrets), ``regret.csv`` (episode × seed) and ``cumulative_regret.png`` (mean
@@ -15,14 +19,13 @@ cumulative regret ± one standard deviation across seeds).
 
 from __future__ import annotations
 
-import concurrent.futures
 import csv
 import json
 import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -77,8 +80,9 @@ class RunSpec:
     num_seeds: int = 10
     base_seed: int = 0
     workers: int = 1
-    agent_options: tuple[tuple[str, Any], ...] = ()
-    env_options: tuple[tuple[str, Any], ...] = ()
+    # Given as a mapping or as (name, value) pairs; stored as sorted pairs (``__post_init__``).
+    agent_options: tuple[tuple[str, Any], ...] | Mapping[str, Any] = ()
+    env_options: tuple[tuple[str, Any], ...] | Mapping[str, Any] = ()
 
     def __post_init__(self) -> None:
         _validate.one_of("agent", self.agent, tuple(sorted(AGENTS)))
@@ -110,6 +114,8 @@ class RunResult:
     spec: RunSpec
     seeds: tuple[SeedResult, ...]
     environment: dict[str, Any]
+    #: What ran the seeds: "serial" (this process), "processes" (local pool), "dask" (a cluster).
+    executor: str = "serial"
 
     @property
     def regret(self) -> np.ndarray:
@@ -125,20 +131,18 @@ def build_environment(spec: RunSpec) -> Any:
     try:
         return entry.factory(spec.num_episodes, **dict(spec.env_options))
     except TypeError as exc:
-        raise _options_error("env", spec.env, spec.env_options, exc) from exc
+        raise _options_error("env", spec.env, _frozen_options("env_options", spec.env_options), exc) from exc
 
 
 def build_agent(spec: RunSpec, mdp: Any, rng: np.random.Generator) -> Agent:
     entry = AGENTS[spec.agent]
     if not isinstance(mdp, entry.env_type):
-        raise InvalidParameterError(
-            "env", f"must be a {'linear' if entry.env_kind == 'linear' else 'linear mixture'} MDP for agent {spec.agent}",
-            spec.env,
-        )
+        kind = "linear" if entry.env_kind == "linear" else "linear mixture"
+        raise InvalidParameterError("env", f"must be a {kind} MDP for agent {spec.agent}", spec.env)
     try:
         return entry.factory(mdp, spec.num_episodes, rng, **dict(spec.agent_options))
     except TypeError as exc:
-        raise _options_error("agent", spec.agent, spec.agent_options, exc) from exc
+        raise _options_error("agent", spec.agent, _frozen_options("agent_options", spec.agent_options), exc) from exc
 
 
 def describe_environment(mdp: Any, spec: RunSpec) -> dict[str, Any]:
@@ -206,37 +210,93 @@ class ProgressBar:
             self.stream.flush()
 
 
-def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None) -> RunResult:
-    """Run every seed of ``spec`` (in ``spec.workers`` local processes when > 1).
+def _run_task(task: tuple[RunSpec, int]) -> SeedResult | tuple[str, str, str]:
+    """One (spec, seed index) of a sweep, for an executor's ``map`` (module level, so it pickles)."""
+    return _run_seed_in_worker(*task)
+
+
+def _local_executor(workers: int) -> Any:
+    """The audits' process executor (imported here, only when a run is parallel: it imports scipy)."""
+    from dpverify.audit.executors import ProcessExecutor
+
+    # Not adaptive: a seed is long, and the adaptive executor would run the first one here before the rest.
+    return ProcessExecutor(workers, adaptive=False)
+
+
+def run_many(
+    specs: Sequence[RunSpec],
+    executor: Any = None,
+    progress_stream: TextIO | None = None,
+    mdps: Sequence[Any] | None = None,
+) -> list[RunResult]:
+    """Run every seed of every spec of a sweep through one executor; one :class:`RunResult` per spec.
+
+    ``executor``: any executor of :mod:`dpverify.audit.executors` (``SerialExecutor``,
+    ``ProcessExecutor``, ``DaskExecutor``, or ``make_executor(scheduler=...)``), used and left open (the
+    caller owns it). ``None``: this process when every spec has ``workers == 1`` (or one seed), else a
+    pool of ``max(spec.workers)`` local processes, closed at the end. The (spec, seed index) pairs of
+    all specs go to the executor as one ``map``, so a cluster works on configurations and seeds at once.
+    Seeds belong to the specs (``SeedSequence(base_seed)``, module docstring), never to the executor:
+    the results are identical whatever executed them. ``mdps``: the specs' environments when the caller
+    has built them. Bad settings fail early, in this process: a run that is not in this process builds
+    one agent per spec here before any seed is sent away.
+    """
+    specs = list(specs)
+    environments = list(mdps) if mdps is not None else [build_environment(spec) for spec in specs]
+    if len(environments) != len(specs):
+        raise InvalidParameterError("mdps", "must give one environment per spec", len(environments))
+    tasks = [(spec, index) for spec in specs for index in range(spec.num_seeds)]
+    here = executor is None and all(spec.workers == 1 or spec.num_seeds == 1 for spec in specs)
+    serial = here or getattr(executor, "name", None) == "serial"
+    if not serial:
+        for spec, mdp in zip(specs, environments, strict=True):
+            build_agent(spec, mdp, np.random.default_rng(0))
+    label = f"{specs[0].agent} on {specs[0].env}" if len(specs) == 1 else f"{len(specs)} runs"
+    bar = ProgressBar(sum(spec.num_seeds * spec.num_episodes for spec in specs), progress_stream, label)
+    outcomes: list[SeedResult | tuple[str, str, str]] = []
+    owned = None
+    try:
+        if serial:
+            # Per-episode progress: the seeds run in this process (a SerialExecutor runs them in order too).
+            def one(task: tuple[RunSpec, int]) -> SeedResult:
+                return run_seed(task[0], task[1], lambda _k: bar.advance())
+
+            outcomes = list(executor.map(one, tasks) if executor is not None else [one(task) for task in tasks])
+        else:
+            if executor is None:
+                owned = executor = _local_executor(min(max(spec.workers for spec in specs), len(tasks)))
+            # on_done is called once per finished task, in any order: each advances the bar by one task's
+            # episodes (exact when the specs share K; the total is exact in any case).
+            steps = iter([spec.num_episodes for spec, _ in tasks])
+            outcomes = executor.map(_run_task, tasks, lambda: bar.advance(next(steps, 0)))
+    finally:
+        if owned is not None:
+            owned.close()
+        bar.close()
+    for outcome in outcomes:
+        if isinstance(outcome, tuple):  # an InvalidParameterError raised in a worker
+            raise InvalidParameterError(*outcome)
+    name = "serial" if here else str(getattr(owned if owned is not None else executor, "name", "custom"))
+    results: list[RunResult] = []
+    start = 0
+    for spec, mdp in zip(specs, environments, strict=True):
+        seeds = tuple(sorted((o for o in outcomes[start:start + spec.num_seeds] if isinstance(o, SeedResult)),
+                             key=lambda r: r.seed_index))
+        start += spec.num_seeds
+        results.append(RunResult(spec, seeds, describe_environment(mdp, spec), executor=name))
+    return results
+
+
+def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None, executor: Any = None) -> RunResult:
+    """Run every seed of ``spec``: in this process, in ``spec.workers`` local processes when > 1, or on
+    ``executor`` (e.g. a Dask cluster's, :mod:`dpverify.audit.executors`) when given — with identical
+    results. :func:`run_many` with one spec (its docstring says what runs where).
 
     ``mdp``: the environment of ``spec`` when the caller has already built it (it is built here
     otherwise). Bad settings fail early, in this process: a serial run builds seed 0's agent first
-    thing; a parallel run builds one agent here before starting the workers.
+    thing; any other run builds one agent here before starting the workers.
     """
-    if mdp is None:
-        mdp = build_environment(spec)
-    serial = spec.workers == 1 or spec.num_seeds == 1
-    if not serial:
-        build_agent(spec, mdp, np.random.default_rng(0))
-    bar = ProgressBar(spec.num_seeds * spec.num_episodes, progress_stream, f"{spec.agent} on {spec.env}")
-    results: list[SeedResult] = []
-    try:
-        if serial:
-            for index in range(spec.num_seeds):
-                results.append(run_seed(spec, index, lambda _k: bar.advance()))
-        else:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=min(spec.workers, spec.num_seeds)) as pool:
-                futures = [pool.submit(_run_seed_in_worker, spec, index) for index in range(spec.num_seeds)]
-                for future in concurrent.futures.as_completed(futures):
-                    outcome = future.result()
-                    if isinstance(outcome, tuple):  # an InvalidParameterError raised in the worker
-                        raise InvalidParameterError(*outcome)
-                    results.append(outcome)
-                    bar.advance(spec.num_episodes)
-    finally:
-        bar.close()
-    results.sort(key=lambda r: r.seed_index)
-    return RunResult(spec, tuple(results), describe_environment(mdp, spec))
+    return run_many([spec], executor, progress_stream, None if mdp is None else [mdp])[0]
 
 
 # ---- files ------------------------------------------------------------------------------------------
@@ -265,6 +325,7 @@ def result_payload(result: RunResult) -> dict[str, Any]:
             "base_seed": spec.base_seed,
             "seeding": "numpy.random.SeedSequence(base_seed).spawn(num_seeds)[i].spawn(2) -> (agent, environment)",
             "workers": spec.workers,
+            "executor": result.executor,
             "agent_options": dict(spec.agent_options),
             "agent_settings": result.seeds[0].agent_settings,
             "environment": result.environment,

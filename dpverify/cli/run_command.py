@@ -10,6 +10,8 @@ into ``--out``. ``--out`` is checked before the run starts: it must be a writabl
 missing) that does not already hold these files, unless ``--force`` is given to replace them. The files
 are written all-or-nothing (temporary files renamed into place), so an interrupted or failing save
 leaves the previous results intact.
+``--scheduler tcp://host:port`` runs the seeds on a Dask cluster (the audits' executor) instead of local
+processes, with identical results (the seeds belong to the run, not to where it ran).
 Agent and environment options are passed as ``--agent-option NAME=VALUE`` / ``--env-option NAME=VALUE``
 (VALUE parsed as JSON when possible: ``beta_multiplier=0.02``, ``horizon=5``, ``switching=false``).
 
@@ -46,6 +48,8 @@ def add_parser(subparsers: Any) -> None:
                         help="entropy of the root SeedSequence (default 0)")
     parser.add_argument("--workers", type=count_at_least(1), default=None,
                         help="local worker processes (default: min(seeds, CPU count))")
+    parser.add_argument("--scheduler", default=None,
+                        help="run the seeds on a Dask cluster at this address (tcp://host:port) instead of --workers")
     parser.add_argument("--out", required=True,
                         help="output directory (created if missing; must not already hold results unless --force)")
     parser.add_argument("--force", action="store_true", help="replace results already in --out")
@@ -106,13 +110,23 @@ def _build_environment(runner: Any, spec: Any) -> Any:
         raise InvalidParameterError(f"--env-option {exc.parameter}", exc.rule, exc.value) from None
 
 
+def _run(runner: Any, spec: Any, mdp: Any, scheduler: str | None) -> Any:
+    """The run, on a Dask cluster when ``--scheduler`` names one (dask is imported only then)."""
+    if scheduler is None:
+        return runner.run(spec, progress_stream=sys.stderr, mdp=mdp)
+    from dpverify.audit.executors import make_executor
+
+    with make_executor(scheduler=scheduler) as executor:
+        return runner.run(spec, progress_stream=sys.stderr, mdp=mdp, executor=executor)
+
+
 def handle(args: argparse.Namespace) -> int:
     import os
 
     from dpverify._io import check_output_dir
     from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
-    from dpverify.cli._checks import check_workers
+    from dpverify.cli._checks import check_scheduler, check_workers
     from dpverify.cli._output import format_table, print_json
 
     if args.agent not in AGENTS:
@@ -121,6 +135,7 @@ def handle(args: argparse.Namespace) -> int:
         raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(ENVIRONMENTS))}", args.env)
     workers = args.workers if args.workers is not None else min(args.seeds, os.cpu_count() or 1)
     check_workers("--workers", workers)
+    check_scheduler("--scheduler", args.scheduler)
     files = RESULT_FILES[:2] if args.no_plot else RESULT_FILES
     out = check_output_dir("--out", args.out, files, force=args.force)
     spec = runner.RunSpec(
@@ -136,7 +151,7 @@ def handle(args: argparse.Namespace) -> int:
     mdp = _build_environment(runner, spec)
     _check_run_size(spec, mdp)
     try:
-        result = runner.run(spec, progress_stream=sys.stderr, mdp=mdp)
+        result = _run(runner, spec, mdp, args.scheduler)
     except InvalidParameterError as exc:
         # An agent's or environment's own parameter: say which option carried it.
         for flag, options in (("--agent-option", spec.agent_options), ("--env-option", spec.env_options)):

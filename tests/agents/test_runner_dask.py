@@ -1,0 +1,109 @@
+"""Runs on a Dask cluster (a LocalCluster here): bit-identical to serial and local-process runs, from the
+library and from ``dpverify run --scheduler``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import dpverify.cli  # noqa: E402
+from dpverify.agents import runner  # noqa: E402
+from dpverify.audit.executors import DaskExecutor, ProcessExecutor, SerialExecutor  # noqa: E402
+
+SMALL = {"horizon": 3, "num_actions": 4}
+
+
+@pytest.fixture(scope="module")
+def client():
+    # In-process workers (fast to start), reached over tcp like a real cluster (so its address is one the
+    # command line accepts).
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://",
+                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _same(a: runner.RunResult, b: runner.RunResult) -> None:
+    assert a.regret.tobytes() == b.regret.tobytes()  # bit-identical, not merely close
+    assert [s.spawn_key for s in a.seeds] == [s.spawn_key for s in b.seeds]
+    assert [s.policy_changes for s in a.seeds] == [s.policy_changes for s in b.seeds]
+    assert [s.agent_settings for s in a.seeds] == [s.agent_settings for s in b.seeds]
+
+
+def test_dask_serial_and_processes_give_identical_regret(client) -> None:
+    spec = runner.RunSpec("dp-lsvi-ucb++", "min2021", 12, num_seeds=4, base_seed=3, workers=2,
+                          agent_options={"epsilon": 5.0, "delta": 1e-5}, env_options=SMALL)
+    serial = runner.run(runner.RunSpec(**{**spec.__dict__, "workers": 1}))
+    on_dask = runner.run(spec, executor=DaskExecutor(client=client))
+    with ProcessExecutor(2, adaptive=False) as pool:
+        pooled = runner.run(spec, executor=pool)
+    explicit = runner.run(spec, executor=SerialExecutor())
+    for other in (on_dask, pooled, explicit):
+        _same(serial, other)
+    assert (serial.executor, on_dask.executor, pooled.executor, explicit.executor) == (
+        "serial", "dask", "processes", "serial")
+    assert not np.array_equal(serial.regret[0], serial.regret[1])  # the seeds differ
+
+
+def test_a_sweep_distributes_configurations_and_seeds(client) -> None:
+    specs = [runner.RunSpec("lsvi-ucb", "min2021", 10, num_seeds=3, base_seed=1, env_options=SMALL),
+             runner.RunSpec("ucrl-vtr", "zhou2021", 8, num_seeds=2, base_seed=1, env_options={"num_episodes": 50})]
+    swept = runner.run_many(specs, executor=DaskExecutor(client=client))
+    assert [r.spec for r in swept] == specs
+    for spec, result in zip(specs, swept, strict=True):
+        _same(runner.run(spec), result)
+
+
+def test_bad_options_fail_here_before_any_seed_is_sent(client) -> None:
+    spec = runner.RunSpec("lsvi-ucb", "min2021", 5, num_seeds=2, agent_options={"beta_multiplier": -1.0},
+                          env_options=SMALL)
+    with pytest.raises(runner.InvalidParameterError, match="beta_multiplier"):
+        runner.run(spec, executor=DaskExecutor(client=client))
+
+
+def cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = dpverify.cli.main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_scheduler_matches_local_run(client, tmp_path) -> None:
+    common = ["run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "10", "--seeds", "3",
+              "--env-option", "horizon=3", "--env-option", "num_actions=4", "--no-plot", "--json"]
+    code, stdout, stderr = cli([*common, "--scheduler", client.scheduler.address, "--out", str(tmp_path / "dask")])
+    assert code == 0, stderr
+    assert json.loads(stdout)["seeds"] == 3
+    code, _, stderr = cli([*common, "--workers", "1", "--out", str(tmp_path / "serial")])
+    assert code == 0, stderr
+    dask, serial = (json.loads((tmp_path / name / "regret.json").read_text()) for name in ("dask", "serial"))
+    assert [s["regret"] for s in dask["seeds"]] == [s["regret"] for s in serial["seeds"]]
+    assert (dask["settings"]["executor"], serial["settings"]["executor"]) == ("dask", "serial")
+    assert (tmp_path / "dask" / "regret.csv").read_text() == (tmp_path / "serial" / "regret.csv").read_text()
+
+
+@pytest.mark.parametrize("address", ["tcp://", "localhost:8786", "tcp://host:0"])
+def test_cli_bad_scheduler_is_one_line_before_any_work(address, tmp_path) -> None:
+    code, _, stderr = cli(["run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "3",
+                           "--scheduler", address, "--out", str(tmp_path / "x")])
+    assert code == 2
+    assert stderr.count("\n") == 1 and "--scheduler must be a scheduler address like tcp://host:8786" in stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_local_run_imports_neither_dask_nor_the_executors(tmp_path) -> None:
+    code = ("import sys; from dpverify.cli import main\n"
+            f"main(['run', '--agent', 'lsvi-ucb', '--env', 'min2021', '--episodes', '2', '--seeds', '1', "
+            f"'--no-plot', '--out', {str(tmp_path)!r}])\n"
+            "print(sorted(m for m in ('distributed', 'dask', 'dpverify.audit') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
