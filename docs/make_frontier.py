@@ -1,7 +1,7 @@
 """The privacy–regret frontier on the Min et al. MDP: every JDP agent against ε, at two horizons K.
 
     .venv/bin/python docs/make_frontier.py run [--K 3000 10000] [--agents ...] [--epsilons 1 10 100 1000]
-                                              [--seeds 10] [--workers 2]
+                                              [--seeds 10] [--workers 2 | --scheduler tcp://host:port]
     .venv/bin/python docs/make_frontier.py import     # reuse docs/make_results.py's K = 3000 cells
     .venv/bin/python docs/make_frontier.py noise      # signal against noise per statistic
     .venv/bin/python docs/make_frontier.py report
@@ -9,7 +9,8 @@
 ``run`` executes every (agent, K, ε) cell not already on disk, each through the runner
 (:class:`dpverify.agents.runner.RunSpec`, seeds in parallel worker processes, seeding
 ``SeedSequence(BASE_SEED).spawn(num_seeds)`` as in docs/make_results.py, so seed i of every agent sees
-the same environment randomness), and writes each finished cell at once to
+the same environment randomness; ``--scheduler`` sends each cell's seeds to a Dask cluster instead, with
+bit-identical results), and writes each finished cell at once to
 ``docs/results/frontier/runs/<agent>_K<K>_eps<ε>.json`` (so an interrupted run keeps what it finished
 and a rerun resumes). ``report`` gathers the cells into ``docs/results/frontier/frontier.json``,
 ``docs/results/frontier/summary.md`` (the table quoted by docs/results.md) and the plot
@@ -40,7 +41,15 @@ for path in (ROOT, ROOT / "docs"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from make_results import BASE_SEED, DELTA, MIN2021, source_state, summarise, uniform_policy_regret  # noqa: E402
+from make_results import (  # noqa: E402
+    BASE_SEED,
+    DELTA,
+    MIN2021,
+    cluster_executor,
+    source_state,
+    summarise,
+    uniform_policy_regret,
+)
 
 from dpverify.agents.runner import RunSpec, package_versions, run  # noqa: E402
 
@@ -85,7 +94,9 @@ def cells(labels: list[str], horizons: list[int], epsilons: list[float]) -> list
     return out
 
 
-def run_cell(label: str, K: int, epsilon: float | None, seeds: int, workers: int) -> dict[str, Any]:
+def run_cell(label: str, K: int, epsilon: float | None, seeds: int, workers: int,
+             executor: Any = None) -> dict[str, Any]:
+    """One cell; its seeds on ``executor`` when given (a Dask cluster's), else ``workers`` local processes."""
     agent, extra = AGENT_TABLE[label]
     options = {} if extra is None else {**extra, "epsilon": epsilon, "delta": DELTA}
     if extra is not None and agent == "dp-lsvi-ucb++" and extra.get("aggregation") == "fresh":
@@ -95,7 +106,7 @@ def run_cell(label: str, K: int, epsilon: float | None, seeds: int, workers: int
     spec = RunSpec(agent, "min2021", K, num_seeds=seeds, base_seed=BASE_SEED, workers=workers,
                    agent_options=options, env_options=MIN2021)
     start = time.perf_counter()
-    result = run(spec)
+    result = run(spec, executor=executor)
     summary = summarise(entry, result, time.perf_counter() - start)
     summary["num_seeds"] = seeds
     summary["source"] = source_state()
@@ -109,7 +120,7 @@ def command_run(args: argparse.Namespace) -> int:
         path = cell_path(label, K, eps)
         if path.exists() and not args.force:
             continue
-        summary = run_cell(label, K, eps, args.seeds, args.workers)
+        summary = run_cell(label, K, eps, args.seeds, args.workers, args.executor)
         path.write_text(json.dumps(summary, indent=1, default=_default) + "\n")
         f = summary["final_cumulative_regret"]
         print(f"{label:<22} K={K:<6} ε={'-' if eps is None else f'{eps:g}':<6} regret {f['mean']:10.1f} ± "
@@ -306,14 +317,21 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--seeds", type=int, default=NUM_SEEDS)
     run_parser.add_argument("--workers", type=int, default=2)
     run_parser.add_argument("--force", action="store_true", help="rerun cells already on disk")
+    run_parser.add_argument("--scheduler", default=None,
+                            help="run each cell's seeds on a Dask cluster at this address (tcp://host:port)")
     sub.add_parser("report", help="gather the cells: table, JSON, plot")
     sub.add_parser("import", help="reuse the K = 3000 cells of docs/results/results.json (docs/make_results.py)")
     noise_parser = sub.add_parser("noise", help="signal against noise per statistic (noise.json)")
     noise_parser.add_argument("--K", type=int, nargs="+", default=list(HORIZONS_K))
     noise_parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     args = parser.parse_args(argv)
+    args.executor = cluster_executor(run_parser, getattr(args, "scheduler", None))
     commands = {"run": command_run, "report": command_report, "import": command_import, "noise": command_noise}
-    return commands[args.command](args)
+    try:
+        return commands[args.command](args)
+    finally:
+        if args.executor is not None:
+            args.executor.close()
 
 
 def _default(value: Any) -> Any:

@@ -58,7 +58,8 @@ def test_cli_end_to_end_writes_files(tmp_path, monkeypatch) -> None:
         (["--agent", "ucrl-vtr", "--env", "min2021"], "linear mixture MDP"),
         (["--agent", "lsvi-ucb", "--env", "zhou2021"], "must be a linear MDP"),
         (["--agent", "lsvi-ucb", "--env", "min2021", "--agent-option", "foo=1"], "--agent-option is not accepted"),
-        (["--agent", "lsvi-ucb", "--env", "min2021", "--agent-option", "beta_multiplier=-1"], "beta_multiplier must be >= 0"),
+        (["--agent", "lsvi-ucb", "--env", "min2021", "--agent-option", "beta_multiplier=-1"],
+         "beta_multiplier must be >= 0"),
         (["--agent", "lsvi-ucb", "--env", "min2021", "--env-option", "horizon=0"], "horizon must be"),
         (["--agent", "lsvi-ucb", "--env", "min2021", "--env-option", "horizon"], "NAME=VALUE"),
         (["--agent", "lsvi-ucb", "--env", "min2021", "--seeds", "0"], "--seeds must be"),
@@ -87,6 +88,34 @@ def test_parallel_equals_serial_and_seeds_are_reproducible() -> None:
     assert not np.array_equal(serial.regret[0], serial.regret[1])  # seeds differ
     other = runner.run(runner.RunSpec(**{**base, "base_seed": 6}, workers=1))
     assert not np.array_equal(serial.regret, other.regret)
+
+
+def test_every_executor_gives_bit_identical_regret() -> None:
+    from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+
+    spec = runner.RunSpec("dp-lsvi-ucb++", "min2021", 12, num_seeds=4, base_seed=3, workers=2,
+                          agent_options={"epsilon": 5.0, "delta": 1e-5}, env_options={"horizon": 3, "num_actions": 4})
+    serial = runner.run(runner.RunSpec(**{**spec.__dict__, "workers": 1}))
+    default = runner.run(spec)  # workers = 2: the audits' process executor, owned by the run
+    with ProcessExecutor(2, adaptive=False) as pool:
+        pooled = runner.run(spec, executor=pool)
+    explicit = runner.run(spec, executor=SerialExecutor())
+    for other in (default, pooled, explicit):
+        assert other.regret.tobytes() == serial.regret.tobytes()
+        assert [s.spawn_key for s in other.seeds] == [s.spawn_key for s in serial.seeds]
+        assert [s.agent_settings for s in other.seeds] == [s.agent_settings for s in serial.seeds]
+    assert [r.executor for r in (serial, default, pooled, explicit)] == ["serial", "processes", "processes", "serial"]
+    assert runner.result_payload(default)["settings"]["executor"] == "processes"
+
+
+def test_a_sweep_is_the_runs_of_its_specs() -> None:
+    specs = [runner.RunSpec("lsvi-ucb", "min2021", 6, num_seeds=2, base_seed=1, workers=2,
+                            env_options={"horizon": 3, "num_actions": 4}),
+             runner.RunSpec("ucrl-vtr", "zhou2021", 5, num_seeds=3, base_seed=2, env_options={"num_episodes": 50})]
+    swept = runner.run_many(specs)  # one pool for all five (spec, seed) pairs
+    for spec, result in zip(specs, swept, strict=True):
+        assert result.spec == spec and result.executor == "processes"
+        assert result.regret.tobytes() == runner.run(spec).regret.tobytes()
 
 
 def test_registry_is_extensible() -> None:

@@ -16,7 +16,7 @@ distributed = pytest.importorskip("distributed")
 
 import dpverify.cli  # noqa: E402
 from dpverify.agents import runner  # noqa: E402
-from dpverify.audit.executors import DaskExecutor, ProcessExecutor, SerialExecutor  # noqa: E402
+from dpverify.audit.executors import DaskExecutor  # noqa: E402
 
 SMALL = {"horizon": 3, "num_actions": 4}
 
@@ -39,18 +39,14 @@ def _same(a: runner.RunResult, b: runner.RunResult) -> None:
     assert [s.agent_settings for s in a.seeds] == [s.agent_settings for s in b.seeds]
 
 
-def test_dask_serial_and_processes_give_identical_regret(client) -> None:
+def test_dask_gives_the_regret_of_a_serial_run_bit_for_bit(client) -> None:
+    # (serial against local processes: tests/agents/test_runner.py, away from this module's cluster threads)
     spec = runner.RunSpec("dp-lsvi-ucb++", "min2021", 12, num_seeds=4, base_seed=3, workers=2,
                           agent_options={"epsilon": 5.0, "delta": 1e-5}, env_options=SMALL)
     serial = runner.run(runner.RunSpec(**{**spec.__dict__, "workers": 1}))
     on_dask = runner.run(spec, executor=DaskExecutor(client=client))
-    with ProcessExecutor(2, adaptive=False) as pool:
-        pooled = runner.run(spec, executor=pool)
-    explicit = runner.run(spec, executor=SerialExecutor())
-    for other in (on_dask, pooled, explicit):
-        _same(serial, other)
-    assert (serial.executor, on_dask.executor, pooled.executor, explicit.executor) == (
-        "serial", "dask", "processes", "serial")
+    _same(serial, on_dask)
+    assert (serial.executor, on_dask.executor) == ("serial", "dask")
     assert not np.array_equal(serial.regret[0], serial.regret[1])  # the seeds differ
 
 
@@ -107,3 +103,36 @@ def test_a_local_run_imports_neither_dask_nor_the_executors(tmp_path) -> None:
             "print(sorted(m for m in ('distributed', 'dask', 'dpverify.audit') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+def _script(name: str):
+    import importlib
+    from pathlib import Path
+
+    docs = str(Path(__file__).resolve().parents[2] / "docs")
+    if docs not in sys.path:
+        sys.path.insert(0, docs)
+    return importlib.import_module(name)
+
+
+def test_frontier_script_on_a_cluster_writes_the_cells_it_writes_locally(client, tmp_path, monkeypatch) -> None:
+    frontier = _script("make_frontier")
+    argv = ["run", "--K", "4", "--agents", "LSVI-UCB", "Luyo et al.", "--epsilons", "10", "--seeds", "2"]
+    cells = {}
+    for where, extra in (("local", ["--workers", "1"]), ("dask", ["--scheduler", client.scheduler.address])):
+        monkeypatch.setattr(frontier, "OUT", tmp_path / where)
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert frontier.main([*argv, *extra]) == 0
+        cells[where] = {p.name: json.loads(p.read_text()) for p in (tmp_path / where / "runs").glob("*.json")}
+    assert sorted(cells["dask"]) == sorted(cells["local"]) == ["lsvi-ucb_K4_epsnone.json", "luyo_K4_eps10.json"]
+    for name, cell in cells["dask"].items():
+        assert cell["final_cumulative_regret"] == cells["local"][name]["final_cumulative_regret"]
+        assert cell["curve"] == cells["local"][name]["curve"]
+        assert cell["settings"]["executor"] == "dask"
+
+
+def test_results_scripts_refuse_a_bad_scheduler_address() -> None:
+    results = _script("make_results")
+    with contextlib.redirect_stderr(io.StringIO()) as err, pytest.raises(SystemExit) as stop:
+        results.main(["--quick", "--scheduler", "tcp://"])
+    assert stop.value.code == 2 and "--scheduler must be a scheduler address like tcp://host:8786" in err.getvalue()
