@@ -19,6 +19,7 @@ cumulative regret ± one standard deviation across seeds).
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import json
 import os
@@ -215,12 +216,27 @@ def _run_task(task: tuple[RunSpec, int]) -> SeedResult | tuple[str, str, str]:
     return _run_seed_in_worker(*task)
 
 
-def _local_executor(workers: int) -> Any:
-    """The audits' process executor (imported here, only when a run is parallel: it imports scipy)."""
-    from dpverify.audit.executors import ProcessExecutor
+class _LocalPool:
+    """The default pool of a parallel run: what ``ProcessExecutor(workers, adaptive=False)`` of
+    :mod:`dpverify.audit.executors` does (same ``map``/``close``/``name``), without importing
+    ``dpverify.audit``, whose package imports scipy (0.3–0.9 s: a run's fixed cost would double).
+    Not adaptive: a seed is long, and the adaptive executor would run the first one here first."""
 
-    # Not adaptive: a seed is long, and the adaptive executor would run the first one here before the rest.
-    return ProcessExecutor(workers, adaptive=False)
+    name = "processes"
+
+    def __init__(self, workers: int) -> None:
+        self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callable[[], None] | None = None
+            ) -> list[Any]:
+        futures = [self._pool.submit(fn, item) for item in items]
+        for _ in concurrent.futures.as_completed(futures):
+            if on_done is not None:
+                on_done()
+        return [future.result() for future in futures]
+
+    def close(self) -> None:
+        self._pool.shutdown()
 
 
 def run_many(
@@ -234,8 +250,9 @@ def run_many(
     ``executor``: any executor of :mod:`dpverify.audit.executors` (``SerialExecutor``,
     ``ProcessExecutor``, ``DaskExecutor``, or ``make_executor(scheduler=...)``), used and left open (the
     caller owns it). ``None``: this process when every spec has ``workers == 1`` (or one seed), else a
-    pool of ``max(spec.workers)`` local processes, closed at the end. The (spec, seed index) pairs of
-    all specs go to the executor as one ``map``, so a cluster works on configurations and seeds at once.
+    pool of ``max(spec.workers)`` local processes (:class:`_LocalPool`), closed at the end. The (spec,
+    seed index) pairs of all specs go to the executor as one ``map``, so a cluster works on configurations
+    and seeds at once.
     Seeds belong to the specs (``SeedSequence(base_seed)``, module docstring), never to the executor:
     the results are identical whatever executed them. ``mdps``: the specs' environments when the caller
     has built them. Bad settings fail early, in this process: a run that is not in this process builds
@@ -264,7 +281,7 @@ def run_many(
             outcomes = list(executor.map(one, tasks) if executor is not None else [one(task) for task in tasks])
         else:
             if executor is None:
-                owned = executor = _local_executor(min(max(spec.workers for spec in specs), len(tasks)))
+                owned = executor = _LocalPool(min(max(spec.workers for spec in specs), len(tasks)))
             # on_done is called once per finished task, in any order: each advances the bar by one task's
             # episodes (exact when the specs share K; the total is exact in any case).
             steps = iter([spec.num_episodes for spec, _ in tasks])

@@ -26,7 +26,7 @@ def client():
     # In-process workers (fast to start), reached over tcp like a real cluster (so its address is one the
     # command line accepts).
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://",
-                                       host="127.0.0.1", dashboard_address=None, silence_logs=40)
+                                       host="127.0.0.1", dashboard_address=":0", silence_logs=40)
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
