@@ -97,9 +97,10 @@ def test_cli_bad_scheduler_is_one_line_before_any_work(address, tmp_path) -> Non
 
 
 def test_a_local_run_imports_neither_dask_nor_the_executors(tmp_path) -> None:
+    # A parallel run too: the default local pool is the runner's own (dpverify.audit imports scipy).
     code = ("import sys; from dpverify.cli import main\n"
-            f"main(['run', '--agent', 'lsvi-ucb', '--env', 'min2021', '--episodes', '2', '--seeds', '1', "
-            f"'--no-plot', '--out', {str(tmp_path)!r}])\n"
+            "main(['run', '--agent', 'lsvi-ucb', '--env', 'min2021', '--episodes', '2', '--seeds', '2', "
+            f"'--workers', '2', '--no-plot', '--out', {str(tmp_path)!r}])\n"
             "print(sorted(m for m in ('distributed', 'dask', 'dpverify.audit') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
