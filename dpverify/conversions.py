@@ -46,8 +46,11 @@ from dpverify.numerics import decreasing_root, gaussian_log_delta, golden_minimi
 #: whose cost in ε is far below any figure we print.
 DELTA_SAFETY = 1e-9
 
-_EPSILON_CEILING = 1e6  # beyond this ε the guarantee is vacuous; reported as such, never computed
-_MU_CEILING = 1e6  # beyond this μ even δ(ε = 10⁶) is 1 to double precision: ε = ∞
+#: Beyond this μ the log-space profile's relative error in δ (≈ 1.3e-16·μ, measured against mpmath at
+#: 80 digits) could approach DELTA_SAFETY, so ε is reported as ∞ (vacuous) rather than computed. At
+#: μ = 4·10⁶ the root ε ≈ μ²/2 ≈ 8·10¹²: the ε → ∞ sanity checks (ε = 10¹²) stay computable.
+_MU_CEILING = 4e6
+_EPSILON_CEILING = 1e14  # above every root for μ ≤ _MU_CEILING and δ ≥ 1e-300; a search past it reports ∞
 _STEP_LIMIT = 200  # every step-until-safe loop below stops after this many steps
 
 
@@ -322,7 +325,8 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
     epsilon = _validate.positive("epsilon", epsilon)
     delta = _validate.open_unit("delta", delta)
     if epsilon >= 1.0:
-        raise InvalidParameterError("epsilon", "must be < 1 for the classic Gaussian bound (Dwork & Roth, Thm A.1)", epsilon)
+        raise InvalidParameterError("epsilon", "must be < 1 for the classic Gaussian bound (Dwork & Roth, Thm A.1)",
+                                    epsilon)
     return round_up(sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, 2)
 
 

@@ -245,3 +245,28 @@ def test_every_calibration_search_ends(epsilon):
         except (InvalidParameterError, NumericalError):
             continue
         assert epsilon_from_rho(rho, 1e-5, conversion) <= epsilon
+
+
+@pytest.mark.parametrize("mu", [1e5, 1e6, 4e6])
+@pytest.mark.parametrize("delta", [1e-5, 0.3])
+def test_exact_epsilon_at_large_mu_is_never_below_the_mpmath_truth(mu, delta):
+    """The ε → ∞ sanity regime (ε up to ~10¹²) is computed, on the safe side, not refused."""
+    with mp.workdps(80):
+        ref = mp_exact_epsilon(mu, delta)
+    got = epsilon_exact_gaussian(mu, delta)
+    assert math.isfinite(got)
+    assert got >= float(ref) * (1 - 1e-15)
+    assert got <= float(ref) * (1 + 1e-7)
+
+
+def test_beyond_the_mu_ceiling_epsilon_is_infinite_never_small():
+    assert epsilon_exact_gaussian(1e7, 1e-5) == math.inf
+
+
+@pytest.mark.parametrize("epsilon", [1e9, 1e12])
+def test_calibration_round_trip_at_huge_epsilon(epsilon):
+    for conversion in CONVERSIONS:
+        rho = rho_for_epsilon_delta(epsilon, 1e-5, conversion)
+        got = epsilon_from_rho(rho, 1e-5, conversion)
+        assert got <= epsilon
+        assert got >= epsilon * (1 - 1e-6)
