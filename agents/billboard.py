@@ -317,14 +317,15 @@ class ReleasePlan:
         in that order, and all Gaussian of one shape; None otherwise (memoised)."""
         key = (families, stage)
         if key not in self._groups:
-            indices = [self.index.get((family, stage)) for family in families]
+            found = [self.index.get((family, stage)) for family in families]
+            indices = [i for i in found if i is not None]
             group = None
-            if None not in indices and indices == list(range(indices[0], indices[0] + len(indices))):  # type: ignore[arg-type]
+            if indices and len(indices) == len(found) and indices == list(range(indices[0], indices[0] + len(indices))):
                 start = indices[0]
-                members = self.mechanisms[start:start + len(indices)]  # type: ignore[operator]
+                members = self.mechanisms[start:start + len(indices)]
                 shape = members[0].output_shape
                 if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in members):
-                    group = (start, start + len(indices), shape)  # type: ignore[operator]
+                    group = (start, start + len(indices), shape)
             self._groups[key] = group
         return self._groups[key]
 
@@ -372,8 +373,10 @@ class ReservedReleases:
 
     def publish_group(self, families: Sequence[str], stage: int, raw_values: Sequence[np.ndarray]) -> list[np.ndarray]:
         """:meth:`publish` of several families' values at one stage, checked together (all before any release)."""
-        group = self._plan.group(tuple(families), stage) if self._block is not None else None
-        if group is not None:  # consecutive Gaussian releases of one shape: one check, one addition
+        block = self._block
+        group = self._plan.group(tuple(families), stage) if block is not None else None
+        # consecutive Gaussian releases of one shape: one check, one addition
+        if block is not None and group is not None:
             start, stop, shape = group
             raws = np.array(raw_values, dtype=float)
             if raws.shape == (stop - start, *shape) and np.isfinite(raws).all() and not any(self._used[start:stop]):
@@ -381,7 +384,7 @@ class ReservedReleases:
                 board = self.billboard
                 if isinstance(board, ReplayBillboard):
                     return [board._replay(family, self.episode, stage) for family in families]
-                noisy = raws + self._block[start:stop]
+                noisy = raws + block[start:stop]
                 self._noise[start:stop] = [None] * (stop - start)
                 board.n_published += stop - start
                 if board.keep_history:

@@ -113,7 +113,7 @@ class FeatureSum:
     scale: float = 1.0
 
     def __call__(self, dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        total = sum(min2021_feature(s, a) for s, a in dataset) / self.scale
+        total = sum((min2021_feature(s, a) for s, a in dataset), np.zeros(10)) / self.scale
         return total + rng.normal(0.0, self.sigma, size=(n, total.size))
 
 
@@ -183,14 +183,17 @@ def cases() -> tuple[ZooCase, ...]:
     gauss = GaussianMechanism(1.0, sigma)
     halved = GaussianMechanism(1.0, sigma / 2.0)
     out += [
-        ZooCase("std-halved", "noise std is half the calibrated sigma", True, ReleaseOf(halved), (worst_case_pair(gauss),)),
+        ZooCase("std-halved", "noise std is half the calibrated sigma", True, ReleaseOf(halved),
+                (worst_case_pair(gauss),)),
         ZooCase("std-halved", "noise std as calibrated", False, ReleaseOf(gauss), (worst_case_pair(gauss),)),
     ]
 
     values = NeighbourPair((0.3, 1.2, 0.0), (0.3, 1.2, 2.0), "third user's value 0 vs 2")
     out += [
-        ZooCase("sensitivity-2", "declared sensitivity 1, values reach 2, no clipping", True, NoisySum(sigma), (values,)),
-        ZooCase("sensitivity-2", "values clipped to [0, 1] before the sum", False, NoisySum(sigma, clip=1.0), (values,)),
+        ZooCase("sensitivity-2", "declared sensitivity 1, values reach 2, no clipping", True, NoisySum(sigma),
+                (values,)),
+        ZooCase("sensitivity-2", "values clipped to [0, 1] before the sum", False, NoisySum(sigma, clip=1.0),
+                (values,)),
     ]
 
     # Two releases, each of sensitivity 1: composed mu = sqrt(2)/sigma_2, so sigma_2 = sqrt(2)/mu.
@@ -200,7 +203,8 @@ def cases() -> tuple[ZooCase, ...]:
         NeighbourPair((0.0, 0.0), (0.0, 1.0), "episode-2 user 0 vs 1"),
     )
     out += [
-        ZooCase("noise-reused", "one noise draw added to two running-sum releases", True, RunningSums(sigma_2, True), episodes),
+        ZooCase("noise-reused", "one noise draw added to two running-sum releases", True, RunningSums(sigma_2, True),
+                episodes),
         ZooCase("noise-reused", "fresh noise for each release", False, RunningSums(sigma_2, False), episodes),
     ]
 
@@ -211,8 +215,10 @@ def cases() -> tuple[ZooCase, ...]:
     e = np.eye(dim)
     users = NeighbourPair((e[0], e[2] * 0.5), (e[1], e[2] * 0.5), "user e1 replaced by e2")
     out += [
-        ZooCase("goe-relation", "GOE calibrated for add/remove, audited under replacement", True, GramRelease(add_remove), (users,)),
-        ZooCase("goe-relation", "GOE calibrated for replacement (Delta_F = sqrt 2)", False, GramRelease(replace), (users,)),
+        ZooCase("goe-relation", "GOE calibrated for add/remove, audited under replacement", True,
+                GramRelease(add_remove), (users,)),
+        ZooCase("goe-relation", "GOE calibrated for replacement (Delta_F = sqrt 2)", False, GramRelease(replace),
+                (users,)),
     ]
 
     lap_bad = LaplaceMechanism(1.0, LAPLACE_EPSILON)
@@ -228,14 +234,18 @@ def cases() -> tuple[ZooCase, ...]:
     sigma_feat = 2.0 / mu
     actions = NeighbourPair(((0, 0), (1, 5)), ((0, 63), (1, 5)), "first user's action 0 vs 63")
     out += [
-        ZooCase("feature-norm-3", "features of norm 3 into a sum calibrated for norm <= 1", True, FeatureSum(sigma_feat), (actions,)),
-        ZooCase("feature-norm-3", "features rescaled to norm 1 (phi/3)", False, FeatureSum(sigma_feat, 3.0), (actions,)),
+        ZooCase("feature-norm-3", "features of norm 3 into a sum calibrated for norm <= 1", True,
+                FeatureSum(sigma_feat), (actions,)),
+        ZooCase("feature-norm-3", "features rescaled to norm 1 (phi/3)", False, FeatureSum(sigma_feat, 3.0),
+                (actions,)),
     ]
 
     dim_v = 5
-    vectors = NeighbourPair(np.zeros(dim_v), np.full(dim_v, 1.0 / math.sqrt(dim_v)), "0 vs unit vector along (1,...,1)")
+    vectors = NeighbourPair(np.zeros(dim_v), np.full(dim_v, 1.0 / math.sqrt(dim_v)),
+                            "0 vs unit vector along (1,...,1)")
     out += [
-        ZooCase("unnoised-coordinate", "coordinate 0 released without noise", True, PartlyNoisyVector(sigma, dim_v, 0), (vectors,)),
+        ZooCase("unnoised-coordinate", "coordinate 0 released without noise", True, PartlyNoisyVector(sigma, dim_v, 0),
+                (vectors,)),
         ZooCase("unnoised-coordinate", "every coordinate noised", False, PartlyNoisyVector(sigma, dim_v), (vectors,)),
     ]
     return tuple(out)

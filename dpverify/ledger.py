@@ -42,7 +42,7 @@ import math
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -147,7 +147,7 @@ class BinaryTreeNode:
         return total
 
 
-UserPattern = Union[PrefixUsers, CurrentUser, BinaryTreeNode]
+UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode
 _PATTERNS: dict[str, UserPattern] = {"prefix": PrefixUsers(), "current": CurrentUser(), "tree": BinaryTreeNode()}
 
 
@@ -393,7 +393,8 @@ class PrivacyLedger:
             stage = _validate.integer("stage", stage, minimum=1)
         pattern = users if isinstance(users, (PrefixUsers, CurrentUser, BinaryTreeNode)) else user_pattern(users)
         run = self._open.get(family)
-        if run is not None and (run[4] is mechanism or run[4] == mechanism) and (run[5] is pattern or run[5] == pattern):
+        if (run is not None and (run[4] is mechanism or run[4] == mechanism)
+                and (run[5] is pattern or run[5] == pattern)):
             k0, k1, h0, h1 = run[0], run[1], run[2], run[3]
             if k0 == k1 == episode and (stage == h0 - 1 or stage == h1 + 1):
                 run[2], run[3] = min(h0, stage), max(h1, stage)
@@ -603,11 +604,13 @@ class PrivacyLedger:
         if data.get("schema") != "dpverify.ledger":
             raise InvalidParameterError("ledger.schema", "must be 'dpverify.ledger'", data.get("schema"))
         if data.get("schema_version") != SCHEMA_VERSION:
-            raise InvalidParameterError("ledger.schema_version", f"must be {SCHEMA_VERSION}", data.get("schema_version"))
+            raise InvalidParameterError("ledger.schema_version", f"must be {SCHEMA_VERSION}",
+                                        data.get("schema_version"))
         unknown = sorted(set(data) - set(_LEDGER_FIELDS))
         if unknown:
             raise InvalidParameterError(
-                f"ledger field {unknown[0]!r}", f"is not a ledger field (fields: {', '.join(_LEDGER_FIELDS)})", unknown[0]
+                f"ledger field {unknown[0]!r}", f"is not a ledger field (fields: {', '.join(_LEDGER_FIELDS)})",
+                unknown[0],
             )
         blocks = data.get("blocks")
         if not isinstance(blocks, list):

@@ -112,13 +112,14 @@ def _check_shape(name: str, array: np.ndarray, expected: tuple[int, ...]) -> Non
 class _TabularDynamics:
     """Shape accessors and sampling shared by the three model classes.
 
-    Subclasses provide ``transitions`` (H, S, A, S), ``rewards`` (H, S, A), ``initial_distribution`` (S,)
-    and call :meth:`_prepare_sampling` at the end of validation.
+    Subclasses provide ``transitions`` (H, S, A, S), ``rewards`` (H, S, A), ``initial_distribution`` (S,),
+    a ``name`` and call :meth:`_prepare_sampling` at the end of validation.
     """
 
     transitions: np.ndarray
     rewards: np.ndarray
     initial_distribution: np.ndarray
+    name: str
 
     @property
     def horizon(self) -> int:

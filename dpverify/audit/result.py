@@ -121,7 +121,8 @@ class AuditResult:
     def __post_init__(self) -> None:
         _validate.one_of("verdict", self.verdict, (VIOLATION, NO_VIOLATION_FOUND))
         if (self.verdict == VIOLATION) != bool(self.violated_by):
-            raise InvalidParameterError("violated_by", "must be non-empty exactly when the verdict is VIOLATION", self.violated_by)
+            raise InvalidParameterError("violated_by", "must be non-empty exactly when the verdict is VIOLATION",
+                                        self.violated_by)
         if NOT_A_CERTIFICATE not in self.notes:
             raise InvalidParameterError("notes", "must state that an audit is not a certificate", self.notes)
 

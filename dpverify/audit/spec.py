@@ -67,7 +67,8 @@ class AuditSpec:
         if not isinstance(self.gaussian_claim, bool):
             raise InvalidParameterError("gaussian_claim", "must be a bool", self.gaussian_claim)
         if self.gaussian_claim and delta == 0:
-            raise InvalidParameterError("delta", "must be > 0 for a Gaussian claim (no Gaussian mechanism is (ε, 0)-DP)", 0)
+            raise InvalidParameterError(
+                "delta", "must be > 0 for a Gaussian claim (no Gaussian mechanism is (ε, 0)-DP)", 0)
         object.__setattr__(self, "chunk_size", _validate.integer("chunk_size", self.chunk_size, minimum=1))
         object.__setattr__(self, "max_pairs", _validate.integer("max_pairs", self.max_pairs, minimum=1))
 
@@ -147,18 +148,21 @@ def normalise_pairs(neighbours: Any, max_pairs: int) -> tuple[NeighbourPair, ...
         iterator = iter(neighbours)
     except TypeError:
         raise InvalidParameterError(
-            "neighbours", "must be a NeighbourPair, a 2-tuple (D, D'), or an iterable of them", type(neighbours).__name__
+            "neighbours", "must be a NeighbourPair, a 2-tuple (D, D'), or an iterable of them",
+            type(neighbours).__name__,
         ) from None
     pairs: list[NeighbourPair] = []
     for item in iterator:
         if len(pairs) >= max_pairs:
-            raise InvalidParameterError("neighbours", f"must yield at most max_pairs={max_pairs} pairs", ">" + str(max_pairs))
+            raise InvalidParameterError("neighbours", f"must yield at most max_pairs={max_pairs} pairs",
+                                        ">" + str(max_pairs))
         if isinstance(item, NeighbourPair):
             pairs.append(item)
         elif isinstance(item, tuple) and len(item) == 2:
             pairs.append(NeighbourPair(item[0], item[1]))
         else:
-            raise InvalidParameterError("neighbours", "must yield NeighbourPair objects or 2-tuples (D, D')", type(item).__name__)
+            raise InvalidParameterError("neighbours", "must yield NeighbourPair objects or 2-tuples (D, D')",
+                                        type(item).__name__)
     if not pairs:
         raise InvalidParameterError("neighbours", "must contain at least one pair", 0)
     return tuple(pairs)

@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{acc.n_releases} releases touching {acc.n_users} users, relation {acc.relation.value}")
     print(f"naive ρ = {acc.naive_rho:.6g}; worst user #{acc.worst_user} pays ρ = {acc.worst_user_rho:.6g}")
     print(format_table(("family", "releases", "naive rho", "worst-user rho", "mechanisms"),
-                       [(f.family, f.n_releases, f.naive_rho, f.worst_user_rho, ",".join(f.mechanisms)) for f in acc.families]))
+                       [(f.family, f.n_releases, f.naive_rho, f.worst_user_rho, ",".join(f.mechanisms))
+                        for f in acc.families]))
     print()
     print(f"(ε, δ = {delta:g}) of the published statistics, {accounting} accounting; by the billboard lemma "
           "(Sahu 2025 Lemma 2.4) also the JDP guarantee of actions computed from them:")

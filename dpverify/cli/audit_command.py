@@ -34,9 +34,11 @@ def _common(p: argparse.ArgumentParser, default_trials: int) -> None:
     p.add_argument("--trials", type=count_at_least(2), default=default_trials,
                    help=f"trials per side, selection + evaluation (default {default_trials:g})")
     p.add_argument("--confidence", type=number, default=0.95, help="confidence of all bounds together (default 0.95)")
-    p.add_argument("--seed", type=count_at_least(0), default=0, help="audit seed (default 0); the result depends only on it")
+    p.add_argument("--seed", type=count_at_least(0), default=0,
+                   help="audit seed (default 0); the result depends only on it")
     p.add_argument("--scheduler", default=None, help="run trials on a Dask cluster at this address (tcp://host:port)")
-    p.add_argument("--workers", type=count_at_least(1), default=None, help="local worker processes (default: all cores; 1 = serial)")
+    p.add_argument("--workers", type=count_at_least(1), default=None,
+                   help="local worker processes (default: all cores; 1 = serial)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 

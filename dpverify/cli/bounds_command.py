@@ -1,4 +1,4 @@
-"""``dpverify bounds``: the registry of published regret bounds — list, show, evaluate, compare,
+r"""``dpverify bounds``: the registry of published regret bounds — list, show, evaluate, compare,
 check for consistency, plot.
 
 Examples::
@@ -8,16 +8,21 @@ Examples::
     dpverify bounds eval ngo-2022/linear-mdp --d 10 --H 20 --K 1e5 --epsilon 1
     dpverify bounds compare luyo-2021/linear-mdp dp-lsvi-ucb++/theorem-3.2 --d 10 --H 20 --epsilon 1 --delta 1e-5
     dpverify bounds check
-    dpverify bounds plot ngo-2022/linear-mdp dp-lsvi-ucb++/theorem-3.2 --d 10 --H 20 --epsilon 1 --delta 1e-5 --out fig.png
+    dpverify bounds plot ngo-2022/linear-mdp dp-lsvi-ucb++/theorem-3.2 --d 10 --H 20 --epsilon 1 --delta 1e-5 \
+        --out fig.png
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from dpverify.cli._args import number
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
+
+if TYPE_CHECKING:  # the bounds modules import sympy: loaded only by the sub-commands that need them
+    from dpverify.bounds.comparison import Comparison, Region
 
 _VARIABLE_HELP = {
     "d": "feature dimension (>= 1)",
@@ -61,12 +66,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=_run_list)
 
-    q = actions.add_parser("show", help="show one bound in full", description="Show one bound: expression, source, rates, terms.")
+    q = actions.add_parser("show", help="show one bound in full",
+                           description="Show one bound: expression, source, rates, terms.")
     q.add_argument("name", help="machine name, e.g. dp-lsvi-ucb++/theorem-3.2")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=_run_show)
 
-    q = actions.add_parser("eval", help="evaluate a bound at numbers", description="Evaluate a bound (hidden constants = 1).")
+    q = actions.add_parser("eval", help="evaluate a bound at numbers",
+                           description="Evaluate a bound (hidden constants = 1).")
     q.add_argument("name", help="machine name")
     _add_variables(q)
     q.add_argument("--json", action="store_true", help="print JSON")
@@ -86,7 +93,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=_run_compare)
 
-    q = actions.add_parser("check", help="run every consistency check", description="Run every consistency check of the registry.")
+    q = actions.add_parser("check", help="run every consistency check",
+                           description="Run every consistency check of the registry.")
     q.add_argument("--strict", action="store_true", help="exit with status 1 if any check is inconsistent or flagged")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(handler=_run_check)
@@ -203,11 +211,10 @@ def _run_eval(args: argparse.Namespace) -> int:
 
 def _run_compare(args: argparse.Namespace) -> int:
     from dpverify.bounds.comparison import compare, improvement_region
-    from dpverify.bounds.formatting import expression_text
 
     if args.a == args.b:
-        raise InvalidParameterError("B", "must be a different bound from A (a bound compared with itself has no crossover)",
-                                    args.b)
+        raise InvalidParameterError(
+            "B", "must be a different bound from A (a bound compared with itself has no crossover)", args.b)
     values = _values(args)
     search = tuple(args.search) if args.search else None
     result = compare(args.a, args.b, over=args.over, values=values, search=search)
@@ -221,11 +228,20 @@ def _run_compare(args: argparse.Namespace) -> int:
         if region is not None:
             payload["region"] = region.as_dict()
         print_json(payload)
-        return 0
+    else:
+        _print_comparison(result, region)
+    return 0
+
+
+def _print_comparison(result: Comparison, region: Region | None) -> None:
+    """The text output of ``bounds compare``: ratio, growth, crossovers (closed form and numeric), region."""
+    from dpverify.bounds.formatting import expression_text
+
     var = "ε" if result.over == "epsilon" else result.over
     print(f"A = {result.a}\nB = {result.b}")
     print(f"A/B = {expression_text(result.ratio)}")
-    print(f"A/B grows like {var}^{{{result.asymptotic_exponent}}} as {var} → {'0' if result.over == 'epsilon' else '∞'}")
+    limit = "0" if result.over == "epsilon" else "∞"
+    print(f"A/B grows like {var}^{{{result.asymptotic_exponent}}} as {var} → {limit}")
     if result.symbolic_crossovers is None:
         print(f"crossover in {var}: no closed form (numeric root finding)")
     elif not result.symbolic_crossovers:
@@ -235,7 +251,7 @@ def _run_compare(args: argparse.Namespace) -> int:
             print(f"crossover in {var} (closed form, where real and positive): {expression_text(root)}")
     if result.missing:
         print(f"give {', '.join('--' + m for m in result.missing)} for numeric crossovers")
-        return 0
+        return
     fixed = ", ".join(f"{k}={v:g}" for k, v in result.values.items())
     print(f"at {fixed}, {var} in [{result.search[0]:g}, {result.search[1]:g}]:")
     if not result.crossovers:
@@ -246,7 +262,6 @@ def _run_compare(args: argparse.Namespace) -> int:
         print(f"  {s.low:.3g} < {var} < {s.high:.3g}: lower is {s.lower}")
     if region is not None:
         print(f"region where A < B: {region.summary()}")
-    return 0
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -255,7 +270,8 @@ def _run_check(args: argparse.Namespace) -> int:
     findings = run_all()
     problems = sum(f.is_problem for f in findings)
     if args.json:
-        print_json({"region": DEFAULT_REGION.describe(), "findings": [f.as_dict() for f in findings], "problems": problems})
+        print_json({"region": DEFAULT_REGION.describe(), "findings": [f.as_dict() for f in findings],
+                    "problems": problems})
     else:
         print(f"region of the numerical checks: {DEFAULT_REGION.describe()}")
         for f in findings:

@@ -30,7 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="paper or derived (dp-lsvi-ucb++ only; default derived). Both are always shown side by side.")
     p.add_argument("--conversion", default="exact", help=f"one of {', '.join(_CONVERSIONS)} (default exact)")
     p.add_argument("--accounting", default="per-user", help="per-user (default) or naive (the papers' 4HK count)")
-    p.add_argument("--relation", default="replace-one", help="replace-one (default; the JDP/LDP relation) or add-remove-one")
+    p.add_argument("--relation", default="replace-one",
+                   help="replace-one (default; the JDP/LDP relation) or add-remove-one")
     p.add_argument("--write-ledger", metavar="PATH", default=None,
                    help="also write the calibrated run's ledger as JSON (written atomically; replaces PATH)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -110,7 +111,8 @@ def _print_text(report: Any) -> None:
                            [(s.spec.family, s.spec.kind, s.spec.sensitivity, s.noise_std) for s in cal.statistics]))
     else:
         paper, derived = report.by_sensitivity_model["paper"], report.by_sensitivity_model["derived"]
-        print(f"Per statistic ({v.conversion} conversion), both sensitivity models; headline model: {report.headline_model}")
+        print(f"Per statistic ({v.conversion} conversion), both sensitivity models; "
+              f"headline model: {report.headline_model}")
         model_rows = []
         for sp in paper.statistics:
             sd = report.statistic(derived, sp.spec.family)

@@ -16,7 +16,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "convert",
         help="convert a zCDP (or GDP) budget to (epsilon, delta) by every conversion",
-        description="Convert ρ-zCDP (or μ-GDP via --mu) to (ε, δ)-DP by Bun–Steinke, CKS and the exact Gaussian profile.",
+        description="Convert ρ-zCDP (or μ-GDP via --mu) to (ε, δ)-DP by Bun–Steinke, CKS and the exact Gaussian "
+                    "profile.",
     )
     budget = p.add_mutually_exclusive_group(required=True)
     budget.add_argument("--rho", type=number, help="ρ of ρ-zCDP (>= 0)")
