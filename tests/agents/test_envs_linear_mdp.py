@@ -32,7 +32,8 @@ def test_finite_mdp_accepts_valid_and_freezes_arrays() -> None:
 @pytest.mark.parametrize(
     "mutate, parameter, words",
     [
-        (lambda t, r, i: t.__setitem__((0, 1, 0, 0), -0.25) or t.__setitem__((0, 1, 0, 1), 1.25), "transitions", "non-negative"),
+        (lambda t, r, i: t.__setitem__((0, 1, 0, 0), -0.25) or t.__setitem__((0, 1, 0, 1), 1.25),
+         "transitions", "non-negative"),
         (lambda t, r, i: t.__setitem__((1, 0, 1, 0), 0.3), "transitions", "sum to 1"),
         (lambda t, r, i: t.__setitem__((1, 0, 1, 0), 0.25 + 1e-11), "transitions", "sum to 1"),
         (lambda t, r, i: r.__setitem__((0, 0, 0), 1.5), "rewards", "[0, 1]"),
@@ -111,7 +112,8 @@ def test_mixture_norm_exact_matches_enumeration_and_bound_is_checked() -> None:
     for _ in range(200):  # no V in [0,1]^S exceeds the computed supremum
         values = rng.random(4)
         for h in range(2):
-            assert np.linalg.norm(mixture.value_features(h, values), axis=-1).max() <= mixture.feature_norm_bound + 1e-12
+            norms = np.linalg.norm(mixture.value_features(h, values), axis=-1)
+            assert norms.max() <= mixture.feature_norm_bound + 1e-12
     with pytest.raises(InvalidParameterError) as info:
         LinearMixtureMDP(mixture.basis, mixture.theta, mixture.rewards, mixture.initial_distribution,
                          feature_norm_bound=0.5 * mixture.feature_norm_bound)

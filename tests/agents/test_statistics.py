@@ -43,7 +43,7 @@ def test_value_target_statistics_equal_replay() -> None:
     rng = np.random.default_rng(1)
     stats = ValueTargetStatistics(horizon=2, dim=3, regularization=2.0)
     xs, ys = rng.normal(size=(50, 2, 3)), rng.random((50, 2))
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         stats.add_episode(x, y)
     for h in range(2):
         gram = 2.0 * np.eye(3) + xs[:, h].T @ xs[:, h]

@@ -39,7 +39,8 @@ def test_zoo_verdicts(index):
 def test_run_zoo_rows():
     outcomes = run_zoo(trials=3000, seed=1, executor=SerialExecutor())
     row = outcomes[0].row()
-    assert len(outcomes) == 14 and {"bug", "variant", "cp_epsilon_lower", "gdp_epsilon_lower", "ceiling", "verdict"} <= set(row)
+    assert len(outcomes) == 14
+    assert {"bug", "variant", "cp_epsilon_lower", "gdp_epsilon_lower", "ceiling", "verdict"} <= set(row)
 
 
 def test_feature_norms_and_reused_noise_are_what_the_bugs_say():

@@ -27,7 +27,8 @@ def test_calibrate_default_table(capsys):
 
 def test_calibrate_json_round_trip_through_account(tmp_path, capsys):
     ledger_path = tmp_path / "ledger.json"
-    code, out, _ = run(["calibrate", "--epsilon", "0.5", "--episodes", "200", "--json", "--write-ledger", str(ledger_path)], capsys)
+    code, out, _ = run(["calibrate", "--epsilon", "0.5", "--episodes", "200", "--json", "--write-ledger",
+                        str(ledger_path)], capsys)
     assert code == 0
     payload = json.loads(out)
     exact = payload["by_conversion"]["exact"]
@@ -90,6 +91,7 @@ def test_invalid_ledger_file(tmp_path, capsys):
 
 def test_console_script_subprocess():
     """The installed entry point (python -m) exits 2 with one stderr line, no traceback."""
-    proc = subprocess.run([sys.executable, "-m", "dpverify.cli", "calibrate", "--delta", "2"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "dpverify.cli", "calibrate", "--delta", "2"], capture_output=True,
+                          text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr

@@ -187,7 +187,8 @@ def test_dp_lsvi_ucbpp_scale_is_four_blocks():
         ("[]", "ledger"),
         ('{"schema": "other"}', "ledger.schema"),
         ('{"schema": "dpverify.ledger", "schema_version": 99, "blocks": []}', "ledger.schema_version"),
-        ('{"schema": "dpverify.ledger", "schema_version": 1, "relation": "replace-one", "blocks": [{"family": "a"}]}', "block"),
+        ('{"schema": "dpverify.ledger", "schema_version": 1, "relation": "replace-one", "blocks": [{"family": "a"}]}',
+         "block"),
     ],
 )
 def test_invalid_json(text, parameter):
