@@ -10,7 +10,7 @@
 - :func:`calibrate_gaussian`, :func:`calibrate_goe`, :func:`calibrate_laplace` (from
   :mod:`dpverify.calibrate_mechanism`) — one-line calibration whose own accounting meets the target.
 - :mod:`dpverify.testing.agent_contract` — :func:`check_private_agent`: the properties every private
-  agent must have, one named pass/fail each.
+  agent must have, one named pass / fail / not applicable each.
 - :mod:`dpverify.testing.strategies` — hypothesis strategies for privacy parameters, mechanisms,
   ledgers and neighbouring datasets (needs ``hypothesis``, in the ``test`` extra; not imported here).
 - :mod:`dpverify.testing.pytest_plugin` — registered through the ``pytest11`` entry point: the

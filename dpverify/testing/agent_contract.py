@@ -5,7 +5,7 @@ A private agent (the protocol of :mod:`dpverify.agents.private`) is built by a f
 from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which records it in a
 :class:`~dpverify.ledger.PrivacyLedger`), declares ``privacy_notion`` ("jdp" or "ldp") and claims an
 (ε, δ) through ``claimed_guarantee()``. The check runs the agent for ``num_episodes`` episodes on
-``env`` and reports one named pass/fail per property:
+``env`` and reports one named status per property: "pass", "fail" or "not applicable" (with the reason):
 
 ``notion``
     ``privacy_notion`` is "jdp" or "ldp"; for "ldp" every release reads the current user only
@@ -27,7 +27,11 @@ from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which recor
     other user's deployed policy unchanged, and the release pattern (the ledger) unchanged.
 ``refuses_oversized_features``
     an environment whose declared feature-norm bound exceeds the one the sensitivities assume is
-    refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``.
+    refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. The only property
+    that may be "not applicable": when the agent's config declares no feature-norm bound (no
+    ``feature_norm_bound`` or ``feature_norm`` field, or None: its sensitivities assume none, e.g. it
+    reads no features) and the caller passed no ``oversized_env``. With ``oversized_env`` it is always
+    checked; an agent that declares a bound is always checked.
 ``settings_report_the_claim``
     ``settings()`` reports ``claimed_epsilon``, ``claimed_delta``, ``accounted_epsilon`` and
     ``accounted_delta`` equal to the claim and to the ledger.
@@ -35,6 +39,8 @@ from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which recor
     ``begin_episode`` after ``num_episodes`` episodes raises ``InvalidParameterError``.
 
 The result is frozen; :func:`assert_private_agent` raises AssertionError listing every failed property.
+A property that is not applicable is neither passed nor failed: it is listed as such, and does not make
+the result fail.
 A passing check is evidence about this run, not a proof: the privacy proof is the calibration and the
 billboard lemma; this check catches code that breaks their premises.
 """
@@ -58,7 +64,8 @@ from dpverify.neighbouring import Neighbouring
 from dpverify.testing.assertions import assert_fresh_noise
 
 __all__ = [
-    "CONTRACT_PROPERTIES", "AgentContractResult", "PropertyResult", "assert_private_agent", "check_private_agent",
+    "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "NOT_APPLICABLE", "PROPERTY_STATUSES", "AgentContractResult",
+    "PropertyResult", "assert_private_agent", "check_private_agent",
 ]
 
 #: The properties :func:`check_private_agent` reports, in order.
@@ -77,17 +84,42 @@ CONTRACT_PROPERTIES: tuple[str, ...] = (
 #: Relative tolerance of "equal" between the ledger's ε and the claim (the calibrator's round trip).
 CLAIM_REL_TOL = 1e-9
 
+PASSED = "pass"
+FAILED = "fail"
+NOT_APPLICABLE = "not applicable"
+#: The statuses a property can have.
+PROPERTY_STATUSES: tuple[str, ...] = (PASSED, FAILED, NOT_APPLICABLE)
+#: The properties that may be not applicable (module docstring); every other one is pass or fail.
+MAY_NOT_APPLY: frozenset[str] = frozenset({"refuses_oversized_features"})
+
 
 @dataclass(frozen=True)
 class PropertyResult:
-    """One property of the contract: its name, whether it held, and what was observed."""
+    """One property of the contract: its name, whether it held, and what was observed.
+
+    ``applicable=False`` (then ``passed`` is False and ``detail`` says why) means the property does not
+    apply to this agent: neither passed nor failed (:attr:`status` "not applicable").
+    """
 
     name: str
     passed: bool
     detail: str
+    applicable: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.applicable and self.passed:
+            raise InvalidParameterError("passed", "must be False for a property that does not apply", self.passed)
+
+    @property
+    def status(self) -> str:
+        """"pass", "fail" or "not applicable"."""
+        if not self.applicable:
+            return NOT_APPLICABLE
+        return PASSED if self.passed else FAILED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+        return {"name": self.name, "status": self.status, "passed": self.passed, "applicable": self.applicable,
+                "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -103,11 +135,16 @@ class AgentContractResult:
 
     @property
     def passed(self) -> bool:
-        return all(p.passed for p in self.properties)
+        """No property failed (a property that does not apply is not a failure)."""
+        return not self.failures
 
     @property
     def failures(self) -> tuple[PropertyResult, ...]:
-        return tuple(p for p in self.properties if not p.passed)
+        return tuple(p for p in self.properties if p.status == FAILED)
+
+    @property
+    def not_applicable(self) -> tuple[PropertyResult, ...]:
+        return tuple(p for p in self.properties if p.status == NOT_APPLICABLE)
 
     def __getitem__(self, name: str) -> PropertyResult:
         for p in self.properties:
@@ -116,16 +153,21 @@ class AgentContractResult:
         raise KeyError(name)
 
     def summary(self) -> str:
+        n_na = len(self.not_applicable)
+        outcome = "PASS" if self.passed else f"FAIL ({len(self.failures)} of {len(self.properties)})"
+        if n_na:
+            outcome = f"PASS ({n_na} not applicable)" if self.passed else outcome[:-1] + f"; {n_na} not applicable)"
         head = (f"private-agent contract of {self.agent} ({self.notion or 'no notion'}), K = {self.num_episodes}, "
-                f"changed users {list(self.changed_users)}, seed {self.seed}: "
-                + ("PASS" if self.passed else f"FAIL ({len(self.failures)} of {len(self.properties)})"))
-        lines = [head] + [f"  [{'pass' if p.passed else 'FAIL'}] {p.name}: {p.detail}" for p in self.properties]
+                f"changed users {list(self.changed_users)}, seed {self.seed}: {outcome}")
+        tags = {PASSED: "pass", FAILED: "FAIL", NOT_APPLICABLE: "n/a"}
+        lines = [head] + [f"  [{tags[p.status]}] {p.name}: {p.detail}" for p in self.properties]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent, "notion": self.notion, "num_episodes": self.num_episodes,
             "changed_users": list(self.changed_users), "seed": self.seed, "passed": self.passed,
+            "not_applicable": [p.name for p in self.not_applicable],
             "properties": [p.to_dict() for p in self.properties],
         }
 
@@ -134,6 +176,10 @@ def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator, np
     """The agent's, the environment's and the replaced user's generators, all from ``seed``."""
     agent, env, other = np.random.SeedSequence(seed).spawn(3)
     return np.random.default_rng(agent), np.random.default_rng(env), np.random.default_rng(other)
+
+
+class _NotApplicable(Exception):
+    """Raised by a property's check when the property does not apply to the agent (the message says why)."""
 
 
 def _assumed_norm(config: Any) -> float | None:
@@ -170,6 +216,11 @@ class _Checker:
     def run(self, name: str, check: Callable[[], str]) -> None:
         try:
             detail = check()
+        except _NotApplicable as exc:
+            if name not in MAY_NOT_APPLY:  # only the properties listed may be waived
+                self.results[name] = PropertyResult(name, False, f"claimed not applicable: {exc}")
+            else:
+                self.results[name] = PropertyResult(name, False, str(exc), applicable=False)
         except AssertionError as exc:
             self.results[name] = PropertyResult(name, False, str(exc) or "assertion failed")
         except Exception as exc:  # a crash in the agent's code fails this property, with its message
@@ -301,8 +352,9 @@ class _ContractRun:
         assumed = _assumed_norm(self.config)
         big = self.oversized_env
         if big is None:
-            assert assumed is not None, (
-                "the agent's config declares no feature_norm_bound; pass oversized_env= to check this property")
+            if assumed is None:
+                raise _NotApplicable("the agent's config declares no feature_norm_bound and no oversized_env was "
+                                     "given")
             assert dataclasses.is_dataclass(self.env) and hasattr(self.env, "feature_norm_bound"), (
                 "cannot build an environment with a larger declared feature-norm bound; pass oversized_env=")
             big = dataclasses.replace(self.env, feature_norm_bound=2.0 * assumed)  # type: ignore[type-var]
@@ -314,7 +366,7 @@ class _ContractRun:
                 f"refused, but naming {exc.parameter!r} rather than 'feature_norm_bound': {exc}")
             return f"refused feature_norm_bound = {declared} (assumed {assumed})"
         raise AssertionError(f"accepted an environment declaring feature_norm_bound = {declared} above the assumed "
-                             f"{assumed}")
+                             f"{assumed if assumed is not None else 'bound (the config declares none)'}")
 
     def settings_check(self) -> str:
         settings, claim = self.agent.settings(), self.claim
@@ -361,7 +413,8 @@ def check_private_agent(
         changed_users: the users (1..K) whose data a replay replaces, one replay each; default user 1
             (whose data every later prefix release reads) and user ⌈K/3⌉.
         oversized_env: an environment declaring a feature-norm bound above the agent's assumption; by
-            default ``env`` with its declared bound set to twice the assumed one (a dataclass replace).
+            default ``env`` with its declared bound set to twice the assumed one (a dataclass replace); when
+            the agent's config declares no bound and this is None, the property is not applicable.
         claim_is_upper_bound: the agent's release pattern depends on the data (e.g. adaptive batching)
             and this run need not use the whole budget: the ledger must then only stay ≤ the claim.
         name: the agent's name in the report (default: ``agent.name``).

@@ -20,6 +20,7 @@ from dpverify.verify.result import (
     AUDIT_VIOLATION,
     CONSISTENT,
     FAIL,
+    NOT_APPLICABLE,
     NOT_RUN,
     PASS,
     REFUTED,
@@ -70,11 +71,14 @@ def structure_line(report: VerifyReport) -> str:
         return f"not run: {st.reason}"
     counts = {status: sum(c.status == status for c in st.checks) for status in (PASS, FAIL, NOT_RUN)}
     failed = [c.name for c in st.checks if c.status == FAIL]
+    waived = [c.name for c in st.checks if c.status == NOT_APPLICABLE]
     text = f"{counts[PASS]} of {len(st.checks)} contract checks passed"
     if failed:
         text += f"; failed: {', '.join(failed)}"
     if counts[NOT_RUN]:
         text += f"; {counts[NOT_RUN]} did not run"
+    if waived:
+        text += f"; not applicable: {', '.join(waived)}"
     return text
 
 
@@ -286,7 +290,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
 
 _CSS = """
 :root { --ink:#111827; --muted:#4b5563; --line:#e5e7eb; --bg:#f9fafb; --pass:#15803d; --fail:#b91c1c;
-        --skip:#b45309; }
+        --skip:#b45309; --na:#6b7280; }
 * { box-sizing:border-box; }
 body { margin:0; font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
        color:var(--ink); background:var(--bg); }
@@ -314,7 +318,7 @@ td { overflow-wrap:anywhere; }
 .badge { display:inline-block; font-size:11.5px; font-weight:700; text-transform:uppercase; letter-spacing:.04em;
          border-radius:999px; padding:1px 9px; color:#fff; background:var(--muted); white-space:nowrap; }
 .badge.pass { background:var(--pass); } .badge.fail { background:var(--fail); }
-.badge.not-run { background:var(--skip); }
+.badge.not-run { background:var(--skip); } .badge.not-applicable { background:var(--na); }
 .figs { display:grid; grid-template-columns:repeat(auto-fit,minmax(440px,1fr)); gap:14px; margin-top:14px; }
 .figs.one { grid-template-columns:minmax(0,720px); margin-bottom:10px; }
 .figs.small { grid-template-columns:repeat(auto-fit,minmax(300px,360px)); }

@@ -7,7 +7,7 @@ Sections, in the order a reviewer reads them after the verdict:
   the noise of each statistic next to the paper's printed calibration where the agent is one of the
   papers' agents;
 * :class:`StructureSection` — the private-agent contract checks (fresh noise, billboard structure,
-  norm and episode-cap refusals, ...), each pass / fail / not run;
+  norm and episode-cap refusals, ...), each pass / fail / not run / not applicable;
 * :class:`AuditSection` — the empirical agent audits that apply to the agent's privacy notion;
 * :class:`UtilitySection` — regret against the non-private counterpart and the uniformly random
   policy, and the registry's regret bound at the run's (d, H, K, ε, δ).
@@ -15,8 +15,10 @@ Sections, in the order a reviewer reads them after the verdict:
 :func:`decide` turns the first three into a :class:`Verdict`: ``CLAIM REFUTED`` when a check failed
 (the ledger exceeds the claim, a contract check failed, an audit found a violation), otherwise
 ``INCONCLUSIVE`` when a check could not run, otherwise ``CLAIM CONSISTENT`` — which, like every audit
-result, is not a certificate of privacy. Utility never changes the verdict: it is the price, not the
-claim.
+result, is not a certificate of privacy. A check that is "not applicable" (a contract property that
+does not apply to the agent, e.g. the feature-norm refusal of an agent that assumes no feature norm)
+neither refutes nor blocks CONSISTENT, and every verdict lists it among its reasons. Utility never
+changes the verdict: it is the price, not the claim.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ from dpverify.jsonable import to_jsonable
 PASS = "pass"
 FAIL = "fail"
 NOT_RUN = "not run"
-STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN)
+NOT_APPLICABLE = "not applicable"
+STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN, NOT_APPLICABLE)
+#: The statuses a whole section can have (a section of checks that all do not apply has not run).
+SECTION_STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN)
 
 REFUTED = "CLAIM REFUTED"
 CONSISTENT = "CLAIM CONSISTENT"
@@ -52,14 +57,16 @@ AUDIT_NO_VIOLATION = "NO VIOLATION FOUND"
 
 
 def _status(name: str, value: str) -> str:
-    return _validate.one_of(name, value, STATUSES)
+    return _validate.one_of(name, value, SECTION_STATUSES)
 
 
 def _section_status(checks: tuple[Check, ...]) -> str:
-    """fail if any check failed, else not run if any did not run (or there are none), else pass."""
+    """fail if any check failed, else not run if any did not run (or none applies), else pass; a check
+    that is not applicable counts for neither."""
     if any(c.status == FAIL for c in checks):
         return FAIL
-    if not checks or any(c.status == NOT_RUN for c in checks):
+    applicable = [c for c in checks if c.status != NOT_APPLICABLE]
+    if not applicable or any(c.status == NOT_RUN for c in applicable):
         return NOT_RUN
     return PASS
 
@@ -75,7 +82,9 @@ class Check:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise InvalidParameterError("name", "must be a non-empty string", self.name)
-        _status("status", self.status)
+        _validate.one_of("status", self.status, STATUSES)
+        if self.status == NOT_APPLICABLE and not self.detail:
+            raise InvalidParameterError("detail", "must say why a check is not applicable", self.detail)
 
 
 @dataclass(frozen=True)
@@ -318,6 +327,10 @@ def _check_findings(section: str, checks: tuple[Check, ...]) -> tuple[list[str],
     return refuting, missing
 
 
+def _not_applicable(section: str, checks: tuple[Check, ...]) -> list[str]:
+    return [f"{section}: {c.name} not applicable ({c.detail})" for c in checks if c.status == NOT_APPLICABLE]
+
+
 def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:
     refuting, missing = [], []
     for run in runs:
@@ -340,13 +353,15 @@ def decide(claim: ClaimSection, structure: StructureSection, audits: AuditSectio
     for found, lacking in (_check_findings("contract", structure.checks), _audit_findings(audits.runs)):
         refuting += found
         missing += lacking
-    if not structure.checks:
+    if all(c.status == NOT_APPLICABLE for c in structure.checks):  # none ran (or none applies)
         missing.append(f"contract checks could not run ({structure.reason})")
     if not audits.runs:
         missing.append(f"audits could not run ({audits.reason})")
+    waived = _not_applicable("claim & accounting", claim.checks) + _not_applicable("contract", structure.checks)
     if refuting:
-        return Verdict(REFUTED, tuple(refuting + missing))
+        return Verdict(REFUTED, tuple(refuting + missing + waived))
     if missing:
-        return Verdict(INCONCLUSIVE, tuple(missing))
-    return Verdict(CONSISTENT, ("the ledger meets the claim, every contract check passed and no audit found a "
-                                "violation",))
+        return Verdict(INCONCLUSIVE, tuple(missing + waived))
+    contract = "every applicable contract check passed" if waived else "every contract check passed"
+    return Verdict(CONSISTENT, (f"the ledger meets the claim, {contract} and no audit found a violation",
+                                *waived))

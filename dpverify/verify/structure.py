@@ -9,7 +9,9 @@ episode cap, and reports each named property; it re-implements none of them.
 
 A check that cannot start (the helper is not installed, or the factory does not follow the private
 agent protocol, e.g. it ignores ``billboard=``) leaves the section "not run": the verdict is then
-INCONCLUSIVE, never CONSISTENT.
+INCONCLUSIVE, never CONSISTENT. A property the contract reports as not applicable (the feature-norm
+refusal of an agent that declares no feature-norm bound) is shown as "not applicable" with its reason:
+neither passed nor failed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dpverify.errors import InvalidParameterError
-from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, StructureSection
+from dpverify.verify.result import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, Check, StructureSection
 
 SOURCE = "dpverify.testing.check_private_agent"
 
@@ -47,9 +49,10 @@ def structure_section(factory: Callable[..., Any], env: Any, *, episodes: int, o
     except (InvalidParameterError, TypeError, AttributeError) as exc:
         return StructureSection(NOT_RUN, "checks could not run: the factory does not follow the private-agent "
                                          f"protocol ({_one_line(exc)})", SOURCE, seconds=time.perf_counter() - start)
-    checks = tuple(Check(p.name.replace("_", " "), PASS if p.passed else FAIL, p.detail) for p in result.properties)
+    statuses = {"pass": PASS, "fail": FAIL, "not applicable": NOT_APPLICABLE}
+    checks = tuple(Check(p.name.replace("_", " "), statuses[p.status], p.detail) for p in result.properties)
     status = FAIL if any(c.status == FAIL for c in checks) else PASS
-    if not checks:
+    if all(c.status == NOT_APPLICABLE for c in checks):  # also when there are none
         status = NOT_RUN
-    return StructureSection(status, "" if checks else "the contract check reported no property", SOURCE, checks,
-                            seconds=time.perf_counter() - start)
+    reason = "" if status != NOT_RUN else "the contract check reported no applicable property"
+    return StructureSection(status, reason, SOURCE, checks, seconds=time.perf_counter() - start)
