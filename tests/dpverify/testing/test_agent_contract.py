@@ -16,6 +16,7 @@ from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.testing import CONTRACT_PROPERTIES, AgentContractResult, assert_private_agent, check_private_agent
+from dpverify.testing.agent_contract import MAY_NOT_APPLY, NOT_APPLICABLE, PROPERTY_STATUSES, PropertyResult
 
 
 @dataclass(frozen=True)
@@ -155,3 +156,69 @@ def test_an_explicit_oversized_environment() -> None:
     result = check_private_agent(toy_factory, env(), num_episodes=4, options={"epsilon": 1.0}, oversized_env=raw)
     assert result["refuses_oversized_features"].passed
     assert "= 3" in result["refuses_oversized_features"].detail
+
+
+@dataclass(frozen=True)
+class NoNormConfig:
+    """A config that declares no feature-norm bound."""
+
+    num_episodes: int
+    epsilon: float
+    delta: float
+    relation: str
+    conversion: str
+
+
+def _without_declared_norm(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *,
+                           billboard: Billboard | None = None, **options: Any) -> ToyLocalAgent:
+    """The toy agent, accepting any environment, with a config that declares no feature-norm bound."""
+    agent = toy_factory(mdp, num_episodes, rng, billboard=billboard, bug="no_norm_check", **options)
+    c = agent.config
+    agent.config = NoNormConfig(num_episodes, c.epsilon, c.delta, c.relation, c.conversion)  # type: ignore[assignment]
+    return agent
+
+
+def test_the_norm_refusal_is_not_applicable_only_without_a_declared_bound_and_an_oversized_env() -> None:
+    result = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0})
+    norm = result["refuses_oversized_features"]
+    assert norm.status == NOT_APPLICABLE and not norm.applicable and not norm.passed
+    assert "declares no feature_norm_bound" in norm.detail
+    assert result.passed and not result.failures and result.not_applicable == (norm,)
+    assert all(p.status == "pass" for p in result.properties if p is not norm)
+    assert "PASS (1 not applicable)" in result.summary()
+    assert "[n/a] refuses_oversized_features" in result.summary()
+    as_dict = result.to_dict()
+    assert as_dict["not_applicable"] == ["refuses_oversized_features"]
+    assert as_dict["properties"][6]["status"] == NOT_APPLICABLE
+    assert_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0})
+    # given an oversized environment, the property is checked, and an agent that accepts it fails
+    raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)
+    checked = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0},
+                                  oversized_env=raw)
+    assert checked["refuses_oversized_features"].status == "fail" and not checked.passed
+    assert "the config declares none" in checked["refuses_oversized_features"].detail
+    # an agent that declares a bound is always checked (the planted bug above), never not applicable
+    declared = check_private_agent(toy_factory, env(), num_episodes=6, options={"epsilon": 1.0, "bug": "no_norm_check"})
+    assert declared["refuses_oversized_features"].status == "fail" and not declared.not_applicable
+
+
+def test_a_registered_agent_that_accepts_an_oversized_environment_fails() -> None:
+    from dpverify.agents.registry import AGENTS
+
+    def accepting(mdp: Any, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> Any:
+        in_bound = dataclasses.replace(mdp, feature_norm_bound=min(mdp.feature_norm_bound, 1.0))
+        return AGENTS["luyo"].factory(in_bound, num_episodes, rng, **options)  # ignores the declared bound
+
+    small = min2021_mdp(horizon=2, num_actions=3)
+    result = check_private_agent(accepting, small, num_episodes=4, options={"epsilon": 1.0})
+    assert result["refuses_oversized_features"].status == "fail" and not result.not_applicable
+    assert [p.name for p in result.failures] == ["refuses_oversized_features"]
+
+
+def test_a_property_result_that_does_not_apply_cannot_pass() -> None:
+    with pytest.raises(InvalidParameterError, match="passed"):
+        PropertyResult("refuses_oversized_features", True, "n/a", applicable=False)
+    assert PropertyResult("notion", True, "jdp").status == "pass"
+    assert PropertyResult("notion", False, "x").status == "fail"
+    assert set(PROPERTY_STATUSES) == {"pass", "fail", NOT_APPLICABLE}
+    assert MAY_NOT_APPLY == {"refuses_oversized_features"}

@@ -168,3 +168,22 @@ def test_inconclusive_when_no_audit_applies(monkeypatch: pytest.MonkeyPatch) -> 
     report = verify("ngo", "min2021", 1.0, 1e-5, episodes=6, budget=TINY, workers=1)
     assert report.verdict.verdict == INCONCLUSIVE and report.verdict.exit_status == 2
     assert any("audits could not run" in r for r in report.verdict.reasons)
+
+
+def test_the_third_party_example_and_its_fixed_twin() -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[3] / "docs" / "examples" / "visit_count_agent.py"
+    small = {"dim": 3, "horizon": 2, "num_actions": 2, "num_states": 3, "seed": 3}
+    fixed = verify(f"{example}:make_fixed_agent", "random-linear", 1.0, 1e-5, episodes=8, budget=TINY,
+                   env_options=small, workers=1)
+    assert fixed.verdict.verdict == CONSISTENT, fixed.verdict.reasons
+    statuses = {c.name: c.status for c in fixed.structure.checks}
+    assert statuses.pop("refuses oversized features") == "not applicable"
+    assert set(statuses.values()) == {PASS} and fixed.structure.status == PASS
+    assert any("not applicable" in r for r in fixed.verdict.reasons)
+    buggy = verify(f"{example}:make_agent", "random-linear", 1.0, 1e-5, episodes=8, budget=TINY,
+                   env_options=small, workers=1)
+    assert buggy.verdict.verdict == REFUTED
+    assert {c.name for c in buggy.structure.checks if c.status == FAIL} == {"ledger equals claim"}
+    assert buggy.claim.status == FAIL

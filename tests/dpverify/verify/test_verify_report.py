@@ -63,3 +63,24 @@ def test_claimed_tradeoff_curves() -> None:
     fpr = 0.1
     expected = max(0.0, 1 - 1e-5 - math.e * fpr, math.exp(-1.0) * (1 - 1e-5 - fpr))
     assert claimed_tradeoff(1.0, 1e-5, None, [fpr])[0] == pytest.approx(expected)
+
+
+def test_a_check_that_does_not_apply_is_shown_as_such_in_every_form() -> None:
+    import dataclasses
+
+    from dpverify.verify.result import NOT_APPLICABLE, Check, decide
+
+    r = report()
+    na = Check("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
+    structure = dataclasses.replace(r.structure, checks=(*r.structure.checks, na))
+    r = dataclasses.replace(r, structure=structure, verdict=decide(r.claim, structure, r.audits))
+    assert r.verdict.verdict == CONSISTENT
+    text = to_text(r)
+    assert "[not applicable] refuses oversized features: the agent's config" in text
+    assert "2 of 3 contract checks passed; not applicable: refuses oversized features" in text
+    assert "  - contract: refuses oversized features not applicable" in text
+    assert "| refuses oversized features | not applicable |" in to_markdown(r)
+    page = to_html(r, {})
+    assert '<span class="badge not-applicable">not applicable</span>' in page and ".badge.not-applicable" in page
+    checks = json.loads(json.dumps(r.to_dict()))["structure"]["checks"]
+    assert checks[-1]["status"] == NOT_APPLICABLE

@@ -17,6 +17,7 @@ from dpverify.verify.result import (
     FAIL,
     INCONCLUSIVE,
     NOT_A_CERTIFICATE,
+    NOT_APPLICABLE,
     NOT_RUN,
     PASS,
     REFUTED,
@@ -99,3 +100,33 @@ def test_budgets() -> None:
         budget_by_name("huge")
     with pytest.raises(InvalidParameterError, match="two_world_trials"):
         Budget("x", 1, 5, 100, 8, 10, 1)
+
+
+def _with_not_applicable(status: str = PASS) -> StructureSection:
+    na = Check("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
+    checks = (*structure(status).checks, na)
+    return StructureSection(status, "", "dpverify.testing.check_private_agent", checks)
+
+
+def test_not_applicable_neither_refutes_nor_blocks_consistent_and_is_listed() -> None:
+    verdict = decide(claim(), _with_not_applicable(), audits())
+    assert verdict.verdict == CONSISTENT
+    assert "every applicable contract check passed" in verdict.reasons[0]
+    assert verdict.reasons[1] == ("contract: refuses oversized features not applicable (the agent's config declares "
+                                  "no feature_norm_bound)")
+    refuted = decide(claim(), _with_not_applicable(FAIL), audits())
+    assert refuted.verdict == REFUTED and any("not applicable" in r for r in refuted.reasons)
+    inconclusive = decide(claim(), _with_not_applicable(), AuditSection(NOT_RUN, "none"))
+    assert inconclusive.verdict == INCONCLUSIVE and any("not applicable" in r for r in inconclusive.reasons)
+
+
+def test_a_section_where_nothing_applies_has_not_run() -> None:
+    only = (Check("refuses oversized features", NOT_APPLICABLE, "no bound declared"),)
+    with pytest.raises(InvalidParameterError, match="status"):
+        StructureSection(PASS, checks=only)
+    section = StructureSection(NOT_RUN, "no applicable property", checks=only)
+    assert decide(claim(), section, audits()).verdict == INCONCLUSIVE
+    with pytest.raises(InvalidParameterError, match="detail"):
+        Check("x", NOT_APPLICABLE)  # a check that does not apply says why
+    with pytest.raises(InvalidParameterError, match="status"):
+        StructureSection(NOT_APPLICABLE)  # a whole section is pass, fail or not run
