@@ -117,7 +117,12 @@ def _qda(z0: np.ndarray, z1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _logistic(z0: np.ndarray, z1: np.ndarray, max_rows: int = 50_000, iterations: int = 25) -> np.ndarray:
-    """L2-penalised logistic regression by Newton's method, on standardised features; returns w on raw x."""
+    """L2-penalised logistic regression by Newton's method, on standardised features; returns w on raw x.
+
+    With fewer rows than coordinates (n < p, e.g. a one-run audit's pilot: a hundred canary slots of
+    thousands of released values each) the same Newton iterates are computed in the span of the rows
+    (:func:`_logistic_newton_dual`), at O(n²p) per fit instead of O(p³) per iteration.
+    """
     z0 = z0[:max_rows]
     z1 = z1[:max_rows]
     x = np.vstack([z0, z1])
@@ -125,20 +130,67 @@ def _logistic(z0: np.ndarray, z1: np.ndarray, max_rows: int = 50_000, iterations
     centre = x.mean(axis=0)
     spread = x.std(axis=0)
     spread[spread <= 0] = 1.0
-    xs = np.hstack([(x - centre) / spread, np.ones((len(x), 1))])
+    xs = (x - centre) / spread
+    newton = _logistic_newton_dual if xs.shape[0] < xs.shape[1] else _logistic_newton
+    return newton(xs, y, iterations) / spread
+
+
+#: The logistic regression's ridge per row (λ: the penalty is λ·n·‖w‖²/2, the intercept unpenalised).
+_LOGISTIC_PENALTY = 1e-3
+#: Added to the Newton Hessian's diagonal (the intercept's too), so that it is always invertible.
+_HESSIAN_RIDGE = 1e-12
+
+
+def _logistic_newton(xs: np.ndarray, y: np.ndarray, iterations: int) -> np.ndarray:
+    """Newton's method for the penalised logistic regression on rows ``xs`` (an intercept is added); the
+    weights without the intercept."""
+    xs = np.hstack([xs, np.ones((len(xs), 1))])
     p = xs.shape[1]
-    penalty = 1e-3 * np.eye(p)
+    penalty = _LOGISTIC_PENALTY * np.eye(p)
     penalty[-1, -1] = 0.0
     beta = np.zeros(p)
     for _ in range(iterations):
         prob = 1.0 / (1.0 + np.exp(-np.clip(xs @ beta, -50, 50)))
-        grad = xs.T @ (y - prob) - penalty @ beta * len(x)
-        hess = (xs * (prob * (1 - prob))[:, None]).T @ xs + penalty * len(x) + 1e-12 * np.eye(p)
+        grad = xs.T @ (y - prob) - penalty @ beta * len(xs)
+        hess = (xs * (prob * (1 - prob))[:, None]).T @ xs + penalty * len(xs) + _HESSIAN_RIDGE * np.eye(p)
         step = np.linalg.solve(hess, grad)
         beta = beta + step
         if float(np.max(np.abs(step))) < 1e-8:
             break
-    return beta[:-1] / spread
+    return beta[:-1]
+
+
+def _logistic_newton_dual(xs: np.ndarray, y: np.ndarray, iterations: int) -> np.ndarray:
+    """The Newton iterates of :func:`_logistic_newton` for n < p rows, computed with n + 1 unknowns.
+
+    Write the weights as w = Xᵀa (they start at 0). The gradient Xᵀ(y − π) − λn·w and the Hessian
+    XᵀΠX + c·I (c = λn + ridge, Π = diag π(1 − π), coupled to the intercept b by XᵀΠ1) map the row
+    space of X to itself, so each Newton step is s_w = Xᵀs_a with
+    (ΠG + cI)·s_a + Π1·s_b = y − π − λn·a and 1ᵀΠG·s_a + (1ᵀΠ1 + ridge)·s_b = 1ᵀ(y − π), G = XXᵀ:
+    the primal step exactly, up to rounding, so the fitted weights are the same.
+    """
+    n = xs.shape[0]
+    gram = xs @ xs.T
+    lam = _LOGISTIC_PENALTY * n
+    a = np.zeros(n)
+    b = 0.0
+    for _ in range(iterations):
+        prob = 1.0 / (1.0 + np.exp(-np.clip(gram @ a + b, -50, 50)))
+        weight = prob * (1 - prob)
+        residual = y - prob
+        system = np.empty((n + 1, n + 1))
+        system[:n, :n] = weight[:, None] * gram + (lam + _HESSIAN_RIDGE) * np.eye(n)
+        system[:n, n] = weight
+        system[n, :n] = weight @ gram
+        system[n, n] = weight.sum() + _HESSIAN_RIDGE
+        rhs = np.concatenate([residual - lam * a, [residual.sum()]])
+        step = np.linalg.solve(system, rhs)
+        a = a + step[:n]
+        b = b + float(step[n])
+        largest = max(float(np.max(np.abs(xs.T @ step[:n]))), abs(float(step[n])))
+        if largest < 1e-8:
+            break
+    return xs.T @ a
 
 
 def _spreads_differ(z0: np.ndarray, z1: np.ndarray, z_threshold: float = 4.0) -> bool:
