@@ -29,4 +29,7 @@ def test_registered_private_agent_meets_the_contract(name: str) -> None:
     result = assert_private_agent(entry.factory, ENVIRONMENTS[entry.env_kind](), num_episodes=20, options=options,
                                   name=name)
     assert [p.name for p in result.properties] == list(CONTRACT_PROPERTIES)
+    # every registered agent declares its feature-norm bound: no property may be "not applicable" (the
+    # agents' own test files rely on this check for the refusal of oversized features)
+    assert all(p.status == "pass" for p in result.properties), result.summary()
     assert result.notion == ("ldp" if name == "ldp-ucrl-vtr" else "jdp")
