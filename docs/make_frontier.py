@@ -131,14 +131,17 @@ def command_run(args: argparse.Namespace) -> int:
 
 def command_import(args: argparse.Namespace) -> int:
     """Reuse the K = 3000 cells docs/make_results.py already ran (same environment, seeds, δ and defaults:
-    DP-LSVI-UCB++ ``derived`` is the fresh variant) instead of rerunning them; each imported cell records
-    where it came from. A cell already on disk is kept (and compared, when both exist)."""
+    DP-LSVI-UCB++ ``derived`` is the fresh variant, including its sweep to ε = 10¹²) instead of rerunning
+    them; each imported cell records where it came from. A cell already on disk is kept (and compared,
+    when both exist)."""
     (OUT / "runs").mkdir(parents=True, exist_ok=True)
     document = json.loads((ROOT / "docs" / "results" / "results.json").read_text())
     labels = {"dp-lsvi-ucb++": "DP-LSVI-UCB++ fresh", "luyo": "Luyo et al.", "ngo": "Ngo et al."}
     for r in document["runs"]:
         eps = r["agent_options"].get("epsilon")
-        if (r["env"] != "min2021" or r["env_options"] != MIN2021 or r["agent"] not in labels or eps not in EPSILONS
+        beyond = r["agent"] == "dp-lsvi-ucb++" and eps is not None and eps > max(EPSILONS)  # the ε → ∞ sweep
+        if (r["env"] != "min2021" or r["env_options"] != MIN2021 or r["agent"] not in labels
+                or (eps not in EPSILONS and not beyond)
                 or r["agent_options"].get("sensitivity_model", "derived") != "derived"
                 or document["settings"]["base_seed"] != BASE_SEED or r["agent_options"].get("delta") != DELTA):
             continue
@@ -302,7 +305,7 @@ def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, 
         ax.set_xlabel("ε (δ = 1e-5, replace-one, JDP)")
         ax.set_ylabel("final cumulative regret (exact), mean ± sd")
         ax.set_title(f"Min et al. MDP (rescaled), H = 20, |A| = 100, K = {K}", fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="best", framealpha=0.9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
