@@ -131,6 +131,9 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
     if budget.one_run_audits == "none":
         note = (f"The {budget.name} budget runs no one-run audit at K = {episodes} (the standard and thorough "
                 "budgets do); the two-world audits at the small configuration are its audits.")
+    elif budget.one_run_audits == "first" and len(notions) > 1:
+        note = (f"The {budget.name} budget runs the one-run audit at K = {episodes} for the {notions[0]} notion only "
+                f"(not for {', '.join(notions[1:])}); the standard and thorough budgets run it for every notion.")
     return AuditSection(status, note, tuple(runs))
 
 

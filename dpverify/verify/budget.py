@@ -63,7 +63,7 @@ class Budget:
 
 BUDGETS: dict[str, Budget] = {
     "quick": Budget("quick", utility_seeds=3, two_world_trials=400, batched_trials=2_000, two_world_episodes=8,
-                    one_run_canaries=200, one_run_runs=1, contract_episodes=20, one_run_audits="none",
+                    one_run_canaries=200, one_run_runs=1, contract_episodes=20, one_run_audits="first",
                     description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
     "standard": Budget("standard", utility_seeds=10, two_world_trials=5_000, batched_trials=50_000,
                        two_world_episodes=16, one_run_canaries=500, one_run_runs=1, contract_episodes=40,
