@@ -182,11 +182,19 @@ class _NotApplicable(Exception):
     """Raised by a property's check when the property does not apply to the agent (the message says why)."""
 
 
+#: The config fields that declare the feature-norm bound the sensitivities assume.
+_NORM_FIELDS = ("feature_norm_bound", "feature_norm")
+
+
+def _declared_norm(config: Any) -> Any:
+    """The first feature-norm field of the config that is not None (None when it declares none)."""
+    return next((v for v in (getattr(config, n, None) for n in _NORM_FIELDS) if v is not None), None)
+
+
 def _assumed_norm(config: Any) -> float | None:
-    for name in ("feature_norm_bound", "feature_norm"):
-        value = getattr(config, name, None)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+    value = _declared_norm(config)
+    if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
+        return float(value)
     return None
 
 
@@ -352,9 +360,11 @@ class _ContractRun:
         assumed = _assumed_norm(self.config)
         big = self.oversized_env
         if big is None:
-            if assumed is None:
+            if _declared_norm(self.config) is None:
                 raise _NotApplicable("the agent's config declares no feature_norm_bound and no oversized_env was "
                                      "given")
+            assert assumed is not None, (
+                f"the config's feature-norm bound is not a number: {_declared_norm(self.config)!r}")
             assert dataclasses.is_dataclass(self.env) and hasattr(self.env, "feature_norm_bound"), (
                 "cannot build an environment with a larger declared feature-norm bound; pass oversized_env=")
             big = dataclasses.replace(self.env, feature_norm_bound=2.0 * assumed)  # type: ignore[type-var]

@@ -222,3 +222,19 @@ def test_a_property_result_that_does_not_apply_cannot_pass() -> None:
     assert PropertyResult("notion", False, "x").status == "fail"
     assert set(PROPERTY_STATUSES) == {"pass", "fail", NOT_APPLICABLE}
     assert MAY_NOT_APPLY == {"refuses_oversized_features"}
+
+
+def test_a_declared_bound_that_is_not_a_number_fails_rather_than_not_applying() -> None:
+    @dataclass(frozen=True)
+    class TextNormConfig(NoNormConfig):
+        feature_norm_bound: str = "1.0"
+
+    def text_norm(mdp: Any, num_episodes: int, rng: np.random.Generator, /, **options: Any) -> ToyLocalAgent:
+        agent = _without_declared_norm(mdp, num_episodes, rng, **options)
+        c = agent.config
+        agent.config = TextNormConfig(num_episodes, c.epsilon, c.delta, c.relation, c.conversion)
+        return agent
+
+    result = check_private_agent(text_norm, env(), num_episodes=4, options={"epsilon": 1.0})
+    norm = result["refuses_oversized_features"]
+    assert norm.status == "fail" and "not a number: '1.0'" in norm.detail and not result.not_applicable
