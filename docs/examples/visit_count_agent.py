@@ -53,6 +53,10 @@ class VisitCountConfig:
     delta: float
     relation: str = "replace-one"  # the relation the sensitivity √(2H) holds under
 
+    def __post_init__(self) -> None:  # ε and δ are checked by mu_for_epsilon_delta, the relation by the billboard
+        if not isinstance(self.num_episodes, int) or self.num_episodes < 1:
+            raise InvalidParameterError("num_episodes", "must be an integer >= 1", self.num_episodes)
+
 
 class VisitCountAgent:
     privacy_notion = "jdp"
