@@ -281,7 +281,7 @@ def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, 
     import matplotlib.pyplot as plt
 
     horizons = sorted({r["K"] for r in runs})
-    fig, axes = plt.subplots(1, max(1, len(horizons)), figsize=(6.2 * max(1, len(horizons)), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, max(1, len(horizons)), figsize=(6.2 * max(1, len(horizons)), 6.0), squeeze=False)
     for ax, K in zip(axes[0], horizons, strict=False):
         here = [r for r in runs if r["K"] == K]
         for label in AGENT_TABLE:
@@ -305,7 +305,7 @@ def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, 
         ax.set_xlabel("ε (δ = 1e-5, replace-one, JDP)")
         ax.set_ylabel("final cumulative regret (exact), mean ± sd")
         ax.set_title(f"Min et al. MDP (rescaled), H = 20, |A| = 100, K = {K}", fontsize=10)
-        ax.legend(fontsize=7, loc="best", framealpha=0.9)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
