@@ -94,7 +94,7 @@ from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
 from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
-from dpverify.agents.statistics import RidgeStatistics
+from dpverify.agents.statistics import WEIGHT_CHECK_TOLERANCE, PublishedRidgeStatistics, RidgeStatistics
 from dpverify.bounds import constants as paper_constants
 from dpverify.bounds.symbols import H as H_symbol
 from dpverify.bounds.symbols import K as K_symbol
@@ -105,8 +105,8 @@ from dpverify.errors import InvalidParameterError
 
 #: Default multipliers of the registry radii (see the module docstring and docs/private_agents.md).
 DEFAULT_RADIUS_MULTIPLIER = 1e-5
-#: Relative slack of the feature-norm and weight checks (floating-point rounding only).
-CHECK_TOLERANCE = 1e-9
+#: Relative slack of the weight check (floating-point rounding only; the check is the shared statistics').
+CHECK_TOLERANCE = WEIGHT_CHECK_TOLERANCE
 
 VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 ALL_FAMILIES: tuple[str, ...] = ("gram",) + VECTOR_FAMILIES
@@ -221,50 +221,32 @@ def noise_constants_for_std(s: float, sigma_hat: float, dim: int, horizon: int, 
 # ---- privatised statistics --------------------------------------------------------------------------
 
 
-class PrivatisedRidgeStatistics(RidgeStatistics):
+class PrivatisedRidgeStatistics(PublishedRidgeStatistics):
     """Raw prefix sums kept exactly; every read by the planner goes through the billboard.
 
     The raw sums (``gram`` without λ, ``next_state_sums``) are private state: the only methods that
-    return anything computed from them are :meth:`release_grams` and :meth:`release_sum`, which publish
+    return anything computed from them are :meth:`release_grams` and :meth:`release_sums`, which publish
     through the billboard with fresh noise. :meth:`weighted_sum` (the raw read of the parent class)
-    refuses, so no code path can read a raw sum by mistake.
+    refuses, so no code path can read a raw sum by mistake (the read methods shared with the tree variant
+    are :class:`dpverify.agents.statistics.PublishedRidgeStatistics`'s).
     """
+
+    raw_read_hint = "use release_sum (billboard)"
 
     def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
                  calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
                  max_weight: float) -> None:
-        super().__init__(features, rewards, regularization)
-        self.shift = float(shift)
-        self.calibration = calibration
-        self.billboard = billboard
-        self.noise_rng = noise_rng
-        self.max_weight = float(max_weight)
+        super().__init__(features, rewards, regularization, shift, calibration, billboard, noise_rng, max_weight)
         self.mechanisms = {family: calibration.mechanism(family) for family in ALL_FAMILIES}
         self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))  # Σ_i w_i φ_i φ_iᵀ (no λ)
-        self.released_episode = 0
         self._reserved: ReservedReleases
         # The vector releases of a backward pass, in publication order: stages H..1, each w_hat, w_check, w_bar.
         self._vector_plan = ReleasePlan([(family, h + 1, self.mechanisms[family])
                                          for h in range(self.horizon - 1, -1, -1) for family in VECTOR_FAMILIES])
-        self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
-        self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
-        self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
-
-    @property
-    def episode(self) -> int:
-        """The 1-based episode k whose releases read users 1..k−1 (= users added so far + 1)."""
-        return self.count + 1
 
     def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Add user k's transitions to the raw sums; check the weight bound the sensitivities assume."""
-        if weights is None:
-            raise InvalidParameterError("weights", "must be given (σ̄⁻² of every stage)", None)
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (self.horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
-            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
-        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
-            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
-                                        float(w.max()))
+        w = self._checked_weights(weights)
         h = np.arange(self.horizon)
         s, a, s_next = states[:-1], actions, states[1:]
         x = self.features[h, s, a]
@@ -281,24 +263,13 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         Post-processing of the published matrix: symmetrise (exact already), add (λ + shift)I, floor
         the eigenvalues at λ, invert via the eigendecomposition.
         """
-        k = self.episode
-        if self.released_episode == k:
-            raise InvalidParameterError("release_grams", "may be called once per episode", k)
+        k = self._episode_to_release()
         noisy = self.billboard.publish_stages("gram", k, self.mechanisms["gram"], self.raw_gram, "prefix",
                                               self.noise_rng)
         # The vector releases of this episode's backward pass (stages H..1, each w_hat, w_check, w_bar),
         # recorded and their noise drawn now, in that order (the noise does not depend on the data).
         self._reserved = self.billboard.reserve(k, self._vector_plan, "prefix", self.noise_rng)
-        noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
-        eigenvalues, vectors = np.linalg.eigh(noisy)
-        eigenvalues = np.maximum(eigenvalues, self.regularization)
-        scaled = vectors / np.sqrt(eigenvalues)[:, None, :]  # Λ̃⁻¹ = scaled scaledᵀ
-        self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
-        self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
-        projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
-        bonus = np.square(projected).sum(axis=2)
-        self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
-        self.released_episode = k
+        self._set_published_grams(noisy)
 
     def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
         """Publish Σ_{i<k} w_i φ_i V(s'_i) (= M_h V) for V = V̂ (``w_hat``), V̌ (``w_check``) and V̂² (``w_bar``),
@@ -307,38 +278,6 @@ class PrivatisedRidgeStatistics(RidgeStatistics):
         sums = self.next_state_sums[h]
         return tuple(self._reserved.publish_group(VECTOR_FAMILIES, h + 1, [sums @ v_hat, sums @ v_check,
                                                                             sums @ v_hat**2]))
-
-    # ---- the parent's release methods, answered from the published values ----------------------------
-
-    def _check_released(self) -> None:
-        if self.released_episode != self.episode:
-            raise InvalidParameterError("release_grams", "must be called at the start of every episode",
-                                        self.released_episode)
-
-    def gram_inverse(self, h: int) -> np.ndarray:
-        self._check_released()
-        return self._noisy_inverse[h]
-
-    def gram_matrix(self, h: int) -> np.ndarray:
-        raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
-
-    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
-        raise InvalidParameterError("weighted_sum", "is a raw read; use release_sum (billboard)", h)
-
-    def bonus_squared(self, h: int) -> np.ndarray:
-        self._check_released()
-        return self._noisy_bonus[h]
-
-    def bonus_squared_all(self) -> np.ndarray:
-        self._check_released()
-        return self._noisy_bonus
-
-    def log_determinants(self) -> np.ndarray:
-        return self._noisy_logdet.copy()
-
-    def log_determinant(self, h: int) -> float:
-        """log det of the shifted, floored noisy Λ̃_{k,h} (before any release: of (λ + shift)I = Λ̃_0)."""
-        return float(self._noisy_logdet[h])
 
 
 # ---- the agent ----------------------------------------------------------------------------------------

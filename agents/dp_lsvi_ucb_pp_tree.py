@@ -73,16 +73,13 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard
-from dpverify.agents.statistics import RidgeStatistics
+from dpverify.agents.statistics import PublishedRidgeStatistics
 from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec
-from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-#: Relative slack of the weight check (floating-point rounding only), as in the fresh variant.
-CHECK_TOLERANCE = 1e-9
 TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")
 
 
@@ -150,51 +147,33 @@ def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, epi
     return gram.entry_std * math.sqrt(c), next_state.sigma * math.sqrt(c) * horizon * math.sqrt(num_states)
 
 
-class TreeRidgeStatistics(RidgeStatistics):
+class TreeRidgeStatistics(PublishedRidgeStatistics):
     """The statistics of tree-aggregated DP-LSVI-UCB++, read by LSVI-UCB++ through its release methods.
 
     Raw terms live only inside the two :class:`~dpverify.agents.tree_lsvi.BinaryTreeSum` counters; the
     planner reads their published prefixes (:meth:`release_grams` at the start of an episode, then
     :meth:`release_sums` per stage — post-processing, no release). :meth:`weighted_sum` and
-    :meth:`gram_matrix` (raw reads of the parent class) refuse.
+    :meth:`gram_matrix` (raw reads of the parent class) refuse; the read methods are those of
+    :class:`dpverify.agents.statistics.PublishedRidgeStatistics`, shared with the fresh variant.
     """
+
+    raw_read_hint = "use release_sums (published prefixes)"
 
     def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
                  calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
                  max_weight: float, num_episodes: int) -> None:
-        super().__init__(features, rewards, regularization)
-        self.shift = float(shift)
-        self.calibration = calibration
-        self.billboard = billboard
-        self.noise_rng = noise_rng
-        self.max_weight = float(max_weight)
+        super().__init__(features, rewards, regularization, shift, calibration, billboard, noise_rng, max_weight)
         H, d, S = self.horizon, self.dim, self.num_states
         gram, next_state = calibration.mechanism("gram"), calibration.mechanism("next_state")
         assert isinstance(gram, GOEMechanism) and isinstance(next_state, GaussianMechanism)
         self.gram_tree = BinaryTreeSum(billboard, "gram", gram, H, (d, d), num_episodes, noise_rng)
         self.next_state_tree = BinaryTreeSum(billboard, "next_state", next_state, H, (d * S,), num_episodes,
                                              noise_rng)
-        self.released_episode = 0
         self._next_state = np.zeros((H, d, S))
-        self._noisy_inverse = np.zeros((H, d, d))
-        self._noisy_logdet = np.full(H, d * math.log(regularization + shift))
-        self._noisy_bonus = np.zeros((H, self.num_states, self.num_actions))
-
-    @property
-    def episode(self) -> int:
-        """The 1-based episode k whose statistics cover users 1..k−1 (= users added so far + 1)."""
-        return self.count + 1
 
     def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Add user k's terms to both trees, publishing the node (k − lowbit(k), k] of every stage."""
-        if weights is None:
-            raise InvalidParameterError("weights", "must be given (σ̄⁻² of every stage)", None)
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (self.horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
-            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
-        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
-            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
-                                        float(w.max()))
+        w = self._checked_weights(weights)
         h = np.arange(self.horizon)
         x = self.features[h, states[:-1], actions]
         weighted_x = w[:, None] * x
@@ -209,55 +188,15 @@ class TreeRidgeStatistics(RidgeStatistics):
     def release_grams(self) -> None:
         """Read the published prefixes for episode k: Λ̃_{k,h} = G̃_h + (λ + shift)I with eigenvalues floored
         at λ, its inverse, log-determinant and bonuses, and M̃_h (post-processing, as the fresh variant)."""
-        k = self.episode
-        if self.released_episode == k:
-            raise InvalidParameterError("release_grams", "may be called once per episode", k)
-        noisy = self.gram_tree.prefix
-        noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
-        eigenvalues, vectors = np.linalg.eigh(noisy)
-        eigenvalues = np.maximum(eigenvalues, self.regularization)
-        scaled = vectors / np.sqrt(eigenvalues)[:, None, :]
-        self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
-        self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
-        bonus = np.square(self._flat_features @ scaled).sum(axis=2)
-        self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
+        self._episode_to_release()
         self._next_state = self.next_state_tree.prefix.reshape(self.horizon, self.dim, self.num_states)
-        self.released_episode = k
+        self._set_published_grams(self.gram_tree.prefix)
 
     def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
         """M̃_h V̂, M̃_h V̌, M̃_h V̂² from the published prefix of M_h (stage h 0-based; no release)."""
         self._check_released()
         m = self._next_state[h]
         return m @ v_hat, m @ v_check, m @ v_hat**2
-
-    def _check_released(self) -> None:
-        if self.released_episode != self.episode:
-            raise InvalidParameterError("release_grams", "must be called at the start of every episode",
-                                        self.released_episode)
-
-    def gram_inverse(self, h: int) -> np.ndarray:
-        self._check_released()
-        return self._noisy_inverse[h]
-
-    def gram_matrix(self, h: int) -> np.ndarray:
-        raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
-
-    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
-        raise InvalidParameterError("weighted_sum", "is a raw read; use release_sums (published prefixes)", h)
-
-    def bonus_squared(self, h: int) -> np.ndarray:
-        self._check_released()
-        return self._noisy_bonus[h]
-
-    def bonus_squared_all(self) -> np.ndarray:
-        self._check_released()
-        return self._noisy_bonus
-
-    def log_determinants(self) -> np.ndarray:
-        return self._noisy_logdet.copy()
-
-    def log_determinant(self, h: int) -> float:
-        return float(self._noisy_logdet[h])
 
 
 __all__ = [

@@ -28,11 +28,21 @@ It is the statistics of UCRL-VTR; LDP-UCRL-VTR's server keeps sums of privatised
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.linalg import downdate_weighted_norms, rank_one_terms, sherman_morrison
 from dpverify.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from dpverify.agents.billboard import Billboard
+    from dpverify.calibration import Calibration
+
+#: Relative slack of the private statistics' weight check (floating-point rounding only).
+WEIGHT_CHECK_TOLERANCE = 1e-9
 
 
 class RidgeStatistics:
@@ -118,6 +128,106 @@ class RidgeStatistics:
     def log_determinant(self, h: int) -> float:
         """log det Λ_h (matrix determinant lemma; for the rare-switching test of LSVI-UCB++)."""
         return float(self.logdet[h])
+
+
+class PublishedRidgeStatistics(RidgeStatistics):
+    """What the two private statistics of DP-LSVI-UCB++ share (Sahu 2025, Algorithm 1): the planner reads only
+    published values.
+
+    A subclass keeps its raw sums private and, once per episode k, publishes the H Gram matrices
+    (:meth:`release_grams`, fresh or tree-aggregated); :meth:`_set_published_grams` derives from them — by
+    post-processing only — Λ̃_{k,h} = G̃_h + (λ + shift)I with eigenvalues floored at λ, its inverse,
+    log-determinant and the bonuses, which the release methods below answer from. The raw reads of the parent
+    (:meth:`gram_matrix`, :meth:`weighted_sum`) refuse. :meth:`_checked_weights` enforces the weight bound the
+    sensitivities assume (σ̄⁻² ≤ ``max_weight``) when a user's terms are added.
+    """
+
+    #: Where :meth:`weighted_sum`'s refusal points the caller.
+    raw_read_hint = "use release_sums"
+
+    def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
+                 calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
+                 max_weight: float) -> None:
+        super().__init__(features, rewards, regularization)
+        self.shift = float(shift)
+        self.calibration = calibration
+        self.billboard = billboard
+        self.noise_rng = noise_rng
+        self.max_weight = float(max_weight)
+        self.released_episode = 0
+        self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
+        self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
+        self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
+
+    @property
+    def episode(self) -> int:
+        """The 1-based episode k whose releases read users 1..k−1 (= users added so far + 1)."""
+        return self.count + 1
+
+    def _checked_weights(self, weights: np.ndarray | None) -> np.ndarray:
+        """The H weights σ̄⁻² of a user, checked against the bound the sensitivities assume."""
+        if weights is None:
+            raise InvalidParameterError("weights", "must be given (σ̄⁻² of every stage)", None)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (self.horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
+            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
+        if np.any(w > self.max_weight * (1.0 + WEIGHT_CHECK_TOLERANCE)):
+            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
+                                        float(w.max()))
+        return w
+
+    def _episode_to_release(self) -> int:
+        """The current episode k, refused if its Gram matrices were already released."""
+        k = self.episode
+        if self.released_episode == k:
+            raise InvalidParameterError("release_grams", "may be called once per episode", k)
+        return k
+
+    def _set_published_grams(self, noisy: np.ndarray) -> None:
+        """Post-processing of the published Gram matrices (H, d, d) of the current episode: symmetrise, add
+        (λ + shift)I, floor the eigenvalues at λ, invert via the eigendecomposition; mark the episode released."""
+        noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
+        eigenvalues, vectors = np.linalg.eigh(noisy)
+        eigenvalues = np.maximum(eigenvalues, self.regularization)
+        scaled = vectors / np.sqrt(eigenvalues)[:, None, :]  # Λ̃⁻¹ = scaled scaledᵀ
+        self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
+        self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
+        projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
+        bonus = np.square(projected).sum(axis=2)
+        self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
+        self.released_episode = self.episode
+
+    # ---- the parent's release methods, answered from the published values ----------------------------
+
+    def _check_released(self) -> None:
+        if self.released_episode != self.episode:
+            raise InvalidParameterError("release_grams", "must be called at the start of every episode",
+                                        self.released_episode)
+
+    def gram_inverse(self, h: int) -> np.ndarray:
+        self._check_released()
+        return self._noisy_inverse[h]
+
+    def gram_matrix(self, h: int) -> np.ndarray:
+        raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
+
+    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
+        raise InvalidParameterError("weighted_sum", f"is a raw read; {self.raw_read_hint}", h)
+
+    def bonus_squared(self, h: int) -> np.ndarray:
+        self._check_released()
+        return self._noisy_bonus[h]
+
+    def bonus_squared_all(self) -> np.ndarray:
+        self._check_released()
+        return self._noisy_bonus
+
+    def log_determinants(self) -> np.ndarray:
+        return self._noisy_logdet.copy()
+
+    def log_determinant(self, h: int) -> float:
+        """log det of the shifted, floored noisy Λ̃_{k,h} (before any release: of (λ + shift)I = Λ̃_0)."""
+        return float(self._noisy_logdet[h])
 
 
 class ValueTargetStatistics:
