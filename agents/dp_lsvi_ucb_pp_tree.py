@@ -75,7 +75,7 @@ from dpverify import _validate
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.statistics import PublishedRidgeStatistics
 from dpverify.agents.tree_lsvi import BinaryTreeSum
-from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec
+from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec, dp_lsvi_ucbpp_setting
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
@@ -97,31 +97,26 @@ def dp_lsvi_ucbpp_tree_schedule(
 
     ``sensitivity_model``: "derived" (σ̄⁻² ≤ 1/H², Sahu 2025 line 25) or "paper" (σ̄⁻² ≤ 1, Appendix A).
     """
-    horizon = _validate.integer("horizon", horizon, minimum=1)
-    episodes = _validate.integer("episodes", episodes, minimum=1)
-    dim = _validate.integer("dim", dim, minimum=1)
-    num_states = _validate.integer("num_states", num_states, minimum=1)
-    model = _validate.one_of("sensitivity_model", sensitivity_model, ("paper", "derived"))
-    relation = Neighbouring.parse(relation)
-    F = _validate.positive("feature_norm", feature_norm)
-    weight = 1.0 if model == "paper" else 1.0 / float(horizon) ** 2
-    unit = SumBound(weight, F, 1.0)
+    setting = dp_lsvi_ucbpp_setting(horizon, episodes, dim, sensitivity_model, relation, feature_norm, num_states)
+    model, relation, F = setting.model, setting.relation, setting.feature_norm
+    dim, states = setting.dim, setting.num_states
+    assert states is not None  # validated: it was given
+    unit = SumBound(setting.weight, F, 1.0)
     stats = (
         StatisticSpec("gram", "tree node of Σ σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26; binary mechanism), GOE",
                       "symmetric-matrix", dim, gram_sum_sensitivity(unit, relation), "tree"),
         StatisticSpec("next_state", "tree node of Σ σ̄⁻² φ e_{s'}ᵀ (d×S, flattened; M_h V gives lines 6–8)",
-                      "vector", dim * num_states, vector_sum_sensitivity(unit, relation), "tree"),
+                      "vector", dim * states, vector_sum_sensitivity(unit, relation), "tree"),
     )
-    weight_rule = "σ̄⁻² ≤ 1 (paper, Appendix A)" if model == "paper" else "σ̄⁻² ≤ 1/H² because σ̄ ≥ H (Alg. 1 line 25)"
     return ReleaseSchedule(
         name=f"dp-lsvi-ucb++ tree ({model} sensitivities)",
         source="Sahu 2025, Algorithm 1, with the binary mechanism of Chan, Shi & Song 2011",
         relation=relation,
-        episodes=episodes,
-        stages=horizon,
+        episodes=setting.episodes,
+        stages=setting.horizon,
         statistics=stats,
         assumptions=(
-            f"per-user weight {weight_rule}, checked when a user's terms are added",
+            f"per-user weight {setting.weight_rule}, checked when a user's terms are added",
             f"‖φ(s,a)‖₂ ≤ {F:g}, checked at construction",
             "the vector statistics are M_h V with V̂, V̌ clipped to [0, H] (post-processing of M̃_h)",
             f"neighbouring relation: {relation.value}",

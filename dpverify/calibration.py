@@ -221,6 +221,54 @@ def calibrate(
 # Built-in schedules
 
 
+@dataclass(frozen=True)
+class DpLsviUcbPlusPlusSetting:
+    """The validated arguments of the DP-LSVI-UCB++ schedules (:func:`dp_lsvi_ucbpp_schedule` and the
+    tree-aggregated :func:`dpverify.agents.dp_lsvi_ucb_pp_tree.dp_lsvi_ucbpp_tree_schedule`) and the per-user
+    weight bound they imply (Sahu 2025, Algorithm 1 line 25 and Appendix A). Build it with
+    :func:`dp_lsvi_ucbpp_setting`."""
+
+    horizon: int
+    episodes: int
+    dim: int
+    num_states: int | None
+    model: str
+    relation: Neighbouring
+    feature_norm: float
+
+    @property
+    def weight(self) -> float:
+        """W ≥ σ̄⁻²: 1 under ``"paper"`` (Appendix A), 1/H² under ``"derived"`` (σ̄ ≥ H, line 25)."""
+        H = float(self.horizon)
+        return 1.0 if self.model == "paper" else 1.0 / (H * H)
+
+    @property
+    def weight_rule(self) -> str:
+        """Why the weight bound holds, for the schedule's assumptions."""
+        return "σ̄⁻² ≤ 1 (paper, Appendix A)" if self.model == "paper" else "σ̄⁻² ≤ 1/H² because σ̄ ≥ H (Alg. 1 line 25)"
+
+
+def dp_lsvi_ucbpp_setting(
+    horizon: int,
+    episodes: int,
+    dim: int,
+    sensitivity_model: str,
+    relation: Neighbouring | str,
+    feature_norm: float,
+    num_states: int | None = None,
+) -> DpLsviUcbPlusPlusSetting:
+    """Validate the arguments of a DP-LSVI-UCB++ schedule (``num_states`` only where the schedule needs it)."""
+    horizon = _validate.integer("horizon", horizon, minimum=1)
+    episodes = _validate.integer("episodes", episodes, minimum=1)
+    dim = _validate.integer("dim", dim, minimum=1)
+    if num_states is not None:
+        num_states = _validate.integer("num_states", num_states, minimum=1)
+    model = _validate.one_of("sensitivity_model", sensitivity_model, SENSITIVITY_MODELS)
+    relation = Neighbouring.parse(relation)
+    feature_norm = _validate.positive("feature_norm", feature_norm)
+    return DpLsviUcbPlusPlusSetting(horizon, episodes, dim, num_states, model, relation, feature_norm)
+
+
 def dp_lsvi_ucbpp_schedule(
     horizon: int,
     episodes: int,
@@ -245,14 +293,10 @@ def dp_lsvi_ucbpp_schedule(
     ``feature_norm`` scales every bound (F for vectors, F² for the Gram matrix) for agents whose
     features are not normalised.
     """
-    horizon = _validate.integer("horizon", horizon, minimum=1)
-    episodes = _validate.integer("episodes", episodes, minimum=1)
-    dim = _validate.integer("dim", dim, minimum=1)
-    model = _validate.one_of("sensitivity_model", sensitivity_model, SENSITIVITY_MODELS)
-    relation = Neighbouring.parse(relation)
-    feature_norm = _validate.positive("feature_norm", feature_norm)
+    setting = dp_lsvi_ucbpp_setting(horizon, episodes, dim, sensitivity_model, relation, feature_norm)
+    horizon, episodes, dim, model = setting.horizon, setting.episodes, setting.dim, setting.model
+    relation, feature_norm, weight = setting.relation, setting.feature_norm, setting.weight
     H = float(horizon)
-    weight = 1.0 if model == "paper" else 1.0 / (H * H)
     value = SumBound(weight, feature_norm, H)
     square = SumBound(weight, feature_norm, H * H)
     prefix = user_pattern("prefix")
@@ -264,9 +308,8 @@ def dp_lsvi_ucbpp_schedule(
         StatisticSpec("w_bar", "Σ σ̄⁻² φ·V̂² (Alg. 1 line 8)", "vector", dim, square_vector, prefix),
         StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram, prefix),
     )
-    weight_rule = "σ̄⁻² ≤ 1 (paper, Appendix A)" if model == "paper" else "σ̄⁻² ≤ 1/H² because σ̄ ≥ H (Alg. 1 line 25)"
     assumptions = (
-        f"per-user weight {weight_rule}",
+        f"per-user weight {setting.weight_rule}",
         f"‖φ(s,a)‖₂ ≤ {feature_norm:g}, checked at run time",
         "regression targets V̂, V̌ clipped to [0, H] (so V̂² ∈ [0, H²])",
         f"neighbouring relation: {relation.value}",
