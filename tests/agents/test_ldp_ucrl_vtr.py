@@ -7,10 +7,12 @@ messages), refusal of oversized features and of episodes past the cap are the pr
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
+from private_agent_runs import assert_learns, make_agent
 
 from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.billboard import Billboard
@@ -25,10 +27,7 @@ def small_mdp():
     return zhou2021_mixture_mdp(dim=3, horizon=3, num_episodes=1)
 
 
-def make(mdp, episodes, seed, billboard=None, **options):
-    options.setdefault("epsilon", 1.0)
-    return LdpUcrlVtr(mdp, LdpUcrlVtrConfig(episodes, **options), np.random.default_rng(np.random.SeedSequence(seed)),
-                      billboard=billboard)
+make = functools.partial(make_agent, LdpUcrlVtr, LdpUcrlVtrConfig)
 
 
 def test_ledger_accounts_to_the_claim_after_a_run() -> None:
@@ -80,12 +79,7 @@ def test_learns_at_generous_epsilon(seed: int) -> None:
     # Local DP noise is per user (no aggregation before noising), so at K = 400 "generous" means ε ~ 1e5.
     mdp = small_mdp()
     K = 400
-    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
-    agent = LdpUcrlVtr(mdp, LdpUcrlVtrConfig(K, epsilon=1e5), np.random.default_rng(agent_seed))
-    regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
-    fifth = K // 5
-    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
-    assert changed.sum() >= 10
+    _, regret = assert_learns(mdp, LdpUcrlVtr, LdpUcrlVtrConfig(K, epsilon=1e5), seed)
     assert np.all(regret >= -1e-12)
 
 

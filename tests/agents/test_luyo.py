@@ -6,10 +6,12 @@ the private-agent contract's (tests/dpverify/testing/test_registered_agents_cont
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
+from private_agent_runs import assert_learns, assert_only_later_q_tables_move, drive, make_agent, record_live_run
 
 from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.billboard import Billboard
@@ -26,20 +28,7 @@ def small_mdp():
     return min2021_mdp(horizon=4, num_actions=6)
 
 
-def make(mdp, episodes, seed, billboard=None, **options):
-    options.setdefault("epsilon", 1.0)
-    return LuyoAgent(mdp, LuyoConfig(episodes, **options), np.random.default_rng(np.random.SeedSequence(seed)),
-                     billboard=billboard)
-
-
-def drive(agent, trajectories):
-    """Feed fixed trajectories; return the deployed policies and the Q tables after each begin_episode."""
-    policies, qs = [], []
-    for trajectory in trajectories:
-        policies.append(agent.begin_episode())
-        qs.append(agent.q.copy())
-        agent.end_episode(trajectory)
-    return policies, qs
+make = functools.partial(make_agent, LuyoAgent, LuyoConfig)
 
 
 def test_ledger_accounts_to_the_claim_after_a_run() -> None:
@@ -80,34 +69,21 @@ def test_a_users_data_reaches_later_q_tables_on_a_live_billboard() -> None:
     mdp = small_mdp()
     K, changed_user = 24, 5
     env_rng = np.random.default_rng(7)
-    agent = make(mdp, K, 4, epsilon=50.0, batch_length=3)
-    trajectories, base_q = [], []
-    for _ in range(K):
-        policy = agent.begin_episode()
-        base_q.append(agent.q.copy())
-        trajectory = rollout(mdp, policy, env_rng)
-        trajectories.append(trajectory)
-        agent.end_episode(trajectory)
+    trajectories, base_q = record_live_run(make(mdp, K, 4, epsilon=50.0, batch_length=3), mdp, K, env_rng)
     other = rollout(mdp, np.zeros((mdp.horizon, mdp.num_states), dtype=np.int64), np.random.default_rng(99))
     assert not np.array_equal(other.actions, trajectories[changed_user - 1].actions) or not np.array_equal(
         other.states, trajectories[changed_user - 1].states)
     modified = list(trajectories)
     modified[changed_user - 1] = other
     _, live_q = drive(make(mdp, K, 4, epsilon=50.0, batch_length=3), modified)
-    assert all(np.array_equal(a, b) for a, b in zip(live_q[:changed_user], base_q[:changed_user], strict=True))
-    assert any(not np.allclose(a, b) for a, b in zip(live_q[changed_user:], base_q[changed_user:], strict=True))
+    assert_only_later_q_tables_move(live_q, base_q, changed_user)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_learns_at_generous_epsilon(seed: int) -> None:
     mdp = min2021_mdp(horizon=5, num_actions=10)
     K = 400
-    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
-    agent = LuyoAgent(mdp, LuyoConfig(K, epsilon=1000.0), np.random.default_rng(agent_seed))
-    regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
-    fifth = K // 5
-    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
-    assert changed.sum() >= 10
+    agent, regret = assert_learns(mdp, LuyoAgent, LuyoConfig(K, epsilon=1000.0), seed)
     assert agent.policy_updates == math.ceil(K / agent.batch_length)
     assert np.all(regret >= -1e-12)
 

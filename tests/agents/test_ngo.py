@@ -6,10 +6,12 @@ the private-agent contract's (tests/dpverify/testing/test_registered_agents_cont
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
+from private_agent_runs import assert_learns, assert_only_later_q_tables_move, drive, make_agent, record_live_run
 
 from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.envs.min2021 import min2021_mdp
@@ -23,19 +25,7 @@ def small_mdp():
     return min2021_mdp(horizon=4, num_actions=6)
 
 
-def make(mdp, episodes, seed, billboard=None, **options):
-    options.setdefault("epsilon", 1.0)
-    return NgoAgent(mdp, NgoConfig(episodes, **options), np.random.default_rng(np.random.SeedSequence(seed)),
-                    billboard=billboard)
-
-
-def drive(agent, trajectories):
-    policies, qs = [], []
-    for trajectory in trajectories:
-        policies.append(agent.begin_episode())
-        qs.append(agent.q.copy())
-        agent.end_episode(trajectory)
-    return policies, qs
+make = functools.partial(make_agent, NgoAgent, NgoConfig)
 
 
 def test_ledger_accounts_to_the_claim_when_the_update_budget_is_used() -> None:
@@ -73,32 +63,20 @@ def test_a_users_data_reaches_later_q_tables_on_a_live_billboard() -> None:
     K, changed_user = 40, 4
     env_rng = np.random.default_rng(8)
     agent = make(mdp, K, 5, epsilon=500.0)
-    trajectories, base_q = [], []
-    for _ in range(K):
-        policy = agent.begin_episode()
-        base_q.append(agent.q.copy())
-        trajectory = rollout(mdp, policy, env_rng)
-        trajectories.append(trajectory)
-        agent.end_episode(trajectory)
+    trajectories, base_q = record_live_run(agent, mdp, K, env_rng)
     assert agent.policy_updates >= 1 and agent.update_episodes[-1] > changed_user
     modified = list(trajectories)
     modified[changed_user - 1] = rollout(mdp, np.full((mdp.horizon, mdp.num_states), 3, dtype=np.int64),
                                          np.random.default_rng(99))
     _, live_q = drive(make(mdp, K, 5, epsilon=500.0), modified)
-    assert all(np.array_equal(a, b) for a, b in zip(live_q[:changed_user], base_q[:changed_user], strict=True))
-    assert any(not np.allclose(a, b) for a, b in zip(live_q[changed_user:], base_q[changed_user:], strict=True))
+    assert_only_later_q_tables_move(live_q, base_q, changed_user)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_learns_at_generous_epsilon_with_few_updates(seed: int) -> None:
     mdp = min2021_mdp(horizon=5, num_actions=10)
     K = 400
-    agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
-    agent = NgoAgent(mdp, NgoConfig(K, epsilon=1000.0), np.random.default_rng(agent_seed))
-    regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
-    fifth = K // 5
-    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
-    assert changed.sum() >= 10
+    agent, _ = assert_learns(mdp, NgoAgent, NgoConfig(K, epsilon=1000.0), seed)
     # rare switching: a handful of data-dependent updates, far below K, within the budget
     assert 2 <= agent.policy_updates <= min(agent.max_updates, K // 20)
 
