@@ -10,25 +10,14 @@ import math
 
 import numpy as np
 import pytest
+from dp_lsvi_ucb_pp_runs import altered, assert_learns, env_rng, feed, make_agent, record_run
 
-from dpverify.agents.base import Trajectory, rollout, run_episodes
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.runner import RunSpec, run
 from dpverify.calibration import calibrate, dp_lsvi_ucbpp_schedule
 from dpverify.errors import InvalidParameterError
-
-
-def make_agent(mdp, episodes: int, seed: int, billboard: Billboard | None = None, **options) -> DpLsviUcbPlusPlus:
-    options.setdefault("epsilon", 100.0)
-    config = DpLsviUcbPlusPlusConfig(episodes, **options)
-    agent_seed, _ = np.random.SeedSequence(seed).spawn(2)
-    return DpLsviUcbPlusPlus(mdp, config, np.random.default_rng(agent_seed), billboard=billboard)
-
-
-def env_rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
 
 
 @pytest.mark.parametrize("model", ["derived", "paper"])
@@ -54,13 +43,6 @@ def test_ledger_accounts_to_the_claim_with_4hk_releases(model: str, conversion: 
         assert agent.calibration.mechanism(family) == expected.mechanism(family)
 
 
-def altered(trajectory: Trajectory, mdp) -> Trajectory:
-    """Another user's data: flip every state and take a different action at every stage."""
-    states = (trajectory.states + 1) % mdp.num_states
-    actions = (trajectory.actions + 1) % mdp.num_actions
-    return Trajectory(states, actions, mdp.rewards[np.arange(mdp.horizon), states[:-1], actions])
-
-
 def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
     # Control for the contract's billboard_structure property (replaying the billboard with a user's data
     # replaced leaves the other users' policies unchanged): with the same noise draws but a live billboard,
@@ -68,18 +50,11 @@ def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
     mdp = min2021_mdp(horizon=4, num_actions=5)
     episodes, changed_user = 40, 3
     original = make_agent(mdp, episodes, 2, keep_history=True)
-    rng = env_rng(2)
-    trajectories = []
-    for _ in range(episodes):
-        trajectory = rollout(mdp, original.begin_episode(), rng)
-        trajectories.append(trajectory)
-        original.end_episode(trajectory)
+    trajectories, _ = record_run(original, mdp, episodes, env_rng(2))
     modified = list(trajectories)
     modified[changed_user - 1] = altered(trajectories[changed_user - 1], mdp)
     live = make_agent(mdp, episodes, 2, keep_history=True)
-    for k in range(episodes):
-        live.begin_episode()
-        live.end_episode(modified[k])
+    feed(live, modified)
     pairs = list(zip(original.billboard.history(), live.billboard.history(), strict=True))
     assert all(np.array_equal(a.value, b.value) for a, b in pairs if a.episode <= changed_user)
     assert any(not np.allclose(a.value, b.value) for a, b in pairs if a.episode > changed_user)
@@ -89,12 +64,7 @@ def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
 def test_learns_on_small_min2021_at_generous_epsilon(seed: int) -> None:
     mdp = min2021_mdp(horizon=5, num_actions=10)
     episodes = 300
-    agent = make_agent(mdp, episodes, seed, epsilon=100.0)
-    regret, changed = run_episodes(mdp, agent, episodes, env_rng(seed))
-    fifth = episodes // 5
-    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
-    assert changed.sum() >= 5
-    assert agent.num_switches >= 1
+    assert_learns(mdp, make_agent(mdp, episodes, seed, epsilon=100.0), episodes, seed)
 
 
 def test_features_of_norm_3_accepted_when_calibrated_to_the_real_norm() -> None:

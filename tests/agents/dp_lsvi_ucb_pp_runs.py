@@ -1,0 +1,59 @@
+"""Helpers shared by the tests of DP-LSVI-UCB++, fresh (test_dp_lsvi_ucb_pp.py) and tree-aggregated
+(test_dp_lsvi_ucb_pp_tree.py). Not a test module: pytest puts this folder on the import path."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpverify.agents.base import Trajectory, rollout, run_episodes
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+
+
+def make_agent(mdp, episodes: int, seed: int, billboard: Billboard | None = None, **options) -> DpLsviUcbPlusPlus:
+    """DP-LSVI-UCB++ with ε = 100 unless given, seeded by the first child of ``SeedSequence(seed)``."""
+    options.setdefault("epsilon", 100.0)
+    config = DpLsviUcbPlusPlusConfig(episodes, **options)
+    agent_seed, _ = np.random.SeedSequence(seed).spawn(2)
+    return DpLsviUcbPlusPlus(mdp, config, np.random.default_rng(agent_seed), billboard=billboard)
+
+
+def env_rng(seed: int) -> np.random.Generator:
+    """The environment's generator: the second child of ``SeedSequence(seed)``."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+
+
+def altered(trajectory: Trajectory, mdp) -> Trajectory:
+    """Another user's data: flip every state and take a different action at every stage."""
+    states = (trajectory.states + 1) % mdp.num_states
+    actions = (trajectory.actions + 1) % mdp.num_actions
+    return Trajectory(states, actions, mdp.rewards[np.arange(mdp.horizon), states[:-1], actions])
+
+
+def record_run(agent, mdp, episodes: int, rng: np.random.Generator) -> tuple[list, list]:
+    """Run ``episodes`` episodes; return the trajectories and (copies of) the deployed policies."""
+    trajectories, policies = [], []
+    for _ in range(episodes):
+        policy = agent.begin_episode()
+        policies.append(policy.copy())
+        trajectory = rollout(mdp, policy, rng)
+        trajectories.append(trajectory)
+        agent.end_episode(trajectory)
+    return trajectories, policies
+
+
+def feed(agent, trajectories) -> None:
+    """Begin every episode and end it with the given trajectory (whatever the deployed policy)."""
+    for trajectory in trajectories:
+        agent.begin_episode()
+        agent.end_episode(trajectory)
+
+
+def assert_learns(mdp, agent, episodes: int, seed: int) -> None:
+    """Over ``episodes`` episodes the last fifth's mean regret is at most half the first fifth's, the policy
+    changed at least 5 times and the agent switched at least once."""
+    regret, changed = run_episodes(mdp, agent, episodes, env_rng(seed))
+    fifth = episodes // 5
+    assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
+    assert changed.sum() >= 5
+    assert agent.num_switches >= 1
