@@ -8,7 +8,7 @@ import pytest
 from dpverify.audit.distinguishers import _logistic, _logistic_newton, _logistic_newton_dual
 
 
-@pytest.mark.parametrize(("n", "p", "shift"), [(20, 60, 0.5), (40, 300, 0.2), (10, 500, 3.0), (30, 31, 0.0)])
+@pytest.mark.parametrize(("n", "p", "shift"), [(20, 60, 0.5), (40, 300, 0.2), (10, 150, 3.0), (30, 31, 0.0)])
 def test_the_row_space_newton_fit_is_the_primal_fit(n: int, p: int, shift: float) -> None:
     rng = np.random.default_rng(n + p)
     xs = rng.normal(size=(2 * n, p))
