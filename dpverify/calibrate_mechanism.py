@@ -103,6 +103,20 @@ def _check_tight(accounted: float, epsilon: float, what: str) -> None:
         )
 
 
+def _calibrated(
+    build: Callable[[float], Mechanism], start: float, epsilon: float, delta: float, compositions: int,
+    conversion: str | None, what: str,
+) -> Mechanism:
+    """The mechanism ``build(scale)`` with the scale rounded up from ``start`` until its ``compositions``
+    releases account (:func:`composed_epsilon` at ``delta`` by ``conversion``) to at most ``epsilon``;
+    checked to be within :data:`ROUND_TRIP_TOLERANCE` of it."""
+    mechanism = _round_noise_up(
+        build, start, lambda m: composed_epsilon(m, delta, compositions, conversion) <= epsilon, what
+    )
+    _check_tight(composed_epsilon(mechanism, delta, compositions, conversion), epsilon, what)
+    return mechanism
+
+
 def _gaussian_rho0(epsilon: float, delta: float, compositions: int, conversion: str) -> float:
     rho = rho_for_epsilon_delta(epsilon, delta, conversion)
     return round_down(rho / compositions, 2)
@@ -132,13 +146,8 @@ def calibrate_gaussian(
     relation = Neighbouring.parse(relation)
     conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
     rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)
-    mechanism = _round_noise_up(
-        lambda sigma: GaussianMechanism(sensitivity, sigma, dim, relation),
-        sensitivity / math.sqrt(2.0 * rho0),
-        lambda m: composed_epsilon(m, delta, compositions, conversion) <= epsilon,
-        "Gaussian",
-    )
-    _check_tight(composed_epsilon(mechanism, delta, compositions, conversion), epsilon, "Gaussian")
+    mechanism = _calibrated(lambda sigma: GaussianMechanism(sensitivity, sigma, dim, relation),
+                            sensitivity / math.sqrt(2.0 * rho0), epsilon, delta, compositions, conversion, "Gaussian")
     return mechanism  # type: ignore[return-value]
 
 
@@ -164,13 +173,9 @@ def calibrate_goe(
     relation = Neighbouring.parse(relation)
     conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
     rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)
-    mechanism = _round_noise_up(
-        lambda s: GOEMechanism(frobenius_sensitivity, s, dim, relation),
-        frobenius_sensitivity / (2.0 * math.sqrt(rho0)),
-        lambda m: composed_epsilon(m, delta, compositions, conversion) <= epsilon,
-        "GOE",
-    )
-    _check_tight(composed_epsilon(mechanism, delta, compositions, conversion), epsilon, "GOE")
+    mechanism = _calibrated(lambda s: GOEMechanism(frobenius_sensitivity, s, dim, relation),
+                            frobenius_sensitivity / (2.0 * math.sqrt(rho0)), epsilon, delta, compositions, conversion,
+                            "GOE")
     return mechanism  # type: ignore[return-value]
 
 
@@ -198,18 +203,12 @@ def calibrate_laplace(
     relation = Neighbouring.parse(relation)
     build = lambda b: LaplaceMechanism(sensitivity, b, dim, relation)  # noqa: E731
     if delta == 0:
-        mechanism = _round_noise_up(
-            build, compositions * sensitivity / epsilon, lambda m: composed_epsilon(m, 0.0, compositions) <= epsilon,
-            "Laplace",
-        )
-        _check_tight(composed_epsilon(mechanism, 0.0, compositions), epsilon, "Laplace")
+        mechanism = _calibrated(build, compositions * sensitivity / epsilon, epsilon, 0.0, compositions, None,
+                                "Laplace")
         return mechanism  # type: ignore[return-value]
     delta = _validate.open_unit("delta", delta)
     conversion = _validate.one_of("conversion", conversion, ("cks", "bun-steinke"))
-    rho0 = round_down(rho_for_epsilon_delta(epsilon, delta, conversion) / compositions, 2)
-    mechanism = _round_noise_up(
-        build, sensitivity / math.sqrt(2.0 * rho0),
-        lambda m: composed_epsilon(m, delta, compositions, conversion) <= epsilon, "Laplace",
-    )
-    _check_tight(composed_epsilon(mechanism, delta, compositions, conversion), epsilon, "Laplace")
+    rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)  # the same split of the zCDP budget
+    mechanism = _calibrated(build, sensitivity / math.sqrt(2.0 * rho0), epsilon, delta, compositions, conversion,
+                            "Laplace")
     return mechanism  # type: ignore[return-value]
