@@ -46,6 +46,7 @@ from make_results import (  # noqa: E402
     DELTA,
     MIN2021,
     cluster_executor,
+    json_default,
     source_state,
     summarise,
     uniform_policy_regret,
@@ -121,7 +122,7 @@ def command_run(args: argparse.Namespace) -> int:
         if path.exists() and not args.force:
             continue
         summary = run_cell(label, K, eps, args.seeds, args.workers, args.executor)
-        path.write_text(json.dumps(summary, indent=1, default=_default) + "\n")
+        path.write_text(json.dumps(summary, indent=1, default=json_default) + "\n")
         f = summary["final_cumulative_regret"]
         print(f"{label:<22} K={K:<6} ε={'-' if eps is None else f'{eps:g}':<6} regret {f['mean']:10.1f} ± "
               f"{f['sd']:8.1f}  {summary['mean_regret_first_fifth']:.2f} → {summary['mean_regret_last_fifth']:.2f}"
@@ -158,7 +159,7 @@ def command_import(args: argparse.Namespace) -> int:
                 "epsilon": eps, "num_seeds": len(r["seeds"]),
                 "imported_from": {"file": "docs/results/results.json", "label": r["label"],
                                   "source": document.get("source")}}
-        path.write_text(json.dumps(cell, indent=1, default=_default) + "\n")
+        path.write_text(json.dumps(cell, indent=1, default=json_default) + "\n")
         print(f"imported {label} K={r['K']} ε={eps:g} from docs/results/results.json")
     return 0
 
@@ -321,7 +322,7 @@ def command_report(args: argparse.Namespace) -> int:
                 "uniform_policy_regret_per_episode": {str(K): v for K, v in references.items()},
                 "action_zero_regret_per_episode": zero,
                 "runs": [{k: v for k, v in r.items() if k != "curve"} for r in runs]}
-    (OUT / "frontier.json").write_text(json.dumps(document, indent=1, default=_default) + "\n")
+    (OUT / "frontier.json").write_text(json.dumps(document, indent=1, default=json_default) + "\n")
     (OUT / "summary.md").write_text(markdown_table(runs, references, zero))
     plot(runs, references, zero, PLOT)
     print(markdown_table(runs, references, zero))
@@ -353,14 +354,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.executor is not None:
             args.executor.close()
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 if __name__ == "__main__":

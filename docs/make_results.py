@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             "timing": {"total_wall_seconds": time.perf_counter() - start},
             "runs": done,
         }
-        (out / "results.json").write_text(json.dumps(document, indent=1, default=_default) + "\n")
+        (out / "results.json").write_text(json.dumps(document, indent=1, default=json_default) + "\n")
         (out / "summary.md").write_text(markdown_table(done))
 
     for entry in experiments(k_sahu, k_liao):
@@ -345,7 +345,8 @@ def cluster_executor(parser: argparse.ArgumentParser, scheduler: str | None) -> 
         parser.error(str(exc).replace("scheduler", "--scheduler", 1) if exc.parameter == "scheduler" else str(exc))
 
 
-def _default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dumps`` ``default=``: numpy scalars and arrays as Python numbers and lists (make_frontier.py too)."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
