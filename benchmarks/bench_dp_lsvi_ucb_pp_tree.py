@@ -20,33 +20,16 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 # BLAS threads are pinned (above) before numpy is imported.
 import argparse  # noqa: E402
-import time  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-from dpverify.agents.base import run_episodes  # noqa: E402
-from dpverify.agents.runner import RunSpec, build_agent, build_environment  # noqa: E402
-
-ENV = ("min2021", {"horizon": 20, "num_actions": 100})
+from bench_private_agents import LINEAR_ENV as ENV  # noqa: E402  (min2021, H = 20, |A| = 100)
+from bench_private_agents import per_episode_seconds as run_seconds  # noqa: E402
 
 
 def per_episode_seconds(aggregation: str, epsilon: float, episodes: int) -> tuple[np.ndarray, float, Any]:
     """(wall seconds of every episode, CPU seconds per episode, the agent) of one run."""
-    spec = RunSpec("dp-lsvi-ucb++", ENV[0], episodes, num_seeds=1,
-                   agent_options={"epsilon": epsilon, "aggregation": aggregation}, env_options=ENV[1])
-    mdp = build_environment(spec)
-    seed_agent, seed_env = np.random.SeedSequence(0).spawn(2)
-    agent = build_agent(spec, mdp, np.random.default_rng(seed_agent))
-    stamps = np.empty(episodes + 1)
-
-    def tick(k: int) -> None:
-        stamps[k + 1] = time.perf_counter()
-
-    stamps[0] = time.perf_counter()
-    cpu = time.process_time()
-    run_episodes(mdp, agent, episodes, np.random.default_rng(seed_env), tick)
-    return np.diff(stamps), (time.process_time() - cpu) / episodes, agent
+    return run_seconds("dp-lsvi-ucb++", {"epsilon": epsilon, "aggregation": aggregation}, ENV, episodes)
 
 
 def main(argv: list[str] | None = None) -> int:
