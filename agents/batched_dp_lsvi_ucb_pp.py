@@ -33,6 +33,7 @@ import numpy as np
 
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.lsvi_ucb_pp import variance_weights_from
 from dpverify.agents.planning import TIE_TOLERANCE
 from dpverify.errors import InvalidParameterError
 
@@ -253,12 +254,8 @@ class BatchedDpLsviUcbPlusPlus:
         hat = np.einsum("nhd,nhd->nh", self.w_hat, phi)
         check = np.einsum("nhd,nhd->nh", self.w_check, phi)
         bar = np.einsum("nhd,nhd->nh", self.w_bar, phi)
-        variance = np.clip(bar, 0.0, H**2) - np.clip(hat, 0.0, H) ** 2
-        error = np.minimum(self.beta_bar * n, H**2) + np.minimum(2 * H * self.beta_hat * n, H**2)
-        disagreement = np.minimum(self.disagreement_coefficient * (hat - check + 2 * self.beta_hat * n), d**3 * H**3)
-        sigma = np.sqrt(np.maximum(variance + error + disagreement + H, 0.0))
-        sigma_bar = np.maximum(np.maximum(sigma, H), self.variance_floor_coefficient * np.sqrt(n))
-        return sigma_bar**-2.0
+        return variance_weights_from(hat, check, bar, n, H, d, self.beta_hat, self.beta_bar,
+                                     self.disagreement_coefficient, self.variance_floor_coefficient)
 
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
         """Add every trial's user: states (n, H + 1), actions (n, H)."""

@@ -144,6 +144,19 @@ def theory_radii(dim: int, horizon: int, num_episodes: int, regularization: floa
     return {"beta_hat": hat, "beta_check": hat, "beta_bar": bar}
 
 
+def variance_weights_from(hat: np.ndarray, check: np.ndarray, bar: np.ndarray, n: np.ndarray, H: int, d: int,
+                          beta_hat: float, beta_bar: float, disagreement_coefficient: float,
+                          variance_floor_coefficient: float) -> np.ndarray:
+    """σ̄⁻² (module docstring) from ŵᵀφ, w̌ᵀφ, w̄ᵀφ and the bonus norm n = ‖φ‖_{Λ⁻¹} at the visited pairs,
+    elementwise (any common shape; :class:`LsviUcbPlusPlus` and the batched DP variant share it)."""
+    variance = np.clip(bar, 0.0, H**2) - np.clip(hat, 0.0, H) ** 2
+    error = np.minimum(beta_bar * n, H**2) + np.minimum(2 * H * beta_hat * n, H**2)
+    disagreement = np.minimum(disagreement_coefficient * (hat - check + 2 * beta_hat * n), d**3 * H**3)
+    sigma = np.sqrt(np.maximum(variance + error + disagreement + H, 0.0))
+    sigma_bar = np.maximum(np.maximum(sigma, H), variance_floor_coefficient * np.sqrt(n))
+    return sigma_bar**-2.0
+
+
 class LsviUcbPlusPlus(Agent):
     """LSVI-UCB++ on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` (module docstring)."""
 
@@ -251,12 +264,8 @@ class LsviUcbPlusPlus(Agent):
         hat = np.einsum("hd,hd->h", self._w_hat, phi)
         check = np.einsum("hd,hd->h", self._w_check, phi)
         bar = np.einsum("hd,hd->h", self._w_bar, phi)
-        variance = np.clip(bar, 0.0, H**2) - np.clip(hat, 0.0, H) ** 2
-        error = np.minimum(self.beta_bar * n, H**2) + np.minimum(2 * H * self.beta_hat * n, H**2)
-        disagreement = np.minimum(self.disagreement_coefficient * (hat - check + 2 * self.beta_hat * n), d**3 * H**3)
-        sigma = np.sqrt(np.maximum(variance + error + disagreement + H, 0.0))
-        sigma_bar = np.maximum(np.maximum(sigma, H), self.variance_floor_coefficient * np.sqrt(n))
-        return sigma_bar**-2.0
+        return variance_weights_from(hat, check, bar, n, H, d, self.beta_hat, self.beta_bar,
+                                     self.disagreement_coefficient, self.variance_floor_coefficient)
 
     def end_episode(self, trajectory: Trajectory) -> None:
         self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))
