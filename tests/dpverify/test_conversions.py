@@ -53,13 +53,18 @@ def mp_exact_epsilon(mu: float, delta: float) -> mp.mpf:
 def mp_cks_epsilon(rho: float, delta: float) -> mp.mpf:
     """Independent route: CKS Corollary 13 written as δ(α) and minimised in mpmath over α."""
     r, L = mp.mpf(rho), mp.log(1 / mp.mpf(delta))
+    return mp_cks_minimum(r, L, mp.mpf(-30), mp.mpf(30), 300)
+
+
+def mp_cks_minimum(r: mp.mpf, L: mp.mpf, lo: mp.mpf, hi: mp.mpf, iterations: int) -> mp.mpf:
+    """min over t in [lo, hi] of the CKS ε at α = 1 + e^t for ρ = r and L = log(1/δ), by ternary search
+    (the function is unimodal in t)."""
 
     def eps(t):  # α = 1 + e^t
         a = 1 + mp.exp(t)
         return a * r + mp.log(1 - 1 / a) + (L - mp.log(a)) / (a - 1)
 
-    lo, hi = mp.mpf(-30), mp.mpf(30)
-    for _ in range(300):  # ternary search on a unimodal function
+    for _ in range(iterations):
         m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
         if eps(m1) < eps(m2):
             hi = m2
@@ -189,19 +194,7 @@ def mp_cks_epsilon_around(rho: float, delta: float) -> mp.mpf:
     """mpmath CKS minimum searched around the Bun–Steinke order (works for extreme ρ and δ)."""
     r, L = mp.mpf(rho), -mp.log(mp.mpf(delta))
     centre = (mp.log(L) - mp.log(r)) / 2
-
-    def eps(t):
-        a = 1 + mp.exp(t)
-        return a * r + mp.log(1 - 1 / a) + (L - mp.log(a)) / (a - 1)
-
-    lo, hi = centre - 40, centre + 40
-    for _ in range(400):
-        m1, m2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-        if eps(m1) < eps(m2):
-            hi = m2
-        else:
-            lo = m1
-    return eps((lo + hi) / 2)
+    return mp_cks_minimum(r, L, centre - 40, centre + 40, 400)
 
 
 @pytest.mark.parametrize("rho", [1e-4, 1e-12, 1e-30, 1e-200, 0.5, 50.0, 1e4, 1e8])
