@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dpverify.agents.base import Trajectory, rollout, run_episodes
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.calibration import calibrate
 
 
 def make_agent(mdp, episodes: int, seed: int, billboard: Billboard | None = None, **options) -> DpLsviUcbPlusPlus:
@@ -57,3 +59,22 @@ def assert_learns(mdp, agent, episodes: int, seed: int) -> None:
     assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
     assert changed.sum() >= 5
     assert agent.num_switches >= 1
+
+
+def assert_accounts_to_the_claim(agent, schedule, families: tuple[str, ...], conversion: str, epsilon: float,
+                                 delta: float) -> None:
+    """After a run of ``schedule.episodes`` episodes: every family released once per (episode, stage), the
+    ledger accounts to the claim (ε within 10⁻⁹ below the target) and the noise is the calibrator's for
+    ``schedule``."""
+    H, K = schedule.stages, schedule.episodes
+    assert agent.ledger.n_releases == len(families) * H * K
+    account = agent.ledger.account(delta)
+    assert {f.family: f.n_releases for f in account.families} == {f: H * K for f in families}
+    claim = agent.claimed_guarantee()
+    accounted = agent.ledger.guarantee(delta, conversion)
+    assert claim.delta == accounted.delta == delta
+    assert accounted.epsilon == pytest.approx(claim.epsilon, rel=1e-12)
+    assert epsilon * (1 - 1e-9) <= accounted.epsilon <= epsilon
+    expected = calibrate(schedule, epsilon, delta, conversion)
+    for family in families:
+        assert agent.calibration.mechanism(family) == expected.mechanism(family)

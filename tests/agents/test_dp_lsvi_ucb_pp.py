@@ -10,13 +10,21 @@ import math
 
 import numpy as np
 import pytest
-from dp_lsvi_ucb_pp_runs import altered, assert_learns, env_rng, feed, make_agent, record_run
+from dp_lsvi_ucb_pp_runs import (
+    altered,
+    assert_accounts_to_the_claim,
+    assert_learns,
+    env_rng,
+    feed,
+    make_agent,
+    record_run,
+)
 
 from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.runner import RunSpec, run
-from dpverify.calibration import calibrate, dp_lsvi_ucbpp_schedule
+from dpverify.calibration import dp_lsvi_ucbpp_schedule
 from dpverify.errors import InvalidParameterError
 
 
@@ -27,20 +35,9 @@ def test_ledger_accounts_to_the_claim_with_4hk_releases(model: str, conversion: 
     episodes = 25
     agent = make_agent(mdp, episodes, 0, epsilon=1.0, delta=1e-5, sensitivity_model=model, conversion=conversion)
     run_episodes(mdp, agent, episodes, env_rng(0))
-    H = mdp.horizon
-    assert agent.ledger.n_releases == 4 * H * episodes
-    account = agent.ledger.account(1e-5)
-    families = ("gram", "w_hat", "w_check", "w_bar")
-    assert {f.family: f.n_releases for f in account.families} == {f: H * episodes for f in families}
-    claim = agent.claimed_guarantee()
-    accounted = agent.ledger.guarantee(1e-5, conversion)
-    assert claim.delta == accounted.delta == 1e-5
-    assert accounted.epsilon == pytest.approx(claim.epsilon, rel=1e-12)
-    assert accounted.epsilon <= 1.0 and accounted.epsilon >= 1.0 * (1 - 1e-9)
-    # The noise is the calibrator's, for the schedule of this run.
-    expected = calibrate(dp_lsvi_ucbpp_schedule(H, episodes, mdp.dim, model), 1.0, 1e-5, conversion)
-    for family in ("gram", "w_hat", "w_check", "w_bar"):
-        assert agent.calibration.mechanism(family) == expected.mechanism(family)
+    # 4HK releases; the noise is the calibrator's, for the schedule of this run.
+    assert_accounts_to_the_claim(agent, dp_lsvi_ucbpp_schedule(mdp.horizon, episodes, mdp.dim, model),
+                                 ("gram", "w_hat", "w_check", "w_bar"), conversion, 1.0, 1e-5)
 
 
 def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:

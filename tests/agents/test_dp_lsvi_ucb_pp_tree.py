@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from dp_lsvi_ucb_pp_runs import altered, assert_learns, env_rng, feed, record_run
+from dp_lsvi_ucb_pp_runs import altered, assert_accounts_to_the_claim, assert_learns, env_rng, feed, record_run
 from dp_lsvi_ucb_pp_runs import make_agent as make_dp_lsvi_ucbpp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -94,18 +94,8 @@ def test_ledger_accounts_to_the_claim_with_2hk_tree_nodes(model: str, conversion
     episodes = 25
     agent = make_agent(mdp, episodes, 0, epsilon=1.0, delta=1e-5, sensitivity_model=model, conversion=conversion)
     run_episodes(mdp, agent, episodes, env_rng(0))
-    H = mdp.horizon
-    assert agent.ledger.n_releases == 2 * H * episodes
-    account = agent.ledger.account(1e-5)
-    assert {f.family: f.n_releases for f in account.families} == {"gram": H * episodes, "next_state": H * episodes}
-    claim = agent.claimed_guarantee()
-    accounted = agent.ledger.guarantee(1e-5, conversion)
-    assert accounted.epsilon == pytest.approx(claim.epsilon, rel=1e-12)
-    assert 1.0 * (1 - 1e-9) <= accounted.epsilon <= 1.0
-    expected = calibrate(dp_lsvi_ucbpp_tree_schedule(H, episodes, mdp.dim, mdp.num_states, model), 1.0, 1e-5,
-                         conversion)
-    for family in ("gram", "next_state"):
-        assert agent.calibration.mechanism(family) == expected.mechanism(family)
+    schedule = dp_lsvi_ucbpp_tree_schedule(mdp.horizon, episodes, mdp.dim, mdp.num_states, model)
+    assert_accounts_to_the_claim(agent, schedule, ("gram", "next_state"), conversion, 1.0, 1e-5)  # 2HK nodes
 
 
 def test_each_user_is_read_by_one_node_per_level_at_most() -> None:
