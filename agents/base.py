@@ -10,6 +10,11 @@ An episode k runs as follows (:func:`run_episodes`):
 3. the user follows π_k in the environment (:func:`rollout`), with the environment's own generator;
 4. ``agent.end_episode(trajectory)`` — the agent adds the user's data to its statistics.
 
+Private agents also accept ``end_episode(None)``: an *empty slot*, episode k happened (the agent planned
+and made its releases on schedule) but no user's data arrives from it; the episode counter advances and
+nothing is added to any statistic. This is the "user absent" side of an add/remove-one neighbour
+(:mod:`dpverify.audit.agent_audit`); :func:`run_episodes` never passes None.
+
 Agents take every random number from the ``numpy.random.Generator`` they are constructed with; the
 environment's sampling uses a separate generator spawned from the same ``SeedSequence``.
 """

@@ -394,8 +394,12 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         self._w_check[h] = inverse @ w_check_sum
         self._w_bar[h] = inverse @ w_bar_sum
 
-    def end_episode(self, trajectory: Trajectory) -> None:
-        """Lines 22–28: the user's σ̄⁻² (from public w's and the user's own data) and its raw terms."""
+    def end_episode(self, trajectory: Trajectory | None) -> None:
+        """Lines 22–28: the user's σ̄⁻² (from public w's and the user's own data) and its raw terms; None is an
+        empty slot (:mod:`dpverify.agents.base`)."""
+        if trajectory is None:
+            self.statistics.skip_episode()
+            return
         self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))
 
 

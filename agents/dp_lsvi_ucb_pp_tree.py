@@ -178,6 +178,12 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
         self.next_state_tree.add(next_terms.reshape(self.horizon, -1))
         self.count += 1
 
+    def skip_episode(self) -> None:
+        """An empty slot: both trees publish node k on schedule, with nothing of slot k in it."""
+        self.gram_tree.add(None)
+        self.next_state_tree.add(None)
+        self.count += 1
+
     # ---- reads of the published prefixes -----------------------------------------------------------
 
     def release_grams(self) -> None:

@@ -61,6 +61,7 @@ from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms
 from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 from dpverify.calibration import ReleaseSchedule, ldp_ucrl_vtr_schedule
+from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 
 DEFAULT_BETA_MULTIPLIER = 0.1
@@ -265,8 +266,12 @@ class LdpUcrlVtr(PrivateAgent):
         self.q, self.values, self.value_features = user_plan(self.mdp, self.broadcast)
         return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)
 
-    def end_episode(self, trajectory: Trajectory) -> None:
+    def end_episode(self, trajectory: Trajectory | None) -> None:
         """User k privatises its statistics and sends them (lines 13–16); the server adds them (line 20)."""
+        if trajectory is None:
+            raise InvalidParameterError(
+                "trajectory", "must be a Trajectory: a local-DP agent's claim is about one user's messages, so it has "
+                "no empty slot (add/remove is not audited for local DP)", None)
         k = self.episode + 1
         gram_raw, target_raw = user_statistics(self.values, self.value_features, trajectory)
         h = np.arange(self.horizon)

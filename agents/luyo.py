@@ -179,8 +179,14 @@ class LuyoAgent(TreeLsviAgent):
             self.plan()
         return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)
 
-    def end_episode(self, trajectory: Trajectory) -> None:
-        """The server adds user k's terms to the three trees (publishing node (k − lowbit(k), k])."""
+    def end_episode(self, trajectory: Trajectory | None) -> None:
+        """The server adds user k's terms to the three trees (publishing node (k − lowbit(k), k]); None is an
+        empty slot (:mod:`dpverify.agents.base`): the nodes are published with nothing of slot k in them."""
+        if trajectory is None:
+            for tree in (self.gram_tree, self.next_state_tree, self.reward_tree):
+                tree.add(None)
+            self.episode += 1
+            return
         H, S = self.horizon, self.num_states
         h = np.arange(H)
         x = self.visited_features(trajectory)

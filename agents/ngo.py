@@ -241,7 +241,12 @@ class NgoAgent(TreeLsviAgent):
             self.update_episodes.append(k)
         return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)
 
-    def end_episode(self, trajectory: Trajectory) -> None:
+    def end_episode(self, trajectory: Trajectory | None) -> None:
+        """User k's terms join the Gram tree and the sums; None is an empty slot (:mod:`dpverify.agents.base`)."""
+        if trajectory is None:
+            self.gram_tree.add(None)
+            self.episode += 1
+            return
         h = np.arange(self.horizon)
         s, a, s_next = trajectory.states[:-1], trajectory.actions, trajectory.states[1:]
         x = self.visited_features(trajectory)

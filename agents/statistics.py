@@ -164,6 +164,10 @@ class PublishedRidgeStatistics(RidgeStatistics):
         """The 1-based episode k whose releases read users 1..k−1 (= users added so far + 1)."""
         return self.count + 1
 
+    def skip_episode(self) -> None:
+        """An empty slot: episode k passes with no user data (nothing is added to any sum)."""
+        self.count += 1
+
     def _checked_weights(self, weights: np.ndarray | None) -> np.ndarray:
         """The H weights σ̄⁻² of a user, checked against the bound the sensitivities assume."""
         if weights is None:

@@ -117,8 +117,10 @@ def position_index(position: str | int, num_episodes: int) -> int:
     return int(position)
 
 
-def replace(tapes: Sequence[UserTape], position: int, tape: UserTape) -> tuple[UserTape, ...]:
-    """The sequence with the tape of 1-based ``position`` replaced (the replace-one neighbour)."""
+def replace(tapes: Sequence[UserTape | None], position: int,
+            tape: UserTape | None) -> tuple[UserTape | None, ...]:
+    """The sequence with the tape of 1-based ``position`` replaced (the replace-one neighbour); ``None`` makes
+    the slot empty (the user is absent: the add/remove-one neighbour, the episode still happens)."""
     out = list(tapes)
     if not 1 <= position <= len(out):
         raise InvalidParameterError("position", f"must lie in [1, {len(out)}]", position)
@@ -141,13 +143,14 @@ def tape_rollout(mdp: Any, policy: np.ndarray, tape: UserTape) -> Trajectory:
     return Trajectory(states, actions, rewards)
 
 
-def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape]) -> list[np.ndarray]:
-    """Run ``agent`` for one episode per tape; return the deployed policies π_1..π_K (each (H, S))."""
+def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape | None]) -> list[np.ndarray]:
+    """Run ``agent`` for one episode per tape; return the deployed policies π_1..π_K (each (H, S)). A ``None``
+    tape is an empty slot: the agent still plans episode k, then gets ``end_episode(None)`` (no user data)."""
     policies = []
     for tape in tapes:
         policy = np.asarray(agent.begin_episode())
         policies.append(policy)
-        agent.end_episode(tape_rollout(mdp, policy, tape))
+        agent.end_episode(None if tape is None else tape_rollout(mdp, policy, tape))
     return policies
 
 

@@ -75,9 +75,12 @@ class BinaryTreeSum:
         self.prefix = np.zeros((horizon, *shape))
         self.count = 0
 
-    def add(self, terms: np.ndarray) -> None:
-        """Add user k's terms (shape (H, *shape)) and publish the node ending at k for every stage."""
+    def add(self, terms: np.ndarray | None) -> None:
+        """Add user k's terms (shape (H, *shape)) and publish the node ending at k for every stage; None is an
+        empty slot (no user data at k): the node is still published on schedule, with nothing of slot k in it."""
         k = self.count + 1
+        if terms is None:
+            terms = np.zeros_like(self.prefix)
         if k > self.max_users:
             raise InvalidParameterError("episodes", f"must be <= {self.max_users} (the calibrated K)", k)
         level = (k & -k).bit_length() - 1

@@ -7,6 +7,15 @@ a position is a worst-case style canary that always moves to the state of lowest
 that always moves to the state of highest value (the regression targets V(s') go from one end of their
 range to the other), with ordinary tapes drawn once from the environment elsewhere.
 
+Add/remove-one claims (agent option ``relation="add-remove-one"``): the pair at j is user j absent versus
+the high canary at j. The absent user keeps the time slot: an *empty slot* (tape ``None``), where episode j
+still happens (the agent plans, its releases are made on schedule) but the agent receives
+``end_episode(None)``, no data. This is what the ledgers account under add/remove (a release reads fixed
+episodes; an absent user is a zero term). Shifting later users one episode earlier would instead reveal,
+through the episode index, how many users came before, and flag correct agents (e.g. a fixed batch
+schedule). The views are unchanged; these audits run one trial at a time (no batched path), and an
+``"ldp"`` audit is replace-one only.
+
 What the auditor sees (``notion``):
 
 * ``"billboard"`` — the published transcript (every value on the agent's billboard). The output of a
@@ -42,7 +51,8 @@ Routes:
 
 The private-agent protocol this needs (third-party agents): a factory
 ``factory(mdp, num_episodes, rng, /, *, billboard=None, **options)`` returning an agent with
-``begin_episode() -> (H, S) int policy`` and ``end_episode(trajectory)``; for ``"billboard"`` and ``"ldp"``
+``begin_episode() -> (H, S) int policy`` and ``end_episode(trajectory)`` (``end_episode(None)``: an empty
+slot, for add/remove-one audits); for ``"billboard"`` and ``"ldp"``
 audits the agent publishes on the billboard it was given (or exposes ``agent.billboard``); for ``"jdp"``
 only the policies are read. ``claimed_guarantee()`` (an object with ``epsilon`` and ``delta``) and
 ``privacy_notion`` ("jdp" or "ldp") state the claim; without them the claim given to the audit is used.
@@ -83,6 +93,9 @@ MIN_TRIALS = 10
 PROBE_EPISODES = 8
 #: One-run guess rules as fractions of m (k_plus = k_minus = fraction · m), sharing α by Bonferroni.
 GUESS_FRACTIONS: tuple[float, ...] = (0.05, 0.2, 0.5)
+#: The neighbouring relations a claim may be audited under (the agents' spelling,
+#: :class:`dpverify.neighbouring.Neighbouring`).
+RELATIONS: tuple[str, ...] = ("replace-one", "add-remove-one")
 
 
 # ---- resolving agents and environments (lazy imports) ---------------------------------------------------
@@ -257,14 +270,20 @@ class AgentAuditSpec:
         _validate.integer("window", self.window, minimum=1)
         object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
         object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
-        relation = str(dict(self.agent_options).get("relation", "replace-one")).replace("_", "-")
-        if relation != "replace-one":
+        relation = dict(self.agent_options).get("relation", "replace-one")
+        if relation not in RELATIONS:
+            raise InvalidParameterError("relation", f"must be one of {', '.join(RELATIONS)}", relation)
+        if relation == "add-remove-one" and self.notion == "ldp":
             raise InvalidParameterError(
-                "relation", "must be replace-one: response tapes give replace-one neighbours (add/remove audits "
-                "are not implemented)", relation)
+                "relation", "must be replace-one for an ldp audit (local DP compares two data of one user)", relation)
         for name in ("gaussian_claim", "batched"):
             if getattr(self, name) not in (None, True, False):
                 raise InvalidParameterError(name, "must be True, False or None", getattr(self, name))
+
+    @property
+    def add_remove(self) -> bool:
+        """Whether the claim is under add/remove-one (pairs: user j absent, an empty slot, vs a canary at j)."""
+        return dict(self.agent_options).get("relation") == "add-remove-one"
 
     @property
     def canary_count(self) -> int:
@@ -396,9 +415,11 @@ def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
 
 
 def _is_batched(setup: AgentSetup, batched: bool | None) -> bool:
-    # The batched implementation is the fresh-noise variant; aggregation="tree" runs the reference agent.
+    # The batched implementation is the fresh-noise variant; aggregation="tree" runs the reference agent, and
+    # add/remove audits (empty slots) run one trial at a time through the protocol.
+    options = dict(setup.agent_options)
     return (batched is not False and setup.agent == "dp-lsvi-ucb++"
-            and dict(setup.agent_options).get("aggregation", "fresh") == "fresh")
+            and options.get("aggregation", "fresh") == "fresh" and options.get("relation") != "add-remove-one")
 
 
 def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequence[int]) -> Any:
@@ -558,7 +579,8 @@ def _setup(spec: AgentAuditSpec) -> AgentSetup:
 
 
 def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
-    """One replace-one pair per position: (low canary at j, high canary at j), ordinary tapes elsewhere."""
+    """One pair per position, ordinary tapes elsewhere. Replace-one: (low canary at j, high canary at j).
+    Add/remove-one: (user j absent — an empty slot, episode j still happens —, high canary at j)."""
     from dpverify.agents.tapes import canary_tape, ordinary_tapes, position_index, replace
 
     base = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
@@ -566,6 +588,10 @@ def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
     pairs = []
     for p in spec.positions:
         j = position_index(p, spec.episodes)
+        if spec.add_remove:
+            pairs.append(NeighbourPair(replace(base, j, None), replace(base, j, high),
+                                       f"user {j} ({p}): absent (empty slot) vs high canary"))
+            continue
         label = f"user {j} ({p}): low vs high canary"
         pairs.append(NeighbourPair(replace(base, j, low), replace(base, j, high), label))
     return pairs
@@ -679,6 +705,9 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
     if not isinstance(spec, AgentAuditSpec):
         raise InvalidParameterError("spec", "must be an AgentAuditSpec", type(spec).__name__)
     start = time.perf_counter()
+    if spec.add_remove and batch_factory is not None:
+        raise InvalidParameterError("batch_factory", "must be None for an add/remove audit (the batched path has no "
+                                    "empty slots)", type(batch_factory).__name__)
     setup = _setup(spec)
     claim, width, mdp = probe_agent(spec, setup)
     if spec.route == "two-world":
@@ -731,8 +760,10 @@ def _scope_note(spec: AgentAuditSpec) -> str:
     seen = {"billboard": "the published releases of episodes j..j+window",
             "jdp": "the policies deployed to users j+1..j+window",
             "ldp": "user j's own messages"}[spec.notion]
-    return (f"The auditor saw {seen} (window {spec.window}); canaries moved the targets between the lowest- and "
-            "highest-value states. A bug whose effect lies outside this view or needs other user data is not tested.")
+    moved = ("add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
+             if spec.add_remove else "canaries moved the targets between the lowest- and highest-value states")
+    return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
+            "needs other user data is not tested.")
 
 
 def canary_slots(episodes: int, m: int) -> np.ndarray:
@@ -753,8 +784,9 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
     """Run the agent once with the canaries the coins select; one feature row per slot."""
     from dpverify.agents.tapes import canary_tape, ordinary_tapes, replace
 
-    tapes = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
-    high, low = canary_tape(mdp, "high"), canary_tape(mdp, "low")
+    tapes: tuple[Any, ...] = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
+    # add/remove: the coin chooses between the canary and an empty slot (user absent)
+    high, low = canary_tape(mdp, "high"), None if spec.add_remove else canary_tape(mdp, "low")
     for slot, included in zip(slots, inclusion, strict=True):
         tapes = replace(tapes, int(slot), high if included else low)
     views = [output_view(spec.notion, int(j), spec.window, spec.episodes, width) for j in slots]
