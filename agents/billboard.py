@@ -403,6 +403,37 @@ class ReservedReleases:
         return [self._release(i, family, stage, raw)  # type: ignore[arg-type]
                 for i, family, raw in zip(indices, families, raws, strict=True)]
 
+    def publish_block(self, raw_values: np.ndarray) -> np.ndarray:
+        """Release every reserved release at once, ``raw_values[i]`` being the value of the i-th release of the
+        plan (publication order), shape (n, *shape); returns the released values in that order.
+
+        When the noise was drawn as one block (all Gaussian of one shape): one check, one addition — the same
+        values, counts and kept history as publishing each in turn. Otherwise each is published in turn. Every
+        value is checked (and none may have been published) before any is released."""
+        releases = self._plan.releases
+        block = self._block
+        raws = np.asarray(raw_values, dtype=float)
+        if raws.shape[:1] != (len(releases),):
+            raise InvalidParameterError("raw_values", f"must hold the {len(releases)} reserved values in order",
+                                        raws.shape)
+        if any(self._used):
+            raise InvalidParameterError("release", "may be published once (its noise is used)", "publish_block")
+        if block is None or raws.shape != block.shape or not np.isfinite(raws).all():
+            checked = [_checked_value(mechanism, raw) for mechanism, raw in zip(self._mechanisms, raws, strict=True)]
+            return np.stack([self._release(i, family, stage, raw)
+                             for i, ((family, stage, _), raw) in enumerate(zip(releases, checked, strict=True))])
+        self._used = [True] * len(releases)
+        board = self.billboard
+        if isinstance(board, ReplayBillboard):
+            return np.stack([board._replay(family, self.episode, stage) for family, stage, _ in releases])
+        noisy = raws + block
+        self._noise = [None] * len(releases)
+        board.n_published += len(releases)
+        if board.keep_history:
+            for (family, stage, _), raw, value in zip(releases, raws, noisy, strict=True):
+                board._keep(family, self.episode, stage, self.pattern, raw, value)
+        return noisy
+
     def publish(self, family: str, stage: int, raw_value: np.ndarray) -> np.ndarray:
         """Release the reserved (family, stage) with its own noise; check, keep and return it."""
         i = self._index.get((family, stage))

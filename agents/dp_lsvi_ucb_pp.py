@@ -279,6 +279,19 @@ class PrivatisedRidgeStatistics(PublishedRidgeStatistics):
         return tuple(self._reserved.publish_group(VECTOR_FAMILIES, h + 1, [sums @ v_hat, sums @ v_check,
                                                                             sums @ v_hat**2]))
 
+    def release_all_sums(self, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`release_sums` of every stage at once, for a backward pass whose targets are known before it
+        starts (no policy update): ``v_hat[h]``, ``v_check[h]`` are stage h's targets, shape (H, S). The same
+        values (each M_h V by the same matrix-vector product) and noise, published in the same order (stages
+        H..1, each w_hat, w_check, w_bar); returns the three (H, d) stacks."""
+        self._check_released()
+        sums = self.next_state_sums
+        raw = np.empty((self.horizon, len(VECTOR_FAMILIES), self.dim))
+        for j, targets in enumerate((v_hat, v_check, v_hat**2)):
+            raw[:, j] = (sums @ targets[:, :, None])[:, :, 0]
+        noisy = self._reserved.publish_block(raw[::-1].reshape(-1, self.dim)).reshape(raw.shape)[::-1]
+        return tuple(np.ascontiguousarray(noisy[:, j]) for j in range(len(VECTOR_FAMILIES)))
+
 
 # ---- the agent ----------------------------------------------------------------------------------------
 
@@ -382,6 +395,26 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         self.statistics.release_grams()  # the H Gram releases of episode k (the switching test reads them)
         self._bonus_norm[:] = np.sqrt(self.statistics.bonus_squared_all())  # ‖φ‖_{Λ̃⁻¹} of every stage at once
         return super().begin_episode()
+
+    def plan(self) -> np.ndarray:
+        """LSVI-UCB++'s backward pass; when rare switching keeps Q̂, Q̌ (line 10 false) the targets V̂, V̌ of every
+        stage are known before the pass, so the 3H vector releases and regressions are made at once
+        (:meth:`regress_all`, the same values and noise in the same order as stage by stage)."""
+        if (not self.config.switching or not isinstance(self.statistics, PrivatisedRidgeStatistics)
+                or self.switch_condition()):
+            return super().plan()
+        self.regress_all()
+        return self.q_hat
+
+    def regress_all(self) -> None:
+        """:meth:`regress` of every stage at once (targets V̂_{h+1}, V̌_{h+1} unchanged during the pass)."""
+        stats = self.statistics
+        v_hat = np.minimum(np.maximum(self.v_hat[1:], 0.0), self.horizon_cap)
+        v_check = np.minimum(np.maximum(self.v_check[1:], 0.0), self.horizon_cap)
+        inverse = stats.gram_inverses()
+        sums = stats.release_all_sums(v_hat, v_check)
+        for w, released in zip((self._w_hat, self._w_check, self._w_bar), sums, strict=True):
+            w[:] = (inverse @ released[:, :, None])[:, :, 0]
 
     def regress(self, h: int) -> None:
         """ŵ, w̌, w̄ (lines 6–8) from three fresh releases; targets clipped to [0, H] (the sensitivity assumption)."""

@@ -212,6 +212,11 @@ class PublishedRidgeStatistics(RidgeStatistics):
         self._check_released()
         return self._noisy_inverse[h]
 
+    def gram_inverses(self) -> np.ndarray:
+        """:meth:`gram_inverse` of every stage, shape (H, d, d)."""
+        self._check_released()
+        return self._noisy_inverse
+
     def gram_matrix(self, h: int) -> np.ndarray:
         raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
 

@@ -180,3 +180,55 @@ def test_publish_group_equals_publish() -> None:
     with pytest.raises(InvalidParameterError, match="finite"):
         reserved.publish_group(("a", "b"), 2, [np.zeros(3), np.full(3, np.inf)])
     assert board.n_published == 0  # nothing released when one value fails its check
+
+
+@pytest.mark.parametrize("keep_noise", [False, True])
+def test_publish_block_equals_publishing_one_by_one(keep_noise: bool) -> None:
+    a, b = GaussianMechanism(1.0, 2.0, 3), GaussianMechanism(1.0, 9.0, 3)
+    plan = [(family, h, m) for h in (3, 2, 1) for family, m in (("a", a), ("b", b))]
+    values = np.arange(18.0).reshape(6, 3) - 4.0
+    boards = [Billboard(keep_history=True, keep_noise=keep_noise) for _ in range(2)]
+    together = boards[0].reserve(1, plan, "prefix", np.random.default_rng(7)).publish_block(values)
+    single = boards[1].reserve(1, plan, "prefix", np.random.default_rng(7))
+    one_by_one = np.stack([single.publish(f, h, x) for (f, h, _), x in zip(plan, values, strict=True)])
+    np.testing.assert_array_equal(together, one_by_one)
+    assert boards[0].ledger == boards[1].ledger and boards[0].n_published == boards[1].n_published == 6
+    for x, y in zip(boards[0].history(), boards[1].history(), strict=True):
+        assert (x.family, x.episode, x.stage) == (y.family, y.episode, y.stage)
+        np.testing.assert_array_equal(x.value, y.value)
+        if keep_noise:
+            np.testing.assert_array_equal(x.noise, y.noise)
+
+
+def test_publish_block_checks_every_value_before_any_release() -> None:
+    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
+    board = Billboard()
+    reserved = board.reserve(1, [("a", 2, vec), ("a", 1, vec)], "prefix", np.random.default_rng(5))
+    with pytest.raises(InvalidParameterError, match="finite"):
+        reserved.publish_block(np.array([np.zeros(3), np.full(3, np.nan)]))
+    with pytest.raises(InvalidParameterError, match="raw_values"):
+        reserved.publish_block(np.zeros((3, 3)))
+    assert board.n_published == 0  # nothing released when one value fails its check
+    reserved.publish_block(np.zeros((2, 3)))
+    with pytest.raises(InvalidParameterError, match="once"):
+        reserved.publish_block(np.zeros((2, 3)))  # a second release would reuse its noise
+    # no noise block (GOE releases): each checked, then released in turn, the same as one by one
+    matrices = np.stack([np.eye(3), 2 * np.eye(3)])
+    boards = [Billboard() for _ in range(2)]
+    plan = [("G", 1, mat), ("G", 2, mat)]
+    together = boards[0].reserve(1, plan, "prefix", np.random.default_rng(3)).publish_block(matrices)
+    single = boards[1].reserve(1, plan, "prefix", np.random.default_rng(3))
+    np.testing.assert_array_equal(together, np.stack([single.publish("G", h + 1, matrices[h]) for h in range(2)]))
+    with pytest.raises(InvalidParameterError, match="symmetric"):
+        Billboard().reserve(1, plan, "prefix", np.random.default_rng(3)).publish_block(
+            np.stack([np.eye(3), np.triu(np.ones((3, 3)))]))
+
+
+def test_publish_block_on_a_replay_billboard_returns_the_recorded_values() -> None:
+    vec = GaussianMechanism(1.0, 2.0, 3)
+    plan = [("v", h, vec) for h in (2, 1)]
+    original = Billboard(keep_history=True)
+    published = original.reserve(1, plan, "prefix", np.random.default_rng(1)).publish_block(np.ones((2, 3)))
+    replay = ReplayBillboard(original.history())
+    replayed = replay.reserve(1, plan, "prefix", np.random.default_rng(9)).publish_block(np.zeros((2, 3)))
+    np.testing.assert_array_equal(replayed, published)

@@ -21,8 +21,9 @@ from dp_lsvi_ucb_pp_runs import (
 )
 
 from dpverify.agents.base import rollout, run_episodes
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus
 from dpverify.agents.runner import RunSpec, run
 from dpverify.calibration import dp_lsvi_ucbpp_schedule
 from dpverify.errors import InvalidParameterError
@@ -55,6 +56,40 @@ def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
     pairs = list(zip(original.billboard.history(), live.billboard.history(), strict=True))
     assert all(np.array_equal(a.value, b.value) for a, b in pairs if a.episode <= changed_user)
     assert any(not np.allclose(a.value, b.value) for a, b in pairs if a.episode > changed_user)
+
+
+class StageByStage(DpLsviUcbPlusPlus):
+    """DP-LSVI-UCB++ that always makes its vector releases stage by stage (LSVI-UCB++'s backward pass)."""
+
+    def plan(self) -> np.ndarray:
+        return LsviUcbPlusPlus.plan(self)
+
+
+@pytest.mark.parametrize(("epsilon", "switches"), [(1.0, False), (1e8, True)])
+def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(epsilon: float, switches: bool) -> None:
+    # When rare switching keeps the policy, the agent releases and regresses every stage at once
+    # (regress_all); the published values, noise, ledger, weights and policies are bit-identical to the
+    # stage-by-stage pass.
+    mdp = min2021_mdp(horizon=4, num_actions=5)
+    episodes = 60
+    agent_seed, _ = np.random.SeedSequence(4).spawn(2)
+    config = DpLsviUcbPlusPlusConfig(episodes, epsilon=epsilon, keep_history=True, keep_noise=True)
+    fast = make_agent(mdp, episodes, 4, epsilon=epsilon, keep_history=True, keep_noise=True)
+    slow = StageByStage(mdp, config, np.random.default_rng(agent_seed))
+    _, fast_policies = record_run(fast, mdp, episodes, env_rng(4))
+    _, slow_policies = record_run(slow, mdp, episodes, env_rng(4))
+    assert fast.num_switches < episodes and (fast.num_switches > 0) == switches  # (at ε = 10⁸ both passes run)
+    assert fast.num_switches == slow.num_switches
+    for a, b in zip(fast_policies, slow_policies, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for name in ("_w_hat", "_w_check", "_w_bar", "q_hat", "q_check"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
+    assert fast.billboard.ledger == slow.billboard.ledger
+    assert fast.billboard.n_published == slow.billboard.n_published == 4 * mdp.horizon * episodes
+    for x, y in zip(fast.billboard.history(), slow.billboard.history(), strict=True):
+        assert (x.family, x.episode, x.stage) == (y.family, y.episode, y.stage)
+        np.testing.assert_array_equal(x.value, y.value)
+        np.testing.assert_array_equal(x.noise, y.noise)
 
 
 @pytest.mark.parametrize("seed", range(3))
