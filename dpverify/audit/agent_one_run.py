@@ -1,0 +1,152 @@
+"""The one-run route of an agent audit: Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1)
+training run", Theorem 3 (:mod:`dpverify.audit.one_run`).
+
+m canary slots spread over the K users each hold the high canary or (replace-one) the low canary or
+(add/remove-one) an empty slot by an independent fair coin; the agent runs once; a score per slot (a
+feature of :mod:`dpverify.audit.distinguishers` chosen on an independent pilot run with its own coins, so
+the guesses are a function of the audited output alone; ranked by the Mann–Whitney statistic) ranks the
+slots; top/bottom guesses with pre-registered sizes (abstaining on the rest) and their count of correct
+guesses give the ε lower bound. With ``trials = N`` the N runs are one mechanism of N·m coins (each coin
+changes one run's input only).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
+from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
+from dpverify.audit.agent_views import observe, observe_batch, output_view
+from dpverify.audit.result import NO_VIOLATION_FOUND, NOT_A_CERTIFICATE, VIOLATION
+
+#: One-run guess rules as fractions of m (k_plus = k_minus = fraction · m), sharing α by Bonferroni.
+GUESS_FRACTIONS: tuple[float, ...] = (0.05, 0.2, 0.5)
+
+
+def canary_slots(episodes: int, m: int) -> np.ndarray:
+    """m canary positions (1-based) spread evenly over 1..K."""
+    return np.unique(np.round(np.linspace(1, episodes, m)).astype(np.int64))
+
+
+def _slot_features(spec: AgentAuditSpec, view_rows: np.ndarray) -> np.ndarray:
+    """A slot's feature vector: its rows and, for several rows, their consecutive differences."""
+    if view_rows.shape[0] >= 2:
+        return np.concatenate([(view_rows[1:] - view_rows[:-1]).reshape(-1), view_rows.reshape(-1)])
+    return view_rows.reshape(-1)
+
+
+def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: int, slots: np.ndarray,
+                      inclusion: np.ndarray, rng: np.random.Generator,
+                      batch_factory: Callable[..., Any] | None) -> np.ndarray:
+    """Run the agent once with the canaries the coins select; one feature row per slot."""
+    from dpverify.agents.tapes import canary_tape, ordinary_tapes, replace
+
+    tapes: tuple[Any, ...] = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
+    # add/remove: the coin chooses between the canary and an empty slot (user absent)
+    high, low = canary_tape(mdp, "high"), None if spec.add_remove else canary_tape(mdp, "low")
+    for slot, included in zip(slots, inclusion, strict=True):
+        tapes = replace(tapes, int(slot), high if included else low)
+    views = [output_view(spec.notion, int(j), spec.window, spec.episodes, width) for j in slots]
+    if batch_factory is not None or _is_batched(setup, spec.batched):
+        from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchRandomness, run_batch
+        from dpverify.agents.tapes import tape_arrays
+
+        episodes = sorted({e for v in views for e in v.episodes})
+        agent = (batch_factory or _batched_agent)(setup, mdp, BatchRandomness(rng, 1), episodes)
+        initial, table = tape_arrays(tapes)
+        policies = run_batch(agent, initial, table, keep_policies=episodes if spec.notion == "jdp" else ())
+        rows = [observe_batch(v, agent, policies, mdp.num_actions)[0] for v in views]
+    else:
+        history, plist = run_agent_once(setup, mdp, tapes, rng)
+        rows = [observe(v, history, plist, mdp.num_actions) for v in views]
+    return np.stack([_slot_features(spec, r) for r in rows])
+
+
+def _auc(scores: np.ndarray, inclusion: np.ndarray) -> float:
+    """P[score(included) > score(excluded)] (+ half the ties): the rank statistic of Mann & Whitney."""
+    order = np.sort(scores)
+    # 0-based average ranks (ties share their mean rank)
+    lo = np.searchsorted(order, scores, side="left")
+    hi = np.searchsorted(order, scores, side="right")
+    ranks = (lo + hi - 1) / 2.0
+    n1, n0 = int(inclusion.sum()), int((~inclusion).sum())
+    if n1 == 0 or n0 == 0:
+        return 0.5
+    return float((ranks[inclusion].sum() - n1 * (n1 - 1) / 2.0) / (n1 * n0))
+
+
+@dataclass(frozen=True, eq=False)
+class SlotScorer:
+    """The score of a canary slot: a feature learned on the pilot run (engine learners), signed so that
+    higher means "included" on the pilot."""
+
+    feature: Any
+    sign: float
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        return self.sign * np.asarray(self.feature.scores(features), dtype=float)
+
+
+def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
+    """Candidate features of :func:`dpverify.audit.distinguishers.propose_features` fitted on the pilot's
+    excluded vs included slots; the one whose pilot rank statistic is furthest from 1/2 wins."""
+    from dpverify.audit.distinguishers import LinearFeature, propose_features
+
+    if inclusion.all() or not inclusion.any():
+        return SlotScorer(LinearFeature("slot coordinate 0", "release", np.eye(pilot.shape[1])[0]), 1.0)
+    best: tuple[float, Any, float] | None = None
+    for feature in propose_features(pilot[~inclusion], pilot[inclusion]):
+        scores = np.asarray(feature.scores(pilot), dtype=float)
+        if not np.all(np.isfinite(scores)):
+            continue
+        auc = _auc(scores, inclusion)
+        if best is None or abs(auc - 0.5) > best[0]:
+            best = (abs(auc - 0.5), feature, 1.0 if auc >= 0.5 else -1.0)
+    if best is None:
+        return SlotScorer(LinearFeature("slot coordinate 0", "release", np.eye(pilot.shape[1])[0]), 1.0)
+    return SlotScorer(best[1], best[2])
+
+
+def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
+             batch_factory: Callable[..., Any] | None, start: float) -> AgentAuditResult:
+    from dpverify.audit import one_run as steinke
+
+    slots = canary_slots(spec.episodes, spec.canary_count)
+    m = len(slots)
+    root = np.random.SeedSequence(spec.seed)
+    pilot_seq, audit_seq = root.spawn(2)
+    pilot_coin, pilot_run = (np.random.default_rng(s) for s in pilot_seq.spawn(2))
+    pilot_inclusion = steinke.draw_inclusion(m, pilot_coin)
+    pilot = _one_run_features(spec, setup, mdp, width, slots, pilot_inclusion, pilot_run, batch_factory)
+    scorer = learn_scorer(pilot, pilot_inclusion)
+    runs = spec.trials
+    total = m * runs
+
+    def experiment(inclusion: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        scores = []
+        for r, g in enumerate(rng.spawn(runs)):
+            feats = _one_run_features(spec, setup, mdp, width, slots, inclusion[r * m:(r + 1) * m], g, batch_factory)
+            scores.append(scorer(feats))
+        return np.nan_to_num(np.concatenate(scores), posinf=1e300, neginf=-1e300)
+
+    rules = [(max(1, int(f * total)), max(1, int(f * total))) for f in GUESS_FRACTIONS]
+    rules = [(min(kp, total // 2), min(km, total - min(kp, total // 2))) for kp, km in rules]
+    result = steinke.run_one_run_audit(experiment, total, np.random.default_rng(audit_seq), guesses=rules,
+                                       delta=spec.delta, confidence=spec.confidence)
+    eps = float(result.epsilon_lower_bound)
+    verdict = VIOLATION if result.refutes(spec.epsilon) else NO_VIOLATION_FOUND
+    wrong = 1.0 - result.v / result.r if result.r else 1.0
+    notes = [NOT_A_CERTIFICATE,
+             f"One-run bound (Steinke, Nasr & Jagielski 2023, Theorem 3) over {runs} run(s) of {m} canary slots; "
+             f"guess rules {rules} share alpha by Bonferroni; the slot score ({scorer.feature.name}) was learned on an "
+             "independent pilot run.", _scope_note(spec)]
+    return AgentAuditResult(
+        verdict=verdict, spec=spec, epsilon_lower_bound=eps, method=result.method, claimed_epsilon=spec.epsilon,
+        delta=spec.delta, agent_claim=claim, trials=runs, canaries=m, seconds=time.perf_counter() - start,
+        batched=batch_factory is not None or _is_batched(setup, spec.batched), audit=None, one_run=result,
+        points=((wrong, wrong, wrong, wrong),), notes=tuple(notes))

@@ -1,0 +1,151 @@
+"""Building and running one agent on response tapes (:mod:`dpverify.agents.tapes`): :class:`AgentSetup`
+(picklable names and options), :func:`run_agent_once` through the private-agent protocol, the batched
+DP-LSVI-UCB++ (Sahu 2025, Algorithm 1, vectorised over trials) when it applies, and the
+probe run (:func:`probe_agent`) that reads the agent's claim and the width of one episode's releases.
+
+The private-agent protocol (third-party agents): a factory
+``factory(mdp, num_episodes, rng, /, *, billboard=None, **options)`` returning an agent with
+``begin_episode() -> (H, S) int policy`` and ``end_episode(trajectory)``; ``end_episode(None)`` is an
+*empty slot* (add/remove-one audits: episode j still happens, the agent plans and its releases are made on
+schedule, but it receives no data — what the ledgers account under add/remove, an absent user being a zero
+term). For ``"billboard"`` and ``"ldp"`` audits the agent publishes on the billboard it was given (or
+exposes ``agent.billboard``); for ``"jdp"`` only the policies are read. ``claimed_guarantee()`` (an object
+with ``epsilon`` and ``delta``) and ``privacy_notion`` ("jdp" or "ldp") state the claim; without them the
+claim given to the audit is used. The batched DP-LSVI-UCB++ runs only its fresh-noise, replace-one variant;
+add/remove audits run one trial at a time through the protocol.
+
+This module imports :mod:`dpverify.agents` lazily (inside functions), never at module level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpverify.audit.agent_factories import build_environment, resolve_factory
+from dpverify.audit.agent_spec import AgentAuditSpec, AgentClaim, check_claim
+from dpverify.audit.agent_views import _flat
+from dpverify.errors import InvalidParameterError
+
+#: Episodes of the probe run (the width of one episode's releases is read from them).
+PROBE_EPISODES = 8
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """Everything needed to build the environment and one agent (picklable: names and options only)."""
+
+    agent: str
+    env: str
+    episodes: int
+    env_options: tuple[tuple[str, Any], ...]
+    agent_options: tuple[tuple[str, Any], ...]
+
+    def environment(self) -> Any:
+        return build_environment(self.env, self.episodes, self.env_options)
+
+    def build(self, mdp: Any, rng: np.random.Generator, billboard: Any) -> Any:
+        factory = resolve_factory(self.agent)
+        options = dict(self.agent_options)
+        try:
+            return factory(mdp, self.episodes, rng, billboard=billboard, **options)
+        except TypeError as exc:
+            raise InvalidParameterError(
+                "agent", f"factory must accept (mdp, num_episodes, rng, billboard=..., **options) ({exc})",
+                self.agent) from None
+
+    def billboard(self) -> Any:
+        from dpverify.agents.billboard import Billboard
+
+        relation = dict(self.agent_options).get("relation", "replace-one")
+        return Billboard(relation, keep_history=True)
+
+
+def _setup(spec: AgentAuditSpec) -> AgentSetup:
+    options = dict(spec.agent_options)
+    options.setdefault("epsilon", spec.epsilon)
+    options.setdefault("delta", spec.delta)
+    return AgentSetup(spec.agent, spec.env, spec.episodes, spec.env_options, tuple(sorted(options.items())))
+
+
+def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
+                   rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
+    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies)."""
+    from dpverify.agents.tapes import run_on_tapes
+
+    board = setup.billboard()
+    agent = setup.build(mdp, rng, board)
+    policies = run_on_tapes(agent, mdp, tapes)
+    published = getattr(agent, "billboard", board)
+    history = published.history() if getattr(published, "keep_history", False) else board.history()
+    return history, policies
+
+
+def _is_batched(setup: AgentSetup, batched: bool | None) -> bool:
+    # The batched implementation is the fresh-noise variant; aggregation="tree" runs the reference agent, and
+    # add/remove audits (empty slots) run one trial at a time through the protocol.
+    options = dict(setup.agent_options)
+    return (batched is not False and setup.agent == "dp-lsvi-ucb++"
+            and options.get("aggregation", "fresh") == "fresh" and options.get("relation") != "add-remove-one")
+
+
+def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequence[int]) -> Any:
+    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+
+    options = {k: v for k, v in setup.agent_options if k not in ("keep_history", "keep_noise")}
+    try:
+        config = DpLsviUcbPlusPlusConfig(setup.episodes, **options)
+    except TypeError as exc:
+        raise InvalidParameterError("--agent-option", f"is not accepted by dp-lsvi-ucb++ ({exc})",
+                                    ", ".join(options)) from None
+    return BatchedDpLsviUcbPlusPlus(mdp, config, randomness, record=record)
+
+
+def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
+    """Build one agent and check the claim it makes (:func:`check_claim`), then run its first
+    :data:`PROBE_EPISODES` episodes on ordinary tapes: (the claim, the widest row of releases of one
+    episode, the environment). Rows of later episodes are zero-padded or truncated to that width (a
+    fixed post-processing)."""
+    from dpverify.agents.tapes import ordinary_tapes
+
+    mdp = setup.environment()
+    tapes = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
+    board = setup.billboard()
+    agent = setup.build(mdp, np.random.default_rng(np.random.SeedSequence(spec.seed)), board)
+    notion = getattr(agent, "privacy_notion", None)
+    epsilon = delta = None
+    claimed = getattr(agent, "claimed_guarantee", None)
+    if callable(claimed):
+        guarantee = claimed()
+        epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
+    registered = ":" not in setup.agent
+    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
+    claim = AgentClaim(notion, epsilon, delta, gaussian)
+    check_claim(spec, claim)  # before any episode runs
+    from dpverify.agents.tapes import run_on_tapes
+
+    policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
+    width = 1
+    if spec.notion == "jdp":
+        width = mdp.horizon * mdp.num_states * mdp.num_actions
+        del policies
+    else:
+        published = getattr(agent, "billboard", board)
+        if not getattr(published, "keep_history", False):
+            published = board
+        history = published.history()
+        users = "current" if spec.notion == "ldp" else None
+        per_episode: dict[int, int] = {}
+        for r in history:
+            if users is None or r.users == users:
+                per_episode[r.episode] = per_episode.get(r.episode, 0) + _flat(np.asarray(r.value)).size
+        if not per_episode:
+            what = "messages (users='current')" if spec.notion == "ldp" else "releases"
+            raise InvalidParameterError(
+                "notion", f"{spec.notion} needs an agent that publishes {what} on its billboard", spec.agent)
+        width = max(per_episode.values())
+    return claim, width, mdp

@@ -1,0 +1,279 @@
+"""What an agent audit audits and what it reports: :class:`AgentAuditSpec` (validated, frozen), the claim
+the agent itself states (:class:`AgentClaim`, checked by :func:`check_claim`) and :class:`AgentAuditResult`.
+
+The notions ("billboard", "jdp", "ldp") and routes ("two-world", "one-run") are described in
+:mod:`dpverify.audit.agent_audit`. Which notions an agent's own notion supports follows joint DP
+(Kearns et al. 2014; Vietri et al. 2020: a JDP agent's private billboard and, by post-processing, the
+actions given to the other users) and local DP (Liao et al. 2021: each user's messages). An audit never
+certifies a claim: the verdict is VIOLATION or NO VIOLATION FOUND (Jagielski, Ullman & Oprea 2020).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dpverify import _validate
+from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
+from dpverify.errors import InvalidParameterError
+
+NOTIONS: tuple[str, ...] = ("billboard", "jdp", "ldp")
+ROUTES: tuple[str, ...] = ("two-world", "one-run")
+POSITIONS: tuple[str, ...] = ("first", "middle", "last")
+#: Which audit notions an agent's own notion supports: JDP agents publish a private billboard (whose
+#: post-processing gives the actions); LDP agents' claim is about each user's messages.
+SUPPORTED: dict[str, tuple[str, ...]] = {"jdp": ("billboard", "jdp"), "ldp": ("ldp",)}
+#: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
+MIN_TRIALS = 10
+#: The neighbouring relations a claim may be audited under (the agents' spelling,
+#: :class:`dpverify.neighbouring.Neighbouring`).
+RELATIONS: tuple[str, ...] = ("replace-one", "add-remove-one")
+
+
+def _frozen_options(name: str, options: Any) -> tuple[tuple[str, Any], ...]:
+    if isinstance(options, dict):
+        options = tuple(options.items())
+    try:
+        pairs = tuple((str(k), v) for k, v in options)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(name, "must be a mapping or (key, value) pairs", options) from None
+    return tuple(sorted(pairs))
+
+
+def _check_positions(positions: Any, episodes: int) -> tuple[Any, ...]:
+    out = tuple(positions)
+    if not out:
+        raise InvalidParameterError("positions", "must name at least one position", out)
+    for p in out:
+        if isinstance(p, str):
+            _validate.one_of("positions", p, POSITIONS)
+        elif isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= episodes:
+            raise InvalidParameterError("positions", f"must be names or episodes in [1, {episodes}]", p)
+    return out
+
+
+@dataclass(frozen=True)
+class AgentAuditSpec:
+    """What to audit and how (module docstring).
+
+    Attributes:
+        agent: a registered agent name or ``"module.path:factory"``.
+        env: a registered environment name; ``env_options``/``agent_options``: their keyword options.
+        episodes: K, the number of users.
+        notion: "billboard", "jdp" or "ldp".
+        route: "two-world" or "one-run".
+        epsilon, delta: the claim audited. The agent is configured with them unless ``agent_options``
+            set its own; the claim must be one the agent makes (ε ≥ its claimed ε, δ ≥ its δ).
+        trials: two-world: trials per side (selection + evaluation); one-run: number of runs.
+        canaries: one-run: canary slots m per run (default ⌊K/2⌋).
+        confidence: of all bounds together.
+        seed: audit seed (the result depends only on the spec).
+        data_seed: seed of the ordinary tapes (the fixed dataset).
+        positions: two-world: the replaced positions (each a candidate pair).
+        window: episodes after j in a billboard/JDP output.
+        gaussian_claim: whether the claim is a μ-GDP (Gaussian-mechanism) claim; None = the agent says so
+            (a registered private agent adds only Gaussian noise), False for third-party agents.
+        batched: use the batched DP-LSVI-UCB++ when the agent is it (None = yes).
+    """
+
+    agent: str
+    env: str
+    episodes: int
+    notion: str
+    epsilon: float
+    delta: float = 1e-5
+    route: str = "two-world"
+    trials: int = 10_000
+    canaries: int | None = None
+    confidence: float = 0.95
+    seed: int = 0
+    data_seed: int = 0
+    positions: tuple[str, ...] = POSITIONS
+    window: int = 1
+    env_options: tuple[tuple[str, Any], ...] = ()
+    agent_options: tuple[tuple[str, Any], ...] = ()
+    gaussian_claim: bool | None = None
+    batched: bool | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.agent, str) or not self.agent:
+            raise InvalidParameterError("agent", "must be a registered name or module.path:factory", self.agent)
+        if not isinstance(self.env, str) or not self.env:
+            raise InvalidParameterError("env", "must be a registered environment name", self.env)
+        _validate.integer("episodes", self.episodes, minimum=2)
+        _validate.one_of("notion", self.notion, NOTIONS)
+        _validate.one_of("route", self.route, ROUTES)
+        object.__setattr__(self, "epsilon", _validate.positive("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", _validate.open_unit("delta", self.delta))
+        minimum = MIN_TRIALS if self.route == "two-world" else 1
+        trials = _validate.integer("trials", self.trials, minimum=1)
+        if trials < minimum:
+            raise InvalidParameterError(
+                "trials", f"must be >= {minimum} per side for a two-world audit (a selection and an evaluation split)",
+                trials)
+        if self.canaries is not None:
+            m = _validate.integer("canaries", self.canaries, minimum=2)
+            if m > self.episodes:
+                raise InvalidParameterError("canaries", f"must be <= episodes = {self.episodes}", m)
+        object.__setattr__(self, "confidence", _validate.open_unit("confidence", self.confidence))
+        _validate.integer("seed", self.seed, minimum=0)
+        _validate.integer("data_seed", self.data_seed, minimum=0)
+        object.__setattr__(self, "positions", _check_positions(self.positions, self.episodes))
+        _validate.integer("window", self.window, minimum=1)
+        object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
+        object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
+        relation = dict(self.agent_options).get("relation", "replace-one")
+        if relation not in RELATIONS:
+            raise InvalidParameterError("relation", f"must be one of {', '.join(RELATIONS)}", relation)
+        if relation == "add-remove-one" and self.notion == "ldp":
+            raise InvalidParameterError(
+                "relation", "must be replace-one for an ldp audit (local DP compares two data of one user)", relation)
+        for name in ("gaussian_claim", "batched"):
+            if getattr(self, name) not in (None, True, False):
+                raise InvalidParameterError(name, "must be True, False or None", getattr(self, name))
+
+    @property
+    def add_remove(self) -> bool:
+        """Whether the claim is under add/remove-one (pairs: user j absent, an empty slot, vs a canary at j)."""
+        return dict(self.agent_options).get("relation") == "add-remove-one"
+
+    @property
+    def canary_count(self) -> int:
+        return self.canaries if self.canaries is not None else max(2, self.episodes // 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["env_options"] = dict(self.env_options)
+        data["agent_options"] = dict(self.agent_options)
+        data["positions"] = list(self.positions)
+        return data
+
+
+@dataclass(frozen=True)
+class AgentClaim:
+    """The claim the agent itself states: its notion and (ε, δ) (None when it does not say)."""
+
+    notion: str | None
+    epsilon: float | None
+    delta: float | None
+    gaussian: bool
+
+
+def check_claim(spec: AgentAuditSpec, claim: AgentClaim) -> None:
+    """The notion must be one the agent supports, and (ε, δ) a claim it makes (one line otherwise)."""
+    if claim.notion is not None:
+        supported = SUPPORTED.get(claim.notion, ())
+        if spec.notion not in supported:
+            raise InvalidParameterError(
+                "notion", f"must be one of {', '.join(supported) or 'none'} for a {claim.notion} agent", spec.notion)
+    if claim.epsilon is not None and claim.delta is not None:
+        if spec.epsilon < claim.epsilon * (1 - 1e-9) or spec.delta < claim.delta * (1 - 1e-9):
+            raise InvalidParameterError(
+                "epsilon/delta",
+                f"must be a claim the agent makes: it claims ({claim.epsilon:.6g}, {claim.delta:g}), so epsilon >= "
+                f"{claim.epsilon:.6g} and delta >= {claim.delta:g}",
+                (spec.epsilon, spec.delta))
+
+
+@dataclass(frozen=True)
+class AgentAuditResult:
+    """The outcome of an agent audit (frozen).
+
+    Attributes:
+        verdict: VIOLATION or NO VIOLATION FOUND (never "private").
+        spec: the :class:`AgentAuditSpec` audited.
+        epsilon_lower_bound: the largest ε lower bound the route certified.
+        method: which bound gave it ("clopper-pearson", "gaussian-dp" or the one-run method).
+        claimed_epsilon, delta: the claim audited; ``agent_claim``: what the agent itself claims.
+        trials: two-world trials per side, or one-run runs; ``canaries``: one-run m per run (else None).
+        seconds: wall time of the audit.
+        batched: whether the batched DP-LSVI-UCB++ ran the trials.
+        audit: the engine's :class:`~dpverify.audit.AuditResult` (two-world) or None.
+        one_run: the one-run result (:class:`dpverify.audit.one_run.OneRunResult`) or None.
+        points: tested (FPR, FNR, FPR upper, FNR upper) points for the trade-off plot.
+        notes: caveats, always including that an audit is not a certificate.
+    """
+
+    verdict: str
+    spec: AgentAuditSpec
+    epsilon_lower_bound: float
+    method: str
+    claimed_epsilon: float
+    delta: float
+    agent_claim: AgentClaim
+    trials: int
+    canaries: int | None
+    seconds: float
+    batched: bool
+    audit: AuditResult | None
+    one_run: Any
+    points: tuple[tuple[float, float, float, float], ...]
+    notes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _validate.one_of("verdict", self.verdict, (VIOLATION, NO_VIOLATION_FOUND))
+        if math.isnan(self.epsilon_lower_bound) or self.epsilon_lower_bound < 0:
+            raise InvalidParameterError("epsilon_lower_bound", "must be >= 0", self.epsilon_lower_bound)
+
+    @property
+    def gaussian_claim(self) -> bool:
+        return self.agent_claim.gaussian
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "agent": self.spec.agent,
+            "env": self.spec.env,
+            "episodes": self.spec.episodes,
+            "notion": self.spec.notion,
+            "route": self.spec.route,
+            "claimed_epsilon": self.claimed_epsilon,
+            "delta": self.delta,
+            "gaussian_claim": self.gaussian_claim,
+            "agent_claim": dataclasses.asdict(self.agent_claim),
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "method": self.method,
+            "trials": self.trials,
+            "canaries": self.canaries,
+            "seconds": self.seconds,
+            "batched": self.batched,
+            "spec": self.spec.to_dict(),
+            "audit": None if self.audit is None else self.audit.to_dict(),
+            "one_run": None if self.one_run is None else self.one_run.to_dict(),
+            "points": [list(p) for p in self.points],
+            "notes": list(self.notes),
+        }
+
+    def summary(self) -> str:
+        s = self.spec
+        lines = [
+            f"agent: {s.agent} on {s.env} (K={s.episodes}); notion: {s.notion}; route: {s.route}",
+            f"verdict: {self.verdict}",
+            f"claim: ({self.claimed_epsilon:g}, {self.delta:g})" + (" Gaussian-DP" if self.gaussian_claim else ""),
+            f"epsilon lower bound: {self.epsilon_lower_bound:.4f} ({self.method})",
+        ]
+        if self.audit is not None:
+            lines.append(f"trials: {self.trials} per side ({self.audit.selection_trials} selection, "
+                         f"{self.audit.evaluation_trials} evaluation); pair: {self.audit.pair_label}"
+                         + ("; batched DP-LSVI-UCB++" if self.batched else ""))
+            lines.append(f"Clopper-Pearson: {self.audit.clopper_pearson.epsilon_lower:.4f} "
+                         f"[{self.audit.clopper_pearson.test}]")
+            lines.append(f"mu-GDP: mu >= {self.audit.gaussian.mu_lower or 0.0:.4f} -> epsilon "
+                         f"{self.audit.gaussian.epsilon_lower:.4f}")
+        if self.one_run is not None:
+            lines.append(f"runs: {self.trials}, canaries per run: {self.canaries}; {self.one_run.v} of "
+                         f"{self.one_run.r} guesses correct (m = {self.one_run.m})")
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def _scope_note(spec: AgentAuditSpec) -> str:
+    seen = {"billboard": "the published releases of episodes j..j+window",
+            "jdp": "the policies deployed to users j+1..j+window",
+            "ldp": "user j's own messages"}[spec.notion]
+    moved = ("add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
+             if spec.add_remove else "canaries moved the targets between the lowest- and highest-value states")
+    return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
+            "needs other user data is not tested.")

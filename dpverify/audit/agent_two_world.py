@@ -1,0 +1,134 @@
+"""The two-world route of an agent audit: many independent runs on two neighbouring datasets of tapes
+through the audit engine (:func:`dpverify.audit.run_audit`: selection/evaluation split, Clopper–Pearson
+and μ-GDP bounds under one error budget, Jagielski, Ullman & Oprea 2020; Nasr et al. 2021; Dong, Roth &
+Su 2019; any executor).
+
+The pairs (:func:`neighbour_pairs`): one per position (first, middle, last), ordinary tapes (drawn once
+from the environment) elsewhere. Replace-one: a canary that always moves to the state of lowest optimal
+value versus one that always moves to the state of highest value (the regression targets V(s') go from
+one end of their range to the other). Add/remove-one: user j absent (an empty slot: episode j still
+happens, no data) versus the high canary at j; shifting later users one episode earlier would instead
+reveal, through the episode index, how many users came before, and flag correct agents (e.g. a fixed
+batch schedule). DP-LSVI-UCB++ runs through the batched implementation
+(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`, replace-one only), every other agent one run at a time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
+from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
+from dpverify.audit.agent_views import View, observe, observe_batch, output_view
+from dpverify.audit.engine import run_audit
+from dpverify.audit.executors import Executor
+from dpverify.audit.spec import AuditSpec, NeighbourPair
+
+#: Trials of the batched path per vectorised call (larger batches thrash the cache).
+BATCH = 2048
+
+
+@dataclass(frozen=True, eq=False)
+class AgentWorld:
+    """The audited mechanism of a two-world audit: ``(tapes, n, rng) -> n outputs`` (engine interface).
+
+    Each trial is a fresh agent (fresh randomness) run on the same tapes; its output is the notion's view.
+    ``batch_factory`` (optional, picklable) builds a vectorised agent ``(setup, mdp, randomness, record)``
+    with the interface of :class:`dpverify.agents.batched_dp_lsvi_ucb_pp.BatchedDpLsviUcbPlusPlus`.
+    """
+
+    setup: AgentSetup
+    view: View
+    batched: bool = False
+    batch_factory: Callable[..., Any] | None = None
+
+    def __call__(self, tapes: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        mdp = self.setup.environment()
+        if self.batched or self.batch_factory is not None:
+            return self._batched(mdp, tapes, n, rng)
+        seeds = rng.integers(0, 2**63 - 1, size=n)
+        outputs = []
+        for i in range(n):
+            history, policies = run_agent_once(self.setup, mdp, tapes, np.random.default_rng(int(seeds[i])))
+            outputs.append(observe(self.view, history, policies, mdp.num_actions))
+        return np.stack(outputs)
+
+    def _batched(self, mdp: Any, tapes: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchRandomness, run_batch
+        from dpverify.agents.tapes import tape_arrays
+
+        initial, table = tape_arrays(tapes)
+        build = self.batch_factory or _batched_agent
+        outputs = []
+        for start in range(0, n, BATCH):
+            size = min(BATCH, n - start)
+            agent = build(self.setup, mdp, BatchRandomness(rng, size), self.view.episodes)
+            keep = self.view.episodes if self.view.notion == "jdp" else ()
+            policies = run_batch(agent, initial, table, keep_policies=keep)
+            outputs.append(observe_batch(self.view, agent, policies, mdp.num_actions))
+        return np.concatenate(outputs)
+
+
+@dataclass(frozen=True, eq=False)
+class PositionedWorlds:
+    """Engine mechanism over datasets ``(position index, tapes)``: the world of that position's view."""
+
+    worlds: tuple[AgentWorld, ...]
+
+    def __call__(self, dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        index, tapes = dataset
+        return self.worlds[index](tapes, n, rng)
+
+
+def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
+    """One pair per position, ordinary tapes elsewhere. Replace-one: (low canary at j, high canary at j).
+    Add/remove-one: (user j absent — an empty slot, episode j still happens —, high canary at j)."""
+    from dpverify.agents.tapes import canary_tape, ordinary_tapes, position_index, replace
+
+    base = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
+    low, high = canary_tape(mdp, "low"), canary_tape(mdp, "high")
+    pairs = []
+    for p in spec.positions:
+        j = position_index(p, spec.episodes)
+        if spec.add_remove:
+            pairs.append(NeighbourPair(replace(base, j, None), replace(base, j, high),
+                                       f"user {j} ({p}): absent (empty slot) vs high canary"))
+            continue
+        label = f"user {j} ({p}): low vs high canary"
+        pairs.append(NeighbourPair(replace(base, j, low), replace(base, j, high), label))
+    return pairs
+
+
+def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
+               executor: Executor | None, progress: bool | None, batch_factory: Callable[..., Any] | None,
+               start: float) -> AgentAuditResult:
+    from dpverify.agents.tapes import position_index
+
+    pairs = neighbour_pairs(spec, mdp)
+    batched = batch_factory is not None or _is_batched(setup, spec.batched)
+    # one mechanism per position: its view reads the episodes around that position
+    mechanisms = [AgentWorld(setup, output_view(spec.notion, position_index(p, spec.episodes), spec.window,
+                                                spec.episodes, width), batched, batch_factory)
+                  for p in spec.positions]
+    audit_spec = AuditSpec(epsilon=spec.epsilon, delta=spec.delta, trials=spec.trials, confidence=spec.confidence,
+                           seed=spec.seed, gaussian_claim=claim.gaussian, max_pairs=max(1, len(pairs)))
+    mechanism = PositionedWorlds(tuple(mechanisms))
+    labelled = [NeighbourPair((i, p.first), (i, p.second), p.label) for i, p in enumerate(pairs)]
+    result = run_audit(mechanism, labelled, audit_spec, executor=executor, progress=progress)
+    eps = max(result.clopper_pearson.epsilon_lower, result.gaussian.epsilon_lower if claim.gaussian else 0.0)
+    method = "clopper-pearson" if eps == result.clopper_pearson.epsilon_lower else "gaussian-dp"
+    points = tuple(
+        (r.false_positives / r.trials, r.false_negatives / r.trials, r.fpr_upper, r.fnr_upper)
+        for r in (result.clopper_pearson, result.gaussian))
+    notes = list(result.notes)
+    notes.append(_scope_note(spec))
+    return AgentAuditResult(
+        verdict=result.verdict, spec=spec, epsilon_lower_bound=float(eps), method=method,
+        claimed_epsilon=spec.epsilon, delta=spec.delta, agent_claim=claim, trials=spec.trials, canaries=None,
+        seconds=time.perf_counter() - start, batched=batched, audit=result, one_run=None, points=points,
+        notes=tuple(notes))

@@ -1,0 +1,115 @@
+"""What the auditor of each notion sees: one audit output per run, a fixed function of that view, so a
+lower bound on ε for it is a lower bound for the claim (post-processing).
+
+* ``"billboard"`` — the published transcript. Two rows: the releases labelled with episode j (before user
+  j's data is read) and the mean of those of episodes j + 1 … j + window (matrix releases as their upper
+  triangle). Every later prefix release carries user j's term, so the mean keeps it while averaging fresh
+  noise down, and the engine's "consecutive difference" feature isolates it exactly when noise is reused
+  (Sahu 2025, Algorithm 1 line 1 as printed; Jagielski et al. 2020; Nasr et al. 2021).
+* ``"jdp"`` — only the actions given to the *other* users (Kearns et al. 2014; Vietri et al. 2020): the
+  deployed policies π_{j+1}, …, π_{j+window} (one-hot in (h, s, a)), i.e. the action every later user
+  would get at every state and step. Joint DP requires exactly this to be (ε, δ)-DP in user j's tape.
+* ``"ldp"`` — one user's outgoing messages (Liao et al. 2021): the releases published with
+  ``users="current"`` at episode j.
+
+:func:`observe` reads a run of the reference path, :func:`observe_batch` a batched run, in the same layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def _billboard_rows(rows: np.ndarray) -> np.ndarray:
+    """The billboard view of episode rows j, j+1, …, j+w: (row j, mean of rows j+1..j+w) — every later
+    prefix release carries user j's term, so averaging them keeps the term and shrinks fresh noise."""
+    return np.stack([rows[..., 0, :], rows[..., 1:, :].mean(axis=-2)], axis=-2)
+
+
+def _episode_rows(history: Sequence[Any], episodes: Sequence[int], width: int, users: str | None) -> np.ndarray:
+    """One row per episode: that episode's releases (matrices as upper triangles) in publication order,
+    zero-padded or truncated to ``width`` (a fixed post-processing of the transcript)."""
+    rows = np.zeros((len(episodes), width))
+    index = {e: i for i, e in enumerate(episodes)}
+    parts: dict[int, list[np.ndarray]] = {e: [] for e in episodes}
+    for release in history:
+        if release.episode in index and (users is None or release.users == users):
+            parts[release.episode].append(_flat(np.asarray(release.value, dtype=float)))
+    for e, chunks in parts.items():
+        if chunks:
+            flat = np.concatenate(chunks)[:width]
+            rows[index[e], : len(flat)] = flat
+    return rows
+
+
+def _flat(value: np.ndarray) -> np.ndarray:
+    if value.ndim == 2 and value.shape[0] == value.shape[1]:
+        return value[np.triu_indices(value.shape[0])]
+    return value.reshape(-1)
+
+
+def _flat_batch(value: np.ndarray) -> np.ndarray:
+    if value.ndim == 3 and value.shape[1] == value.shape[2]:
+        rows, cols = np.triu_indices(value.shape[1])
+        return value[:, rows, cols]
+    return value.reshape(value.shape[0], -1)
+
+
+def _one_hot(policy: np.ndarray, num_actions: int) -> np.ndarray:
+    return (policy[..., None] == np.arange(num_actions)).astype(float).reshape(*policy.shape[:-2], -1)
+
+
+@dataclass(frozen=True)
+class View:
+    """What one audit output holds: the notion, the episodes read and the width of a row."""
+
+    notion: str
+    episodes: tuple[int, ...]
+    width: int
+
+
+def output_view(notion: str, position: int, window: int, episodes: int, width: int) -> View:
+    """Billboard: releases of episodes j … j + window (as two rows, :func:`_billboard_rows`); JDP: policies
+    of users j + 1 … j + window; LDP: the messages of user j."""
+    if notion == "billboard":
+        return View(notion, tuple(range(position, position + window + 1)), width)
+    if notion == "jdp":
+        return View(notion, tuple(range(position + 1, position + window + 1)), width)
+    return View(notion, (position,), width)
+
+
+def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.ndarray], num_actions: int) -> np.ndarray:
+    """The output (rows, width) of one run of the reference (non-batched) path."""
+    if view.notion == "jdp":
+        rows = np.zeros((len(view.episodes), view.width))
+        for i, e in enumerate(view.episodes):
+            if 1 <= e <= len(policies):
+                rows[i] = _one_hot(np.asarray(policies[e - 1]), num_actions)
+        return rows
+    assert history is not None
+    rows = _episode_rows(history, view.episodes, view.width, "current" if view.notion == "ldp" else None)
+    return _billboard_rows(rows) if view.notion == "billboard" else rows
+
+
+def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_actions: int) -> np.ndarray:
+    """The outputs (n, rows, width) of a batched run (same layout as :func:`observe`)."""
+    n = agent.n
+    out = np.zeros((n, len(view.episodes), view.width))
+    if view.notion == "jdp":
+        for i, e in enumerate(view.episodes):
+            if e in policies:
+                out[:, i] = _one_hot(policies[e], num_actions)
+        return out
+    parts: dict[int, list[np.ndarray]] = {e: [] for e in view.episodes}
+    for _family, episode, _stage, value in agent.releases:
+        if episode in parts:
+            parts[episode].append(_flat_batch(value))
+    for i, e in enumerate(view.episodes):
+        if parts[e]:
+            flat = np.concatenate(parts[e], axis=1)[:, : view.width]
+            out[:, i, : flat.shape[1]] = flat
+    return _billboard_rows(out) if view.notion == "billboard" else out
