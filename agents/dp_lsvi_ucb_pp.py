@@ -359,6 +359,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         self.beta_bar = (c_priv * values["beta_bar_privacy"]
                          + config.beta_bar_multiplier * values["beta_bar_statistical"])
         self.horizon_cap = float(H)
+        self._bonus_current = False  # whether _bonus_norm holds this episode's bonuses of every (h, s, a)
 
     def release_schedule(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig) -> ReleaseSchedule:
         """The 4HK releases of Sahu 2025 §3 (one Gram matrix and three vectors per stage and episode), or
@@ -393,18 +394,30 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
     def begin_episode(self) -> np.ndarray:
         self.check_episode(self.statistics.episode)
         self.statistics.release_grams()  # the H Gram releases of episode k (the switching test reads them)
-        self._bonus_norm[:] = np.sqrt(self.statistics.bonus_squared_all())  # ‖φ‖_{Λ̃⁻¹} of every stage at once
         return super().begin_episode()
 
     def plan(self) -> np.ndarray:
         """LSVI-UCB++'s backward pass; when rare switching keeps Q̂, Q̌ (line 10 false) the targets V̂, V̌ of every
         stage are known before the pass, so the 3H vector releases and regressions are made at once
         (:meth:`regress_all`, the same values and noise in the same order as stage by stage)."""
-        if (not self.config.switching or not isinstance(self.statistics, PrivatisedRidgeStatistics)
-                or self.switch_condition()):
+        if not self.config.switching or self.switch_condition():
+            self._bonus_norm[:] = np.sqrt(self.statistics.bonus_squared_all())  # ‖φ‖_{Λ̃⁻¹} of every stage at once
+            self._bonus_current = True
             return super().plan()
-        self.regress_all()
+        self._bonus_current = False  # Q̂, Q̌ kept: the bonuses are read at the visited pairs only
+        if isinstance(self.statistics, PrivatisedRidgeStatistics):
+            self.regress_all()
+        else:
+            for h in range(self.horizon - 1, -1, -1):
+                self.regress(h)
         return self.q_hat
+
+    def visited_bonus_norms(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """‖φ‖_{Λ̃⁻¹} at the visited pairs (the same values as of every pair: after a pass without switch only
+        these H are computed; ``_bonus_norm`` then holds the last switching episode's)."""
+        if self._bonus_current:
+            return super().visited_bonus_norms(states, actions)
+        return np.sqrt(self.statistics.bonus_squared_at(states, actions))
 
     def regress_all(self) -> None:
         """:meth:`regress` of every stage at once (targets V̂_{h+1}, V̌_{h+1} unchanged during the pass)."""

@@ -260,12 +260,16 @@ class LsviUcbPlusPlus(Agent):
         h = np.arange(H)
         s, a = trajectory.states[:-1], trajectory.actions
         phi = self.features[h, s, a]  # (H, d)
-        n = self._bonus_norm[h, s, a]
+        n = self.visited_bonus_norms(s, a)
         hat = np.einsum("hd,hd->h", self._w_hat, phi)
         check = np.einsum("hd,hd->h", self._w_check, phi)
         bar = np.einsum("hd,hd->h", self._w_bar, phi)
         return variance_weights_from(hat, check, bar, n, H, d, self.beta_hat, self.beta_bar,
                                      self.disagreement_coefficient, self.variance_floor_coefficient)
+
+    def visited_bonus_norms(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """‖φ_h(s_h, a_h)‖_{Λ_h⁻¹} at the visited pairs of every stage h, shape (H,)."""
+        return self._bonus_norm[np.arange(self.horizon), states, actions]
 
     def end_episode(self, trajectory: Trajectory) -> None:
         self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))

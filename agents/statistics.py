@@ -157,7 +157,8 @@ class PublishedRidgeStatistics(RidgeStatistics):
         self.released_episode = 0
         self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
         self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
-        self._noisy_bonus = np.zeros((self.horizon, self.num_states, self.num_actions))
+        self._noisy_bonus: np.ndarray | None = np.zeros((self.horizon, self.num_states, self.num_actions))
+        self._projected = np.zeros((self.horizon, self.num_states * self.num_actions, self.dim))
 
     @property
     def episode(self) -> int:
@@ -196,10 +197,16 @@ class PublishedRidgeStatistics(RidgeStatistics):
         scaled = vectors / np.sqrt(eigenvalues)[:, None, :]  # Λ̃⁻¹ = scaled scaledᵀ
         self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
         self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
-        projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
-        bonus = np.square(projected).sum(axis=2)
-        self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
+        self._projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
+        self._noisy_bonus = None  # summed when first read (_bonus); bonus_squared_at sums the rows it needs
         self.released_episode = self.episode
+
+    def _bonus(self) -> np.ndarray:
+        """‖φ_h(s, a)‖²_{Λ̃⁻¹} of every (h, s, a), summed from the projections once per episode."""
+        if self._noisy_bonus is None:
+            bonus = np.square(self._projected).sum(axis=2)
+            self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
+        return self._noisy_bonus
 
     # ---- the parent's release methods, answered from the published values ----------------------------
 
@@ -225,11 +232,20 @@ class PublishedRidgeStatistics(RidgeStatistics):
 
     def bonus_squared(self, h: int) -> np.ndarray:
         self._check_released()
-        return self._noisy_bonus[h]
+        return self._bonus()[h]
 
     def bonus_squared_all(self) -> np.ndarray:
         self._check_released()
-        return self._noisy_bonus
+        return self._bonus()
+
+    def bonus_squared_at(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """``bonus_squared_all()[h, states[h], actions[h]]`` for h = 0..H−1, shape (H,): the same values (each the
+        same sum of the same squared projection), summing only the H rows read."""
+        self._check_released()
+        h = np.arange(self.horizon)
+        if self._noisy_bonus is not None:
+            return self._noisy_bonus[h, states, actions]
+        return np.square(self._projected[h, states * self.num_actions + actions]).sum(axis=-1)
 
     def log_determinants(self) -> np.ndarray:
         return self._noisy_logdet.copy()

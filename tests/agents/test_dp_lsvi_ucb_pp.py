@@ -59,17 +59,20 @@ def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
 
 
 class StageByStage(DpLsviUcbPlusPlus):
-    """DP-LSVI-UCB++ that always makes its vector releases stage by stage (LSVI-UCB++'s backward pass)."""
+    """DP-LSVI-UCB++ that computes the bonuses of every (h, s, a) in every episode and makes its vector releases
+    stage by stage (LSVI-UCB++'s backward pass)."""
 
     def plan(self) -> np.ndarray:
+        self._bonus_norm[:] = np.sqrt(self.statistics.bonus_squared_all())
+        self._bonus_current = True
         return LsviUcbPlusPlus.plan(self)
 
 
 @pytest.mark.parametrize(("epsilon", "switches"), [(1.0, False), (1e8, True)])
 def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(epsilon: float, switches: bool) -> None:
     # When rare switching keeps the policy, the agent releases and regresses every stage at once
-    # (regress_all); the published values, noise, ledger, weights and policies are bit-identical to the
-    # stage-by-stage pass.
+    # (regress_all) and computes the bonuses at the visited pairs only; the published values, noise, ledger,
+    # weights and policies are bit-identical to the stage-by-stage pass with every bonus.
     mdp = min2021_mdp(horizon=4, num_actions=5)
     episodes = 60
     agent_seed, _ = np.random.SeedSequence(4).spawn(2)
@@ -142,3 +145,16 @@ def test_invalid_config() -> None:
         DpLsviUcbPlusPlusConfig(10, epsilon=1.0, sensitivity_model="loose")
     with pytest.raises(InvalidParameterError, match="shift_multiplier"):
         DpLsviUcbPlusPlusConfig(10, epsilon=1.0, shift_multiplier=-1.0)
+
+
+def test_bonuses_at_visited_pairs_equal_those_of_every_pair() -> None:
+    mdp = min2021_mdp(horizon=4, num_actions=5)
+    agent = make_agent(mdp, 20, 1, epsilon=1.0)
+    feed(agent, record_run(make_agent(mdp, 20, 2, epsilon=1.0), mdp, 10, env_rng(2))[0])
+    agent.begin_episode()
+    rng = np.random.default_rng(0)
+    states, actions = rng.integers(mdp.num_states, size=4), rng.integers(mdp.num_actions, size=4)
+    rows = agent.statistics.bonus_squared_at(states, actions)  # summed from the projections' rows
+    every = agent.statistics.bonus_squared_all()[np.arange(4), states, actions]
+    np.testing.assert_array_equal(rows, every)
+    np.testing.assert_array_equal(agent.statistics.bonus_squared_at(states, actions), every)  # now from the cache
