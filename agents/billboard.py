@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -78,15 +79,22 @@ def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> lis
         return list(block)
     sizes = [math.prod(m.output_shape) for m in mechanisms]
     normals = rng.standard_normal(sum(sizes))
-    noise, start = [], 0
-    for m, size in zip(mechanisms, sizes, strict=True):
-        block = normals[start:start + size].reshape(m.output_shape)
-        start += size
+    starts = np.cumsum([0, *sizes[:-1]])
+    # The releases of each mechanism scaled at once (the same elementwise operations as one by one).
+    positions: dict[int, list[int]] = {}
+    for i, m in enumerate(mechanisms):
+        positions.setdefault(id(m), []).append(i)
+    noise: list[np.ndarray] = [normals[:0]] * len(mechanisms)
+    for indices in positions.values():
+        m, size = mechanisms[indices[0]], sizes[indices[0]]
+        block = normals[starts[indices][:, None] + np.arange(size)].reshape(len(indices), *m.output_shape)
         if isinstance(m, GOEMechanism):
             z = m.entry_std * block
-            noise.append((z + z.T) / math.sqrt(2.0))
+            scaled = (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
         else:
-            noise.append(m.noise_scale * block)
+            scaled = m.noise_scale * block
+        for i, value in zip(indices, scaled, strict=True):
+            noise[i] = value
     return noise
 
 
@@ -207,8 +215,7 @@ class Billboard:
         pattern = user_pattern(users)
         plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
         plan.record(self.ledger, episode, pattern)
-        block = _gaussian_noise_block(plan.mechanisms, rng)
-        noise = list(block) if block is not None else draw_noise(plan.mechanisms, rng)
+        block, noise = plan.draw_noise(rng)
         return ReservedReleases(self, episode, plan, pattern, noise, block)
 
     def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
@@ -296,6 +303,7 @@ class ReleasePlan:
             raise InvalidParameterError("releases", "must name each (family, stage) once", len(self.releases))
         self.mechanisms = [mechanism for _, _, mechanism in self.releases]
         self._groups: dict[tuple[tuple[str, ...], int], tuple[int, int, tuple[int, ...]] | None] = {}
+        self._noise_layout: tuple[str, Any] | None = None
         stages: dict[str, list[int]] = {}
         mechanisms: dict[str, Mechanism] = {}
         mixed: set[str] = set()  # families released by several mechanisms: recorded one by one
@@ -311,6 +319,55 @@ class ReleasePlan:
                 self.records.append((family, (first, last), mechanisms[family]))
             else:
                 self.records.extend((f, stage, m) for f, stage, m in self.releases if f == family)
+
+    def draw_noise(self, rng: np.random.Generator) -> tuple[np.ndarray | None, list[np.ndarray]]:
+        """(the noise block or None, the noise of every release): :func:`_gaussian_noise_block` and
+        :func:`draw_noise` of the plan's mechanisms — the same draws and the same arithmetic — with the layout
+        (scales, each mechanism's positions in the one draw) derived once per plan."""
+        if self._noise_layout is None:
+            self._noise_layout = self._derive_noise_layout()
+        kind, layout = self._noise_layout
+        if kind == "block":
+            sigmas, shape = layout
+            block = rng.standard_normal((len(self.releases), *shape)) * sigmas
+            return block, list(block)
+        if kind == "other":
+            return None, draw_noise(self.mechanisms, rng)
+        total, groups = layout
+        normals = rng.standard_normal(total)
+        noise: list[np.ndarray] = [normals[:0]] * len(self.releases)
+        for goe, scale, indices, gather, shape in groups:
+            values = normals[gather].reshape(len(indices), *shape)
+            if goe:
+                z = scale * values
+                values = (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+            else:
+                values = scale * values
+            for i, value in zip(indices, values, strict=True):
+                noise[i] = value
+        return None, noise
+
+    def _derive_noise_layout(self) -> tuple[str, Any]:
+        mechanisms = self.mechanisms
+        distinct = list({id(m): m for m in mechanisms}.values())
+        shape = distinct[0].output_shape if distinct else ()
+        if all(isinstance(m, GaussianMechanism) and m.output_shape == shape for m in distinct):
+            sigmas = np.array([m.noise_scale for m in mechanisms]).reshape(-1, *(1,) * len(shape))
+            return "block", (sigmas, shape)
+        if not all(isinstance(m, (GaussianMechanism, GOEMechanism)) for m in mechanisms):
+            return "other", None
+        sizes = [math.prod(m.output_shape) for m in mechanisms]
+        starts = np.cumsum([0, *sizes[:-1]])
+        positions: dict[int, list[int]] = {}
+        for i, m in enumerate(mechanisms):
+            positions.setdefault(id(m), []).append(i)
+        groups = []
+        for indices in positions.values():
+            m, size = mechanisms[indices[0]], sizes[indices[0]]
+            goe = isinstance(m, GOEMechanism)
+            scale = m.entry_std if isinstance(m, GOEMechanism) else m.noise_scale
+            groups.append((goe, scale, indices, starts[indices][:, None] + np.arange(size), m.output_shape))
+        return "mixed", (sum(sizes), groups)
 
     def group(self, families: tuple[str, ...], stage: int) -> tuple[int, int, tuple[int, ...]] | None:
         """(start, stop, shape) when the releases of ``families`` at ``stage`` are consecutive in the plan,
@@ -366,9 +423,24 @@ class ReservedReleases:
                                         sorted(raw_values))
         checked = {family: _checked_stack(self._mechanisms[self._index[(family, 1)]], values)
                    for family, values in raw_values.items()}
-        released = {family: np.empty_like(values) for family, values in checked.items()}
-        for (family, stage), i in self._index.items():
-            released[family][stage - 1] = self._release(i, family, stage, checked[family][stage - 1])
+        board = self.billboard
+        pending = [noise for noise in self._noise if noise is not None]
+        if any(self._used) or isinstance(board, ReplayBillboard) or len(pending) != len(self._noise):
+            released = {family: np.empty_like(values) for family, values in checked.items()}
+            for (family, stage), i in self._index.items():
+                released[family][stage - 1] = self._release(i, family, stage, checked[family][stage - 1])
+            return released
+        # Each family's values plus their noise at once (the same additions as one by one).
+        released = {family: values + np.stack([pending[self._index[(family, stage)]]
+                                               for stage in range(1, len(values) + 1)])
+                    for family, values in checked.items()}
+        self._used = [True] * len(self._used)
+        self._noise = [None] * len(self._noise)
+        board.n_published += len(self._index)
+        if board.keep_history:
+            for family, stage in self._index:
+                board._keep(family, self.episode, stage, self.pattern, checked[family][stage - 1],
+                            released[family][stage - 1])
         return released
 
     def publish_group(self, families: Sequence[str], stage: int, raw_values: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import Billboard, ReplayBillboard, draw_noise
+from dpverify.agents.billboard import Billboard, ReleasePlan, ReplayBillboard, draw_noise
 from dpverify.agents.private import billboard_for, check_feature_norm
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
@@ -105,6 +105,11 @@ def test_draw_noise_is_the_mechanisms_noise() -> None:
         for m, noise in zip(mechanisms, drawn, strict=True):
             np.testing.assert_array_equal(noise, m.release(np.zeros(m.output_shape), rng))
         assert len({n.tobytes() for n in drawn}) == len(drawn)  # every release its own draws
+        plan = ReleasePlan([(f"r{i}", 1, m) for i, m in enumerate(mechanisms)])
+        for _ in range(2):  # a plan derives its layout once, then draws the same noise from the same generator
+            _, planned = plan.draw_noise(np.random.default_rng(1))
+            for x, y in zip(planned, drawn, strict=True):
+                np.testing.assert_array_equal(x, y)
 
 
 def test_batched_releases_check_every_value() -> None:
@@ -232,3 +237,22 @@ def test_publish_block_on_a_replay_billboard_returns_the_recorded_values() -> No
     replay = ReplayBillboard(original.history())
     replayed = replay.reserve(1, plan, "prefix", np.random.default_rng(9)).publish_block(np.zeros((2, 3)))
     np.testing.assert_array_equal(replayed, published)
+
+
+def test_publish_all_keeps_the_same_history_as_publishing_one_by_one() -> None:
+    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
+    plan = [(family, h + 1, m) for h in range(3) for family, m in (("G", mat), ("v", vec))]
+    grams = np.stack([np.eye(3) * h for h in range(3)])
+    vectors = np.arange(9.0).reshape(3, 3)
+    boards = [Billboard(keep_history=True, keep_noise=True) for _ in range(2)]
+    together = boards[0].reserve(1, plan, "current", np.random.default_rng(4)).publish_all({"G": grams, "v": vectors})
+    single = boards[1].reserve(1, plan, "current", np.random.default_rng(4))
+    for h in range(3):
+        single.publish("G", h + 1, grams[h])
+        single.publish("v", h + 1, vectors[h])
+    assert boards[0].n_published == boards[1].n_published == 6
+    for x, y in zip(boards[0].history(), boards[1].history(), strict=True):
+        assert (x.family, x.stage) == (y.family, y.stage)
+        np.testing.assert_array_equal(x.value, y.value)
+        np.testing.assert_array_equal(x.noise, y.noise)
+    np.testing.assert_array_equal(together["G"], np.stack([r.value for r in boards[1].history("G")]))
