@@ -47,6 +47,7 @@ cost O(H(S²Ad + SAd² + d³)), independent of k.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -88,10 +89,18 @@ class LdpUcrlVtrConfig(PrivateRegressionConfig):
 def paper_beta(episode: int, dim: int, horizon: int, num_episodes: int, epsilon: float, delta: float,
                failure_probability: float) -> np.ndarray:
     """Liao et al. 2021's β for every 0-indexed stage h (module docstring), without the constant c: shape (H,)."""
-    steps = horizon - np.arange(horizon, dtype=float)  # the paper's H − h + 1 with 1-indexed h
+    leading, log_steps = _paper_beta_factors(dim, horizon, delta)
     T = num_episodes * horizon
-    return (dim**0.75 * steps**1.5 * max(episode, 1) ** 0.25 * math.log(dim * T / failure_probability)
-            * np.log(steps / delta) ** 0.25 / math.sqrt(epsilon))
+    return leading * max(episode, 1) ** 0.25 * math.log(dim * T / failure_probability) * log_steps / math.sqrt(epsilon)
+
+
+@functools.cache
+def _paper_beta_factors(dim: int, horizon: int, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """d^{3/4}(H − h + 1)^{3/2} and log((H − h + 1)/δ)^{1/4} of :func:`paper_beta` (read-only arrays)."""
+    steps = horizon - np.arange(horizon, dtype=float)  # the paper's H − h + 1 with 1-indexed h
+    leading, log_steps = dim**0.75 * steps**1.5, np.log(steps / delta) ** 0.25
+    leading.flags.writeable = log_steps.flags.writeable = False
+    return leading, log_steps
 
 
 @dataclass(frozen=True, eq=False)

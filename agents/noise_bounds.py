@@ -36,8 +36,7 @@ def floored_inverse(matrix: np.ndarray, floor: float) -> tuple[np.ndarray, np.nd
     """
     sym = 0.5 * (matrix + np.swapaxes(matrix, -1, -2))
     values, vectors = np.linalg.eigh(sym)
-    low = values < floor
-    corrections = int(np.any(low, axis=-1).sum())
+    corrections = int(np.count_nonzero(values[..., 0] < floor))  # eigh: ascending, so the first is the least
     values = np.maximum(values, floor)
     inverse = np.einsum("...ij,...j,...kj->...ik", vectors, 1.0 / values, vectors)
     return inverse, np.log(values).sum(axis=-1), corrections
