@@ -216,8 +216,8 @@ class Billboard:
         pattern = user_pattern(users)
         plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
         plan.record(self.ledger, episode, pattern)
-        block, noise = plan.draw_noise(rng)
-        return ReservedReleases(self, episode, plan, pattern, noise, block)
+        block, noise, stacks = plan.draw_noise(rng)
+        return ReservedReleases(self, episode, plan, pattern, noise, block, stacks)
 
     def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
               noisy: np.ndarray) -> None:
@@ -306,6 +306,7 @@ class ReleasePlan:
         self._groups: dict[tuple[tuple[str, ...], int], tuple[int, int, tuple[int, ...]] | None] = {}
         self._noise_layout: tuple[str, Any] | None = None
         self._family_stages: dict[str, list[int]] | None = None
+        self._family_positions: dict[str, tuple[int, ...]] | None = None
         stages: dict[str, list[int]] = {}
         mechanisms: dict[str, Mechanism] = {}
         mixed: set[str] = set()  # families released by several mechanisms: recorded one by one
@@ -322,6 +323,13 @@ class ReleasePlan:
             else:
                 self.records.extend((f, stage, m) for f, stage, m in self.releases if f == family)
 
+    def family_positions(self) -> dict[str, tuple[int, ...]]:
+        """The positions in the plan of every family's releases, in stage order (memoised)."""
+        if self._family_positions is None:
+            self._family_positions = {family: tuple(self.index[(family, stage)] for stage in stages)
+                                      for family, stages in self.family_stages().items()}
+        return self._family_positions
+
     def family_stages(self) -> dict[str, list[int]]:
         """The sorted stages of every family (memoised)."""
         if self._family_stages is None:
@@ -331,22 +339,25 @@ class ReleasePlan:
             self._family_stages = {family: sorted(planned) for family, planned in stages.items()}
         return self._family_stages
 
-    def draw_noise(self, rng: np.random.Generator) -> tuple[np.ndarray | None, list[np.ndarray]]:
-        """(the noise block or None, the noise of every release): :func:`_gaussian_noise_block` and
-        :func:`draw_noise` of the plan's mechanisms — the same draws and the same arithmetic — with the layout
-        (scales, each mechanism's positions in the one draw) derived once per plan."""
+    def draw_noise(self, rng: np.random.Generator
+                   ) -> tuple[np.ndarray | None, list[np.ndarray], dict[tuple[int, ...], np.ndarray]]:
+        """(the noise block or None, the noise of every release, the noise of each mechanism's releases stacked,
+        keyed by their positions in the plan): :func:`_gaussian_noise_block` and :func:`draw_noise` of the plan's
+        mechanisms — the same draws and the same arithmetic — with the layout (scales, each mechanism's
+        positions in the one draw) derived once per plan."""
         if self._noise_layout is None:
             self._noise_layout = self._derive_noise_layout()
         kind, layout = self._noise_layout
         if kind == "block":
             sigmas, shape = layout
             block = rng.standard_normal((len(self.releases), *shape)) * sigmas
-            return block, list(block)
+            return block, list(block), {}
         if kind == "other":
-            return None, draw_noise(self.mechanisms, rng)
+            return None, draw_noise(self.mechanisms, rng), {}
         total, groups = layout
         normals = rng.standard_normal(total)
         noise: list[np.ndarray] = [normals[:0]] * len(self.releases)
+        stacks = {}
         for goe, scale, indices, gather, shape in groups:
             values = normals[gather].reshape(len(indices), *shape)
             if goe:
@@ -356,7 +367,8 @@ class ReleasePlan:
                 values = scale * values
             for i, value in zip(indices, values, strict=True):
                 noise[i] = value
-        return None, noise
+            stacks[indices] = values
+        return None, noise, stacks
 
     def _derive_noise_layout(self) -> tuple[str, Any]:
         mechanisms = self.mechanisms
@@ -373,11 +385,11 @@ class ReleasePlan:
         for i, m in enumerate(mechanisms):
             positions.setdefault(id(m), []).append(i)
         groups = []
-        for indices in positions.values():
+        for indices in map(tuple, positions.values()):
             m, size = mechanisms[indices[0]], sizes[indices[0]]
             goe = isinstance(m, GOEMechanism)
             scale = m.entry_std if isinstance(m, GOEMechanism) else m.noise_scale
-            groups.append((goe, scale, indices, starts[indices][:, None] + np.arange(size), m.output_shape))
+            groups.append((goe, scale, indices, starts[list(indices)][:, None] + np.arange(size), m.output_shape))
         return "mixed", (sum(sizes), groups)
 
     def group(self, families: tuple[str, ...], stage: int) -> tuple[int, int, tuple[int, ...]] | None:
@@ -414,9 +426,11 @@ class ReservedReleases:
     """
 
     def __init__(self, billboard: Billboard, episode: int, plan: ReleasePlan, pattern: UserPattern,
-                 noise: list[np.ndarray] | None, noise_block: np.ndarray | None = None) -> None:
+                 noise: list[np.ndarray] | None, noise_block: np.ndarray | None = None,
+                 noise_stacks: dict[tuple[int, ...], np.ndarray] | None = None) -> None:
         self.billboard, self.episode, self.pattern = billboard, episode, pattern
         self._plan, self._block = plan, noise_block
+        self._stacks = noise_stacks or {}  # the noise of several releases stacked, keyed by their positions
         self._index, self._mechanisms = plan.index, plan.mechanisms
         self._noise: list[np.ndarray | None] = list(noise) if noise is not None else [None] * len(plan.releases)
         self._used = [False] * len(plan.releases)
@@ -440,9 +454,12 @@ class ReservedReleases:
                 released[family][stage - 1] = self._release(i, family, stage, checked[family][stage - 1])
             return released
         # Each family's values plus their noise at once (the same additions as one by one).
-        released = {family: values + np.stack([pending[self._index[(family, stage)]]
-                                               for stage in range(1, len(values) + 1)])
-                    for family, values in checked.items()}
+        positions = self._plan.family_positions()
+        released = {}
+        for family, values in checked.items():
+            at = positions[family]
+            noise = self._stacks.get(at)
+            released[family] = values + (noise if noise is not None else np.stack([pending[i] for i in at]))
         self._used = [True] * len(self._used)
         self._noise = [None] * len(self._noise)
         board.n_published += len(self._index)

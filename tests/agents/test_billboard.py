@@ -107,9 +107,11 @@ def test_draw_noise_is_the_mechanisms_noise() -> None:
         assert len({n.tobytes() for n in drawn}) == len(drawn)  # every release its own draws
         plan = ReleasePlan([(f"r{i}", 1, m) for i, m in enumerate(mechanisms)])
         for _ in range(2):  # a plan derives its layout once, then draws the same noise from the same generator
-            _, planned = plan.draw_noise(np.random.default_rng(1))
+            _, planned, stacks = plan.draw_noise(np.random.default_rng(1))
             for x, y in zip(planned, drawn, strict=True):
                 np.testing.assert_array_equal(x, y)
+            for positions, stacked in stacks.items():  # each mechanism's releases, stacked
+                np.testing.assert_array_equal(stacked, np.stack([drawn[i] for i in positions]))
 
 
 def test_batched_releases_check_every_value() -> None:
