@@ -73,7 +73,9 @@ running minimum) keeps early under-estimates; the agent reaches LSVI-UCB++ only 
 
 Cost per episode: H GOE releases and 3H vector releases (billboard overhead dominates), one batched
 eigendecomposition of the H noisy d × d matrices, O(H(d² + dS + SAd²)) arithmetic — independent of k
-(raw sums aggregated by next state: Σ_i w_i φ_i V(s'_i) = M_h V in O(dS)).
+(raw sums aggregated by next state: Σ_i w_i φ_i V(s'_i) = M_h V in O(dS)). When rare switching keeps the
+policy, the 3H vector releases are made at once and the bonuses summed at the visited pairs only
+(:meth:`DpLsviUcbPlusPlus.plan`; the same values, bit for bit).
 """
 
 from __future__ import annotations
