@@ -27,9 +27,11 @@ The regret bounds (:mod:`dpverify.bounds`), the agents (:mod:`dpverify.agents`),
 
 from __future__ import annotations
 
-import importlib
 from importlib import metadata as _metadata
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dpverify._lazy import lazy_exports
 
 try:
     __version__ = _metadata.version("dpverify")
@@ -71,19 +73,24 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> Any:
-    """Resolve a public name on first access (PEP 562) and cache it in the module."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dpverify' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+def _map_source_checkout() -> None:
+    """In a source checkout that is not installed, find ``dpverify.agents`` and ``dpverify.audits``.
 
+    An installation maps the repository's top-level ``agents/`` and ``audits/`` folders to these names
+    (setuptools ``package-dir``). Run from a checkout without installing, the package's search path
+    also covers the repository root, so the same imports work; an installed package is untouched (its
+    parent directory is not a dpverify checkout).
+    """
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "agents" / "__init__.py").is_file():
+        if str(root) not in __path__:
+            __path__.append(str(root))
+
+
+_map_source_checkout()
 
 if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
     from dpverify.audit import (

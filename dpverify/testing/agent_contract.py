@@ -52,16 +52,17 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Trajectory, rollout
-from dpverify.agents.billboard import Billboard, ReplayBillboard
 from dpverify.errors import InvalidParameterError
 from dpverify.neighbouring import Neighbouring
 from dpverify.testing.assertions import assert_fresh_noise
+
+if TYPE_CHECKING:  # the agents are imported where a contract runs, never when this module loads
+    from dpverify.agents.base import Trajectory
 
 __all__ = [
     "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "NOT_APPLICABLE", "PROPERTY_STATUSES", "AgentContractResult",
@@ -239,6 +240,8 @@ class _Checker:
 
 def _replaced_trajectory(env: Any, policy: np.ndarray, original: Trajectory, rng: np.random.Generator) -> Trajectory:
     """Another user's data: follow a policy that differs at every (stage, state), with other randomness."""
+    from dpverify.agents.base import rollout
+
     num_actions = int(getattr(env, "num_actions", 1))
     other_policy = (np.asarray(policy) + 1) % max(num_actions, 1)
     for _ in range(16):
@@ -257,6 +260,9 @@ class _ContractRun:
         self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
         self.seed, self.changed_users = seed, changed_users
         self.oversized_env, self.claim_is_upper_bound = oversized_env, claim_is_upper_bound
+        from dpverify.agents.base import rollout
+        from dpverify.agents.billboard import Billboard
+
         agent_rng, env_rng, self.other_rng = _generators(seed)
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
         self.relation = Neighbouring.parse(probe.billboard.relation)
@@ -335,6 +341,8 @@ class _ContractRun:
                 "are unchanged")
 
     def _replay_with_user_replaced(self, j: int) -> None:
+        from dpverify.agents.billboard import ReplayBillboard
+
         K = self.num_episodes
         modified = list(self.trajectories)
         modified[j - 1] = _replaced_trajectory(self.env, self.policies[j - 1], self.trajectories[j - 1], self.other_rng)

@@ -131,7 +131,8 @@ def test_core_modules_do_not_import_the_agents() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, dpverify.audit.agent_audit, dpverify.audit.agent_plot, dpverify.cli.audit_agent_command; "
+    code = ("import sys, dpverify.audit.agent_audit, dpverify.audit.agent_plot, dpverify.cli.audit_agent_command, "
+            "dpverify.testing, dpverify.testing.agent_contract, dpverify.testing.pytest_plugin; "
             "bad = [m for m in sys.modules if m.startswith(('dpverify.agents', 'dpverify.audits'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
