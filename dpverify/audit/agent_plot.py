@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 
-def claimed_curve(alpha: np.ndarray, epsilon: float, delta: float, mu: float | None) -> np.ndarray:
-    """The smallest FNR the claim allows at FPR = α."""
-    if mu is not None:
+def claimed_curve(alpha: Any, epsilon: float, delta: float, mu: float | None) -> np.ndarray:
+    """The smallest FNR the claim allows at FPR = α: G_μ for a Gaussian claim (``mu`` finite), otherwise
+    the boundary of the (ε, δ) region (module docstring)."""
+    alpha = np.asarray(alpha, dtype=float)
+    if mu is not None and math.isfinite(mu):
         from scipy import special
 
         return np.asarray(special.ndtr(special.ndtri(np.clip(1.0 - alpha, 0.0, 1.0)) - mu))

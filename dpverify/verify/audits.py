@@ -16,7 +16,6 @@ for instance) is reported "not run" with the reason, which makes the verdict INC
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from dpverify.errors import DpverifyError
@@ -135,16 +134,3 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         note = (f"The {budget.name} budget runs the one-run audit at K = {episodes} for the {notions[0]} notion only "
                 f"(not for {', '.join(notions[1:])}); the standard and thorough budgets run it for every notion.")
     return AuditSection(status, note, tuple(runs))
-
-
-def claimed_tradeoff(epsilon: float, delta: float, mu: float | None, fpr: Any) -> Any:
-    """The smallest FNR at each FPR that the claim allows: G_μ for a Gaussian claim (Dong, Roth & Su 2019),
-    max{0, 1 − δ − e^ε·FPR, e^{−ε}(1 − δ − FPR)} for an (ε, δ) claim (Kairouz, Oh & Viswanath 2015)."""
-    import numpy as np
-    from scipy.stats import norm
-
-    fpr = np.asarray(fpr, dtype=float)
-    if mu is not None and math.isfinite(mu):
-        return norm.cdf(norm.ppf(1.0 - fpr) - mu)
-    return np.maximum.reduce([np.zeros_like(fpr), 1.0 - delta - math.exp(epsilon) * fpr,
-                              math.exp(-epsilon) * (1.0 - delta - fpr)])

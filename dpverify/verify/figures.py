@@ -159,7 +159,7 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     smallest FNR the claim allows; False when the run has no tested points."""
     import numpy as np
 
-    from dpverify.verify.audits import claimed_tradeoff
+    from dpverify.audit.agent_plot import claimed_curve
 
     points = run.raw.get("points") or []
     audit = run.raw.get("audit") or {}
@@ -171,8 +171,8 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     grid = np.linspace(0.0, 1.0, 401)
     figure, axes = plt.subplots(figsize=(4.2, 4.0))
     label = f"claimed {'μ-GDP' if mu is not None else '(ε, δ)'} trade-off (ε = {run.claimed_epsilon:g})"
-    axes.plot(grid, claimed_tradeoff(run.claimed_epsilon, delta, mu, grid), color=COLOURS["claim"], label=label)
-    axes.fill_between(grid, 0, claimed_tradeoff(run.claimed_epsilon, delta, mu, grid), color="#fee2e2",
+    axes.plot(grid, claimed_curve(grid, run.claimed_epsilon, delta, mu), color=COLOURS["claim"], label=label)
+    axes.fill_between(grid, 0, claimed_curve(grid, run.claimed_epsilon, delta, mu), color="#fee2e2",
                       label="forbidden by the claim")
     colour = COLOURS["fail"] if run.verdict == AUDIT_VIOLATION else COLOURS["pass"]
     for i, (fpr, fnr, fpr_up, fnr_up) in enumerate(points):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from verify_fixtures import report
 
-from dpverify.verify.audits import claimed_tradeoff
+from dpverify.audit.agent_plot import claimed_curve
 from dpverify.verify.report import FILES, fmt, headline, to_html, to_markdown, to_text, write_report
 from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED
 
@@ -58,11 +58,11 @@ def test_numbers_are_formatted_for_reading() -> None:
 
 def test_claimed_tradeoff_curves() -> None:
     # Gaussian claim: G_mu(0) = 1, G_mu(1) = 0; (eps, delta) claim: the two supporting lines.
-    assert claimed_tradeoff(1.0, 1e-5, 0.5, [0.0])[0] == pytest.approx(1.0)
-    assert claimed_tradeoff(1.0, 1e-5, 0.5, [1.0])[0] == pytest.approx(0.0)
+    assert claimed_curve([0.0], 1.0, 1e-5, 0.5)[0] == pytest.approx(1.0)
+    assert claimed_curve([1.0], 1.0, 1e-5, 0.5)[0] == pytest.approx(0.0)
     fpr = 0.1
     expected = max(0.0, 1 - 1e-5 - math.e * fpr, math.exp(-1.0) * (1 - 1e-5 - fpr))
-    assert claimed_tradeoff(1.0, 1e-5, None, [fpr])[0] == pytest.approx(expected)
+    assert claimed_curve([fpr], 1.0, 1e-5, None)[0] == pytest.approx(expected)
 
 
 def test_a_check_that_does_not_apply_is_shown_as_such_in_every_form() -> None:
