@@ -323,20 +323,17 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
             regularization = LSVI_UCB_PP_REGULARIZATION
         max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2
-        statistics: RidgeStatistics
-        if config.aggregation == "tree":  # binary-tree counters (dpverify.agents.dp_lsvi_ucb_pp_tree)
+        tree = config.aggregation == "tree"  # binary-tree counters (dpverify.agents.dp_lsvi_ucb_pp_tree)
+        if tree:
             self.noise_values = noise_constants_for_std(*tree_noise_stds(self.calibration, H, mdp.num_states, K),
                                                         d, H, K, config.failure_probability)
-            self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
-            statistics = TreeRidgeStatistics(
-                mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
-                rng.spawn(1)[0], max_weight, K)
         else:
             self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
-            self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
-            statistics = PrivatisedRidgeStatistics(
-                mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
-                rng.spawn(1)[0], max_weight)
+        self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
+        shared = (mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
+                  rng.spawn(1)[0], max_weight)
+        statistics: RidgeStatistics = (TreeRidgeStatistics(*shared, K) if tree
+                                       else PrivatisedRidgeStatistics(*shared))
         base = LsviUcbPlusPlusConfig(
             num_episodes=K,
             beta_hat_multiplier=config.beta_hat_multiplier,
