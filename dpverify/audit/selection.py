@@ -30,6 +30,7 @@ from scipy import special
 
 from dpverify.audit import bounds
 from dpverify.audit import clopper_pearson as cp
+from dpverify.audit.bounded_argmax import CountFunction, bounded_argmax
 from dpverify.audit.distinguishers import Feature, LinearFeature
 
 EVENTS: tuple[str, ...] = ("above", "at-or-below")
@@ -165,217 +166,116 @@ def _may_be_positive(tpr_estimate: np.ndarray, fpr_upper: np.ndarray, delta: flo
     return (tpr_estimate - delta) >= fpr_upper * (1.0 - 1e-9) - 1e-15
 
 
-#: Spacing of the first grid of candidates computed exactly by :func:`_interval_argmax`, and the widest
-#: interval it fills in at once (wider ones are halved).
+#: Spacing of the first grid of candidates computed by :func:`bounded_argmax`, for the Clopper–Pearson
+#: candidates and for the μ-GDP candidates (fewer: only the bulk of the scores).
 COARSE_STEP = 32
-FILL_WIDTH = 16
-#: The same for the μ-GDP candidates (fewer: only the bulk of the scores).
 GDP_STEP = 8
 
 
-class _ProjectedEpsilon:
-    """The projected Clopper–Pearson ε of the candidates of one (event, null) case, computed on demand.
+class ProjectedRates:
+    """The projected error rates of one selection split, as functions of its counts (computed once).
 
-    ε_j = bounds.epsilon_from_rates(FPR⁺_j, 1 − TPR⁻_j, δ) with FPR⁺_j = CP upper at the evaluation size m
-    of the pessimistic selection rate of fp_j and TPR⁻_j = CP lower at m of the pessimistic rate of tp_j,
-    or, inside the smoothed tail region (:func:`_smoothed_tail_fit`), of the smoothed rate. Values are
-    computed element by element exactly as for the whole array at once.
+    With n selection trials per side and m evaluation trials, a count k is first replaced by its
+    pessimistic rate (the one-sided Clopper–Pearson bound at :data:`SELECTION_ALPHA`), which is then
+    projected to the evaluation size by the Clopper–Pearson bound at the test's level:
 
-    fp_j and tp_j are monotone in j (the thresholds increase with j), and FPR⁺, TPR⁻ are increasing
-    functions of them, so over an index interval ε is bounded by the endpoints' FPR⁺ and TPR⁻ (and, in
-    the region, by a bound on the smoothed count over the interval). :meth:`interval_bounds` returns
-    such bounds; they let :func:`_best_clopper_pearson` skip intervals that cannot hold the maximum.
+    * ``cp_fpr(k)``: upper bound on a false-positive rate, Clopper–Pearson test (concave in k);
+    * ``cp_tpr(k)``: lower bound on a true-positive rate, Clopper–Pearson test (convex);
+    * ``cp_tpr_smoothed(s)``: the same from a smoothed (already unpessimised) count s (convex);
+    * ``gdp_rate(k)``: upper bound on an error rate, μ-GDP test (concave).
+
+    The quantiles are the raw guesses of :mod:`clopper_pearson` (they steer a choice; none is reported).
+    One table of each serves every candidate, event, direction and feature of the split.
     """
 
-    def __init__(self, thresholds: np.ndarray, fp: np.ndarray, tp: np.ndarray, n: int, m: float, alpha: float,
-                 delta: float) -> None:
-        self.fp, self.tp, self.n, self.m, self.alpha, self.delta = fp, tp, n, m, alpha, delta
-        size = len(thresholds)
-        self.fpr_u = np.full(size, np.nan)
-        self.tpr_out = np.full(size, np.nan)   # TPR⁻ from the pessimistic rate of tp (outside the region)
-        self.eps = np.full(size, np.nan)
-        self.in_region = np.zeros(size, dtype=bool)
-        self.smoothed = np.zeros(size)
-        self.coeffs = np.zeros(3)
-        self.x = np.zeros(size)
-        self.region_span: tuple[int, int] | None = None
-        self.contiguous = True
-        fit = _smoothed_tail_fit(thresholds, fp, tp, n)
-        if fit is not None:
-            region, tp_smooth, coeffs, x = fit
-            idx = np.flatnonzero(region)
-            self.in_region, self.smoothed[region] = region, tp_smooth
-            self.coeffs, self.x[region] = coeffs, x
-            self.region_span = (int(idx[0]), int(idx[-1]))
-            # The region is an index interval for monotone counts; if it ever is not, compute everything.
-            self.contiguous = bool(np.all(region[idx[0]:idx[-1] + 1]))
+    def __init__(self, n: int, m: float, cp_alpha: float, gdp_alpha: float) -> None:
+        nf = float(n)
+        self.n, self.m = n, m
 
-    def _tpr_from_counts(self, idx: np.ndarray) -> np.ndarray:
-        n, m = float(self.n), self.m
-        pess = cp.lower_unchecked(self.tp[idx].astype(float), n, SELECTION_ALPHA)
-        return cp.lower_unchecked(pess * m, m, self.alpha)
+        def upper(alpha: float) -> Callable[[np.ndarray], np.ndarray]:
+            return lambda k: cp.upper_guess(cp.upper_guess(k, nf, SELECTION_ALPHA) * m, m, alpha)
 
-    def ensure_tpr_out(self, idx: np.ndarray) -> None:
-        """TPR⁻ from the pessimistic rate of tp at ``idx`` (needed inside the region only as a bound)."""
-        todo = np.unique(idx[np.isnan(self.tpr_out[idx])])
-        if len(todo):
-            self.tpr_out[todo] = self._tpr_from_counts(todo)
+        def lower(alpha: float) -> Callable[[np.ndarray], np.ndarray]:
+            return lambda k: cp.lower_guess(cp.lower_guess(k, nf, SELECTION_ALPHA) * m, m, alpha)
 
-    def evaluate(self, idx: np.ndarray) -> None:
-        """Compute FPR⁺ and ε at the indices ``idx`` (not yet computed), and TPR⁻ from tp outside the region.
-
-        The same element-wise arithmetic as cp.upper_bound / cp.lower_bound (their checks are not needed:
-        every count lies in [0, n] and every rate in [0, 1]).
-        """
-        if len(idx) == 0:
-            return
-        n, m, a = float(self.n), self.m, self.alpha
-        pess = cp.upper_unchecked(self.fp[idx].astype(float), n, SELECTION_ALPHA)
-        self.fpr_u[idx] = cp.upper_unchecked(pess * m, m, a)
-        inside = self.in_region[idx]
-        tpr = np.empty(len(idx))
-        if np.any(~inside):
-            out = idx[~inside]
-            self.tpr_out[out] = tpr[~inside] = self._tpr_from_counts(out)
-        if np.any(inside):
-            tpr[inside] = cp.lower_unchecked(self.smoothed[idx[inside]] / n * m, m, a)
-        self.eps[idx] = bounds.epsilon_from_rates(self.fpr_u[idx], 1.0 - tpr, self.delta)
-
-    def _bound(self, fpr_low: np.ndarray, tpr_high: np.ndarray) -> np.ndarray:
-        """An upper bound on the computed ε for any FPR⁺ ≥ fpr_low and TPR⁻ ≤ tpr_high (rounding covered)."""
-        num = tpr_high * (1.0 + 1e-9) - self.delta + 1e-15
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(num > 0, np.log(np.maximum(num, 1e-300)) - np.log(fpr_low * (1.0 - 1e-9)), -np.inf)
-
-    def interval_bounds(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Upper bounds on ε_j for lo < j < hi, for each interval (both ends already computed)."""
-        fpr_low = np.minimum(self.fpr_u[lo], self.fpr_u[hi])
-        out = np.full(len(lo), -np.inf)
-        r0, r1 = self.region_span if self.region_span is not None else (len(self.fp), -1)
-        outside = (lo + 1 < r0) | (hi - 1 > r1)  # some interior point lies outside the region
-        if np.any(outside):
-            self.ensure_tpr_out(np.concatenate([lo[outside], hi[outside]]))
-            tpr_high = np.maximum(self.tpr_out[lo[outside]], self.tpr_out[hi[outside]])
-            out[outside] = self._bound(fpr_low[outside], tpr_high)
-        if self.region_span is not None:
-            a = np.maximum(lo + 1, r0)
-            b = np.minimum(hi - 1, r1)
-            has = a <= b
-            if np.any(has):
-                a, b = a[has], b[has]
-                # smoothed_j = min(fp_j · exp(q(x_j)), n): fp and x are monotone in j, q is a quadratic.
-                fp_max = np.maximum(self.fp[a], self.fp[b]).astype(float)
-                xa, xb = self.x[a], self.x[b]
-                q_max = np.maximum(np.polyval(self.coeffs, xa), np.polyval(self.coeffs, xb))
-                c2, c1 = self.coeffs[0], self.coeffs[1]
-                if c2 < 0:
-                    vertex = -c1 / (2.0 * c2)
-                    inside = (vertex > np.minimum(xa, xb)) & (vertex < np.maximum(xa, xb))
-                    q_max = np.where(inside, np.maximum(q_max, np.polyval(self.coeffs, vertex)), q_max)
-                # Margin: Horner's rounding (|x| <= 1) is far below 1e-12 · Σ|c|; the rest covers exp and the product.
-                q_high = q_max + 1e-12 * float(np.sum(np.abs(self.coeffs))) + 1e-9 * (1.0 + np.abs(q_max))
-                with np.errstate(over="ignore"):
-                    count_high = np.minimum(fp_max * np.exp(q_high) * (1.0 + 1e-9), float(self.n))
-                tpr_region = cp.lower_unchecked(count_high / self.n * self.m, self.m, self.alpha)
-                region_bound = self._bound(fpr_low[has], tpr_region)
-                out[has] = np.maximum(out[has], region_bound)
-        return out
+        self.cp_fpr = CountFunction(upper(cp_alpha), concave=True)
+        self.cp_tpr = CountFunction(lower(cp_alpha), concave=False)
+        self.cp_tpr_smoothed = CountFunction(lambda s: cp.lower_guess(s / nf * m, m, cp_alpha), concave=False)
+        self.gdp_rate = CountFunction(upper(gdp_alpha), concave=True)
 
 
-def _interval_argmax(size: int, values: np.ndarray, evaluate: Callable[[np.ndarray], None],
-                     interval_bounds: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                     step: int = 0, fill_width: int = 0) -> tuple[int, float]:
-    """``np.argmax`` and ``max`` of ``values`` (≥ 0, NaN until computed), computing as few as possible.
-
-    ``evaluate(idx)`` fills ``values[idx]``; ``interval_bounds(lo, hi)`` bounds the values strictly between
-    computed indices lo and hi from above. A grid of every ``step``-th index (default :data:`COARSE_STEP`)
-    is computed first; then every interval whose bound reaches the best computed value is filled in (or
-    halved, if wider than ``fill_width``, default :data:`FILL_WIDTH`),
-    until no interval can hold a larger value or a tie at a lower index (branch and bound). The result is
-    exactly ``(int(np.argmax(v)), float(v.max()))`` of the fully computed array v.
-    """
-    step = step or COARSE_STEP
-    fill_width = fill_width or FILL_WIDTH
-    if size <= 2 * step:
-        evaluate(np.arange(size))
-    else:
-        grid = np.unique(np.concatenate([np.arange(0, size, step), [size - 1]]))
-        evaluate(grid)
-        lo, hi = grid[:-1], grid[1:]
-        while len(lo):
-            best = float(np.nanmax(values))
-            bound = interval_bounds(lo, hi)
-            keep = (bound >= best) & (bound > 0) & (hi - lo > 1)
-            lo, hi = lo[keep], hi[keep]
-            short = hi - lo <= fill_width
-            mid = (lo[~short] + hi[~short]) // 2
-            new = [np.arange(a + 1, b) for a, b in zip(lo[short], hi[short], strict=True)]
-            if len(lo):
-                evaluate(np.unique(np.concatenate([mid, *new])).astype(np.int64))
-            lo, hi = np.concatenate([lo[~short], mid]), np.concatenate([mid, hi[~short]])
-    best = float(np.nanmax(values))
-    if not best > 0.0:
-        return 0, 0.0  # every value is 0: np.argmax gives the first
-    return int(np.flatnonzero(values == best)[0]), best
+def _epsilon_bound(fpr_low: np.ndarray, tpr_high: np.ndarray, delta: float) -> np.ndarray:
+    """An upper bound on bounds.epsilon_from_rates(fpr, 1 − tpr, δ) for fpr ≥ fpr_low, tpr ≤ tpr_high."""
+    num = tpr_high * (1.0 + 1e-9) - delta + 1e-15
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(num > 0, np.log(np.maximum(num, 1e-300)) - np.log(fpr_low * (1.0 - 1e-9)), -np.inf)
 
 
 def _best_clopper_pearson(
-    thresholds: np.ndarray, fp: np.ndarray, tp: np.ndarray, n: int, m: float, alpha: float, delta: float
+    rates: ProjectedRates, thresholds: np.ndarray, fp: np.ndarray, tp: np.ndarray, delta: float
 ) -> tuple[int, float]:
     """``np.argmax`` and ``max`` of the projected Clopper–Pearson ε over the candidate thresholds.
 
-    The result is exactly that of computing every candidate's ε (:class:`_ProjectedEpsilon`), but the
-    beta quantiles are computed only where the maximum can be (:func:`_interval_argmax`).
+    ε_j = bounds.epsilon_from_rates(FPR⁺_j, 1 − TPR⁻_j, δ) with FPR⁺_j = cp_fpr(fp_j) and TPR⁻_j =
+    cp_tpr(tp_j), or, inside the smoothed tail region (:func:`_smoothed_tail_fit`), cp_tpr_smoothed of
+    the smoothed count. The result is exactly that of computing every candidate's ε; the beta quantiles
+    are computed only where the maximum can be (:func:`bounded_argmax`).
     """
+    n = rates.n
+    in_region = np.zeros(len(thresholds), dtype=bool)
+    smoothed = np.zeros(len(thresholds))
+    fit = _smoothed_tail_fit(thresholds, fp, tp, n)
+    if fit is not None:
+        in_region, smoothed[fit[0]] = fit[0], fit[1]
     # ε_j > 0 needs tp-estimate/n − δ > fp/n (FPR⁺ ≥ fp/n, TPR⁻ ≤ its estimate): otherwise ε_j = 0 exactly.
-    proj = _ProjectedEpsilon(thresholds, fp, tp, n, m, alpha, delta)
-    estimate = np.where(proj.in_region, proj.smoothed, tp) / n
-    if not np.any(_may_be_positive(estimate, fp / n, delta)):
+    if not np.any(_may_be_positive(np.where(in_region, smoothed, tp) / n, fp / n, delta)):
         return 0, 0.0
-    if not proj.contiguous:
-        proj.evaluate(np.arange(len(thresholds)))
-        return int(np.argmax(proj.eps)), float(np.max(proj.eps))
-    return _interval_argmax(len(thresholds), proj.eps, proj.evaluate, proj.interval_bounds)
+    fp_f, tp_f = fp.astype(float), tp.astype(float)
+
+    def tpr(idx: np.ndarray, exact: bool) -> np.ndarray:
+        inside = in_region[idx]
+        out = np.empty(len(idx))
+        plain, smooth = rates.cp_tpr, rates.cp_tpr_smoothed
+        if not inside.all():
+            k = tp_f[idx[~inside]]
+            out[~inside] = plain(k) if exact else plain.outer_bound(k)
+        if inside.any():
+            s = smoothed[idx[inside]]
+            out[inside] = smooth(s) if exact else smooth.outer_bound(s)
+        return out
+
+    def evaluate(idx: np.ndarray) -> np.ndarray:
+        fpr = rates.cp_fpr(fp_f[idx])
+        return np.asarray(bounds.epsilon_from_rates(fpr, 1.0 - tpr(idx, True), delta), dtype=float)
+
+    def upper_bounds(idx: np.ndarray) -> np.ndarray:
+        return _epsilon_bound(rates.cp_fpr.outer_bound(fp_f[idx]), tpr(idx, False), delta)
+
+    return bounded_argmax(len(thresholds), evaluate, upper_bounds, COARSE_STEP)
 
 
-class _ProjectedMu:
-    """The projected μ-GDP bound of the bulk candidates of one event, computed on demand.
+def _best_gaussian(rates: ProjectedRates, fp: np.ndarray, fn: np.ndarray) -> tuple[int, float]:
+    """``np.argmax`` and ``max`` of the projected μ-GDP bound over the candidates (exactly).
 
-    μ_j = bounds.mu_from_rates(FPR⁺_j, FNR⁺_j), each rate the CP upper bound at the evaluation size m of
-    the pessimistic selection rate of its count. Along the candidates one count rises and the other
-    falls, and μ decreases in both rates, so the endpoints of an index interval bound μ inside it.
+    μ_j = bounds.mu_from_rates(gdp_rate(fp_j), gdp_rate(fn_j)), which decreases in both rates.
     """
+    # μ_j > 0 needs FPR⁺ + FNR⁺ < 1; both are at least their plain rates, so fp + fn > n rules it out
+    # (by a margin of 1/n in the rates, far above rounding).
+    if np.all(fp + fn > rates.n):
+        return 0, 0.0
+    fp_f, fn_f = fp.astype(float), fn.astype(float)
+    table = rates.gdp_rate
 
-    def __init__(self, fp: np.ndarray, fn: np.ndarray, n: int, m: float, alpha: float) -> None:
-        self.fp, self.fn, self.n, self.m, self.alpha = fp, fn, float(n), m, alpha
-        self.fpr_u = np.full(len(fp), np.nan)
-        self.fnr_u = np.full(len(fp), np.nan)
-        self.mu = np.full(len(fp), np.nan)
+    def evaluate(idx: np.ndarray) -> np.ndarray:
+        return np.asarray(bounds.mu_from_rates(table(fp_f[idx]), table(fn_f[idx])), dtype=float)
 
-    def _rate(self, counts: np.ndarray) -> np.ndarray:
-        # cp.upper_bound's arithmetic without its checks (counts lie in [0, n], rates in [0, 1]).
-        pess = cp.upper_unchecked(counts.astype(float), self.n, SELECTION_ALPHA)
-        return cp.upper_unchecked(pess * self.m, self.m, self.alpha)
-
-    def evaluate(self, idx: np.ndarray) -> None:
-        self.fpr_u[idx] = self._rate(self.fp[idx])
-        self.fnr_u[idx] = self._rate(self.fn[idx])
-        self.mu[idx] = bounds.mu_from_rates(self.fpr_u[idx], self.fnr_u[idx])
-
-    def interval_bounds(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        fpr = np.minimum(self.fpr_u[lo], self.fpr_u[hi]) * (1.0 - 1e-9)
-        fnr = np.minimum(self.fnr_u[lo], self.fnr_u[hi]) * (1.0 - 1e-9)
+    def upper_bounds(idx: np.ndarray) -> np.ndarray:
+        fpr = table.outer_bound(fp_f[idx]) * (1.0 - 1e-9)
+        fnr = table.outer_bound(fn_f[idx]) * (1.0 - 1e-9)
         with np.errstate(divide="ignore", invalid="ignore"):
             return -special.ndtri(fpr) - special.ndtri(fnr) + 1e-12
 
-
-def _pessimistic_upper(k: np.ndarray, n: int) -> np.ndarray:
-    """An upper estimate of a rate from selection counts: its Clopper–Pearson bound at SELECTION_ALPHA."""
-    return np.asarray(cp.upper_bound(k, n, SELECTION_ALPHA))
-
-
-def _pessimistic_lower(k: np.ndarray, n: int) -> np.ndarray:
-    return np.asarray(cp.lower_bound(k, n, SELECTION_ALPHA))
+    return bounded_argmax(len(fp), evaluate, upper_bounds, GDP_STEP)
 
 
 def _all_finite(x: np.ndarray) -> bool:
@@ -399,7 +299,7 @@ def choose(
     even when they are a view of them (saving a copy of each sample).
     """
     n = x0.shape[0]
-    m = float(evaluation_trials)
+    rates = ProjectedRates(n, float(evaluation_trials), cp_alpha, gdp_alpha)
     best_cp: Choice | None = None
     best_gdp: Choice | None = None
     for f, feature in enumerate(features):
@@ -423,7 +323,7 @@ def choose(
             ("at-or-below", 1): (below1, below0),
         }
         for (event, null), (fp, tp) in cp_cases.items():
-            i, eps_i = _best_clopper_pearson(thresholds, fp, tp, n, m, cp_alpha, delta)
+            i, eps_i = _best_clopper_pearson(rates, thresholds, fp, tp, delta)
             if best_cp is None or eps_i > best_cp.projected:
                 best_cp = Choice(ThresholdTest(feature, float(thresholds[i]), event, null), eps_i)
         # μ-GDP: the trade-off bound is symmetric in the two error rates, so the null does not matter.
@@ -433,9 +333,7 @@ def choose(
             bulk = np.ones_like(ranks, dtype=bool)
         gdp_cases = {"above": (above0, below1), "at-or-below": (below0, above1)}
         for event, (fp, fn) in gdp_cases.items():
-            proj_mu = _ProjectedMu(fp[bulk], fn[bulk], n, m, gdp_alpha)
-            i, mu_i = _interval_argmax(len(proj_mu.mu), proj_mu.mu, proj_mu.evaluate, proj_mu.interval_bounds,
-                                       step=GDP_STEP, fill_width=GDP_STEP)
+            i, mu_i = _best_gaussian(rates, fp[bulk], fn[bulk])
             if best_gdp is None or mu_i > best_gdp.projected:
                 t = float(thresholds[bulk][i])
                 best_gdp = Choice(ThresholdTest(feature, t, event, 0), mu_i)
