@@ -17,6 +17,7 @@ claim); it says nothing about an (ε, δ) claim of a non-Gaussian mechanism.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -58,6 +59,7 @@ def epsilon_of_mu(mu: float, delta: float) -> float:
     return epsilon_exact_gaussian(mu, delta)
 
 
+@functools.lru_cache(maxsize=256)
 def ceiling(trials: int, alpha_each: float, delta: float) -> float:
     """The largest ε a threshold test can certify with this many trials per side.
 
@@ -65,6 +67,5 @@ def ceiling(trials: int, alpha_each: float, delta: float) -> float:
     FPR_upper = 1 − a^{1/n} and FNR_upper = 1 − a^{1/n} (a = ``alpha_each``), so
     ε_lb = ln((a^{1/n} − δ)/(1 − a^{1/n})) ≈ ln(n/ln(1/a)): no audit of this size can show more.
     """
-    fpr_u = cp.upper_bound(0, trials, alpha_each)
-    fnr_u = cp.upper_bound(0, trials, alpha_each)
-    return float(epsilon_from_rates(fpr_u, fnr_u, delta))
+    rate_u = cp.upper_bound(0, trials, alpha_each)
+    return float(epsilon_from_rates(rate_u, rate_u, delta))

@@ -73,8 +73,7 @@ def _report(
     m = spec.evaluation_trials
     a = spec.cp_alpha if method == "clopper-pearson" else spec.gdp_alpha
     fp, fn = test.errors(above, m)
-    fpr_u = float(cp.upper_bound(fp, m, a))
-    fnr_u = float(cp.upper_bound(fn, m, a))
+    fpr_u, fnr_u = (float(b) for b in cp.upper_bound(np.array([fp, fn]), m, a))
     if method == "clopper-pearson":
         eps, mu = float(bounds.epsilon_from_rates(fpr_u, fnr_u, spec.delta)), None
     else:
@@ -163,6 +162,7 @@ def _select(
         base = i * 2 * per_side
         x0 = np.concatenate(outputs[base : base + per_side])
         x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
+        outputs[base : base + 2 * per_side] = [None] * (2 * per_side)  # this pair's chunks: freed now
         features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
         cp_choice, gdp_choice = choose(
             features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
