@@ -73,7 +73,7 @@ def _report(
     m = spec.evaluation_trials
     a = spec.cp_alpha if method == "clopper-pearson" else spec.gdp_alpha
     fp, fn = test.errors(above, m)
-    fpr_u, fnr_u = (float(b) for b in cp.upper_bound(np.array([fp, fn]), m, a))
+    fpr_u, fnr_u = (float(b) for b in np.atleast_1d(cp.upper_bound(np.array([fp, fn]), m, a)))
     if method == "clopper-pearson":
         eps, mu = float(bounds.epsilon_from_rates(fpr_u, fnr_u, spec.delta)), None
     else:
