@@ -32,6 +32,7 @@ from dpverify.audit import bounds
 from dpverify.audit import clopper_pearson as cp
 from dpverify.audit.bounded_argmax import CountFunction, bounded_argmax
 from dpverify.audit.distinguishers import Feature, LinearFeature
+from dpverify.audit.trials import all_finite
 
 EVENTS: tuple[str, ...] = ("above", "at-or-below")
 DATASET_NAMES: tuple[str, ...] = ("D", "D'")
@@ -278,11 +279,6 @@ def _best_gaussian(rates: ProjectedRates, fp: np.ndarray, fn: np.ndarray) -> tup
     return bounded_argmax(len(fp), evaluate, upper_bounds, GDP_STEP)
 
 
-def _all_finite(x: np.ndarray) -> bool:
-    """No NaN or ±inf (min and max propagate NaN and reach ±inf; no temporary array)."""
-    return bool(x.size == 0 or (np.isfinite(x.min()) and np.isfinite(x.max())))
-
-
 def choose(
     features: list[Feature],
     x0: np.ndarray,
@@ -304,7 +300,7 @@ def choose(
     best_gdp: Choice | None = None
     for f, feature in enumerate(features):
         s0, s1 = feature.scores(x0), feature.scores(x1)
-        if not (_all_finite(s0) and _all_finite(s1)):
+        if not (all_finite(s0) and all_finite(s1)):
             continue
         # The scores are sorted in place below: a view of the outputs only when they are not needed again.
         mine = consume and f == len(features) - 1
