@@ -34,6 +34,7 @@ import numpy as np
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import variance_weights_from
+from dpverify.agents.noise_bounds import floored_inverse_factor
 from dpverify.agents.planning import TIE_TOLERANCE
 from dpverify.errors import InvalidParameterError
 
@@ -178,11 +179,8 @@ class BatchedDpLsviUcbPlusPlus:
             self._publish("gram", h, noisy[:, h])
         noisy = self.planning_statistics(self.raw_gram, noisy)
         noisy = 0.5 * (noisy + np.swapaxes(noisy, -1, -2)) + (self.regularization + self.shift) * np.eye(d)
-        eigenvalues, vectors = np.linalg.eigh(noisy)
-        eigenvalues = np.maximum(eigenvalues, self.regularization)
-        scaled = vectors / np.sqrt(eigenvalues)[..., None, :]
+        scaled, self.noisy_logdet, _ = floored_inverse_factor(noisy, self.regularization)
         self.noisy_inverse = scaled @ np.swapaxes(scaled, -1, -2)
-        self.noisy_logdet = np.log(eigenvalues).sum(axis=-1)
         projected = self.flat_features @ scaled
         self.noisy_bonus = np.square(projected).sum(axis=-1).reshape(self.n, H, self.num_states, self.num_actions)
 

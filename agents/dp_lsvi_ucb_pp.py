@@ -72,9 +72,10 @@ running minimum) keeps early under-estimates; the agent reaches LSVI-UCB++ only 
 (ε ≈ 10¹² on the Min et al. MDP at K = 3000).
 
 Cost per episode: H GOE releases and 3H vector releases (billboard overhead dominates), one batched
-eigendecomposition of the H noisy d × d matrices, O(H(d² + dS + SAd²)) arithmetic — independent of k
-(raw sums aggregated by next state: Σ_i w_i φ_i V(s'_i) = M_h V in O(dS)). When rare switching keeps the
-policy, the 3H vector releases are made at once and the bonuses summed at the visited pairs only
+Cholesky factorisation of the H noisy d × d matrices (an eigendecomposition for any that needs
+flooring), O(H(d² + dS + SAd²)) arithmetic — independent of k (raw sums aggregated by next state:
+Σ_i w_i φ_i V(s'_i) = M_h V in O(dS)). When rare switching keeps the policy, the 3H vector releases are
+made at once and the bonuses summed at the visited pairs only
 (:meth:`DpLsviUcbPlusPlus.plan`; the same values, bit for bit).
 """
 
@@ -263,7 +264,7 @@ class PrivatisedRidgeStatistics(PublishedRidgeStatistics):
         """Publish Λ̃_{k,h} for every stage of the current episode k; derive inverse, log-det, bonuses.
 
         Post-processing of the published matrix: symmetrise (exact already), add (λ + shift)I, floor
-        the eigenvalues at λ, invert via the eigendecomposition.
+        the eigenvalues at λ, invert (Cholesky, or the eigendecomposition where flooring is needed).
         """
         k = self._episode_to_release()
         noisy = self.billboard.publish_stages("gram", k, self.mechanisms["gram"], self.raw_gram, "prefix",

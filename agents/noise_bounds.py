@@ -28,15 +28,51 @@ def gaussian_norm_bound(sigma: float, dim: int, failure_probability: float) -> f
     return sigma * (math.sqrt(dim) + math.sqrt(2.0 * math.log(1.0 / failure_probability)))
 
 
+def _factor_one(sym: np.ndarray, floor: float) -> tuple[np.ndarray, float, bool]:
+    """(W, log det, corrected) of one symmetric matrix: see :func:`floored_inverse_factor`."""
+    try:
+        np.linalg.cholesky(sym - floor * np.eye(sym.shape[-1]))  # every eigenvalue above the floor
+        lower = np.linalg.cholesky(sym)
+    except np.linalg.LinAlgError:
+        values, vectors = np.linalg.eigh(sym)
+        corrected = bool(values[0] < floor)  # eigh: ascending
+        values = np.maximum(values, floor)
+        return vectors / np.sqrt(values)[None, :], float(np.log(values).sum()), corrected
+    return np.linalg.inv(lower).T, float(2.0 * np.log(np.diagonal(lower)).sum()), False
+
+
+def floored_inverse_factor(matrix: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """(W, log det A, corrections) with W Wᵀ = A⁻¹, for a stack of symmetric matrices A (..., d, d) whose
+    eigenvalues below ``floor`` are raised to ``floor`` (post-processing of published values).
+
+    ‖W ᵀx‖² = xᵀA⁻¹x gives bonuses without forming A⁻¹. A matrix whose eigenvalues all exceed the floor
+    (Cholesky of A − floor·I succeeds: the usual case, as the shift is chosen to make it so) needs no
+    flooring and is factored by Cholesky, A = LLᵀ and W = L⁻ᵀ, about three times faster than an
+    eigendecomposition; any other is floored through its eigendecomposition, W = V·diag(λ)^{-1/2}. The
+    choice is made matrix by matrix (all at once when the whole stack passes), so a matrix's result does
+    not depend on the stack it came in. The third value counts the matrices that needed flooring.
+    """
+    sym = 0.5 * (matrix + np.swapaxes(matrix, -1, -2))
+    try:
+        np.linalg.cholesky(sym - floor * np.eye(sym.shape[-1]))
+        lower = np.linalg.cholesky(sym)
+    except np.linalg.LinAlgError:
+        factor = np.empty_like(sym)
+        logdet = np.empty(sym.shape[:-2])
+        corrections = 0
+        for index in np.ndindex(*sym.shape[:-2]):
+            factor[index], logdet[index], corrected = _factor_one(sym[index], floor)
+            corrections += corrected
+        return factor, logdet, corrections
+    factor = np.swapaxes(np.linalg.inv(lower), -1, -2)
+    return factor, 2.0 * np.log(np.diagonal(lower, axis1=-2, axis2=-1)).sum(axis=-1), 0
+
+
 def floored_inverse(matrix: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray, int]:
     """(A⁻¹, log det A, corrections) for a stack of symmetric matrices (..., d, d), eigenvalues floored.
 
     Eigenvalues below ``floor`` are raised to ``floor`` (post-processing of published values); the
-    third value counts the matrices that needed it.
+    third value counts the matrices that needed it (:func:`floored_inverse_factor`, A⁻¹ = WWᵀ).
     """
-    sym = 0.5 * (matrix + np.swapaxes(matrix, -1, -2))
-    values, vectors = np.linalg.eigh(sym)
-    corrections = int(np.count_nonzero(values[..., 0] < floor))  # eigh: ascending, so the first is the least
-    values = np.maximum(values, floor)
-    inverse = np.einsum("...ij,...j,...kj->...ik", vectors, 1.0 / values, vectors)
-    return inverse, np.log(values).sum(axis=-1), corrections
+    factor, logdet, corrections = floored_inverse_factor(matrix, floor)
+    return factor @ np.swapaxes(factor, -1, -2), logdet, corrections

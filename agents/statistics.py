@@ -35,6 +35,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.linalg import downdate_weighted_norms, rank_one_terms, sherman_morrison
+from dpverify.agents.noise_bounds import floored_inverse_factor
 from dpverify.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -190,13 +191,11 @@ class PublishedRidgeStatistics(RidgeStatistics):
 
     def _set_published_grams(self, noisy: np.ndarray) -> None:
         """Post-processing of the published Gram matrices (H, d, d) of the current episode: symmetrise, add
-        (λ + shift)I, floor the eigenvalues at λ, invert via the eigendecomposition; mark the episode released."""
+        (λ + shift)I, floor the eigenvalues at λ and invert (:func:`.noise_bounds.floored_inverse_factor`);
+        mark the episode released."""
         noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
-        eigenvalues, vectors = np.linalg.eigh(noisy)
-        eigenvalues = np.maximum(eigenvalues, self.regularization)
-        scaled = vectors / np.sqrt(eigenvalues)[:, None, :]  # Λ̃⁻¹ = scaled scaledᵀ
+        scaled, self._noisy_logdet, _ = floored_inverse_factor(noisy, self.regularization)  # Λ̃⁻¹ = scaled scaledᵀ
         self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
-        self._noisy_logdet = np.log(eigenvalues).sum(axis=1)
         self._projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
         self._noisy_bonus = None  # summed when first read (_bonus); bonus_squared_at sums the rows it needs
         self.released_episode = self.episode

@@ -51,9 +51,11 @@ def open_unit(name: str, value: object) -> float:
 
 def integer(name: str, value: object, minimum: int | None = None) -> int:
     """An integer (an integral float such as 1e5 is accepted; 2.5 is not), optionally >= minimum."""
-    if isinstance(value, bool):
+    if type(value) is int:  # the common case, without the abstract-base-class checks (bool is excluded)
+        n = value
+    elif isinstance(value, bool):
         raise InvalidParameterError(name, "must be an integer", value)
-    if isinstance(value, numbers.Integral):
+    elif isinstance(value, numbers.Integral):
         n = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
         n = int(float(value))

@@ -260,8 +260,9 @@ def _best_gaussian(rates: ProjectedRates, fp: np.ndarray, fn: np.ndarray) -> tup
 
     μ_j = bounds.mu_from_rates(gdp_rate(fp_j), gdp_rate(fn_j)), which decreases in both rates.
     """
-    # μ_j > 0 needs FPR⁺ + FNR⁺ < 1; both are at least their plain rates, so fp + fn > n rules it out
-    # (by a margin of 1/n in the rates, far above rounding).
+    # μ_j > 0 needs FPR⁺ + FNR⁺ < 1. Both lie above their plain rates (a Clopper–Pearson upper limit
+    # exceeds its estimate by far more than the quantile routine's error), so fp + fn > n rules it out:
+    # the rates then sum to at least 1 + 1/n, far above the rounding of ndtri.
     if np.all(fp + fn > rates.n):
         return 0, 0.0
     fp_f, fn_f = fp.astype(float), fn.astype(float)
