@@ -405,11 +405,7 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
             self._bonus_current = True
             return super().plan()
         self._bonus_current = False  # Q̂, Q̌ kept: the bonuses are read at the visited pairs only
-        if isinstance(self.statistics, PrivatisedRidgeStatistics):
-            self.regress_all()
-        else:
-            for h in range(self.horizon - 1, -1, -1):
-                self.regress(h)
+        self.regress_all()
         return self.q_hat
 
     def visited_bonus_norms(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:

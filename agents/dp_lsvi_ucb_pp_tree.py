@@ -199,6 +199,13 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
         m = self._next_state[h]
         return m @ v_hat, m @ v_check, m @ v_hat**2
 
+    def release_all_sums(self, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
+        """:meth:`release_sums` of every stage at once (targets (H, S), known before the pass): the same
+        matrix-vector products, batched; returns the three (H, d) stacks."""
+        self._check_released()
+        m = self._next_state
+        return tuple((m @ v[:, :, None])[:, :, 0] for v in (v_hat, v_check, v_hat**2))
+
 
 __all__ = [
     "TREE_FAMILIES",

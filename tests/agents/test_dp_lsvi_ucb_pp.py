@@ -68,16 +68,19 @@ class StageByStage(DpLsviUcbPlusPlus):
         return LsviUcbPlusPlus.plan(self)
 
 
-@pytest.mark.parametrize(("epsilon", "switches"), [(1.0, False), (1e8, True)])
-def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(epsilon: float, switches: bool) -> None:
-    # When rare switching keeps the policy, the agent releases and regresses every stage at once
-    # (regress_all) and computes the bonuses at the visited pairs only; the published values, noise, ledger,
-    # weights and policies are bit-identical to the stage-by-stage pass with every bonus.
+@pytest.mark.parametrize(("epsilon", "switches", "aggregation"),
+                         [(1.0, False, "fresh"), (1e8, True, "fresh"), (1.0, False, "tree"), (1e8, True, "tree")])
+def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(
+        epsilon: float, switches: bool, aggregation: str) -> None:
+    # When rare switching keeps the policy, the agent releases (tree: reads) and regresses every stage at
+    # once (regress_all) and computes the bonuses at the visited pairs only; the published values, noise,
+    # ledger, weights and policies are bit-identical to the stage-by-stage pass with every bonus.
     mdp = min2021_mdp(horizon=4, num_actions=5)
     episodes = 60
     agent_seed, _ = np.random.SeedSequence(4).spawn(2)
-    config = DpLsviUcbPlusPlusConfig(episodes, epsilon=epsilon, keep_history=True, keep_noise=True)
-    fast = make_agent(mdp, episodes, 4, epsilon=epsilon, keep_history=True, keep_noise=True)
+    options = {"epsilon": epsilon, "keep_history": True, "keep_noise": True, "aggregation": aggregation}
+    config = DpLsviUcbPlusPlusConfig(episodes, **options)
+    fast = make_agent(mdp, episodes, 4, **options)
     slow = StageByStage(mdp, config, np.random.default_rng(agent_seed))
     _, fast_policies = record_run(fast, mdp, episodes, env_rng(4))
     _, slow_policies = record_run(slow, mdp, episodes, env_rng(4))
@@ -88,7 +91,8 @@ def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(
     for name in ("_w_hat", "_w_check", "_w_bar", "q_hat", "q_check"):
         np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
     assert fast.billboard.ledger == slow.billboard.ledger
-    assert fast.billboard.n_published == slow.billboard.n_published == 4 * mdp.horizon * episodes
+    assert fast.billboard.n_published == slow.billboard.n_published
+    assert fast.billboard.n_published == (4 if aggregation == "fresh" else 2) * mdp.horizon * episodes
     for x, y in zip(fast.billboard.history(), slow.billboard.history(), strict=True):
         assert (x.family, x.episode, x.stage) == (y.family, y.episode, y.stage)
         np.testing.assert_array_equal(x.value, y.value)
