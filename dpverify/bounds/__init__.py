@@ -10,30 +10,41 @@
 * :mod:`~dpverify.bounds.plot` and :mod:`~dpverify.bounds.docgen` — figures and ``docs/bounds.md``.
 """
 
-from dpverify.bounds.comparison import Comparison, Region, compare, improvement_region
-from dpverify.bounds.consistency import Finding, run_all
-from dpverify.bounds.constants import DpLsviUcbppConstants, dp_lsvi_ucbpp_constants
-from dpverify.bounds.evaluation import Evaluation, evaluate
-from dpverify.bounds.rates import leading_exponent, rates, split
-from dpverify.bounds.registry import CLAIMS, REGISTRY, BoundEntry, entries, get
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CLAIMS",
-    "REGISTRY",
-    "BoundEntry",
-    "Comparison",
-    "DpLsviUcbppConstants",
-    "Evaluation",
-    "Finding",
-    "Region",
-    "compare",
-    "dp_lsvi_ucbpp_constants",
-    "entries",
-    "evaluate",
-    "get",
-    "improvement_region",
-    "leading_exponent",
-    "rates",
-    "run_all",
-    "split",
-]
+from dpverify._lazy import lazy_exports
+
+#: Public name → its module, resolved on first access: an agent that reads only the constants imports
+#: sympy and :mod:`~dpverify.bounds.constants`, not the comparison machinery (and scipy.optimize with it).
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("Comparison", "Region", "compare", "improvement_region"), "dpverify.bounds.comparison"),
+    **dict.fromkeys(("Finding", "run_all"), "dpverify.bounds.consistency"),
+    **dict.fromkeys(("DpLsviUcbppConstants", "dp_lsvi_ucbpp_constants"), "dpverify.bounds.constants"),
+    **dict.fromkeys(("Evaluation", "evaluate"), "dpverify.bounds.evaluation"),
+    **dict.fromkeys(("leading_exponent", "rates", "split"), "dpverify.bounds.rates"),
+    **dict.fromkeys(("CLAIMS", "REGISTRY", "BoundEntry", "entries", "get"), "dpverify.bounds.registry"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
+    from dpverify.bounds.comparison import Comparison as Comparison
+    from dpverify.bounds.comparison import Region as Region
+    from dpverify.bounds.comparison import compare as compare
+    from dpverify.bounds.comparison import improvement_region as improvement_region
+    from dpverify.bounds.consistency import Finding as Finding
+    from dpverify.bounds.consistency import run_all as run_all
+    from dpverify.bounds.constants import DpLsviUcbppConstants as DpLsviUcbppConstants
+    from dpverify.bounds.constants import dp_lsvi_ucbpp_constants as dp_lsvi_ucbpp_constants
+    from dpverify.bounds.evaluation import Evaluation as Evaluation
+    from dpverify.bounds.evaluation import evaluate as evaluate
+    from dpverify.bounds.rates import leading_exponent as leading_exponent
+    from dpverify.bounds.rates import rates as rates
+    from dpverify.bounds.rates import split as split
+    from dpverify.bounds.registry import CLAIMS as CLAIMS
+    from dpverify.bounds.registry import REGISTRY as REGISTRY
+    from dpverify.bounds.registry import BoundEntry as BoundEntry
+    from dpverify.bounds.registry import entries as entries
+    from dpverify.bounds.registry import get as get
