@@ -113,3 +113,18 @@ def test_invalid_inputs_are_rejected(override: dict, match: str) -> None:
 
 def test_integral_floats_are_accepted() -> None:
     assert dp_lsvi_ucbpp_constants(**{**ARGS, "K": 1e3}).K == 1000
+
+
+def test_the_constants_load_without_the_comparison_machinery() -> None:
+    """An agent that reads only the constants does not import scipy.optimize (the package resolves lazily)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from dpverify.bounds import constants; import dpverify.bounds as b; "
+        "before = [m for m in ('scipy.optimize', 'dpverify.bounds.comparison') if m in sys.modules]; "
+        "b.compare; after = 'dpverify.bounds.comparison' in sys.modules; "
+        "print(','.join(before), after)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "True"  # nothing heavy before; the comparison module once a name of it is read
