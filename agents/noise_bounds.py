@@ -28,17 +28,24 @@ def gaussian_norm_bound(sigma: float, dim: int, failure_probability: float) -> f
     return sigma * (math.sqrt(dim) + math.sqrt(2.0 * math.log(1.0 / failure_probability)))
 
 
-def _factor_one(sym: np.ndarray, floor: float) -> tuple[np.ndarray, float, bool]:
+def _cholesky_factor(sym: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(W = L⁻ᵀ, log det) of symmetric matrices (..., d, d) whose eigenvalues all exceed ``floor``
+    (Cholesky of A − floor·I succeeds, so no flooring is due); LinAlgError for any other."""
+    np.linalg.cholesky(sym - floor * np.eye(sym.shape[-1]))
+    lower = np.linalg.cholesky(sym)
+    return np.swapaxes(np.linalg.inv(lower), -1, -2), 2.0 * np.log(np.diagonal(lower, axis1=-2, axis2=-1)).sum(-1)
+
+
+def _factor_one(sym: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray, bool]:
     """(W, log det, corrected) of one symmetric matrix: see :func:`floored_inverse_factor`."""
     try:
-        np.linalg.cholesky(sym - floor * np.eye(sym.shape[-1]))  # every eigenvalue above the floor
-        lower = np.linalg.cholesky(sym)
+        factor, logdet = _cholesky_factor(sym, floor)
     except np.linalg.LinAlgError:
         values, vectors = np.linalg.eigh(sym)
         corrected = bool(values[0] < floor)  # eigh: ascending
         values = np.maximum(values, floor)
-        return vectors / np.sqrt(values)[None, :], float(np.log(values).sum()), corrected
-    return np.linalg.inv(lower).T, float(2.0 * np.log(np.diagonal(lower)).sum()), False
+        return vectors / np.sqrt(values)[None, :], np.log(values).sum(), corrected
+    return factor, logdet, False
 
 
 def floored_inverse_factor(matrix: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray, int]:
@@ -54,8 +61,7 @@ def floored_inverse_factor(matrix: np.ndarray, floor: float) -> tuple[np.ndarray
     """
     sym = 0.5 * (matrix + np.swapaxes(matrix, -1, -2))
     try:
-        np.linalg.cholesky(sym - floor * np.eye(sym.shape[-1]))
-        lower = np.linalg.cholesky(sym)
+        factor, logdet = _cholesky_factor(sym, floor)
     except np.linalg.LinAlgError:
         factor = np.empty_like(sym)
         logdet = np.empty(sym.shape[:-2])
@@ -64,8 +70,7 @@ def floored_inverse_factor(matrix: np.ndarray, floor: float) -> tuple[np.ndarray
             factor[index], logdet[index], corrected = _factor_one(sym[index], floor)
             corrections += corrected
         return factor, logdet, corrections
-    factor = np.swapaxes(np.linalg.inv(lower), -1, -2)
-    return factor, 2.0 * np.log(np.diagonal(lower, axis1=-2, axis2=-1)).sum(axis=-1), 0
+    return factor, logdet, 0
 
 
 def floored_inverse(matrix: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray, int]:

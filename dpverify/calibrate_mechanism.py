@@ -122,6 +122,19 @@ def _gaussian_rho0(epsilon: float, delta: float, compositions: int, conversion: 
     return round_down(rho / compositions, 2)
 
 
+def _gaussian_target(
+    epsilon: object, delta: object, compositions: object, relation: Neighbouring | str, conversion: object
+) -> tuple[float, float, int, Neighbouring, str, float]:
+    """The checked target of a Gaussian-family calibration, and the zCDP budget ρ0 of each release."""
+    epsilon_ = _validate.positive("epsilon", epsilon)
+    delta_ = _validate.open_unit("delta", delta)
+    compositions_ = _validate.integer("compositions", compositions, minimum=1)
+    relation_ = Neighbouring.parse(relation)
+    conversion_ = _validate.one_of("conversion", conversion, CONVERSIONS)
+    return (epsilon_, delta_, compositions_, relation_, conversion_,
+            _gaussian_rho0(epsilon_, delta_, compositions_, conversion_))
+
+
 def calibrate_gaussian(
     epsilon: float,
     delta: float,
@@ -138,14 +151,10 @@ def calibrate_gaussian(
     >>> composed_epsilon(m, 1e-5) <= 1.0, round(m.sigma, 4)
     (True, 3.7306)
     """
-    epsilon = _validate.positive("epsilon", epsilon)
-    delta = _validate.open_unit("delta", delta)
+    epsilon, delta, compositions, relation, conversion, rho0 = _gaussian_target(
+        epsilon, delta, compositions, relation, conversion)
     sensitivity = _validate.positive("sensitivity", sensitivity)
-    compositions = _validate.integer("compositions", compositions, minimum=1)
     dim = _validate.integer("dim", dim, minimum=1)
-    relation = Neighbouring.parse(relation)
-    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
-    rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)
     mechanism = _calibrated(lambda sigma: GaussianMechanism(sensitivity, sigma, dim, relation),
                             sensitivity / math.sqrt(2.0 * rho0), epsilon, delta, compositions, conversion, "Gaussian")
     return mechanism  # type: ignore[return-value]
@@ -165,14 +174,10 @@ def calibrate_goe(
     The noise is (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²): exactly a Gaussian mechanism with std √2·s, so
     s = Δ_F/(2√ρ0) (Sahu 2025, Algorithm 1 line 1, with Δ_F = 1).
     """
-    epsilon = _validate.positive("epsilon", epsilon)
-    delta = _validate.open_unit("delta", delta)
+    epsilon, delta, compositions, relation, conversion, rho0 = _gaussian_target(
+        epsilon, delta, compositions, relation, conversion)
     frobenius_sensitivity = _validate.positive("frobenius_sensitivity", frobenius_sensitivity)
     dim = _validate.integer("dim", dim, minimum=1)
-    compositions = _validate.integer("compositions", compositions, minimum=1)
-    relation = Neighbouring.parse(relation)
-    conversion = _validate.one_of("conversion", conversion, CONVERSIONS)
-    rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)
     mechanism = _calibrated(lambda s: GOEMechanism(frobenius_sensitivity, s, dim, relation),
                             frobenius_sensitivity / (2.0 * math.sqrt(rho0)), epsilon, delta, compositions, conversion,
                             "GOE")

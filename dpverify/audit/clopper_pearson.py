@@ -67,16 +67,34 @@ def _check(k: object, n: object, a: object) -> tuple[np.ndarray, np.ndarray, np.
     return k_arr, n_arr, a_arr
 
 
+def _raw_upper(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
+    """The beta quantile B⁻¹(1 − a; k + 1, n − k), and 1 where k = n."""
+    full = k >= n
+    kk = np.where(full, 0.0, k)  # placeholder where the bound is 1 (avoids b = 0 in betaincinv)
+    return np.where(full, 1.0, special.betaincinv(kk + 1.0, np.maximum(n - kk, 1e-300), 1.0 - a))
+
+
+def _raw_lower(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
+    """The beta quantile B⁻¹(a; k, n − k + 1), and 0 where k = 0."""
+    empty = k <= 0
+    kk = np.where(empty, 1.0, k)
+    return np.where(empty, 0.0, special.betaincinv(kk, n - kk + 1.0, a))
+
+
+def _step_up(q: np.ndarray, s: float) -> np.ndarray:
+    return np.minimum(1.0, q * (1.0 + s) + 1e-300)
+
+
+def _step_down(q: np.ndarray, s: float) -> np.ndarray:
+    return np.maximum(0.0, q * (1.0 - s))
+
+
 def upper_guess(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
     """The raw beta-quantile guess of :func:`upper_bound`, nudged by :data:`RELATIVE_SAFETY`.
 
     No input checks and no verification: for steering a selection only, never for a reported bound.
     """
-    full = k >= n
-    kk = np.where(full, 0.0, k)  # placeholder where the bound is 1 (avoids b = 0 in betaincinv)
-    q = special.betaincinv(kk + 1.0, np.maximum(n - kk, 1e-300), 1.0 - a)
-    q = np.minimum(1.0, q * (1.0 + RELATIVE_SAFETY) + 1e-300)
-    return np.where(full, 1.0, q)
+    return _step_up(_raw_upper(k, n, a), RELATIVE_SAFETY)
 
 
 def lower_guess(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
@@ -84,11 +102,7 @@ def lower_guess(k: np.ndarray, n: np.ndarray | float, a: np.ndarray | float) -> 
 
     No input checks and no verification: for steering a selection only, never for a reported bound.
     """
-    empty = k <= 0
-    kk = np.where(empty, 1.0, k)
-    q = special.betaincinv(kk, n - kk + 1.0, a)
-    q = np.maximum(0.0, q * (1.0 - RELATIVE_SAFETY))
-    return np.where(empty, 0.0, q)
+    return _step_down(_raw_lower(k, n, a), RELATIVE_SAFETY)
 
 
 def _margin(n: np.ndarray) -> np.ndarray:
@@ -152,30 +166,14 @@ def _verified(
 
 def _upper(k: np.ndarray, n: np.ndarray, a: np.ndarray) -> np.ndarray:
     k, n, a = np.broadcast_arrays(k, n, a)
-    full = k >= n
-    kk = np.where(full, 0.0, k)
-    guess = np.where(full, 1.0, special.betaincinv(kk + 1.0, np.maximum(n - kk, 1e-300), 1.0 - a))
-    return _verified(
-        guess,
-        lambda p: upper_tail_ok(k, n, a, p),
-        lambda q, s: np.minimum(1.0, q * (1.0 + s) + 1e-300),
-        1.0,
-        np.minimum(k / n, 1.0),
-    )
+    return _verified(_raw_upper(k, n, a), lambda p: upper_tail_ok(k, n, a, p), _step_up, 1.0,
+                     np.minimum(k / n, 1.0))
 
 
 def _lower(k: np.ndarray, n: np.ndarray, a: np.ndarray) -> np.ndarray:
     k, n, a = np.broadcast_arrays(k, n, a)
-    empty = k <= 0
-    kk = np.where(empty, 1.0, k)
-    guess = np.where(empty, 0.0, special.betaincinv(kk, n - kk + 1.0, a))
-    return _verified(
-        guess,
-        lambda p: lower_tail_ok(k, n, a, p),
-        lambda q, s: np.maximum(0.0, q * (1.0 - s)),
-        0.0,
-        np.maximum(k / n, 0.0),
-    )
+    return _verified(_raw_lower(k, n, a), lambda p: lower_tail_ok(k, n, a, p), _step_down, 0.0,
+                     np.maximum(k / n, 0.0))
 
 
 def upper_bound(k: object, n: object, alpha: object) -> np.ndarray | float:

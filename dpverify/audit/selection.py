@@ -191,7 +191,7 @@ class ProjectedRates:
 
     def __init__(self, n: int, m: float, cp_alpha: float, gdp_alpha: float) -> None:
         nf = float(n)
-        self.n, self.m = n, m
+        self.n = n
 
         def upper(alpha: float) -> Callable[[np.ndarray], np.ndarray]:
             return lambda k: cp.upper_guess(cp.upper_guess(k, nf, SELECTION_ALPHA) * m, m, alpha)
