@@ -173,9 +173,11 @@ class BatchedDpLsviUcbPlusPlus:
     def release_grams(self) -> None:
         H, d = self.horizon, self.dim
         noisy = np.empty_like(self.raw_gram)
+        # the GOE mechanism releases the symmetric part of the raw sums (exactly them where already symmetric)
+        symmetric = 0.5 * (self.raw_gram + np.swapaxes(self.raw_gram, -1, -2))
         for h in range(H):
             z = self.gram_noise(h)
-            noisy[:, h] = self.raw_gram[:, h] + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+            noisy[:, h] = symmetric[:, h] + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
             self._publish("gram", h, noisy[:, h])
         noisy = self.planning_statistics(self.raw_gram, noisy)
         noisy = 0.5 * (noisy + np.swapaxes(noisy, -1, -2)) + (self.regularization + self.shift) * np.eye(d)

@@ -14,17 +14,30 @@ With ``keep_history=True`` the billboard keeps every published value (and, with 
 the noise that was added), so audits can read what was published and tests can check that no two
 releases share a noise draw. Memory is O(number of releases × statistic size) then; off by default.
 
+Agents that add their noise themselves (code written without dpverify) record each already-noised
+value with :meth:`Billboard.publish_noised`, naming the mechanism they claim to have used, and draw that
+noise from the billboard's own generator, :meth:`Billboard.noise_source` (``noise_rng``, given when the
+billboard is created: by the agent from its own seed when it makes its billboard, by the auditor when
+the auditor passes one). That generator is the auditor's lever on such noise: rerunning the agent with
+the same users and coins and another ``noise_rng`` changes the noise and nothing else
+(:mod:`dpverify.whitebox`). The noise of :meth:`publish` is drawn by the billboard itself from the
+generator the agent passes, and kept with ``keep_noise`` (the value minus the raw statistic), so it is
+checked in the run as the agent makes it.
+
 For local DP (Liao et al. 2021) the same class records each user's outgoing messages: the "users" of a local
 release is ``"current"`` (the release at episode k reads user k only) and :meth:`Billboard.messages_of`
 returns what user k sent.
+
+Every publishing path ends in one of two hooks, :meth:`Billboard._emit` (one release) and
+:meth:`Billboard._emit_block` (several, in publication order): a plain billboard counts, keeps and hands
+back the noisy values; a :class:`ReplayBillboard` hands back another run's values instead.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -37,16 +50,16 @@ from dpverify.neighbouring import Neighbouring
 def _checked_value(mechanism: Mechanism, value: object) -> np.ndarray:
     """One value to release, after the checks the mechanism makes (:func:`_checked_stack` for one)."""
     raw = np.asarray(value, dtype=float)
-    if raw.shape != mechanism.output_shape or not np.isfinite(raw).all():
+    if raw.shape != mechanism.output_shape or not np.isfinite(raw).all() or isinstance(mechanism, GOEMechanism):
         return _checked_stack(mechanism, raw[None])[0]  # raises the error naming the failed check
-    if isinstance(mechanism, GOEMechanism):
-        _checked_stack(mechanism, raw[None])
     return raw
 
 
 def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
     """``values`` as an (n, *output_shape) float array after the checks the mechanism makes on each value:
-    the shape, finiteness and, for the GOE mechanism, the symmetry of every matrix (same tolerance)."""
+    the shape, finiteness and, for the GOE mechanism, the symmetry of every matrix (same tolerance as
+    :meth:`~dpverify.mechanisms.GOEMechanism.release`, and symmetrised as it does: the GOE mechanism releases
+    the symmetric part, so no rounding asymmetry of the raw sums reaches the public record un-noised)."""
     raw = np.asarray(values, dtype=float)
     shape = mechanism.output_shape
     if raw.ndim != len(shape) + 1 or raw.shape[1:] != shape or raw.shape[0] < 1:
@@ -55,11 +68,38 @@ def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
         raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
     # (an exactly symmetric stack passes without the tolerance computation)
     if isinstance(mechanism, GOEMechanism) and not np.array_equal(raw, np.swapaxes(raw, -1, -2)):
-        asymmetry = np.abs(raw - np.swapaxes(raw, -1, -2)).max(axis=(-2, -1))
+        transposed = np.swapaxes(raw, -1, -2)
+        asymmetry = np.abs(raw - transposed).max(axis=(-2, -1))
         scale = np.maximum(1.0, np.abs(raw).max(axis=(-2, -1)))
         if np.any(asymmetry > 1e-12 * scale):
             raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
+        raw = 0.5 * (raw + transposed)
     return raw
+
+
+def _published_value(mechanism: Mechanism, value: object) -> np.ndarray:
+    """An already-noised value as it is recorded (:meth:`Billboard.publish_noised`): a float array of the
+    mechanism's output shape with finite entries. Nothing else is checked or changed here: whether it
+    carries the structure and the noise the mechanism promises is what :mod:`dpverify.whitebox` checks."""
+    if not isinstance(mechanism, Mechanism):
+        raise InvalidParameterError("mechanism", "must be a dpverify mechanism (dpverify.mechanisms)",
+                                    type(mechanism).__name__)
+    try:
+        noisy = np.array(value, dtype=float, copy=True)
+    except (TypeError, ValueError):
+        raise InvalidParameterError("value", "must be an array of real numbers", type(value).__name__) from None
+    if noisy.shape != mechanism.output_shape:
+        raise InvalidParameterError("value", f"must have the mechanism's output shape {mechanism.output_shape}",
+                                    noisy.shape)
+    if not np.all(np.isfinite(noisy)):
+        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
+    return noisy
+
+
+def _generator(name: str, rng: object) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError(name, "must be a numpy.random.Generator", type(rng).__name__)
+    return rng
 
 
 def draw_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> list[np.ndarray]:
@@ -110,9 +150,10 @@ def _gaussian_noise_block(mechanisms: Sequence[Mechanism], rng: np.random.Genera
     return rng.standard_normal((len(mechanisms), *shape)) * sigmas.reshape(-1, *(1,) * len(shape))
 
 
-@dataclass(frozen=True, eq=False)
-class PublishedRelease:
-    """One published statistic: its label, the users it read, its value (and the noise, if kept)."""
+class PublishedRelease(NamedTuple):
+    """One published statistic: its label, the users it read, its value (and the noise, if kept), and the
+    mechanism recorded for it. Immutable (a named tuple: runs keep tens of thousands of them, so it is
+    cheap to make), its arrays read-only."""
 
     family: str
     episode: int
@@ -120,26 +161,46 @@ class PublishedRelease:
     users: str
     value: np.ndarray
     noise: np.ndarray | None
+    mechanism: Mechanism | None = None
 
 
 class Billboard:
-    """Publishes noisy statistics through dpverify mechanisms and records each release in a ledger."""
+    """Publishes noisy statistics through dpverify mechanisms and records each release in a ledger.
+
+    Args:
+        relation: the neighbouring relation of the ledger (and of every mechanism recorded in it).
+        keep_history: keep every published value (:meth:`history`).
+        keep_noise: also keep the noise added to each value (releases drawn by the billboard only).
+        noise_rng: the generator :meth:`noise_source` hands to agents that add their noise themselves
+            (module docstring); ``None``: the billboard has none, and such agents cannot publish on it.
+    """
 
     def __init__(
         self,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
         keep_history: bool = False,
         keep_noise: bool = False,
+        noise_rng: np.random.Generator | None = None,
     ) -> None:
         self.ledger = PrivacyLedger(relation)
         self.keep_history = bool(keep_history)
         self.keep_noise = bool(keep_noise)
+        self.noise_rng = None if noise_rng is None else _generator("noise_rng", noise_rng)
         self._history: list[PublishedRelease] = []
         self.n_published = 0
 
     @property
     def relation(self) -> Neighbouring:
         return self.ledger.relation
+
+    def noise_source(self) -> np.random.Generator:
+        """The generator an agent that adds its noise itself must draw every release's noise from (then it
+        records the release with :meth:`publish_noised`): the billboard's ``noise_rng``."""
+        if self.noise_rng is None:
+            raise InvalidParameterError(
+                "noise_rng", "must be given to the billboard whose noise_source() an agent draws from "
+                "(Billboard(relation, noise_rng=numpy.random.default_rng(seed)))", None)
+        return self.noise_rng
 
     def publish(
         self,
@@ -155,16 +216,36 @@ class Billboard:
 
         ``episode`` and ``stage`` are 1-based labels (paper notation: k ∈ [K], h ∈ [H]).
         """
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        rng = _generator("rng", rng)
         pattern = user_pattern(users)
         raw = np.asarray(raw_value, dtype=float)
         noisy = mechanism.release(raw, rng)
         self.ledger.record(family, episode, stage, mechanism, pattern)
-        self.n_published += 1
-        if self.keep_history:
-            self._keep(family, episode, stage, pattern, raw, noisy)
-        return noisy
+        return self._emit(family, episode, stage, pattern, mechanism, raw, noisy)
+
+    def publish_noised(
+        self,
+        family: str,
+        episode: int,
+        stage: int,
+        mechanism: Mechanism,
+        value: np.ndarray,
+        users: str | UserPattern,
+    ) -> np.ndarray:
+        """Record a release whose noise the agent added itself, with the mechanism it claims to have used;
+        return the value the agent must use as published (the same value, except on a
+        :class:`ReplayBillboard`, which returns the recorded run's).
+
+        The claim is the agent's: ``value`` must be the raw statistic plus noise drawn as ``mechanism``
+        draws it, from :meth:`noise_source` (fresh for every release). The billboard checks only the shape and
+        finiteness;
+        :mod:`dpverify.whitebox` checks the claim against the agent's behaviour. Nothing is kept as "noise"
+        (the raw value is not known here).
+        """
+        pattern = user_pattern(users)
+        noisy = _published_value(mechanism, value)
+        self.ledger.record(family, episode, stage, mechanism, pattern)
+        return self._emit(family, episode, stage, pattern, mechanism, None, noisy)
 
     def publish_stages(
         self,
@@ -182,18 +263,13 @@ class Billboard:
         at once: the values are validated as one array, the n noise draws come from one call of the
         mechanism, and the ledger records the stages as one run.
         """
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        rng = _generator("rng", rng)
         pattern = user_pattern(users)
         raw = _checked_stack(mechanism, raw_values)
         n = raw.shape[0]
         noisy = raw + mechanism.release(np.zeros(mechanism.output_shape), rng, n)
         self.ledger.record_stages(family, episode, (1, n), mechanism, pattern)
-        self.n_published += n
-        if self.keep_history:
-            for h in range(n):
-                self._keep(family, episode, h + 1, pattern, raw[h], noisy[h])
-        return noisy
+        return self._emit_block(episode, pattern, [(family, h + 1, mechanism) for h in range(n)], raw, noisy)
 
     def reserve(
         self,
@@ -211,23 +287,57 @@ class Billboard:
         draws as :meth:`publish` would make one by one), and :meth:`ReservedReleases.publish` then checks,
         releases and keeps each value exactly as :meth:`publish` does, once.
         """
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+        rng = _generator("rng", rng)
         pattern = user_pattern(users)
         plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
         plan.record(self.ledger, episode, pattern)
         block, noise, stacks = plan.draw_noise(rng)
         return ReservedReleases(self, episode, plan, pattern, noise, block, stacks)
 
-    def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, raw: np.ndarray,
-              noisy: np.ndarray) -> None:
-        value = noisy.copy()
+    # ---- the two hooks every publishing path ends in ---------------------------------------------------
+
+    def _emit(self, family: str, episode: int, stage: int, pattern: UserPattern, mechanism: Mechanism,
+              raw: np.ndarray | None, noisy: np.ndarray) -> np.ndarray:
+        """One release, recorded in the ledger already: count and keep it; return the value handed to the agent."""
+        self.n_published += 1
+        if self.keep_history:
+            self._keep(family, episode, stage, pattern, mechanism, raw, noisy)
+        return noisy
+
+    def _emit_block(self, episode: int, pattern: UserPattern, releases: Sequence[tuple[str, int, Mechanism]],
+                    raws: Any, noisy: Any) -> Any:
+        """Several releases of ``episode`` in publication order (labels ``releases``, values ``raws[i]`` and
+        ``noisy[i]``), recorded in the ledger already: count and keep them; return the values handed to the
+        agent, in the container ``noisy`` came in."""
+        self.n_published += len(releases)
+        if not self.keep_history:
+            return noisy
+        if not (isinstance(noisy, np.ndarray) and isinstance(raws, np.ndarray)):
+            for (family, stage, mechanism), raw, value in zip(releases, raws, noisy, strict=True):
+                self._keep(family, episode, stage, pattern, mechanism, raw, value)
+            return noisy
+        # one read-only copy of the block (and of its noise), the releases kept as views of its rows
+        values = np.array(noisy, dtype=float, copy=True)
+        values.setflags(write=False)
+        noises: Any = [None] * len(releases)
+        if self.keep_noise:
+            noises = values - raws
+            noises.setflags(write=False)
+        kind = pattern.kind
+        self._history.extend(PublishedRelease(family, int(episode), int(stage), kind, value, noise, mechanism)
+                             for (family, stage, mechanism), value, noise in zip(releases, values, noises, strict=True))
+        return noisy
+
+    def _keep(self, family: str, episode: int, stage: int, pattern: UserPattern, mechanism: Mechanism,
+              raw: np.ndarray | None, noisy: np.ndarray) -> None:
+        value = np.array(noisy, dtype=float, copy=True)
         value.setflags(write=False)
         noise = None
-        if self.keep_noise:
+        if self.keep_noise and raw is not None:
             noise = noisy - raw
             noise.setflags(write=False)
-        self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, value, noise))
+        self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, value, noise,
+                                              mechanism))
 
     def history(self, family: str | None = None) -> tuple[PublishedRelease, ...]:
         """Every published release (of one family), in publication order; needs ``keep_history``."""
@@ -241,52 +351,53 @@ class Billboard:
 
 
 class ReplayBillboard(Billboard):
-    """A billboard held fixed: it publishes the values another run published, whatever the raw data.
+    """A billboard held fixed: it hands back the values another run published, whatever the raw data.
 
     The tool for testing the JDP structure (billboard lemma): rerun an agent on altered data of some
     user j with a ``ReplayBillboard`` of the original run's history; if every other user's actions are
     unchanged, those actions depend on the published statistics and their own data only. Each release is
     still recorded in the ledger, and its label (family, episode, stage) must match the recorded one —
     a mismatch means the agent's release pattern itself depends on the raw data.
+
+    Each release is still made — its noise drawn and added — and with ``keep_history`` the billboard keeps
+    what the agent *would* have published (its :meth:`history`), while the agent is handed the recorded
+    value. With the same users, coins and noise seeds this reproduces the recorded run; with another
+    ``noise_rng`` the values of :meth:`publish_noised` releases minus the recorded ones are pure noise; with
+    the same seeds and one user replaced every kept value minus the recorded one is that user's effect on
+    the raw statistic, the transcript held fixed (:mod:`dpverify.whitebox`).
     """
 
     def __init__(self, recorded: tuple[PublishedRelease, ...] | list[PublishedRelease],
-                 relation: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
-        super().__init__(relation)
+                 relation: Neighbouring | str = Neighbouring.REPLACE_ONE, *, keep_history: bool = False,
+                 keep_noise: bool = False, noise_rng: np.random.Generator | None = None) -> None:
+        super().__init__(relation, keep_history=keep_history, keep_noise=keep_noise, noise_rng=noise_rng)
         self._recorded = list(recorded)
-
-    def publish(self, family: str, episode: int, stage: int, mechanism: Mechanism, raw_value: np.ndarray,
-                users: str | UserPattern, rng: np.random.Generator) -> np.ndarray:
-        """The next recorded value (no noise is drawn); the release is recorded in the ledger."""
-        self.ledger.record(family, episode, stage, mechanism, users)
-        return self._replay(family, episode, stage)
+        self.n_replayed = 0
 
     def _replay(self, family: str, episode: int, stage: int) -> np.ndarray:
         """The next recorded value, checked to carry the label (family, episode, stage)."""
-        if self.n_published >= len(self._recorded):
+        if self.n_replayed >= len(self._recorded):
             raise InvalidParameterError("recorded", "has fewer releases than this run makes", len(self._recorded))
-        expected = self._recorded[self.n_published]
+        expected = self._recorded[self.n_replayed]
         if (expected.family, expected.episode, expected.stage) != (family, episode, stage):
             raise InvalidParameterError(
                 "release", f"must match the recorded label {(expected.family, expected.episode, expected.stage)}",
                 (family, episode, stage),
             )
-        self.n_published += 1
+        self.n_replayed += 1
         return np.array(expected.value)
 
-    def reserve(self, episode: int, releases: ReleasePlan | Sequence[tuple[str, int, Mechanism]],
-                users: str | UserPattern, rng: np.random.Generator) -> ReservedReleases:
-        """The releases planned, recorded in the ledger; publishing them replays the recorded values."""
-        pattern = user_pattern(users)
-        plan = releases if isinstance(releases, ReleasePlan) else ReleasePlan(releases)
-        plan.record(self.ledger, episode, pattern)
-        return ReservedReleases(self, episode, plan, pattern, None)
+    def _emit(self, family: str, episode: int, stage: int, pattern: UserPattern, mechanism: Mechanism,
+              raw: np.ndarray | None, noisy: np.ndarray) -> np.ndarray:
+        recorded = self._replay(family, episode, stage)
+        super()._emit(family, episode, stage, pattern, mechanism, raw, noisy)
+        return recorded
 
-    def publish_stages(self, family: str, episode: int, mechanism: Mechanism, raw_values: np.ndarray,
-                       users: str | UserPattern, rng: np.random.Generator) -> np.ndarray:
-        """The recorded values of stages 1..n (as many :meth:`publish` calls)."""
-        return np.stack([self.publish(family, episode, h + 1, mechanism, raw, users, rng)
-                         for h, raw in enumerate(np.asarray(raw_values, dtype=float))])
+    def _emit_block(self, episode: int, pattern: UserPattern, releases: Sequence[tuple[str, int, Mechanism]],
+                    raws: Any, noisy: Any) -> Any:
+        recorded = [self._replay(family, episode, stage) for family, stage, _ in releases]
+        super()._emit_block(episode, pattern, releases, raws, noisy)
+        return np.stack(recorded) if isinstance(noisy, np.ndarray) else recorded
 
 
 class ReleasePlan:
@@ -421,18 +532,20 @@ class ReleasePlan:
 class ReservedReleases:
     """The releases of one episode planned by :meth:`Billboard.reserve`: recorded, their noise drawn.
 
-    :meth:`publish` releases one of them (each once: a second release would reuse its noise). On a
-    :class:`ReplayBillboard` (no noise drawn) it returns the recorded value instead.
+    :meth:`publish` releases one of them (each once: a second release would reuse its noise);
+    :meth:`publish_group`, :meth:`publish_block` and :meth:`publish_all` release several at once with the
+    same values. Every path ends in the billboard's hooks (:meth:`Billboard._emit`,
+    :meth:`Billboard._emit_block`), so a :class:`ReplayBillboard` hands back its recorded values here too.
     """
 
     def __init__(self, billboard: Billboard, episode: int, plan: ReleasePlan, pattern: UserPattern,
-                 noise: list[np.ndarray] | None, noise_block: np.ndarray | None = None,
+                 noise: list[np.ndarray], noise_block: np.ndarray | None = None,
                  noise_stacks: dict[tuple[int, ...], np.ndarray] | None = None) -> None:
         self.billboard, self.episode, self.pattern = billboard, episode, pattern
         self._plan, self._block = plan, noise_block
         self._stacks = noise_stacks or {}  # the noise of several releases stacked, keyed by their positions
         self._index, self._mechanisms = plan.index, plan.mechanisms
-        self._noise: list[np.ndarray | None] = list(noise) if noise is not None else [None] * len(plan.releases)
+        self._noise: list[np.ndarray | None] = list(noise)
         self._used = [False] * len(plan.releases)
 
     def publish_all(self, raw_values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -446,28 +559,24 @@ class ReservedReleases:
                                         sorted(raw_values))
         checked = {family: _checked_stack(self._mechanisms[self._index[(family, 1)]], values)
                    for family, values in raw_values.items()}
-        board = self.billboard
-        pending = [noise for noise in self._noise if noise is not None]
-        if any(self._used) or isinstance(board, ReplayBillboard) or len(pending) != len(self._noise):
-            released = {family: np.empty_like(values) for family, values in checked.items()}
-            for (family, stage), i in self._index.items():
-                released[family][stage - 1] = self._release(i, family, stage, checked[family][stage - 1])
-            return released
+        if any(self._used):
+            raise InvalidParameterError("release", "may be published once (its noise is used)", "publish_all")
         # Each family's values plus their noise at once (the same additions as one by one).
         positions = self._plan.family_positions()
-        released = {}
+        noisy = {}
         for family, values in checked.items():
             at = positions[family]
             noise = self._stacks.get(at)
-            released[family] = values + (noise if noise is not None else np.stack([pending[i] for i in at]))
-        self._used = [True] * len(self._used)
-        self._noise = [None] * len(self._noise)
-        board.n_published += len(self._index)
-        if board.keep_history:
-            for family, stage in self._index:
-                board._keep(family, self.episode, stage, self.pattern, checked[family][stage - 1],
-                            released[family][stage - 1])
-        return released
+            noisy[family] = values + (noise if noise is not None else np.stack([self._noise[i] for i in at]))
+        self._spend(range(len(self._used)))
+        releases = self._plan.releases
+        handed = self.billboard._emit_block(self.episode, self.pattern, releases,
+                                            [checked[f][stage - 1] for f, stage, _ in releases],
+                                            [noisy[f][stage - 1] for f, stage, _ in releases])
+        out: dict[str, list[np.ndarray]] = {family: [] for family in noisy}
+        for (family, _, _), value in zip(releases, handed, strict=True):
+            out[family].append(value)  # the plan lists each family's stages in increasing order
+        return {family: np.stack(values) for family, values in out.items()}
 
     def publish_group(self, families: Sequence[str], stage: int, raw_values: Sequence[np.ndarray]) -> list[np.ndarray]:
         """:meth:`publish` of several families' values at one stage, checked together (all before any release)."""
@@ -478,17 +587,10 @@ class ReservedReleases:
             start, stop, shape = group
             raws = np.array(raw_values, dtype=float)
             if raws.shape == (stop - start, *shape) and np.isfinite(raws).all() and not any(self._used[start:stop]):
-                self._used[start:stop] = [True] * (stop - start)
-                board = self.billboard
-                if isinstance(board, ReplayBillboard):
-                    return [board._replay(family, self.episode, stage) for family in families]
+                self._spend(range(start, stop))
                 noisy = raws + block[start:stop]
-                self._noise[start:stop] = [None] * (stop - start)
-                board.n_published += stop - start
-                if board.keep_history:
-                    for family, raw, value in zip(families, raws, noisy, strict=True):
-                        board._keep(family, self.episode, stage, self.pattern, raw, value)
-                return list(noisy)
+                releases = self._plan.releases[start:stop]
+                return list(self.billboard._emit_block(self.episode, self.pattern, releases, raws, noisy))
         indices = [self._index.get((family, stage)) for family in families]
         if None in indices or len({self._mechanisms[i].output_shape for i in indices}) != 1:  # type: ignore[index]
             return [self.publish(family, stage, value) for family, value in zip(families, raw_values, strict=True)]
@@ -520,17 +622,8 @@ class ReservedReleases:
             checked = [_checked_value(mechanism, raw) for mechanism, raw in zip(self._mechanisms, raws, strict=True)]
             return np.stack([self._release(i, family, stage, raw)
                              for i, ((family, stage, _), raw) in enumerate(zip(releases, checked, strict=True))])
-        self._used = [True] * len(releases)
-        board = self.billboard
-        if isinstance(board, ReplayBillboard):
-            return np.stack([board._replay(family, self.episode, stage) for family, stage, _ in releases])
-        noisy = raws + block
-        self._noise = [None] * len(releases)
-        board.n_published += len(releases)
-        if board.keep_history:
-            for (family, stage, _), raw, value in zip(releases, raws, noisy, strict=True):
-                board._keep(family, self.episode, stage, self.pattern, raw, value)
-        return noisy
+        self._spend(range(len(releases)))
+        return self.billboard._emit_block(self.episode, self.pattern, releases, raws, raws + block)
 
     def publish(self, family: str, stage: int, raw_value: np.ndarray) -> np.ndarray:
         """Release the reserved (family, stage) with its own noise; check, keep and return it."""
@@ -541,16 +634,16 @@ class ReservedReleases:
             raise InvalidParameterError("release", "may be published once (its noise is used)", (family, stage))
         return self._release(i, family, stage, _checked_value(self._mechanisms[i], raw_value))
 
+    def _spend(self, indices: range) -> None:
+        """Mark releases published and drop their noise (each noise draw is used once)."""
+        for i in indices:
+            self._used[i] = True
+            self._noise[i] = None
+
     def _release(self, i: int, family: str, stage: int, raw: np.ndarray) -> np.ndarray:
         if self._used[i]:
             raise InvalidParameterError("release", "may be published once (its noise is used)", (family, stage))
-        self._used[i] = True
-        board = self.billboard
-        if isinstance(board, ReplayBillboard):
-            return board._replay(family, self.episode, stage)
-        noisy = raw + self._noise[i]
-        self._noise[i] = None
-        board.n_published += 1
-        if board.keep_history:
-            board._keep(family, self.episode, stage, self.pattern, raw, noisy)
-        return noisy
+        noise = self._noise[i]
+        self._spend(range(i, i + 1))
+        return self.billboard._emit(family, self.episode, stage, self.pattern, self._mechanisms[i], raw,
+                                    raw + noise)

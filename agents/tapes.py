@@ -143,12 +143,37 @@ def tape_rollout(mdp: Any, policy: np.ndarray, tape: UserTape) -> Trajectory:
     return Trajectory(states, actions, rewards)
 
 
+def checked_policy(policy: object, mdp: Any, episode: int | None = None) -> np.ndarray:
+    """The deployed policy as an (H, S) int64 array, or an error naming what was expected.
+
+    A policy must be an array of integers (any integer dtype; booleans and floats are refused, so an action
+    is never silently truncated) of shape (H, S) with every action in [0, A) — action −1 is an error, never
+    the last action.
+    """
+    where = f" (episode {episode})" if episode is not None else ""
+    expected = (int(mdp.horizon), int(mdp.num_states))
+    if policy is None:
+        raise InvalidParameterError("policy", f"must be an integer array of shape (H, S) = {expected}{where}", None)
+    array = np.asarray(policy)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise InvalidParameterError("policy", f"must be an integer array of shape (H, S) = {expected}{where}",
+                                    f"dtype {array.dtype}")
+    if array.shape != expected:
+        raise InvalidParameterError("policy", f"must have shape (H, S) = {expected}{where}", array.shape)
+    actions = int(mdp.num_actions)
+    if array.size and (int(array.min()) < 0 or int(array.max()) >= actions):
+        bad = int(array.min()) if int(array.min()) < 0 else int(array.max())
+        raise InvalidParameterError("policy", f"actions must lie in [0, {actions}){where}", bad)
+    return array.astype(np.int64, copy=False)
+
+
 def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape | None]) -> list[np.ndarray]:
-    """Run ``agent`` for one episode per tape; return the deployed policies π_1..π_K (each (H, S)). A ``None``
-    tape is an empty slot: the agent still plans episode k, then gets ``end_episode(None)`` (no user data)."""
+    """Run ``agent`` for one episode per tape; return the deployed policies π_1..π_K (each (H, S), checked by
+    :func:`checked_policy`). A ``None`` tape is an empty slot: the agent still plans episode k, then gets
+    ``end_episode(None)`` (no user data)."""
     policies = []
-    for tape in tapes:
-        policy = np.asarray(agent.begin_episode())
+    for k, tape in enumerate(tapes, start=1):
+        policy = checked_policy(agent.begin_episode(), mdp, k)
         policies.append(policy)
         agent.end_episode(None if tape is None else tape_rollout(mdp, policy, tape))
     return policies

@@ -192,6 +192,32 @@ def epsilon_exact_gaussian(mu: float, delta: float) -> float:
     return _step_until(lambda e: f(e) <= 0, eps, up=True, what=f"the exact epsilon at mu={mu!r}, delta={delta!r}")
 
 
+def epsilon_exact_gaussian_lower(mu: float, delta: float) -> float:
+    """The largest ε with δ(ε) ≥ δ for a μ-GDP mechanism, rounded *down*: the ε a lower bound may report.
+
+    The mirror of :func:`epsilon_exact_gaussian` for lower bounds (the safe side of a lower bound is below
+    the truth): the same root of log δ(ε) = log(δ·(1 + DELTA_SAFETY)), taken on the low side of its bracket.
+    Returns 0 when δ(0) = 2Φ(μ/2) − 1 is below δ already (no ε > 0 is excluded) and ∞ only where the
+    upper version is ∞ because the profile cannot be evaluated (μ above the ceiling is reported as the
+    largest evaluable bound instead: the ceiling's ε, a valid lower bound since ε is increasing in μ).
+    """
+    mu = _validate.non_negative("mu", mu)
+    delta = _validate.open_unit("delta", delta)
+    if mu == 0:
+        return 0.0
+    mu = min(mu, _MU_CEILING)
+    log_target = math.log(delta) + math.log1p(DELTA_SAFETY)
+    f = lambda eps: gaussian_log_delta(eps, mu) - log_target  # noqa: E731  (decreasing in ε)
+    if f(0.0) <= 0:
+        return 0.0
+    hi = max(1.0, mu * mu)
+    while f(hi) > 0:
+        hi *= 2.0
+    eps = decreasing_root(f, 0.0, hi)
+    # Step down until the computed δ is at least the (margined) target: the low side of the root.
+    return _step_until(lambda e: f(e) >= 0, eps, up=False, what=f"the exact lower epsilon at mu={mu!r}")
+
+
 def _step_until(ok: Callable[[float], bool], x: float, up: bool, what: str) -> float:
     """The first of x, x·(1 ± 2⁻⁵²·2ⁱ) for i = 1, 2, … (steps doubling) at which ``ok`` holds.
 

@@ -93,6 +93,9 @@ class NoiseMechanism:
     statistic_kind: ClassVar[str | None] = None
     default_dim: ClassVar[int] = 1
     max_profile_dim: ClassVar[int | None] = None
+    #: The law of the standardised noise coordinates (:meth:`standardised_noise`): "normal" or "laplace";
+    #: ``None`` when the mechanism declares none (its releases cannot be checked from behaviour).
+    noise_law: ClassVar[str | None] = None
 
     dim: int
     relation: Neighbouring
@@ -160,6 +163,15 @@ class NoiseMechanism:
         raise NotImplementedError
 
     # ---- audits
+
+    def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
+        """The noise of releases (published value minus raw value; shape (*lead, *output_shape)) as their
+        independent coordinates in units of :attr:`noise_law`, shape (*lead, m): iid N(0, 1) or Lap(1) when the
+        noise is the mechanism's. Linear, so the difference of two independent releases of one value maps to
+        the difference of two such vectors. The default divides every coordinate by :attr:`noise_scale`."""
+        array = np.asarray(noise, dtype=float)
+        lead = array.shape[:array.ndim - len(self.output_shape)]
+        return array.reshape(*lead, -1) / self.noise_scale
 
     def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
         """Two statistic values at exactly the declared sensitivity (the worst case the accounting
@@ -271,6 +283,7 @@ class GaussianMechanism(_GaussianPrivacy):
     sensitivity_norm: ClassVar[str] = "l2"
     noise_help: ClassVar[str] = "noise std"
     statistic_kind: ClassVar[str | None] = "vector"
+    noise_law: ClassVar[str | None] = "normal"
 
     @classmethod
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
@@ -323,6 +336,7 @@ class GOEMechanism(_GaussianPrivacy):
     noise_help: ClassVar[str] = "std s of the entries of Z"
     statistic_kind: ClassVar[str | None] = "symmetric-matrix"
     default_dim: ClassVar[int] = 3
+    noise_law: ClassVar[str | None] = "normal"
 
     @classmethod
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
@@ -344,15 +358,30 @@ class GOEMechanism(_GaussianPrivacy):
         return (self.dim, self.dim)
 
     def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-        """G + (Z + Zᵀ)/√2 with fresh Z; with ``n``, an (n, dim, dim) array of independent releases."""
+        """sym(G) + (Z + Zᵀ)/√2 with fresh Z; with ``n``, an (n, dim, dim) array of independent releases.
+
+        G must be symmetric up to rounding (asymmetry ≤ 10⁻¹² of its largest entry, else an error); its
+        symmetric part (G + Gᵀ)/2 is what is released — G itself when exactly symmetric — so that no rounding
+        asymmetry of the input (an antisymmetric part that no noise covers) reaches the output, which is
+        exactly symmetric."""
         rng = _check_generator(rng)
         g = _check_value(value, self.output_shape)
-        magnitude = np.abs(g)
-        if float(np.abs(g - g.T).max()) > 1e-12 * max(1.0, float(magnitude.max())):
-            raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
+        if not np.array_equal(g, g.T):
+            if float(np.abs(g - g.T).max()) > 1e-12 * max(1.0, float(np.abs(g).max())):
+                raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
+            g = 0.5 * (g + g.T)
         size = self.output_shape if n is None else (_validate.integer("n", n, minimum=1), *self.output_shape)
         z = rng.normal(0.0, self.entry_std, size=size)
         return g + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+
+    def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
+        """The upper triangle of (Z + Zᵀ)/√2: off-diagonal entries (variance s²) divided by s, diagonal entries
+        (variance 2s²) by √2·s — iid N(0, 1) for the mechanism's noise. The lower triangle repeats the upper
+        one and is not a coordinate (its equality is a symmetry, checked apart)."""
+        matrix = np.asarray(noise, dtype=float)
+        rows, cols = np.triu_indices(self.dim, 1)
+        return np.concatenate([matrix[..., rows, cols] / self.entry_std,
+                               np.diagonal(matrix, axis1=-2, axis2=-1) / (math.sqrt(2.0) * self.entry_std)], axis=-1)
 
     def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
         """Zero and Δ_F·e₁e₁ᵀ (a symmetric matrix at Frobenius distance Δ_F)."""
@@ -390,6 +419,7 @@ class LaplaceMechanism(NoiseMechanism):
     sensitivity_norm: ClassVar[str] = "l1"
     noise_help: ClassVar[str] = "Laplace scale b"
     max_profile_dim: ClassVar[int | None] = 1
+    noise_law: ClassVar[str | None] = "laplace"
 
     @classmethod
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:

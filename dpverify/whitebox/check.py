@@ -1,0 +1,441 @@
+"""The white-box release checks of one agent: :func:`check_releases`.
+
+The order of work (every run is a controlled run of :mod:`.runs`):
+
+1. **record** — a fresh run R0 on K users chosen by the auditor (ordinary users from the environment,
+   with a canary — or an empty slot, for add/remove-one — at each tested position);
+2. **reproducible** — a replay of R0 with the same users, coins and noise seed must reproduce every
+   release and every policy bit for bit; otherwise the agent does not follow the seeds the auditor
+   passes (global random state, for instance) and no behavioural check can run;
+3. **noise** — the noise the billboard drew and kept in R0, and for releases the agent noised itself a
+   replay with another billboard noise seed: :mod:`.noise_check`;
+4. **pattern and sensitivity** — a replay per tested position with that user replaced (or removed), the
+   seeds unchanged: :mod:`.sensitivity_replay`;
+5. **neighbour search** — the same replays at a smaller K (``search_episodes``) on the environment's own
+   canaries and on the audit environment of :mod:`.neighbours`, for the pairs that realise the most of
+   each family's recorded sensitivity;
+6. **structure** — :mod:`.structure_check` on every value R0 published.
+
+The work is split into independent jobs (:class:`_Job`: the recorded run with its reproducibility, noise
+and structure checks; the neighbour replays at K; one job per base user of the search), each a pure
+function of the agent, the plan and the seeds, so they run on any executor (a job recomputes the recorded
+run it needs rather than receiving it: a run is cheaper to repeat than tens of thousands of releases to
+ship). Results are the same whatever runs where. A check that cannot run says why and is never a pass; an
+agent that raises is reported, not propagated.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpverify import _validate
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
+from dpverify.neighbouring import Neighbouring
+from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
+from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
+from dpverify.whitebox.result import (
+    FAIL,
+    NOT_RUN,
+    PASS,
+    FamilySensitivity,
+    NoiseCheck,
+    WhiteBoxCheck,
+    WhiteBoxResult,
+    overall_status,
+)
+from dpverify.whitebox.runs import CouldNotRun, PatternChanged, RunRecord, Subject, run_agent, same_policies
+from dpverify.whitebox.sensitivity_replay import PairSummary, compare_replay
+from dpverify.whitebox.stacks import stacks
+from dpverify.whitebox.structure_check import NAME as STRUCTURE
+from dpverify.whitebox.structure_check import check_structure
+
+REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY = ("reproducible from the seeds", "noise as recorded",
+                                             "release pattern as recorded", "sensitivity within the record")
+
+
+@dataclass(frozen=True)
+class WhiteBoxPlan:
+    """The sizes and seeds of one white-box check.
+
+    Attributes:
+        episodes: K of the recorded run and of its replays (the claim's K, or fewer to save time).
+        search_episodes: K of the neighbour search's runs (0: no search).
+        seed: root of every seed (users, coins, noise): a check is reproducible from its plan.
+        level: false-alarm level of the noise check (the only statistical test; the others are exact).
+        positions: the positions tested at K ("first", "middle", "last" or 1-based episodes); user 1 is read
+            by every later prefix release, so its replay sees the most releases.
+        search_positions: the positions tested by the neighbour search.
+        delta, conversion, accounting: the claim's, for the ε figures.
+    """
+
+    episodes: int
+    search_episodes: int = 24
+    seed: int = 0
+    level: float = DEFAULT_LEVEL
+    positions: tuple[str | int, ...] = ("first",)
+    search_positions: tuple[str | int, ...] = ("first", "middle")
+    delta: float = 1e-5
+    conversion: str = "exact"
+    accounting: str = "per-user"
+
+    def __post_init__(self) -> None:
+        _validate.integer("episodes", self.episodes, minimum=1)
+        _validate.integer("search_episodes", self.search_episodes, minimum=0)
+        _validate.integer("seed", self.seed, minimum=0)
+        _validate.open_unit("level", self.level)
+        _validate.open_unit("delta", self.delta)
+        for p in (*self.positions, *self.search_positions):
+            if isinstance(p, str):
+                _validate.one_of("positions", p, POSITIONS)
+            else:
+                _validate.integer("positions", p, minimum=1)
+
+
+@dataclass(frozen=True)
+class _Seeds:
+    coins: np.random.SeedSequence
+    noise: np.random.SeedSequence
+    other_noise: np.random.SeedSequence
+    data: int
+
+    @classmethod
+    def of(cls, seed: int) -> _Seeds:
+        coins, noise, other, data = np.random.SeedSequence(seed).spawn(4)
+        return cls(coins, noise, other, int(data.generate_state(1)[0]))
+
+
+def _positions(positions: Sequence[str | int], episodes: int) -> list[int]:
+    return list(dict.fromkeys(position_index(p, episodes) for p in positions if
+                              not isinstance(p, int) or p <= episodes))
+
+
+def _users(mdp: Any, episodes: int, seeds: _Seeds, at: Sequence[int], base: UserTape | None
+           ) -> list[UserTape | None]:
+    users: list[UserTape | None] = list(ordinary_tapes(mdp, episodes, seeds.data))
+    for j in at:
+        users[j - 1] = base
+    return users
+
+
+def _reproduced(recorded: RunRecord, replay: RunRecord) -> str | None:
+    """None when the replay reproduced the recorded run bit for bit, else what differed first."""
+    episode = same_policies(recorded, replay)
+    if episode is not None:
+        return f"the policy deployed at episode {episode} differs"
+    if replay.n_releases != recorded.n_releases:
+        return f"it made {replay.n_releases} releases instead of {recorded.n_releases}"
+    for stack in stacks(recorded.releases)[0]:
+        same = (stack.values(recorded.releases) == stack.values(replay.releases)).reshape(len(stack.index), -1)
+        rows = np.flatnonzero(~same.all(axis=1))
+        if rows.size:
+            return f"the release {stack.label(int(rows[0]))} differs"
+    return None
+
+
+def _reproducibility(subject: Subject, users: list[UserTape | None], seeds: _Seeds, recorded: RunRecord) -> str | None:
+    """None when a same-seed replay reproduces ``recorded``; else the reason no behavioural check can run."""
+    try:
+        replay = run_agent(subject, users, coins=seeds.coins, noise=seeds.noise, recorded=recorded)
+    except CouldNotRun as exc:
+        return f"a replay with the same users and seeds could not be made: {exc}"
+    differs = _reproduced(recorded, replay)
+    if differs is not None:
+        return (f"a replay with the same users, coins and noise seed is not the same run ({differs}): the agent "
+                "does not follow the seeds it is given (it reads global random state, the clock, or other "
+                "outside input)")
+    return None
+
+
+# ---- the jobs ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    """What a job found (small and picklable: it crosses back from a worker)."""
+
+    pairs: list[PairSummary] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    pattern_changes: list[str] = field(default_factory=list)
+    failed: str | None = None  # why the job's recorded run could not be used at all
+    structure: WhiteBoxCheck | None = None
+    reproducible: WhiteBoxCheck | None = None
+    noise: NoiseCheck | None = None
+    releases: int = 0
+
+    def merge(self, other: _Found) -> None:
+        self.pairs += other.pairs
+        self.notes += other.notes
+        self.pattern_changes += other.pattern_changes
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K and
+    its reproducibility, noise and structure checks), "neighbours" (the replays at the tested positions at K)
+    or "search" (one base user of the neighbour search in one environment)."""
+
+    kind: str
+    subject: Subject
+    plan: WhiteBoxPlan
+    environment: str = "environment"
+    audit: bool = False
+    base: str | None = None
+
+
+def _replay_pairs(subject: Subject, environment: str, seeds: _Seeds, base_users: list[UserTape | None],
+                  recorded: RunRecord, positions: Sequence[int], pairs: Sequence[CandidatePair],
+                  tapes: dict[str, UserTape], found: _Found) -> None:
+    for pair in pairs:
+        tape = None if pair.replacement is None else tapes[pair.replacement]
+        for j in positions:
+            users = list(base_users)
+            users[j - 1] = tape
+            where = f"{environment}, {pair.label} at user {j}"
+            try:
+                replay = run_agent(subject, users, coins=seeds.coins, noise=seeds.noise, recorded=recorded)
+            except PatternChanged as exc:
+                found.pattern_changes.append(f"{where}: {exc}")
+                continue
+            except CouldNotRun as exc:
+                found.notes.append(f"{where}: the replay could not run ({exc})")
+                continue
+            comparison = compare_replay(recorded.releases, replay.releases, user=j, environment=environment,
+                                        canaries=pair.label, episodes=subject.episodes)
+            found.pairs.append(comparison.summary())
+
+
+def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
+    mdp = job.subject.mdp
+    if not job.audit:
+        return mdp, own_tapes(mdp)
+    audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim)
+    if audit is None:
+        return mdp, {}
+    return audit, audit_tapes(audit)
+
+
+def _record_job(job: _Job, seeds: _Seeds) -> _Found:
+    """Step 1–3 and 6: the recorded run at K, its reproducibility, noise and structure."""
+    subject, plan = job.subject, job.plan
+    base_users, recorded = _recorded_run(subject, plan, seeds)
+    found = _Found()
+    if isinstance(recorded, str):
+        found.failed = recorded
+        return found
+    found.releases = recorded.n_releases
+    found.structure = check_structure(recorded.releases)
+    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
+    if unreproducible is not None:
+        found.failed = unreproducible
+        return found
+    found.reproducible = WhiteBoxCheck(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
+                                                           f"reproduced all {recorded.n_releases} releases and "
+                                                           f"{plan.episodes} policies bit for bit")
+    found.noise = _noise(subject, base_users, seeds, recorded, plan)
+    return found
+
+
+def _recorded_run(subject: Subject, plan: WhiteBoxPlan, seeds: _Seeds
+                  ) -> tuple[list[UserTape | None], RunRecord | str]:
+    """The users and the recorded run R0 at K (or why it could not be made)."""
+    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
+    base_users = _users(subject.mdp, plan.episodes, seeds, _positions(plan.positions, plan.episodes),
+                        own_tapes(subject.mdp)["low"] if replace_one else None)
+    try:
+        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
+    except CouldNotRun as exc:
+        return base_users, f"the recorded run could not be made: {exc}"
+    if recorded.n_releases == 0:
+        return base_users, "the agent published nothing on the billboard it was given"
+    return base_users, recorded
+
+
+def _neighbours_job(job: _Job, seeds: _Seeds) -> _Found:
+    """Step 4 at K: the environment's high canary replacing (or filling) each tested position."""
+    subject, plan = job.subject, job.plan
+    base_users, recorded = _recorded_run(subject, plan, seeds)
+    found = _Found()
+    if isinstance(recorded, str):
+        found.failed = recorded
+        return found
+    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
+    pair = CandidatePair("low" if replace_one else None, "high")
+    _replay_pairs(subject, "environment", seeds, base_users, recorded, _positions(plan.positions, plan.episodes),
+                  [pair], own_tapes(subject.mdp), found)
+    return found
+
+
+def _search_job(job: _Job, seeds: _Seeds) -> _Found:
+    """Step 5 for one base user in one environment, at K = ``plan.search_episodes``."""
+    plan = job.plan
+    env, tapes = _environment_of(job)
+    found = _Found()
+    if not tapes:
+        return found
+    K = plan.search_episodes
+    searched = job.subject.on(env, K)
+    positions = _positions(plan.search_positions, K)
+    pairs = [p for p in candidate_pairs(list(tapes), searched.relation, job.audit) if p.base == job.base]
+    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
+    label = f"{job.environment} (K = {K})"
+    try:
+        recorded = run_agent(searched, base_users, coins=seeds.coins, noise=seeds.noise)
+    except CouldNotRun as exc:
+        what = "refused the audit environment" if job.audit else "could not run at the search size"
+        found.notes.append(f"neighbour search: the agent {what} ({exc})")
+        return found
+    unreproducible = _reproducibility(searched, base_users, seeds, recorded)
+    if unreproducible is not None:
+        found.notes.append(f"neighbour search ({label}): {unreproducible}")
+        return found
+    _replay_pairs(searched, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+    return found
+
+
+def run_job(job: _Job) -> _Found:
+    """Run one job (a module-level function, so that an executor can send it to a worker)."""
+    seeds = _Seeds.of(job.plan.seed)
+    return {"record": _record_job, "neighbours": _neighbours_job, "search": _search_job}[job.kind](job, seeds)
+
+
+def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
+    jobs = [_Job("record", subject, plan), _Job("neighbours", subject, plan)]
+    if plan.search_episodes <= 0:
+        return jobs
+    environments = [("environment", False)]
+    if isinstance(subject.mdp, LinearMDP) and audit_linear_mdp(subject.mdp.horizon, 2, 1, subject.mdp.dim) is not None:
+        environments.append(("audit environment", True))
+    for name, audit in environments:
+        names = ["plus", "minus", "alt-pm", "alt-mp"] if audit else ["high", "low"]
+        for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, audit)):
+            jobs.append(_Job("search", subject, plan, name, audit, base))
+    return jobs
+
+
+def _map(executor: Any, jobs: list[_Job]) -> list[_Found]:
+    """The jobs on ``executor`` when they can be sent to workers, else here, in order."""
+    if executor is not None and getattr(executor, "name", "serial") != "serial":
+        try:
+            pickle.dumps(jobs[0])
+        except Exception:  # an agent defined where a worker cannot import it: run here
+            return [run_job(job) for job in jobs]
+        return list(executor.map(run_job, jobs))
+    return [run_job(job) for job in jobs]
+
+
+# ---- the rows ------------------------------------------------------------------------------------------------
+
+
+def _figures(pairs: Sequence[PairSummary]) -> tuple[FamilySensitivity, ...]:
+    """The largest realised fraction of each family's recorded sensitivity over every pair."""
+    best: dict[str, FamilySensitivity] = {}
+    reads: dict[str, int] = {}
+    for pair in pairs:
+        for f in pair.best:
+            reads[f.family] = reads.get(f.family, 0) + f.releases_read
+            if f.family not in best or f.ratio > best[f.family].ratio:
+                best[f.family] = f
+    return tuple(FamilySensitivity(f.family, f.norm, f.recorded, f.realised, f.ratio, f.pair, reads[f.family])
+                 for f in best.values())
+
+
+def _pattern_row(found: _Found, tested: str) -> WhiteBoxCheck:
+    pattern = [f for p in found.pairs for f in p.findings if f.kind == "pattern"]
+    if pattern or found.pattern_changes:
+        lines = [f.line() for f in pattern[:3]] + found.pattern_changes[:2]
+        total = len(pattern) + len(found.pattern_changes)
+        return WhiteBoxCheck(PATTERN, FAIL, f"{total} release(s) contradict their recorded users: " + "; ".join(lines))
+    if not found.pairs:
+        return WhiteBoxCheck(PATTERN, NOT_RUN, "no neighbour replay could run" + _why(found))
+    changed = sum(p.changed for p in found.pairs)
+    return WhiteBoxCheck(PATTERN, PASS, f"{changed} releases changed when one user's data changed ({tested}); each is "
+                                        "recorded as reading that user")
+
+
+def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> WhiteBoxCheck:
+    exceeded = [f for p in found.pairs for f in p.findings if f.kind == "sensitivity"]
+    if exceeded:
+        worst = max(exceeded, key=lambda f: f.ratio)
+        return WhiteBoxCheck(SENSITIVITY, FAIL, f"{len(exceeded)} release(s) changed by more than their recorded "
+                                                f"sensitivity; the most: {worst.line()}")
+    if not found.pairs:
+        return WhiteBoxCheck(SENSITIVITY, NOT_RUN, "no neighbour replay could run" + _why(found))
+    parts = [f"{f.family} {f.ratio:.3g}" for f in figures]
+    return WhiteBoxCheck(SENSITIVITY, PASS, "no release changed by more than its recorded sensitivity; the largest "
+                                            "realised fraction per family: " + (", ".join(parts) or "none read a user"))
+
+
+def _why(found: _Found) -> str:
+    return f" ({found.notes[0]})" if found.notes else ""
+
+
+def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: WhiteBoxCheck | None = None
+             ) -> WhiteBoxResult:
+    rows = [WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, reason)]
+    rows += [WhiteBoxCheck(name, NOT_RUN, reason) for name in (NOISE, PATTERN, SENSITIVITY)]
+    rows.append(structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, reason))
+    checks = tuple(rows)
+    return WhiteBoxResult(overall_status(checks), checks, episodes=plan.episodes, search_episodes=plan.search_episodes,
+                          seed=plan.seed, seconds=time.perf_counter() - start)
+
+
+def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
+                   on_done: Callable[[], None] | None = None) -> WhiteBoxResult:
+    """Run the white-box release checks (module docstring) of ``subject``; every agent fault is reported.
+
+    ``executor`` (any of :mod:`dpverify.audit.executors`; default: here, serially) runs the independent jobs;
+    the result does not depend on it.
+    """
+    start = time.perf_counter()
+    subject = subject.on(subject.mdp, plan.episodes)
+    results = _map(executor, _jobs(subject, plan))
+    if on_done is not None:
+        on_done()
+    record, found = results[0], _Found()
+    for other in results[1:]:
+        found.merge(other)
+    if record.failed is not None:
+        return _not_run(record.failed, plan, start, record.structure)
+    noise = record.noise
+    noise_row = (WhiteBoxCheck(NOISE, noise.status, noise.detail) if noise is not None
+                 else WhiteBoxCheck(NOISE, NOT_RUN, "the noise check did not run"))
+    figures = _figures(found.pairs)
+    positions = _positions(plan.positions, plan.episodes)
+    tested = f"users {', '.join(map(str, positions))} at K = {plan.episodes}" + (
+        f", and the neighbour search at K = {plan.search_episodes}" if plan.search_episodes else "")
+    reproducible = record.reproducible or WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, "the replay did not run")
+    structure = record.structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, "no release to check")
+    checks = (reproducible, noise_row, _pattern_row(found, tested), _sensitivity_row(found, figures), structure)
+    witnesses = tuple(p.witness(noise, plan.delta) for p in found.pairs)
+    findings = tuple(f for p in found.pairs for f in p.findings)
+    return WhiteBoxResult(overall_status(checks), checks, noise, figures, witnesses, findings, tuple(found.notes),
+                          plan.episodes, plan.search_episodes, plan.seed, time.perf_counter() - start,
+                          {"level": plan.level, "positions": positions, "relation": subject.relation,
+                           "releases": record.releases})
+
+
+def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, recorded: RunRecord,
+           plan: WhiteBoxPlan) -> NoiseCheck:
+    if all(r.noise is not None for r in recorded.releases):  # every release noised by the billboard: kept in R0
+        return check_noise(recorded.releases, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
+                           conversion=plan.conversion, accounting=plan.accounting)
+    try:
+        other = run_agent(subject, users, coins=seeds.coins, noise=seeds.other_noise, recorded=recorded)
+    except PatternChanged as exc:
+        return NoiseCheck(NOT_RUN, f"the release pattern depends on the noise seed ({exc})", plan.level)
+    except CouldNotRun as exc:
+        return NoiseCheck(NOT_RUN, f"the replay with another noise seed could not run ({exc})", plan.level)
+    episode = same_policies(recorded, other)
+    if episode is not None:
+        return NoiseCheck(NOT_RUN, f"with the transcript held fixed, another noise seed changed the policy deployed "
+                                   f"at episode {episode}: the agent acts on values other than those the billboard "
+                                   "returns", plan.level)
+    return check_noise(recorded.releases, other.releases, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
+                       conversion=plan.conversion, accounting=plan.accounting)

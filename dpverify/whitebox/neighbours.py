@@ -1,0 +1,129 @@
+"""Neighbour search: users and environments built to realise the sensitivity a calibration assumes.
+
+A privacy claim holds for every sequence of users and every environment in the agent's class (linear MDPs
+with ‖φ‖ ≤ the declared bound, rewards in [0, 1]), so an auditor may choose both. The sensitivity replay
+(:mod:`.sensitivity_replay`) then measures, per statistic family, the largest change one user causes —
+and the closer the chosen pairs come to the recorded sensitivity, the smaller a sensitivity error that
+can hide (the realised fraction is the tightness figure of the audit).
+
+Two sources of pairs:
+
+* **the environment's own canaries** (:func:`dpverify.agents.tapes.canary_tape`): users who always move
+  to the state of highest or lowest optimal value, so the regression targets move from one end of their
+  range to the other;
+* **an audit linear MDP** (:func:`audit_linear_mdp`) of the agent's dimensions, whose features depend on
+  the state only — so a user's tape fixes its features whatever the agent's policy — of three types:
+  φ₊ = (c, s, 0, …) and φ₋ = (c, −s, 0, …) at an angle of 2·80° (‖φ₊ − φ₋‖ = 2 sin 80° = 1.97, nearly
+  opposite), and φ⊥ = e₂ orthogonal to both (d ≥ 3). Type-+ states lead to type-+ states with reward 1
+  (V* = H − h, the top of the target range), type-− states to type-− states with reward 0. A vector sum
+  Σ φ·V(s′) then changes by nearly 2H between a user on φ₋ with high targets and one on φ₊ with high
+  targets (replace-one), and a Gram sum Σ φφᵀ by √2 between users on orthogonal features.
+
+It is a valid linear MDP (P_h(s′|s,a) = ⟨φ(s,a), μ_h(s′)⟩ with c·μ₀ = (u₊ + u₋)/2, s·μ₁ = (u₊ − u₋)/2 for the
+uniform distributions u₊, u₋ over the type-+ and type-− states, μ₂ uniform over all states; r = ⟨φ, θ⟩ with
+θ = (1/(2c), 1/(2s), ½, 0, …)), checked by :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.tapes import UserTape, canary_tape
+
+#: Half the angle between φ₊ and φ₋ (degrees): close to 90° makes them nearly opposite.
+HALF_ANGLE_DEGREES = 80.0
+#: Fewest states of the audit environment (room for every feature type).
+MIN_AUDIT_STATES = 6
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    """A neighbouring pair at one position: the user in the recorded run (``base``; None: an empty slot)
+    and the user who replaces it (``replacement``; None: the slot emptied)."""
+
+    base: str | None
+    replacement: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.base or 'absent'} -> {self.replacement or 'absent'}"
+
+
+def _types(num_states: int, dim: int) -> list[str]:
+    kinds = ["+", "-", "o"] if dim >= 3 else ["+", "-"]
+    return [kinds[s % len(kinds)] for s in range(num_states)]
+
+
+def audit_linear_mdp(horizon: int, num_states: int, num_actions: int, dim: int) -> LinearMDP | None:
+    """The audit linear MDP of the module docstring (at least :data:`MIN_AUDIT_STATES` states); None for
+    d = 1 (a one-dimensional linear MDP has a single feature direction, nothing to choose)."""
+    if dim < 2:
+        return None
+    num_states = max(num_states, MIN_AUDIT_STATES)
+    types = _types(num_states, dim)
+    c, s = math.cos(math.radians(HALF_ANGLE_DEGREES)), math.sin(math.radians(HALF_ANGLE_DEGREES))
+    vectors = {"+": np.zeros(dim), "-": np.zeros(dim), "o": np.zeros(dim)}
+    vectors["+"][:2] = (c, s)
+    vectors["-"][:2] = (c, -s)
+    if dim >= 3:
+        vectors["o"][2] = 1.0
+    features = np.stack([np.broadcast_to(vectors[t], (num_actions, dim)) for t in types])  # (S, A, d)
+    plus = np.array([t == "+" for t in types], dtype=float)
+    minus = np.array([t == "-" for t in types], dtype=float)
+    u_plus, u_minus = plus / plus.sum(), minus / minus.sum()
+    mu = np.full((dim, num_states), 1.0 / num_states)  # unused directions: any distribution
+    mu[0] = (u_plus + u_minus) / (2.0 * c)
+    mu[1] = (u_plus - u_minus) / (2.0 * s)
+    theta = np.zeros(dim)
+    theta[:2] = (1.0 / (2.0 * c), 1.0 / (2.0 * s))
+    if dim >= 3:
+        theta[2] = 0.5
+    rewards_ok = np.clip(features @ theta, 0.0, 1.0)
+    if not np.allclose(rewards_ok, features @ theta, atol=1e-12):
+        return None
+    initial = np.full(num_states, 1.0 / num_states)
+    return LinearMDP(features, np.broadcast_to(mu, (horizon, dim, num_states)), np.broadcast_to(theta, (horizon, dim)),
+                     initial, feature_norm_bound=1.0, name="audit-linear")
+
+
+def path_tape(mdp: LinearMDP | object, states: Sequence[int], label: str) -> UserTape:
+    """A user who visits ``states`` (s₀ … s_H) whatever the agent does: T[h, s, a] = s_{h+1}."""
+    horizon = int(mdp.horizon)
+    num_states, num_actions = int(mdp.num_states), int(mdp.num_actions)
+    path = np.asarray(states, dtype=np.int64)
+    table = np.broadcast_to(path[1:, None, None], (horizon, num_states, num_actions))
+    return UserTape(int(path[0]), table, label)
+
+
+def audit_tapes(mdp: LinearMDP) -> dict[str, UserTape]:
+    """The audit environment's canaries, by the feature types of their path (module docstring):
+    ``plus``, ``minus``, ``alt-pm`` (+ − + …), ``alt-mp`` (− + − …) and ``orth`` (d ≥ 3)."""
+    types = _types(mdp.num_states, mdp.dim)
+    first = {t: types.index(t) for t in set(types)}
+    steps = mdp.horizon + 1
+    patterns = {"plus": ["+"] * steps, "minus": ["-"] * steps,
+                "alt-pm": ["+" if h % 2 == 0 else "-" for h in range(steps)],
+                "alt-mp": ["-" if h % 2 == 0 else "+" for h in range(steps)]}
+    if "o" in first:
+        patterns["orth"] = ["o"] * steps
+    return {name: path_tape(mdp, [first[t] for t in pattern], f"canary-{name}") for name, pattern in patterns.items()}
+
+
+def own_tapes(mdp: object) -> dict[str, UserTape]:
+    """The environment's own canaries: ``high`` and ``low`` optimal value (:func:`canary_tape`)."""
+    return {"high": canary_tape(mdp, "high"), "low": canary_tape(mdp, "low")}
+
+
+def candidate_pairs(names: Sequence[str], relation: str, audit: bool) -> list[CandidatePair]:
+    """The pairs replayed at each position: for replace-one, bases that realise the low end (the environment's
+    ``low``; ``minus`` and ``alt-mp`` in the audit environment) against every other canary; for add/remove-one,
+    an empty slot against every canary."""
+    if relation == "add-remove-one":
+        return [CandidatePair(None, name) for name in names]
+    bases = [b for b in (("minus", "alt-mp") if audit else ("low", "high")) if b in names]
+    return [CandidatePair(base, other) for base in bases for other in names if other != base]

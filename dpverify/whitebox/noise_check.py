@@ -1,0 +1,399 @@
+"""Noise check: is every published value noised as its recorded mechanism says?
+
+The noise of a release is observed from behaviour in one of two ways (:mod:`.runs`):
+
+* a release the billboard noised itself (:meth:`~dpverify.agents.billboard.Billboard.publish`) keeps the
+  noise it added — the published value minus the raw value the agent handed over — from the run as the
+  agent makes it, with the generator the agent passes;
+* a release the agent noised itself (:meth:`~dpverify.agents.billboard.Billboard.publish_noised`) is
+  compared with the same release of a replay on the same users with the same coins and transcript and
+  another billboard noise seed: the raw statistic cancels exactly and the difference is two
+  independent noise draws.
+
+Standardised (:meth:`~dpverify.mechanisms.NoiseMechanism.standardised_noise`), the noise must be iid
+N(0, 1) for a mechanism whose law is normal (Gaussian, GOE; a difference is divided by √2), iid Lap(1)
+for the Laplace mechanism (a difference: L₁ − L₂). Per statistic family the check runs exact tests:
+
+* **scale** — normal law: S = Σz² ~ χ²_n exactly; Laplace: S₁ = Σ|z| ~ Gamma(n, 1) (drawn), or
+  Gamma(n + B, 1) with B ~ Binomial(n, ½) for differences (|L₁ − L₂| is an equal mixture of Gamma(1, 1)
+  and Gamma(2, 1)), an exact mixture CDF;
+* **shape** — normal law: the ratio of two independent centred normals of equal variance is standard
+  Cauchy, whatever the variance, so the KS test of z₂ᵢ/z₂ᵢ₊₁ against the Cauchy CDF is exact and blind to
+  the scale (noise larger than recorded is not a failure); Laplace: KS against the exact CDF of Lap(1) or
+  of L₁ − L₂, F(x) = 1 − ½(1 + x/2)e⁻ˣ for x ≥ 0 (not counted against noise larger than recorded);
+* **independence** — Pearson's r on non-overlapping pairs (z of release 2i against release 2i + 1,
+  coordinate by coordinate; adjacent coordinates of one release; matching releases of two families of
+  one shape): t = r√((m − 2)/(1 − r²)) ~ t_{m−2} exactly for iid normal pairs (asymptotic for Laplace);
+* **exactness** — no release may carry no noise, no coordinate may be left un-noised while others are
+  noised, and no two releases may share a draw up to sign (reused or broadcast noise): events of
+  probability zero under the recorded mechanism, decided without spending level.
+
+The false-alarm level α is split equally (Bonferroni) over every test run; the scale test fails on the
+low side only (at half its share): noise *smaller* than recorded refutes the claim, larger noise is
+reported and passes. A self-noised family whose values did not change at all with the billboard's noise
+seed draws its noise from elsewhere than :meth:`~dpverify.agents.billboard.Billboard.noise_source` (or has
+none): the check cannot run on it.
+
+For a family with too little noise the result also carries the ε that the agent's own accounting gives
+with the noise actually drawn (the recorded σ times the scale ratio's upper confidence limit).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from dpverify.agents.billboard import PublishedRelease
+from dpverify.ledger import PrivacyLedger
+from dpverify.whitebox.result import FAIL, NOT_RUN, PASS, FamilyNoise, NoiseCheck
+from dpverify.whitebox.stacks import Stack, stacks
+
+#: The default false-alarm level of the whole noise check (every family and test together).
+DEFAULT_LEVEL = 1e-3
+#: Fewest standardised values a family needs for its tests (fewer: the family is not tested).
+MIN_VALUES = 8
+
+
+@dataclass(frozen=True, eq=False)
+class _Family:
+    """One family's standardised noise, one (n, m) block per mechanism (rows: releases in publication order);
+    ``law`` is "normal", "laplace" (drawn noise) or "laplace-difference" (a difference of two draws)."""
+
+    family: str
+    law: str
+    blocks: tuple[tuple[Stack, np.ndarray], ...]
+    differences: bool
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.concatenate([z.ravel() for _, z in self.blocks])
+
+    @property
+    def releases(self) -> int:
+        return sum(z.shape[0] for _, z in self.blocks)
+
+    def unchanged(self) -> tuple[int, str | None]:
+        """(releases whose noise is all zero, the first of them)."""
+        count, first = 0, None
+        for stack, z in self.blocks:
+            rows = np.flatnonzero(~np.any(z != 0.0, axis=1))
+            count += rows.size
+            if rows.size and first is None:
+                first = stack.label(int(rows[0]))
+        return count, first
+
+    def unnoised_coordinates(self) -> int:
+        """Coordinates left at exactly zero in releases whose other coordinates carry noise."""
+        total = 0
+        for _, z in self.blocks:
+            noised = np.any(z != 0.0, axis=1)
+            total += int(np.count_nonzero(z[noised] == 0.0))
+        return total
+
+
+def _standardised(stack: Stack, recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None
+                  ) -> tuple[np.ndarray, bool] | None:
+    """(standardised noise (n, m), whether it is a difference of two draws), or None when not observable."""
+    mechanism = stack.mechanism
+    noise = stack.noise(recorded)
+    if noise is not None:
+        return mechanism.standardised_noise(noise), False
+    if other is None:
+        return None
+    z = mechanism.standardised_noise(stack.values(other) - stack.values(recorded))
+    return (z / math.sqrt(2.0) if mechanism.noise_law == "normal" else z), True
+
+
+def _families(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None
+              ) -> tuple[list[_Family], list[str]]:
+    """Group the standardised noise by family; families whose noise cannot be observed are listed apart."""
+    grouped: dict[str, dict] = {}
+    unobserved: list[str] = []
+    all_stacks, unrecorded = stacks(recorded)
+    if unrecorded:
+        unobserved.append(f"{len(unrecorded)} release(s) without a recorded mechanism")
+    for stack in all_stacks:
+        mechanism = stack.mechanism
+        observed = None if mechanism.noise_law is None else _standardised(stack, recorded, other)
+        if observed is None:
+            why = ("its mechanism declares no noise law" if mechanism.noise_law is None
+                   else "self-noised releases need a replay with another noise seed")
+            if f"{stack.family}: {why}" not in unobserved:
+                unobserved.append(f"{stack.family}: {why}")
+            continue
+        z, difference = observed
+        law = mechanism.noise_law if mechanism.noise_law == "normal" or not difference else "laplace-difference"
+        entry = grouped.setdefault(stack.family, {"blocks": [], "law": law, "difference": difference})
+        entry["blocks"].append((stack, z))
+    families = [_Family(name, e["law"], tuple(e["blocks"]), e["difference"]) for name, e in grouped.items()]
+    return families, unobserved
+
+
+# ---- exact tests ----------------------------------------------------------------------------------------
+
+
+def _pearson_p(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided p-value of Pearson's r = 0 for m iid pairs (exact t_{m−2} law for normal pairs)."""
+    m = x.size
+    if m < 4:
+        return 1.0
+    x = x - x.mean()
+    y = y - y.mean()
+    denominator = math.sqrt(float(x @ x) * float(y @ y))
+    if denominator == 0.0:
+        return 0.0 if np.array_equal(x, y) else 1.0
+    r = max(-1.0, min(1.0, float(x @ y) / denominator))
+    if abs(r) == 1.0:
+        return 0.0
+    t = r * math.sqrt((m - 2) / (1.0 - r * r))
+    return float(2.0 * stats.t.sf(abs(t), m - 2))
+
+
+def _pairs_across_releases(fam: _Family) -> tuple[np.ndarray, np.ndarray]:
+    """z of release 2i against release 2i + 1 of each block, coordinate by coordinate (non-overlapping pairs)."""
+    xs, ys = [], []
+    for _, z in fam.blocks:
+        n = z.shape[0] // 2
+        xs.append(z[0:2 * n:2].ravel())
+        ys.append(z[1:2 * n:2].ravel())
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def _pairs_within_releases(fam: _Family) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates 2c against 2c + 1 of each release (non-overlapping pairs)."""
+    xs, ys = [], []
+    for _, z in fam.blocks:
+        m = z.shape[1] // 2
+        xs.append(z[:, 0:2 * m:2].ravel())
+        ys.append(z[:, 1:2 * m:2].ravel())
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def _laplace_sum_cdf(s: float, n: int, upper: bool, difference: bool) -> float:
+    """P(Σ|zᵢ| ≤ s) (or ≥ s) for n iid |Lap(1)| (Gamma(n, 1)) or |L₁ − L₂| (a Binomial(n, ½) mixture of
+    Gamma(n + k, 1))."""
+    if not difference:
+        return float(special.gammaincc(n, s) if upper else special.gammainc(n, s))
+    k = np.arange(n + 1)
+    spread = 12.0 * math.sqrt(n) + 12.0
+    k = k[np.abs(k - n / 2.0) <= spread]
+    weights = stats.binom.pmf(k, n, 0.5)
+    tail = special.gammaincc(n + k, s) if upper else special.gammainc(n + k, s)
+    return float(min(1.0, np.sum(weights * tail)))
+
+
+def _laplace_difference_cdf(x: np.ndarray) -> np.ndarray:
+    """CDF of L₁ − L₂ for iid Lap(1): 1 − ½(1 + x/2)e^{−x} for x ≥ 0, symmetric about 0."""
+    a = np.abs(x)
+    upper = 0.5 * (1.0 + a / 2.0) * np.exp(-a)
+    return np.where(x >= 0, 1.0 - upper, upper)
+
+
+@dataclass(frozen=True)
+class _Scale:
+    ratio: float
+    lower: float
+    upper: float
+    p_small: float
+    p_large: float
+
+
+def _normal_scale(z: np.ndarray, share: float) -> _Scale:
+    n = z.size
+    s = float(z @ z)
+    ratio = math.sqrt(s / n)
+    upper = math.sqrt(s / stats.chi2.ppf(share / 2.0, n)) if s > 0 else 0.0
+    lower = math.sqrt(s / stats.chi2.isf(share / 2.0, n))
+    return _Scale(ratio, lower, upper, float(stats.chi2.cdf(s, n)), float(stats.chi2.sf(s, n)))
+
+
+def _laplace_scale(z: np.ndarray, share: float, difference: bool) -> _Scale:
+    n = z.size
+    s = float(np.abs(z).sum())
+    # E|L| = 1, Var|L| = 1; E|L₁ − L₂| = 3/2, Var = 4 − 9/4 (normal approximation for the confidence limits only)
+    mean, sd = (1.5 * n, math.sqrt(1.75 * n)) if difference else (float(n), math.sqrt(n))
+    quantile = stats.norm.isf(share / 2.0)
+    upper = s / max(mean - quantile * sd, 1e-300)
+    lower = s / (mean + quantile * sd)
+    return _Scale(s / mean, lower, upper, _laplace_sum_cdf(s, n, False, difference),
+                  _laplace_sum_cdf(s, n, True, difference))
+
+
+def _shape_p(z: np.ndarray, law: str) -> float:
+    if law == "normal":
+        m = z.size // 2
+        ratios = z[0:2 * m:2] / z[1:2 * m:2]
+        return float(stats.kstest(ratios, "cauchy").pvalue)
+    if law == "laplace":
+        return float(stats.kstest(z, "laplace").pvalue)
+    return float(stats.kstest(z, _laplace_difference_cdf).pvalue)
+
+
+def _duplicates(families: Sequence[_Family]) -> list[str]:
+    """Pairs of releases whose noise is equal up to sign (a reused or copied draw), among releases of one
+    coordinate count (all families together)."""
+    by_size: dict[int, list[tuple[Stack, np.ndarray]]] = {}
+    for fam in families:
+        for stack, z in fam.blocks:
+            by_size.setdefault(z.shape[1], []).append((stack, z))
+    found: list[str] = []
+    for blocks in by_size.values():
+        rows = np.concatenate([np.abs(z) for _, z in blocks])
+        owners = [(stack, i) for stack, z in blocks for i in range(z.shape[0])]
+        noised = np.flatnonzero(np.any(rows != 0.0, axis=1))
+        _, first, inverse, counts = np.unique(rows[noised], axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        for group in np.flatnonzero(counts > 1):
+            members = noised[np.flatnonzero(inverse.ravel() == group)]
+            a, b = owners[int(members[0])], owners[int(members[1])]
+            found.append(f"{a[0].label(a[1])} and {b[0].label(b[1])}")
+        del first
+    return found
+
+
+def _cross_family_pairs(families: Sequence[_Family]) -> list[tuple[_Family, _Family, np.ndarray, np.ndarray]]:
+    """Families whose releases have one coordinate count, compared release by release at matching
+    (episode, stage)."""
+    out = []
+    for i, a in enumerate(families):
+        for b in families[i + 1:]:
+            xs, ys = [], []
+            for sa, za in a.blocks:
+                for sb, zb in b.blocks:
+                    if za.shape[1] != zb.shape[1]:
+                        continue
+                    scale = int(max(sa.stages.max(), sb.stages.max())) + 1
+                    _, ia, ib = np.intersect1d(sa.episodes * scale + sa.stages, sb.episodes * scale + sb.stages,
+                                               return_indices=True)
+                    xs.append(za[ia].ravel())
+                    ys.append(zb[ib].ravel())
+            if xs and sum(x.size for x in xs) >= 8:
+                out.append((a, b, np.concatenate(xs), np.concatenate(ys)))
+    return out
+
+
+# ---- accounting with the measured noise -----------------------------------------------------------------
+
+
+def rescaled_ledger(ledger: PrivacyLedger, factors: dict[str, float]) -> PrivacyLedger:
+    """The ledger with every mechanism of the families in ``factors`` given ``factor ×`` its noise scale."""
+    out = PrivacyLedger(ledger.relation)
+    for block in ledger.blocks:
+        mechanism = block.mechanism
+        factor = factors.get(block.family)
+        if factor is not None:
+            mechanism = dataclasses.replace(mechanism, **{mechanism.noise_field: mechanism.noise_scale * factor})
+        out.record_block(block.family, block.episodes, block.stages, mechanism, block.users)
+    return out
+
+
+def _measured_epsilon(ledger: PrivacyLedger | None, factors: dict[str, float], delta: float, conversion: str,
+                      accounting: str) -> float | None:
+    if ledger is None or not factors:
+        return None
+    try:
+        return float(rescaled_ledger(ledger, factors).guarantee(delta, conversion, accounting).epsilon)
+    except Exception:  # a conversion that does not apply to the ledger (e.g. exact with Laplace releases)
+        return None
+
+
+# ---- the check ------------------------------------------------------------------------------------------
+
+
+def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None = None, *,
+                level: float = DEFAULT_LEVEL, ledger: PrivacyLedger | None = None, delta: float = 1e-5,
+                conversion: str = "exact", accounting: str = "per-user") -> NoiseCheck:
+    """The noise check (module docstring) of a run's releases; ``other`` is the same-coins replay with another
+    billboard noise seed, matched release by release (needed for self-noised releases only).
+
+    ``ledger`` (the recorded run's), ``delta``, ``conversion`` and ``accounting`` give the ε accounted with
+    the measured noise for families with too little of it.
+    """
+    if other is not None and len(recorded) != len(other):
+        return NoiseCheck(NOT_RUN, f"the runs made {len(recorded)} and {len(other)} releases", level)
+    families, unobserved = _families(recorded, other)
+    not_run = list(unobserved)
+    testable: list[_Family] = []
+    for fam in families:
+        if fam.differences and fam.unchanged()[0] == fam.releases:
+            not_run.append(f"{fam.family}: no value changed with the billboard's noise seed (its noise is not drawn "
+                           "from billboard.noise_source(), or it has none)")
+        else:
+            testable.append(fam)
+    if not testable:
+        return NoiseCheck(NOT_RUN, "; ".join(not_run) or "the agent published nothing", level,
+                          not_checked=tuple(not_run))
+    cross = _cross_family_pairs(testable)
+    n_tests = 4 * len(testable) + len(cross)
+    share = level / n_tests
+    results = [_family_result(fam, share, level) for fam in testable]
+    duplicates = _duplicates(testable)
+    cross_failures = [f"{a.family} and {b.family} (r-test p = {p:.3g})" for a, b, x, y in cross
+                      if (p := _pearson_p(x, y)) < share]
+    factors = {r.family: r.scale_upper for r in results if r.status == FAIL and r.scale_upper < 1.0}
+    measured = _measured_epsilon(ledger, factors, delta, conversion, accounting)
+    problems = [f"{r.family}: {r.detail}" for r in results if r.status == FAIL]
+    if duplicates:
+        problems.append(f"{len(duplicates)} pair(s) of releases share a noise draw up to sign, e.g. {duplicates[0]}")
+    if cross_failures:
+        problems.append("the noise of " + "; ".join(cross_failures) + " is correlated")
+    if measured is not None:
+        problems.append(f"with the noise actually drawn the agent's own accounting gives ε = {measured:.4g}")
+    status = FAIL if problems else (NOT_RUN if not_run else PASS)
+    if problems:
+        detail = "; ".join(problems)
+    elif not_run:
+        detail = "could not check " + "; ".join(not_run)
+    else:
+        detail = (f"{sum(r.values for r in results)} noise values of {sum(r.releases for r in results)} releases "
+                  f"in {len(results)} families are distributed as recorded (level {level:g})")
+    return NoiseCheck(status, detail, level, tuple(results), tuple(duplicates), tuple(cross_failures),
+                      tuple(not_run), measured)
+
+
+def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
+    z = fam.values
+    law = fam.law
+    kinds = sorted({stack.mechanism.kind for stack, _ in fam.blocks})
+    base = {"family": fam.family, "mechanism": ", ".join(kinds), "releases": fam.releases, "values": int(z.size)}
+    problems: list[str] = []
+    unchanged, first = fam.unchanged()
+    if unchanged:
+        what = "did not change with the noise seed" if fam.differences else "carry no noise"
+        problems.append(f"{unchanged} release(s) {what} (first: {first})")
+    unnoised = fam.unnoised_coordinates()
+    if unnoised:
+        problems.append(f"{unnoised} coordinate(s) published without noise")
+    if z.size < MIN_VALUES:
+        return FamilyNoise(**base, status=FAIL if problems else NOT_RUN,
+                           detail="; ".join(problems) or f"only {z.size} noise values (at least {MIN_VALUES} needed)")
+    scale = _normal_scale(z, share) if law == "normal" else _laplace_scale(z, share, law == "laplace-difference")
+    excess = scale.p_large < share / 2.0
+    p_shape = _shape_p(z[z != 0.0], law)
+    p_across = _pearson_p(*_pairs_across_releases(fam))
+    p_within = _pearson_p(*_pairs_within_releases(fam))
+    notes: list[str] = []
+    if scale.p_small < share / 2.0:
+        problems.append(f"less noise than recorded: σ measured = {scale.ratio:.3g} × recorded (at most "
+                        f"{scale.upper:.3g} ×, p = {scale.p_small:.2g})")
+    elif excess:
+        notes.append(f"more noise than recorded (σ measured = {scale.ratio:.3g} × recorded): the record understates "
+                     "the noise, which does not harm the claim")
+    if p_shape < share and not (law != "normal" and excess):
+        problems.append(f"not distributed as the recorded {law.split('-')[0]} noise (KS p = {p_shape:.2g})")
+    if p_across < share:
+        problems.append(f"consecutive releases' noise is correlated (p = {p_across:.2g})")
+    if p_within < share:
+        problems.append(f"a release's coordinates share noise (correlated, p = {p_within:.2g})")
+    status = FAIL if problems else PASS
+    detail = "; ".join(problems) if problems else (
+        f"σ measured = {scale.ratio:.4g} × recorded ({scale.lower:.4g}–{scale.upper:.4g} at level {level:g}); "
+        f"independent" + ("; " + "; ".join(notes) if notes else ""))
+    return FamilyNoise(**base, status=status, detail=detail, scale_ratio=scale.ratio, scale_lower=scale.lower,
+                       scale_upper=scale.upper, p_small=scale.p_small, p_large=scale.p_large, p_shape=p_shape,
+                       p_across=p_across, p_within=p_within)
