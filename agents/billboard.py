@@ -567,7 +567,7 @@ class ReservedReleases:
         for family, values in checked.items():
             at = positions[family]
             noise = self._stacks.get(at)
-            noisy[family] = values + (noise if noise is not None else np.stack([self._noise[i] for i in at]))
+            noisy[family] = values + (noise if noise is not None else np.stack([self._pending(i) for i in at]))
         self._spend(range(len(self._used)))
         releases = self._plan.releases
         handed = self.billboard._emit_block(self.episode, self.pattern, releases,
@@ -634,6 +634,13 @@ class ReservedReleases:
             raise InvalidParameterError("release", "may be published once (its noise is used)", (family, stage))
         return self._release(i, family, stage, _checked_value(self._mechanisms[i], raw_value))
 
+    def _pending(self, i: int) -> np.ndarray:
+        """The noise drawn for reserved release i (an error once it is used)."""
+        noise = self._noise[i]
+        if noise is None:
+            raise InvalidParameterError("release", "may be published once (its noise is used)", i)
+        return noise
+
     def _spend(self, indices: range) -> None:
         """Mark releases published and drop their noise (each noise draw is used once)."""
         for i in indices:
@@ -643,7 +650,7 @@ class ReservedReleases:
     def _release(self, i: int, family: str, stage: int, raw: np.ndarray) -> np.ndarray:
         if self._used[i]:
             raise InvalidParameterError("release", "may be published once (its noise is used)", (family, stage))
-        noise = self._noise[i]
+        noise = self._pending(i)
         self._spend(range(i, i + 1))
         return self.billboard._emit(family, self.episode, stage, self.pattern, self._mechanisms[i], raw,
                                     raw + noise)

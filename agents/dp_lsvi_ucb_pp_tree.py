@@ -73,9 +73,11 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard
+from dpverify.agents.private import require_mechanism
 from dpverify.agents.statistics import PublishedRidgeStatistics
 from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec, dp_lsvi_ucbpp_setting
+from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
@@ -100,7 +102,9 @@ def dp_lsvi_ucbpp_tree_schedule(
     setting = dp_lsvi_ucbpp_setting(horizon, episodes, dim, sensitivity_model, relation, feature_norm, num_states)
     model, relation, F = setting.model, setting.relation, setting.feature_norm
     dim, states = setting.dim, setting.num_states
-    assert states is not None  # validated: it was given
+    if states is None:
+        raise InvalidParameterError("num_states", "is needed by the tree schedule (its M_h nodes are d·S vectors)",
+                                    states)
     unit = SumBound(setting.weight, F, 1.0)
     stats = (
         StatisticSpec("gram", "tree node of Σ σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26; binary mechanism), GOE",
@@ -136,8 +140,8 @@ def max_prefix_nodes(episodes: int) -> int:
 def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, episodes: int) -> tuple[float, float]:
     """(GOE entry std of the prefix Gram noise, std per coordinate of the noise on M̃_h V̂) in the worst
     case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` (module docstring)."""
-    gram, next_state = calibration.mechanism("gram"), calibration.mechanism("next_state")
-    assert isinstance(gram, GOEMechanism) and isinstance(next_state, GaussianMechanism)
+    gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
+    next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
     c = max_prefix_nodes(episodes)
     return gram.entry_std * math.sqrt(c), next_state.sigma * math.sqrt(c) * horizon * math.sqrt(num_states)
 
@@ -159,8 +163,8 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
                  max_weight: float, num_episodes: int) -> None:
         super().__init__(features, rewards, regularization, shift, calibration, billboard, noise_rng, max_weight)
         H, d, S = self.horizon, self.dim, self.num_states
-        gram, next_state = calibration.mechanism("gram"), calibration.mechanism("next_state")
-        assert isinstance(gram, GOEMechanism) and isinstance(next_state, GaussianMechanism)
+        gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
+        next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
         self.gram_tree = BinaryTreeSum(billboard, "gram", gram, H, (d, d), num_episodes, noise_rng)
         self.next_state_tree = BinaryTreeSum(billboard, "next_state", next_state, H, (d * S,), num_episodes,
                                              noise_rng)

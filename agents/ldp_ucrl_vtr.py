@@ -210,8 +210,7 @@ class LdpUcrlVtr(PrivateAgent):
         H, S, A, d = self.horizon, self.num_states, self.num_actions, self.dim
         self.value_feature_bound = H * config.feature_norm_bound
         self.noise_rng, self.tie_rng = rng.spawn(2)
-        gram_mech, target_mech = self.mechanism("gram"), self.mechanism("target")
-        assert isinstance(gram_mech, GOEMechanism) and isinstance(target_mech, GaussianMechanism)
+        gram_mech, target_mech = self.mechanism("gram", GOEMechanism), self.mechanism("target", GaussianMechanism)
         self.gram_mechanism, self.target_mechanism = gram_mech, target_mech
         self._plan: ReleasePlan | None = None
         self.server = LdpServer(H, d, config.regularization, gram_mech.entry_std, config.shift_multiplier,

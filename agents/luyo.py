@@ -145,8 +145,8 @@ class LuyoAgent(TreeLsviAgent):
     def set_up(self) -> None:
         config = self.config
         H, S, d, K = self.horizon, self.num_states, self.dim, config.num_episodes
-        next_mech, reward_mech = self.mechanism("next_state"), self.mechanism("reward")
-        assert isinstance(next_mech, GaussianMechanism) and isinstance(reward_mech, GaussianMechanism)
+        next_mech = self.mechanism("next_state", GaussianMechanism)
+        reward_mech = self.mechanism("reward", GaussianMechanism)
         self.next_state_tree = BinaryTreeSum(self.billboard, "next_state", next_mech, H, (d * S,), K, self.noise_rng)
         self.reward_tree = BinaryTreeSum(self.billboard, "reward", reward_mech, H, (d,), K, self.noise_rng)
         self.batch_length = config.effective_batch_length

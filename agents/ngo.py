@@ -169,8 +169,7 @@ class NgoAgent(TreeLsviAgent):
         config = self.config
         H, d = self.horizon, self.dim
         self.max_updates = config.effective_max_updates(d)
-        target_mechanism = self.mechanism("target")
-        assert isinstance(target_mechanism, GaussianMechanism)
+        target_mechanism = self.mechanism("target", GaussianMechanism)
         self.target_mechanism = target_mechanism
         # The server's raw, V-independent aggregates (never published; u_h = M_h V + ρ_h is).
         self._next_state_sums = np.zeros((H, d, self.num_states))

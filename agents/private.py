@@ -24,7 +24,7 @@ of the sensitivities and of the per-user accounting are in docs/derivations.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 
@@ -74,6 +74,17 @@ def check_term_norms(norms: np.ndarray, assumed: float, what: str) -> None:
         raise InvalidParameterError(
             what, f"norm must be <= {assumed:g}, the bound the privacy calibration assumes", float(np.max(norms))
         )
+
+
+_M = TypeVar("_M", bound=Mechanism)
+
+
+def require_mechanism(mechanism: Mechanism, kind: type[_M], family: str) -> _M:
+    """``mechanism``, checked to be a ``kind`` (the calibration's schedule decides the kind of each family)."""
+    if not isinstance(mechanism, kind):
+        raise InvalidParameterError("mechanism", f"must be a {kind.__name__} for the {family!r} releases",
+                                    type(mechanism).__name__)
+    return mechanism
 
 
 def billboard_for(billboard: Billboard | None, relation: Neighbouring | str, **options: Any) -> Billboard:
@@ -190,9 +201,10 @@ class PrivateAgent(Agent):
         """How the calibration counts releases: "per-user" (each user pays for the releases reading it)."""
         return "per-user"
 
-    def mechanism(self, family: str) -> Mechanism:
-        """The calibrated mechanism of one statistic family."""
-        return self.calibration.mechanism(family)
+    def mechanism(self, family: str, kind: type[_M] = Mechanism) -> _M:  # type: ignore[assignment]
+        """The calibrated mechanism of one statistic family, checked to be a ``kind`` (an explicit error, not an
+        ``assert``: the same under ``python -O``)."""
+        return require_mechanism(self.calibration.mechanism(family), kind, family)
 
     def check_episode(self, episode: int) -> None:
         """Refuse an episode beyond the K the budget was calibrated for."""

@@ -42,7 +42,7 @@ from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb import theory_beta
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
-from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms
+from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms, require_mechanism
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism, Mechanism
 
@@ -126,8 +126,7 @@ class TreeLsviAgent(PrivateAgent):
         self.features = mdp.features
         self._flat_features = mdp.features.reshape(H, S * A, d)
         self.noise_rng, self.tie_rng = rng.spawn(2)
-        gram_mechanism = self.mechanism("gram")
-        assert isinstance(gram_mechanism, GOEMechanism)
+        gram_mechanism = self.mechanism("gram", GOEMechanism)
         self.gram_tree = BinaryTreeSum(self.billboard, "gram", gram_mechanism, H, (d, d), config.num_episodes,
                                        self.noise_rng)
         self.episode = 0
@@ -144,8 +143,8 @@ class TreeLsviAgent(PrivateAgent):
         """Γ, γ and β (module docstring), with the noise bounds holding jointly w.p. ≥ 1 − ``failure_probability``
         per stage and re-plan."""
         config, d, H = self.config, self.dim, self.horizon
-        assert isinstance(self.gram_tree.mechanism, GOEMechanism)
-        tree_entry_std = self.gram_tree.mechanism.entry_std * math.sqrt(self.gram_tree.levels)
+        tree_entry_std = require_mechanism(self.gram_tree.mechanism, GOEMechanism, "gram").entry_std * math.sqrt(
+            self.gram_tree.levels)
         self.gram_shift = config.shift_multiplier * goe_norm_bound(tree_entry_std, d, failure_probability)
         self.target_noise_bound = target_noise_bound
         self.theory_beta = theory_beta(d, H, config.num_episodes, config.failure_probability)

@@ -47,7 +47,13 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.conversions import CONVERSION_REGISTRY, DPGuarantee, epsilon_from_rho, get_conversion
+from dpverify.conversions import (
+    CONVERSION_REGISTRY,
+    DPGuarantee,
+    epsilon_from_rho,
+    get_conversion,
+    rho_for_epsilon_delta,
+)
 from dpverify.errors import InvalidParameterError
 from dpverify.limits import require_memory, require_work
 from dpverify.mechanisms import Mechanism, mechanism_from_dict
@@ -638,3 +644,19 @@ class PrivacyLedger:
     def extend(self, blocks: Iterable[ReleaseBlock]) -> None:
         for b in blocks:
             self.record_block(b.family, b.episodes, b.stages, b.mechanism, b.users)
+
+
+def noise_room(ledger: PrivacyLedger, epsilon: float, delta: float, conversion: str = "exact",
+               accounting: str = "per-user") -> float | None:
+    """By how much every release's noise could shrink with the ledger still (ε, δ)-DP by ``conversion``:
+    √(ρ_allowed/ρ), ρ_allowed the largest budget the conversion allows at (ε, δ) and ρ what the worst user
+    (per-user accounting) or all releases (naive) pay — every ρ scales as 1/noise². None when it cannot be
+    computed (nothing spent, or the conversion has no inverse at (ε, δ)); a value ≤ 1 means no room."""
+    rho = ledger.worst_user_rho() if accounting == "per-user" else ledger.naive_rho()
+    if not rho > 0:
+        return None
+    try:
+        allowed = rho_for_epsilon_delta(epsilon, delta, conversion)
+    except (InvalidParameterError, ArithmeticError):
+        return None
+    return math.sqrt(allowed / rho) if allowed > 0 else None

@@ -90,7 +90,8 @@ def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.nda
             if 1 <= e <= len(policies):
                 rows[i] = _one_hot(np.asarray(policies[e - 1]), num_actions)
         return rows
-    assert history is not None
+    if history is None:
+        raise RuntimeError("a billboard view needs the run's published history")
     rows = _episode_rows(history, view.episodes, view.width, "current" if view.notion == "ldp" else None)
     return _billboard_rows(rows) if view.notion == "billboard" else rows
 

@@ -62,7 +62,8 @@ def _probe(mechanism: Mechanism, pairs: tuple[NeighbourPair, ...], seed: int) ->
         for side, dataset in enumerate((pair.first, pair.second)):
             out = trials.check_outputs(mechanism(dataset, 2, trials.generator(seed, (trials.PROBE, i, side))), 2, shape)
             shape = out.shape[1:]
-    assert shape is not None
+    if shape is None:
+        raise RuntimeError("the mechanism produced no output to take the shape of")
     return shape
 
 
@@ -173,7 +174,8 @@ def _select(
             score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))
         if best is None or score > best[0]:
             best = (score, i, cp_choice, gdp_choice)
-    assert best is not None
+    if best is None:
+        raise RuntimeError("no candidate event to select from")
     return best[1], best[2], best[3]
 
 

@@ -121,11 +121,14 @@ class ProcessExecutor:
         parallel = startup + remaining * per_item + serial / parallelism
         return parallel < PARALLEL_GAIN_REQUIRED * serial
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None,
+            adaptive: bool | None = None) -> list[Any]:
+        """``[fn(x) for x in items]``; ``adaptive`` overrides the executor's setting for this map (False: every
+        item to the pool, for a few long items known to pay, such as whole agent runs)."""
         _check_picklable(items, "worker processes")
         items = list(items)
         results: list[Any] = []
-        if self.adaptive and items:
+        if (self.adaptive if adaptive is None else adaptive) and items:
             start = time.perf_counter()
             results.append(fn(items[0]))
             seconds = time.perf_counter() - start

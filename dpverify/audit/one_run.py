@@ -399,5 +399,6 @@ def run_one_run_audit(experiment: Callable[[np.ndarray, np.random.Generator], ob
         res = one_run_epsilon_lower_bound(m_, r, v, delta=d, confidence=conf, guess_rules=len(rules))
         if best is None or res.epsilon_lower_bound > best.epsilon_lower_bound:
             best = res
-    assert best is not None
+    if best is None:
+        raise RuntimeError("no guess size to choose from")
     return best

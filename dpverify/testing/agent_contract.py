@@ -5,26 +5,27 @@ A private agent (the protocol of :mod:`dpverify.agents.private`) is built by a f
 from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which records it in a
 :class:`~dpverify.ledger.PrivacyLedger`), declares ``privacy_notion`` ("jdp" or "ldp") and claims an
 (ε, δ) through ``claimed_guarantee()``. The check runs the agent for ``num_episodes`` episodes on
-``env`` and reports one named status per property: "pass", "fail" or "not applicable" (with the reason):
+``env`` (users as response tapes drawn from ``env``, :mod:`dpverify.agents.tapes`, each followed under the
+policy the agent deploys) and reports one named status per property: "pass", "fail", "not applicable" (with
+the reason) or "not run" (it could not be checked: never a pass):
 
 ``notion``
     ``privacy_notion`` is "jdp" or "ldp"; for "ldp" every release reads the current user only
     (Liao, He & Gu 2021: each user privatises its own messages).
 ``claim_meets_target``
     the claimed (ε, δ) meets the configured target: ε ≤ ``config.epsilon``, δ = ``config.delta``.
-``ledger_equals_claim``
+``ledger_within_claim``
     at the episode cap, the ledger of what was published accounts (by the claim's conversion and
-    accounting) to ε ≤ the claim and, unless ``claim_is_upper_bound``, equal to it within 1e-9
-    relative: no release missing from the ledger and no release that the claim does not cover.
+    accounting) to ε ≤ the claim (relative slack 1e-9, rounding only). A ledger *below* the claim meets
+    it — the claim is weaker than what the releases cost, which is true — and the detail says by how much
+    the noise could shrink.
 ``relation_matches_claim``
     the ledger (and billboard) use the neighbouring relation of the configuration.
-``fresh_noise``
-    every release drew noise, and no two releases share a draw (up to the signs of its entries); every published
-    release is in the ledger.
 ``billboard_structure``
     the billboard lemma's premise (Hsu et al. 2014; Sahu 2025, Lemma 2.4): replaying the billboard
-    (:class:`~dpverify.agents.billboard.ReplayBillboard`) with one user's data replaced leaves every
-    other user's deployed policy unchanged, and the release pattern (the ledger) unchanged.
+    (:class:`~dpverify.agents.billboard.ReplayBillboard`) with one user's data replaced — the replay follows
+    its own policies on the users' tapes — leaves every other user's deployed policy unchanged, and the
+    release pattern (the ledger) unchanged.
 ``refuses_oversized_features``
     an environment whose declared feature-norm bound exceeds the one the sensitivities assume is
     refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. The only property
@@ -38,11 +39,17 @@ from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which recor
 ``refuses_episodes_past_cap``
     ``begin_episode`` after ``num_episodes`` episodes raises ``InvalidParameterError``.
 
-The result is frozen; :func:`assert_private_agent` raises AssertionError listing every failed property.
-A property that is not applicable is neither passed nor failed: it is listed as such, and does not make
-the result fail.
-A passing check is evidence about this run, not a proof: the privacy proof is the calibration and the
-billboard lemma; this check catches code that breaks their premises.
+and, with ``whitebox=True`` (the default), the white-box release checks of :mod:`dpverify.whitebox`, which
+check the records above against the agent's behaviour: ``reproducible_from_the_seeds``,
+``noise_as_recorded`` (fresh, independent noise of the recorded law and scale at every release),
+``release_pattern_as_recorded``, ``sensitivity_within_the_record``, ``witnessed_pairs_within_the_claim`` and
+``published_structure``.
+
+Every check raises explicitly (never ``assert``), so the contract is the same under ``python -O``.
+The result is frozen; :func:`assert_private_agent` raises AssertionError listing every failed or unrun
+property. A property that is not applicable is neither passed nor failed: it is listed as such, and does
+not make the result fail. A passing check is evidence about this run, not a proof: the privacy proof is
+the calibration and the billboard lemma; this check catches code that breaks their premises.
 """
 
 from __future__ import annotations
@@ -52,45 +59,53 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import noise_room
 from dpverify.neighbouring import Neighbouring
-from dpverify.testing.assertions import assert_fresh_noise
-
-if TYPE_CHECKING:  # the agents are imported where a contract runs, never when this module loads
-    from dpverify.agents.base import Trajectory
 
 __all__ = [
-    "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "NOT_APPLICABLE", "PROPERTY_STATUSES", "AgentContractResult",
-    "PropertyResult", "assert_private_agent", "check_private_agent",
+    "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "NOT_APPLICABLE", "NOT_RUN", "PROPERTY_STATUSES", "WHITEBOX_PROPERTIES",
+    "AgentContractResult", "PropertyResult", "assert_private_agent", "check_private_agent",
 ]
 
-#: The properties :func:`check_private_agent` reports, in order.
+#: The white-box properties (:mod:`dpverify.whitebox`), in order.
+WHITEBOX_PROPERTIES: tuple[str, ...] = (
+    "reproducible_from_the_seeds",
+    "noise_as_recorded",
+    "release_pattern_as_recorded",
+    "sensitivity_within_the_record",
+    "witnessed_pairs_within_the_claim",
+    "published_structure",
+)
+
+#: The properties :func:`check_private_agent` reports, in order (the white-box ones last).
 CONTRACT_PROPERTIES: tuple[str, ...] = (
     "notion",
     "claim_meets_target",
-    "ledger_equals_claim",
+    "ledger_within_claim",
     "relation_matches_claim",
-    "fresh_noise",
     "billboard_structure",
     "refuses_oversized_features",
     "settings_report_the_claim",
     "refuses_episodes_past_cap",
+    *WHITEBOX_PROPERTIES,
 )
 
-#: Relative tolerance of "equal" between the ledger's ε and the claim (the calibrator's round trip).
+#: Relative tolerance of "within" between the ledger's ε and the claim (the calibrator's round trip).
 CLAIM_REL_TOL = 1e-9
 
 PASSED = "pass"
 FAILED = "fail"
 NOT_APPLICABLE = "not applicable"
+NOT_RUN = "not run"
 #: The statuses a property can have.
-PROPERTY_STATUSES: tuple[str, ...] = (PASSED, FAILED, NOT_APPLICABLE)
-#: The properties that may be not applicable (module docstring); every other one is pass or fail.
+PROPERTY_STATUSES: tuple[str, ...] = (PASSED, FAILED, NOT_APPLICABLE, NOT_RUN)
+#: The properties that may be not applicable (module docstring); every other one is pass, fail or not run.
 MAY_NOT_APPLY: frozenset[str] = frozenset({"refuses_oversized_features"})
 
 
@@ -99,28 +114,34 @@ class PropertyResult:
     """One property of the contract: its name, whether it held, and what was observed.
 
     ``applicable=False`` (then ``passed`` is False and ``detail`` says why) means the property does not
-    apply to this agent: neither passed nor failed (:attr:`status` "not applicable").
+    apply to this agent: neither passed nor failed (:attr:`status` "not applicable"). ``ran=False`` (then
+    ``passed`` is False) means it could not be checked (:attr:`status` "not run"): never a pass.
     """
 
     name: str
     passed: bool
     detail: str
     applicable: bool = True
+    ran: bool = True
 
     def __post_init__(self) -> None:
         if not self.applicable and self.passed:
             raise InvalidParameterError("passed", "must be False for a property that does not apply", self.passed)
+        if not self.ran and self.passed:
+            raise InvalidParameterError("passed", "must be False for a property that could not run", self.passed)
 
     @property
     def status(self) -> str:
-        """"pass", "fail" or "not applicable"."""
+        """"pass", "fail", "not applicable" or "not run"."""
         if not self.applicable:
             return NOT_APPLICABLE
+        if not self.ran:
+            return NOT_RUN
         return PASSED if self.passed else FAILED
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "passed": self.passed, "applicable": self.applicable,
-                "detail": self.detail}
+                "ran": self.ran, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -136,12 +157,16 @@ class AgentContractResult:
 
     @property
     def passed(self) -> bool:
-        """No property failed (a property that does not apply is not a failure)."""
-        return not self.failures
+        """No property failed and none could not run (a property that does not apply is not a failure)."""
+        return not self.failures and not self.not_run
 
     @property
     def failures(self) -> tuple[PropertyResult, ...]:
         return tuple(p for p in self.properties if p.status == FAILED)
+
+    @property
+    def not_run(self) -> tuple[PropertyResult, ...]:
+        return tuple(p for p in self.properties if p.status == NOT_RUN)
 
     @property
     def not_applicable(self) -> tuple[PropertyResult, ...]:
@@ -154,13 +179,17 @@ class AgentContractResult:
         raise KeyError(name)
 
     def summary(self) -> str:
-        n_na = len(self.not_applicable)
-        outcome = "PASS" if self.passed else f"FAIL ({len(self.failures)} of {len(self.properties)})"
-        if n_na:
-            outcome = f"PASS ({n_na} not applicable)" if self.passed else outcome[:-1] + f"; {n_na} not applicable)"
+        counts = [f"{len(self.failures)} failed"] if self.failures else []
+        counts += [f"{len(self.not_run)} not run"] if self.not_run else []
+        counts += [f"{len(self.not_applicable)} not applicable"] if self.not_applicable else []
+        outcome = "PASS" if self.passed else f"FAIL ({', '.join(counts[:2])} of {len(self.properties)})"
+        if self.passed and self.not_applicable:
+            outcome = f"PASS ({len(self.not_applicable)} not applicable)"
+        elif not self.passed and self.not_applicable:
+            outcome = outcome[:-1] + f"; {len(self.not_applicable)} not applicable)"
         head = (f"private-agent contract of {self.agent} ({self.notion or 'no notion'}), K = {self.num_episodes}, "
                 f"changed users {list(self.changed_users)}, seed {self.seed}: {outcome}")
-        tags = {PASSED: "pass", FAILED: "FAIL", NOT_APPLICABLE: "n/a"}
+        tags = {PASSED: "pass", FAILED: "FAIL", NOT_APPLICABLE: "n/a", NOT_RUN: "NOT RUN"}
         lines = [head] + [f"  [{tags[p.status]}] {p.name}: {p.detail}" for p in self.properties]
         return "\n".join(lines)
 
@@ -168,19 +197,23 @@ class AgentContractResult:
         return {
             "agent": self.agent, "notion": self.notion, "num_episodes": self.num_episodes,
             "changed_users": list(self.changed_users), "seed": self.seed, "passed": self.passed,
-            "not_applicable": [p.name for p in self.not_applicable],
+            "not_applicable": [p.name for p in self.not_applicable], "not_run": [p.name for p in self.not_run],
             "properties": [p.to_dict() for p in self.properties],
         }
 
 
-def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    """The agent's, the environment's and the replaced user's generators, all from ``seed``."""
-    agent, env, other = np.random.SeedSequence(seed).spawn(3)
-    return np.random.default_rng(agent), np.random.default_rng(env), np.random.default_rng(other)
+class _Violation(Exception):
+    """Raised by a property's check when the property does not hold (the message says what was seen)."""
 
 
 class _NotApplicable(Exception):
     """Raised by a property's check when the property does not apply to the agent (the message says why)."""
+
+
+def _require(condition: bool, message: str) -> None:
+    """The contract's check: an explicit raise, so that ``python -O`` changes nothing."""
+    if not condition:
+        raise _Violation(message)
 
 
 #: The config fields that declare the feature-norm bound the sensitivities assume.
@@ -230,139 +263,145 @@ class _Checker:
                 self.results[name] = PropertyResult(name, False, f"claimed not applicable: {exc}")
             else:
                 self.results[name] = PropertyResult(name, False, str(exc), applicable=False)
-        except AssertionError as exc:
-            self.results[name] = PropertyResult(name, False, str(exc) or "assertion failed")
+        except _Violation as exc:
+            self.results[name] = PropertyResult(name, False, str(exc) or "the property does not hold")
         except Exception as exc:  # a crash in the agent's code fails this property, with its message
             self.results[name] = PropertyResult(name, False, f"{type(exc).__name__}: {exc}")
         else:
             self.results[name] = PropertyResult(name, True, detail)
 
 
-def _replaced_trajectory(env: Any, policy: np.ndarray, original: Trajectory, rng: np.random.Generator) -> Trajectory:
-    """Another user's data: follow a policy that differs at every (stage, state), with other randomness."""
-    from dpverify.agents.base import rollout
-
-    num_actions = int(getattr(env, "num_actions", 1))
-    other_policy = (np.asarray(policy) + 1) % max(num_actions, 1)
-    for _ in range(16):
-        replaced = rollout(env, other_policy, rng)
-        same = np.array_equal(replaced.states, original.states) and np.array_equal(replaced.actions, original.actions)
-        if not same:
-            return replaced
-    raise AssertionError("could not draw a replacement trajectory that differs from the original user's")
+def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.Generator, int]:
+    """The agent's coins, the billboard's noise seed, the replaced users' generator and the tapes' seed."""
+    coins, noise, other, data = np.random.SeedSequence(seed).spawn(4)
+    return coins, noise, np.random.default_rng(other), int(data.generate_state(1)[0])
 
 
 class _ContractRun:
     """One run of the agent to its cap, and the property checks on it (each returns a detail string)."""
 
     def __init__(self, factory: Callable[..., Any], env: Any, num_episodes: int, options: dict[str, Any],
-                 seed: int, changed_users: tuple[int, ...], oversized_env: Any, claim_is_upper_bound: bool) -> None:
-        self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
-        self.seed, self.changed_users = seed, changed_users
-        self.oversized_env, self.claim_is_upper_bound = oversized_env, claim_is_upper_bound
-        from dpverify.agents.base import rollout
+                 seed: int, changed_users: tuple[int, ...], oversized_env: Any) -> None:
         from dpverify.agents.billboard import Billboard
+        from dpverify.agents.tapes import ordinary_tapes
+        from dpverify.whitebox.runs import fresh_generator
 
-        agent_rng, env_rng, self.other_rng = _generators(seed)
+        self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
+        self.seed, self.changed_users, self.oversized_env = seed, changed_users, oversized_env
+        self.coins, self.noise, self.other_rng, data = _generators(seed)
+        self.fresh = fresh_generator
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
         self.relation = Neighbouring.parse(probe.billboard.relation)
-        self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True)
-        self.agent = factory(env, num_episodes, agent_rng, billboard=self.billboard, **options)
+        self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True,
+                                   noise_rng=fresh_generator(self.noise))
+        self.agent = factory(env, num_episodes, fresh_generator(self.coins), billboard=self.billboard, **options)
         if self.agent.billboard is not self.billboard:
             raise InvalidParameterError("factory", "must publish on the billboard it is given (billboard=...)",
                                         getattr(factory, "__name__", factory))
-        self.policies: list[np.ndarray] = []
-        self.trajectories: list[Trajectory] = []
-        for _ in range(num_episodes):
-            policy = np.array(self.agent.begin_episode(), copy=True)
-            self.policies.append(policy)
-            trajectory = rollout(env, policy, env_rng)
-            self.trajectories.append(trajectory)
-            self.agent.end_episode(trajectory)
+        self.tapes = ordinary_tapes(env, num_episodes, data)
+        self.policies = self._run(self.agent, self.tapes)
         self.notion = getattr(self.agent, "privacy_notion", None)
         self.claim = self.agent.claimed_guarantee()
         self.config = self.agent.config
         self.accounting = _accounting(self.agent)
 
+    def _run(self, agent: Any, tapes: Sequence[Any]) -> list[np.ndarray]:
+        from dpverify.agents.tapes import checked_policy, tape_rollout
+
+        policies = []
+        for k, tape in enumerate(tapes, start=1):
+            policy = checked_policy(agent.begin_episode(), self.env, k)
+            policies.append(policy)
+            agent.end_episode(tape_rollout(self.env, policy, tape))
+        return policies
+
     def notion_check(self) -> str:
         notion = self.notion
-        assert notion in ("jdp", "ldp"), f"privacy_notion must be 'jdp' or 'ldp' (got {notion!r})"
+        _require(notion in ("jdp", "ldp"), f"privacy_notion must be 'jdp' or 'ldp' (got {notion!r})")
         if notion == "ldp":
             others = sorted({b.users.kind for b in self.agent.ledger.blocks} - {"current"})
-            assert not others, f"an LDP agent's releases must read the current user only (found users={others})"
+            _require(not others, f"an LDP agent's releases must read the current user only (found users={others})")
             return "ldp: every release reads the current user only"
         return "jdp"
 
     def claim_check(self) -> str:
         claim, config = self.claim, self.config
-        assert claim.delta == config.delta, f"claimed δ {claim.delta!r} differs from the target δ {config.delta!r}"
-        assert claim.epsilon <= config.epsilon, f"claimed ε {claim.epsilon!r} exceeds the target ε {config.epsilon!r}"
+        _require(claim.delta == config.delta, f"claimed δ {claim.delta!r} differs from the target δ {config.delta!r}")
+        _require(claim.epsilon <= config.epsilon,
+                 f"claimed ε {claim.epsilon!r} exceeds the target ε {config.epsilon!r}")
         return (f"claimed ({claim.epsilon:.12g}, {claim.delta:g}) meets the target "
                 f"({config.epsilon:g}, {config.delta:g})")
 
     def ledger_check(self) -> str:
         claim = self.claim
-        accounted = self.agent.ledger.guarantee(claim.delta, claim.conversion, self.accounting).epsilon
-        assert accounted <= claim.epsilon, (
+        ledger = self.agent.ledger
+        accounted = ledger.guarantee(claim.delta, claim.conversion, self.accounting).epsilon
+        _require(accounted <= claim.epsilon * (1.0 + CLAIM_REL_TOL), (
             f"the ledger accounts to ε = {accounted!r} > the claim {claim.epsilon!r} "
-            f"({claim.conversion}, {self.accounting}): releases the claim does not cover"
-        )
-        if not self.claim_is_upper_bound:
-            assert accounted >= claim.epsilon * (1.0 - CLAIM_REL_TOL), (
-                f"the ledger accounts to ε = {accounted!r} < the claim {claim.epsilon!r} at the episode cap: releases "
-                "missing from the ledger, or noise larger than calibrated"
-            )
-        return f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({claim.conversion}, {self.accounting})"
+            f"({claim.conversion}, {self.accounting}): releases the claim does not cover"))
+        detail = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({claim.conversion}, {self.accounting})"
+        if accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
+            room = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion, self.accounting)
+            detail += "; the claim is met with room: the releases cost less than claimed"
+            if room is not None and room > 1.0:
+                detail += f" (the noise could be {room:.3g}× smaller and still meet it)"
+        return detail
 
     def relation_check(self) -> str:
         expected = Neighbouring.parse(getattr(self.config, "relation", self.relation))
         ledger = self.agent.ledger
-        assert ledger.relation is expected, (
-            f"the ledger's relation {ledger.relation.value!r} differs from the claim's {expected.value!r}")
+        _require(ledger.relation is expected,
+                 f"the ledger's relation {ledger.relation.value!r} differs from the claim's {expected.value!r}")
         bad = [b.family for b in ledger.blocks if b.mechanism.relation is not expected]
-        assert not bad, f"mechanisms of families {bad} are calibrated for another relation"
+        _require(not bad, f"mechanisms of families {bad} are calibrated for another relation")
         return expected.value
 
-    def noise_check(self) -> str:
-        history = self.billboard.history()
-        n_ledger = self.agent.ledger.n_releases
-        assert len(history) == n_ledger, f"{len(history)} published releases but {n_ledger} in the ledger"
-        assert history, "the agent published nothing in the whole run"
-        noises = [r.noise for r in history if r.noise is not None]
-        assert len(noises) == len(history), "the billboard kept no noise for some releases"
-        assert_fresh_noise(noises)
-        return f"{len(history)} releases, each with its own noise draw"
-
     def structure_check(self) -> str:
+        _require(bool(self.billboard.history()), "the agent published nothing in the whole run")
         for j in self.changed_users:
             self._replay_with_user_replaced(j)
         users = ", ".join(str(j) for j in self.changed_users)
         return (f"user(s) {users} replaced, one replay each: every other user's policy and the release pattern "
                 "are unchanged")
 
+    def _replacement(self, j: int) -> Any:
+        """Another user at position j: a tape on which the deployed policy π_j takes another path."""
+        from dpverify.agents.tapes import random_tape, tape_rollout
+
+        original = tape_rollout(self.env, self.policies[j - 1], self.tapes[j - 1])
+        for _ in range(16):
+            tape = random_tape(self.env, self.other_rng)
+            replaced = tape_rollout(self.env, self.policies[j - 1], tape)
+            if not (np.array_equal(replaced.states, original.states)
+                    and np.array_equal(replaced.actions, original.actions)):
+                return tape
+        raise _Violation(f"could not draw a user {j} whose trajectory differs from the original user's")
+
     def _replay_with_user_replaced(self, j: int) -> None:
         from dpverify.agents.billboard import ReplayBillboard
+        from dpverify.agents.tapes import checked_policy, tape_rollout
 
-        K = self.num_episodes
-        modified = list(self.trajectories)
-        modified[j - 1] = _replaced_trajectory(self.env, self.policies[j - 1], self.trajectories[j - 1], self.other_rng)
-        replay = self.factory(self.env, K, _generators(self.seed)[0],
-                              billboard=ReplayBillboard(self.billboard.history(), self.relation), **self.options)
+        tapes = list(self.tapes)
+        tapes[j - 1] = self._replacement(j)
+        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=self.fresh(self.noise))
+        replay = self.factory(self.env, self.num_episodes, self.fresh(self.coins), billboard=board, **self.options)
         changed: list[int] = []
-        for k in range(1, K + 1):
+        for k, tape in enumerate(tapes, start=1):
             try:
-                policy = replay.begin_episode()
+                policy = checked_policy(replay.begin_episode(), self.env, k)
+                if k != j and not np.array_equal(policy, self.policies[k - 1]):
+                    changed.append(k)
+                replay.end_episode(tape_rollout(self.env, policy, tape))
             except InvalidParameterError as exc:
-                raise AssertionError(
-                    f"user {j} replaced, episode {k}: the release pattern depends on the raw data ({exc})") from None
-            if k != j and not np.array_equal(policy, self.policies[k - 1]):
-                changed.append(k)
-            replay.end_episode(modified[k - 1])
-        assert not changed, (
+                if exc.parameter in ("release", "recorded"):
+                    raise _Violation(f"user {j} replaced, episode {k}: the release pattern depends on the raw data "
+                                     f"({exc})") from None
+                raise
+        _require(not changed, (
             f"with the billboard held fixed, replacing user {j}'s data changed the policies of users {changed[:10]}: "
-            "they read user data outside the billboard")
-        assert _releases(replay.ledger) == _releases(self.agent.ledger), (
-            f"replacing user {j}'s data changed the release pattern (the ledger's releases)")
+            "they read user data outside the billboard"))
+        _require(_releases(replay.ledger) == _releases(self.agent.ledger),
+                 f"replacing user {j}'s data changed the release pattern (the ledger's releases)")
 
     def oversized_check(self) -> str:
         assumed = _assumed_norm(self.config)
@@ -371,32 +410,32 @@ class _ContractRun:
             if _declared_norm(self.config) is None:
                 raise _NotApplicable("the agent's config declares no feature_norm_bound and no oversized_env was "
                                      "given")
-            assert assumed is not None, (
-                f"the config's feature-norm bound is not a number: {_declared_norm(self.config)!r}")
-            assert dataclasses.is_dataclass(self.env) and hasattr(self.env, "feature_norm_bound"), (
-                "cannot build an environment with a larger declared feature-norm bound; pass oversized_env=")
-            big = dataclasses.replace(self.env, feature_norm_bound=2.0 * assumed)  # type: ignore[type-var]
+            _require(assumed is not None,
+                     f"the config's feature-norm bound is not a number: {_declared_norm(self.config)!r}")
+            _require(dataclasses.is_dataclass(self.env) and hasattr(self.env, "feature_norm_bound"),
+                     "cannot build an environment with a larger declared feature-norm bound; pass oversized_env=")
+            big = dataclasses.replace(self.env, feature_norm_bound=2.0 * float(assumed))  # type: ignore[arg-type]
         declared = getattr(big, "feature_norm_bound", "?")
         try:
             self.factory(big, self.num_episodes, np.random.default_rng(self.seed), **self.options)
         except InvalidParameterError as exc:
-            assert exc.parameter == "feature_norm_bound", (
-                f"refused, but naming {exc.parameter!r} rather than 'feature_norm_bound': {exc}")
+            _require(exc.parameter == "feature_norm_bound",
+                     f"refused, but naming {exc.parameter!r} rather than 'feature_norm_bound': {exc}")
             return f"refused feature_norm_bound = {declared} (assumed {assumed})"
-        raise AssertionError(f"accepted an environment declaring feature_norm_bound = {declared} above the assumed "
-                             f"{assumed if assumed is not None else 'bound (the config declares none)'}")
+        raise _Violation(f"accepted an environment declaring feature_norm_bound = {declared} above the assumed "
+                         f"{assumed if assumed is not None else 'bound (the config declares none)'}")
 
     def settings_check(self) -> str:
         settings, claim = self.agent.settings(), self.claim
         missing = [k for k in ("claimed_epsilon", "claimed_delta", "accounted_epsilon", "accounted_delta")
                    if k not in settings]
-        assert not missing, f"settings() lacks {missing}"
+        _require(not missing, f"settings() lacks {missing}")
         accounted = self.agent.ledger.guarantee(claim.delta, claim.conversion, self.accounting)
         pairs = (("claimed_epsilon", claim.epsilon), ("claimed_delta", claim.delta),
                  ("accounted_epsilon", accounted.epsilon), ("accounted_delta", accounted.delta))
         for key, expected in pairs:
-            assert math.isclose(settings[key], expected, rel_tol=1e-12, abs_tol=0.0), (
-                f"settings {key} = {settings[key]!r} differs from {expected!r}")
+            _require(math.isclose(settings[key], expected, rel_tol=1e-12, abs_tol=0.0),
+                     f"settings {key} = {settings[key]!r} differs from {expected!r}")
         return "claimed and accounted (ε, δ) reported"
 
     def cap_check(self) -> str:
@@ -404,7 +443,22 @@ class _ContractRun:
             self.agent.begin_episode()
         except InvalidParameterError as exc:
             return f"episode {self.num_episodes + 1} refused ({exc.parameter})"
-        raise AssertionError(f"begin_episode after the cap K = {self.num_episodes} did not raise InvalidParameterError")
+        raise _Violation(f"begin_episode after the cap K = {self.num_episodes} did not raise InvalidParameterError")
+
+    def whitebox(self, name: str | None) -> list[PropertyResult]:
+        """The white-box release checks (:mod:`dpverify.whitebox`), one property each."""
+        from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
+
+        subject = Subject(self.factory, self.env, self.num_episodes, self.options, self.relation.value,
+                          name or str(getattr(self.agent, "name", "agent")))
+        plan = WhiteBoxPlan(self.num_episodes, search_episodes=min(self.num_episodes, 12), seed=self.seed,
+                            claim_epsilon=self.claim.epsilon, delta=self.claim.delta, conversion=self.claim.conversion,
+                            accounting=self.accounting)
+        result = check_releases(subject, plan)
+        out = []
+        for prop, check in zip(WHITEBOX_PROPERTIES, result.checks, strict=True):
+            out.append(PropertyResult(prop, check.status == PASSED, check.detail, ran=check.status != NOT_RUN))
+        return out
 
 
 def check_private_agent(
@@ -416,25 +470,24 @@ def check_private_agent(
     seed: int = 0,
     changed_users: int | Sequence[int] | None = None,
     oversized_env: Any = None,
-    claim_is_upper_bound: bool = False,
+    whitebox: bool = True,
     name: str | None = None,
 ) -> AgentContractResult:
     """Run the private-agent contract (module docstring) on ``factory`` and ``env``.
 
     Args:
         factory: ``factory(mdp, num_episodes, rng, /, *, billboard=None, **options) -> agent``.
-        env: the environment (an MDP with ``horizon``, ``num_states``, ``num_actions`` and a declared
+        env: the environment (a finite MDP of :mod:`dpverify.agents.envs` with a declared
             ``feature_norm_bound`` within the agent's assumption).
         num_episodes: K, the episode cap the agent is built for and run to.
         options: passed to the factory (e.g. ``{"epsilon": 1.0}``).
-        seed: root of the agent's, the environment's and the replaced user's generators.
+        seed: root of the agent's coins, the billboard's noise, the users' tapes and the replaced users.
         changed_users: the users (1..K) whose data a replay replaces, one replay each; default user 1
             (whose data every later prefix release reads) and user ⌈K/3⌉.
         oversized_env: an environment declaring a feature-norm bound above the agent's assumption; by
             default ``env`` with its declared bound set to twice the assumed one (a dataclass replace); when
             the agent's config declares no bound and this is None, the property is not applicable.
-        claim_is_upper_bound: the agent's release pattern depends on the data (e.g. adaptive batching)
-            and this run need not use the whole budget: the ledger must then only stay ≤ the claim.
+        whitebox: also run the white-box release checks (:mod:`dpverify.whitebox`) as properties.
         name: the agent's name in the report (default: ``agent.name``).
 
     Raises InvalidParameterError for bad arguments, or when the factory ignores ``billboard=``; an
@@ -450,31 +503,35 @@ def check_private_agent(
     if not users or max(users) > num_episodes:
         raise InvalidParameterError("changed_users", f"must be one or more users in 1..num_episodes = {num_episodes}",
                                     changed_users)
-    run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, users, oversized_env,
-                       bool(claim_is_upper_bound))
+    if not isinstance(whitebox, bool):
+        raise InvalidParameterError("whitebox", "must be True or False", whitebox)
+    run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, users, oversized_env)
     checks: dict[str, Callable[[], str]] = {
         "notion": run.notion_check,
         "claim_meets_target": run.claim_check,
-        "ledger_equals_claim": run.ledger_check,
+        "ledger_within_claim": run.ledger_check,
         "relation_matches_claim": run.relation_check,
-        "fresh_noise": run.noise_check,
         "billboard_structure": run.structure_check,
         "refuses_oversized_features": run.oversized_check,
         "settings_report_the_claim": run.settings_check,
         "refuses_episodes_past_cap": run.cap_check,  # last: an agent that does not refuse moves past its cap
     }
     checker = _Checker()
-    for prop in CONTRACT_PROPERTIES:
-        checker.run(prop, checks[prop])
+    for prop, check in checks.items():
+        checker.run(prop, check)
+    properties = [checker.results[p] for p in checks]
+    if whitebox:
+        properties += run.whitebox(name)
     label = name or str(getattr(run.agent, "name", type(run.agent).__name__))
     return AgentContractResult(
         agent=label, notion=run.notion if isinstance(run.notion, str) else None, num_episodes=num_episodes,
-        changed_users=users, seed=seed, properties=tuple(checker.results[p] for p in CONTRACT_PROPERTIES),
+        changed_users=users, seed=seed, properties=tuple(properties),
     )
 
 
 def assert_private_agent(factory: Callable[..., Any], env: Any, **kwargs: Any) -> AgentContractResult:
-    """:func:`check_private_agent`, raising AssertionError with the report when any property fails."""
+    """:func:`check_private_agent`, raising AssertionError with the report when any property fails or could not
+    run (an explicit raise: the same under ``python -O``)."""
     result = check_private_agent(factory, env, **kwargs)
     if not result.passed:
         raise AssertionError(result.summary())

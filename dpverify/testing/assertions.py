@@ -1,4 +1,5 @@
-"""Assertions for privacy claims, usable from any test runner (they raise AssertionError)."""
+"""Assertions for privacy claims, usable from any test runner: they raise AssertionError explicitly (never with
+``assert``, so they check the same under ``python -O``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,12 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.ledger import PrivacyLedger
+
+
+def _check(condition: bool, message: str) -> None:
+    """Raise AssertionError(message) unless ``condition``: an explicit raise, unaffected by ``python -O``."""
+    if not condition:
+        raise AssertionError(message)
 
 
 def assert_ledger_meets(
@@ -43,12 +50,11 @@ def assert_claim_matches_ledger(
 ) -> None:
     """An agent's claimed ε equals what its ledger accounts (no release missing, none unrecorded)."""
     accounted = ledger.guarantee(delta, conversion).epsilon
-    assert accounted <= claimed_epsilon * (1 + 1e-15), (
-        f"accounted ε {accounted!r} exceeds the claim {claimed_epsilon!r}")
-    assert math.isclose(accounted, claimed_epsilon, rel_tol=rel_tol), (
-        f"accounted ε {accounted!r} differs from the claim {claimed_epsilon!r}: releases missing from the ledger, "
-        "or noise larger than calibrated"
-    )
+    _check(accounted <= claimed_epsilon * (1 + 1e-15),
+           f"accounted ε {accounted!r} exceeds the claim {claimed_epsilon!r}")
+    _check(math.isclose(accounted, claimed_epsilon, rel_tol=rel_tol),
+           f"accounted ε {accounted!r} differs from the claim {claimed_epsilon!r}: releases missing from the ledger, "
+           "or noise larger than calibrated")
 
 
 def assert_fresh_noise(noises: Iterable[np.ndarray], atol: float = 0.0) -> None:
@@ -64,24 +70,23 @@ def assert_fresh_noise(noises: Iterable[np.ndarray], atol: float = 0.0) -> None:
     seen: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
     for i, noise in enumerate(noises):
         arr = np.asarray(noise, dtype=float).ravel()
-        assert np.all(np.isfinite(arr)), f"release {i}: noise is not finite"
-        assert arr.size == 0 or np.any(arr != 0), f"release {i}: noise is identically zero (no noise drawn)"
+        _check(bool(np.all(np.isfinite(arr))), f"release {i}: noise is not finite")
+        _check(arr.size == 0 or bool(np.any(arr != 0)), f"release {i}: noise is identically zero (no noise drawn)")
         magnitude = np.abs(arr)
         if atol == 0:
             key = (arr.shape, magnitude.tobytes())
             j = exact.get(key)
-            assert j is None, f"releases {j} and {i} share a noise draw (up to signs)"
+            _check(j is None, f"releases {j} and {i} share a noise draw (up to signs)")
             exact[key] = i
             continue
         for j, other in seen.get(arr.shape, []):
-            assert not np.allclose(magnitude, other, rtol=0.0, atol=atol), (
-                f"releases {j} and {i} share a noise draw (up to signs, within atol = {atol:g})")
+            _check(not np.allclose(magnitude, other, rtol=0.0, atol=atol),
+                   f"releases {j} and {i} share a noise draw (up to signs, within atol = {atol:g})")
         seen.setdefault(arr.shape, []).append((i, magnitude))
 
 
 def assert_not_below(reported_epsilon: float, reference_epsilon: float, rel_tol: float = 0.0) -> None:
     """A reported ε is never below a reference (e.g. an mpmath or PLD computation): the safety rule."""
-    assert not math.isnan(reported_epsilon), "reported ε is NaN"
-    assert reported_epsilon >= reference_epsilon * (1 - rel_tol), (
-        f"reported ε {reported_epsilon!r} is below the reference {reference_epsilon!r}"
-    )
+    _check(not math.isnan(reported_epsilon), "reported ε is NaN")
+    _check(reported_epsilon >= reference_epsilon * (1 - rel_tol),
+           f"reported ε {reported_epsilon!r} is below the reference {reference_epsilon!r}")

@@ -31,7 +31,9 @@ class Budget:
         contract_episodes: the episode cap of the private-agent contract check's run.
         one_run_audits: which notions get a one-run audit at K: "all", "first" (the billboard for JDP
             agents, the messages for LDP agents) or "none" (the report says the budget left it out).
-        audit_seed: seed of every audit (a verification is reproducible from its settings).
+        audit_seed: seed of every audit and white-box check (a verification is reproducible from its settings).
+        whitebox_episodes: the largest K of the white-box checks (the claim's K when smaller).
+        whitebox_search_episodes: K of the white-box neighbour search.
         description: what the budget is for, for the report.
     """
 
@@ -45,6 +47,8 @@ class Budget:
     contract_episodes: int = 20
     one_run_audits: str = "all"
     audit_seed: int = 0
+    whitebox_episodes: int = 1000
+    whitebox_search_episodes: int = 24
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -59,17 +63,22 @@ class Budget:
         _validate.integer("contract_episodes", self.contract_episodes, minimum=2)
         _validate.one_of("one_run_audits", self.one_run_audits, ONE_RUN_CHOICES)
         _validate.integer("audit_seed", self.audit_seed, minimum=0)
+        _validate.integer("whitebox_episodes", self.whitebox_episodes, minimum=1)
+        _validate.integer("whitebox_search_episodes", self.whitebox_search_episodes, minimum=0)
 
 
 BUDGETS: dict[str, Budget] = {
     "quick": Budget("quick", utility_seeds=3, two_world_trials=400, batched_trials=2_000, two_world_episodes=8,
                     one_run_canaries=200, one_run_runs=1, contract_episodes=20, one_run_audits="first",
+                    whitebox_episodes=1000, whitebox_search_episodes=24,
                     description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
     "standard": Budget("standard", utility_seeds=10, two_world_trials=5_000, batched_trials=50_000,
                        two_world_episodes=16, one_run_canaries=500, one_run_runs=1, contract_episodes=40,
+                       whitebox_episodes=10_000, whitebox_search_episodes=48,
                        description="a reviewer's workstation: about ten minutes on 2 cores"),
     "thorough": Budget("thorough", utility_seeds=30, two_world_trials=50_000, batched_trials=200_000,
                        two_world_episodes=16, one_run_canaries=1_000, one_run_runs=4, contract_episodes=100,
+                       whitebox_episodes=100_000, whitebox_search_episodes=96,
                        description="a cluster (--scheduler): the paper-scale audit sizes"),
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from dpverify.calibration import check_printed_calibration
 from dpverify.conversions import CONVERSIONS
-from dpverify.ledger import PrivacyLedger
+from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, ClaimSection, FamilyAccount, PaperCalibration
 
 #: Relative slack when comparing the ledger's ε with the claimed ε (rounding of per-user sums only).
@@ -137,8 +137,11 @@ def _ledger_check(ledger: PrivacyLedger, claim: Any, at_claim: float | None, acc
     detail = (f"ledger ε = {at_claim:.6g} ({claim.conversion}, {accounting}, δ = {claim.delta:g}) vs claimed "
               f"ε = {claim.epsilon:.6g}")
     if at_claim <= claim.epsilon * (1.0 + LEDGER_TOLERANCE):
-        same = math.isclose(at_claim, claim.epsilon, rel_tol=LEDGER_TOLERANCE)
-        return Check(name, PASS, detail + ("; equal" if same else "; the run spent less than claimed"))
+        if math.isclose(at_claim, claim.epsilon, rel_tol=LEDGER_TOLERANCE):
+            return Check(name, PASS, detail + "; equal")
+        room = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion, accounting)
+        more = f" (the noise could be {room:.3g}× smaller and still meet it)" if room is not None and room > 1 else ""
+        return Check(name, PASS, detail + f"; the claim is met with room: the run spent less than claimed{more}")
     return Check(name, FAIL, detail + "; the releases cost more than the agent claims")
 
 

@@ -5,9 +5,11 @@ check of :mod:`dpverify.testing`, the agent audits of :mod:`dpverify.audit`, the
 bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict (see
 :func:`dpverify.verify.result.decide`). Nothing here re-implements a check.
 
-Order of work: one run of K episodes in this process gives the ledger (claim and accounting); then the
-contract checks, the audits, and the regret runs. On a terminal each part prints one progress line on
-``progress_stream`` (and the long parts their own progress bars); elsewhere it stays silent.
+Order of work: the white-box release checks (the agent's releases against its own records, from its
+behaviour: :mod:`dpverify.whitebox`) first; then one run of K episodes in this process gives the ledger
+(claim and accounting); then the contract checks, the audits, and the regret runs. On a terminal each part
+prints one progress line on ``progress_stream`` (and the long parts their own progress bars); elsewhere it
+stays silent.
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ from dpverify.verify.structure import structure_section
 from dpverify.verify.target import (
     REGISTERED,
     build_agent,
-    claim_is_upper_bound,
+    claim_route,
     counterpart_for,
     notion_of,
     registries,
+    relation_of,
     resolve_agent,
 )
 from dpverify.verify.utility import utility_section
+from dpverify.verify.whitebox import whitebox_section
 
 DEFAULT_EPISODES = 1000
 
@@ -130,35 +134,43 @@ def verify(
     workers = min(2, cpu) if workers is None else _validate.integer("--workers", workers, minimum=1)
     target = resolve_agent(agent)
     mdp = _environment(env, episodes, env_options)
-    stages = Stages(4, progress_stream)
-
-    stages.begin(f"claim & accounting: one run of {episodes} episodes")
+    stages = Stages(5, progress_stream)
     child = np.random.SeedSequence(seed).spawn(1)[0]
-    agent_seed, env_seed = child.spawn(2)
-    instance = build_agent(target, mdp, episodes, np.random.default_rng(agent_seed), epsilon, delta, agent_options)
+    agent_seed, env_seed, noise_seed = child.spawn(3)
+    instance = build_agent(target, mdp, episodes, np.random.default_rng(agent_seed), epsilon, delta, agent_options,
+                           noise_rng=np.random.default_rng(noise_seed))
     notion = notion_of(target, instance)
     known = target.known_name(instance)
-    claim = _run_and_account(instance, mdp, episodes, np.random.default_rng(env_seed), notion=notion, known=known,
-                             epsilon=epsilon, delta=delta)
-    stages.end(claim.status)
-
-    stages.begin(f"contract checks ({min(plan.contract_episodes, episodes)} episodes)")
-    small = min(plan.contract_episodes, episodes)
-    structure = structure_section(target.factory, _environment(env, small, env_options), episodes=small,
-                                  options={**agent_options, "epsilon": epsilon, "delta": delta},
-                                  seed=plan.audit_seed, claim_is_upper_bound=claim_is_upper_bound(target, instance),
-                                  name=target.name)
-    stages.end(structure.status)
-
-    stages.begin(f"empirical audits ({notion})")
+    options = {**agent_options, "epsilon": epsilon, "delta": delta}
     from dpverify.audit.executors import make_executor
 
     with make_executor(scheduler, workers) as executor:
+        K_white = min(episodes, plan.whitebox_episodes)
+        stages.begin(f"white-box release checks (K = {K_white})")
+        claimed, claim_delta, conversion, accounting = claim_route(instance, epsilon, delta)
+        whitebox = whitebox_section(target.factory, _environment(env, K_white, env_options), episodes=episodes,
+                                    options=options, relation=relation_of(instance, agent_options), name=target.name,
+                                    budget=plan, claim_epsilon=claimed, delta=claim_delta, conversion=conversion,
+                                    accounting=accounting, executor=executor)
+        stages.end(whitebox.status)
+
+        stages.begin(f"claim & accounting: one run of {episodes} episodes")
+        claim = _run_and_account(instance, mdp, episodes, np.random.default_rng(env_seed), notion=notion,
+                                 known=known, epsilon=epsilon, delta=delta)
+        stages.end(claim.status)
+
+        stages.begin(f"contract checks ({min(plan.contract_episodes, episodes)} episodes)")
+        small = min(plan.contract_episodes, episodes)
+        structure = structure_section(target.factory, _environment(env, small, env_options), episodes=small,
+                                      options=options, seed=plan.audit_seed, name=target.name)
+        stages.end(structure.status)
+
+        stages.begin(f"empirical audits ({notion})")
         audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
                                agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
                                budget=plan, executor=executor,
                                batched=target.source == REGISTERED and target.name in BATCHED_AGENTS)
-    stages.end(audits.status)
+        stages.end(audits.status)
 
     counterpart = counterpart_for(target, instance, mdp)
     stages.begin(f"utility: {plan.utility_seeds} seeds of {target.name} and {counterpart}")
@@ -171,8 +183,8 @@ def verify(
     settings = Settings(agent=target.name, agent_source=target.source, env=env, epsilon=epsilon, delta=delta,
                         episodes=episodes, budget=plan.name, seed=seed, scheduler=scheduler,
                         agent_options=agent_options, env_options=env_options)
-    return VerifyReport(settings, decide(claim, structure, audits), claim, structure, audits, utility,
-                        timings=dict(stages.timings), versions=_versions())
+    return VerifyReport(settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
+                        utility, timings=dict(stages.timings), versions=_versions())
 
 
 def _run_and_account(agent: Any, mdp: Any, episodes: int, env_rng: np.random.Generator, *, notion: str,

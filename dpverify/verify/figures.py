@@ -1,9 +1,9 @@
 """The report's figures (matplotlib, Agg backend), each written as a PNG.
 
 * ``privacy.png`` — the ε evidence on one axis: the claimed ε, the ledger's ε by every conversion, the
-  true ε of the paper's printed noise (where there is one), and every audit's ε lower bound with the
-  ceiling its size allows. A claim is refuted when a lower bound lies right of the claim line, or the
-  ledger does.
+  true ε of the paper's printed noise (where there is one), every audit's ε lower bound with the
+  ceiling its size allows, and the ε the white-box checks' witnessed pair implies. A claim is refuted
+  when a lower bound lies right of the claim line, or the ledger does.
 * ``ledger.png`` — the worst user's ρ per statistic family against the claimed ρ.
 * ``regret.png`` — mean cumulative regret ± one std of the agent, its non-private counterpart and the
   uniformly random policy.
@@ -43,10 +43,10 @@ def _pyplot() -> Any:
     return plt
 
 
-def privacy_figure(report: VerifyReport, path: Path) -> bool:
-    """The ε evidence (module docstring); False when there is nothing to plot."""
+def _privacy_rows(report: VerifyReport) -> list[tuple[str, float, str, float | None]]:
+    """(label, ε, colour key, ceiling) of every ε the report holds, the ledger's on the claim's route first."""
     claim, audits = report.claim, report.audits
-    rows: list[tuple[str, float, str, float | None]] = []  # label, ε, colour key, ceiling
+    rows: list[tuple[str, float, str, float | None]] = []
     for conversion, eps in claim.ledger_epsilon.items():
         if conversion == claim.claim_conversion:
             over = claim.claimed_epsilon is not None and eps > claim.claimed_epsilon * (1 + 1e-9)
@@ -60,6 +60,16 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
         if run.verdict != NOT_RUN and run.epsilon_lower is not None:
             key = "fail" if run.verdict == AUDIT_VIOLATION else "pass"
             rows.append((f"audit: {run.notion} {run.route}", run.epsilon_lower, key, run.ceiling))
+    witnessed = report.whitebox.epsilon_lower
+    if witnessed is not None:
+        key = "fail" if witnessed > report.settings.epsilon else "pass"
+        rows.append((f"white-box witnessed pair (K = {report.whitebox.episodes})", witnessed, key, None))
+    return rows
+
+
+def privacy_figure(report: VerifyReport, path: Path) -> bool:
+    """The ε evidence (module docstring); False when there is nothing to plot."""
+    rows = _privacy_rows(report)
     if not rows:
         return False
     plt = _pyplot()

@@ -55,6 +55,26 @@ def headline(report: VerifyReport) -> str:
             f"K = {s.episodes} episodes, budget {s.budget}")
 
 
+def whitebox_line(report: VerifyReport) -> str:
+    w = report.whitebox
+    if not w.checks:
+        return f"not run: {w.reason}"
+    failed = [c.name for c in w.checks if c.status == FAIL]
+    unrun = [c.name for c in w.checks if c.status == NOT_RUN]
+    passed = sum(c.status == PASS for c in w.checks)
+    text = f"{passed} of {len(w.checks)} checks passed at K = {w.episodes}"
+    if failed:
+        text += f"; failed: {', '.join(failed)}"
+    if unrun:
+        text += f"; could not run: {', '.join(unrun)}"
+    if w.sensitivity:
+        best = max(w.sensitivity, key=lambda f: f.ratio)
+        text += f"; largest realised sensitivity fraction {fmt(best.ratio, 3)} ({best.family})"
+    if w.epsilon_lower is not None:
+        text += f"; witnessed ε {fmt(w.epsilon_lower, 3)}"
+    return text
+
+
 def claim_line(report: VerifyReport) -> str:
     c = report.claim
     if c.status == NOT_RUN:
@@ -113,6 +133,7 @@ def utility_line(report: VerifyReport) -> str:
 def _sections(report: VerifyReport) -> list[tuple[str, str, str]]:
     """(title, status, one line) for the evidence summary."""
     return [
+        ("White-box release checks", report.whitebox.status, whitebox_line(report)),
         ("Claim & accounting", report.claim.status, claim_line(report)),
         ("Contract checks", report.structure.status, structure_line(report)),
         ("Empirical audits", report.audits.status, audit_line(report)),
@@ -137,6 +158,35 @@ def _family_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
             row += [fmt(f.paper_noise_std), fmt(ratio)]
         rows.append(row)
     return headers, rows
+
+
+def _noise_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
+    headers = ["family", "mechanism", "status", "values", "σ measured / recorded", "upper limit"]
+    rows = [[f.family, f.mechanism, f.status, str(f.values), fmt(f.ratio), fmt(f.upper)]
+            for f in report.whitebox.noise]
+    return headers, rows
+
+
+def _sensitivity_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
+    headers = ["family", "norm", "recorded", "largest change", "fraction", "pair"]
+    rows = [[f.family, f.norm, fmt(f.recorded), fmt(f.realised), fmt(f.ratio, 3), f.pair]
+            for f in report.whitebox.sensitivity]
+    return headers, rows
+
+
+def _witness_rows(report: VerifyReport, limit: int = 6) -> tuple[list[str], list[list[str]]]:
+    headers = ["environment", "K", "user", "pair", "releases changed", "μ", "ε (lower, this pair)", "noise verified"]
+    ranked = sorted(report.whitebox.witnesses, key=lambda w: (w.episodes != report.whitebox.episodes,
+                                                                -w.epsilon_lower))[:limit]
+    rows = [[w.environment, str(w.episodes), str(w.user), w.canaries, str(w.changed_releases), fmt(w.mu, 3),
+             fmt(w.epsilon_lower, 3), "yes" if w.noise_verified else "no"] for w in ranked]
+    return headers, rows
+
+
+WITNESS_NOTE = ("The ε of a witnessed pair composes the changes its user caused (μ² = Σ (‖Δ‖/σ)², σ at its verified "
+                "upper confidence limit) and converts exactly; it bounds the pair's ε from below when each "
+                "release's change does not depend on the values published before it, and is the pair's ε along "
+                "the replayed transcript otherwise.")
 
 
 def _audit_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
@@ -183,6 +233,20 @@ def _check_lines(checks: tuple[Check, ...]) -> list[str]:
 # ---- text --------------------------------------------------------------------------------------------
 
 
+def _whitebox_text(report: VerifyReport) -> list[str]:
+    w = report.whitebox
+    if not w.checks:
+        return []
+    lines = [f"White-box release checks ({w.source}, K = {w.episodes}, search K = {w.search_episodes})"]
+    lines += _check_lines(w.checks)
+    for present, table in ((w.noise, _noise_rows), (w.sensitivity, _sensitivity_rows)):
+        if present:
+            lines += _text_table(*table(report))
+    if w.witnesses:
+        lines += _text_table(*_witness_rows(report, limit=3))
+    return lines + [f"  note: {n}" for n in w.notes] + [""]
+
+
 def to_text(report: VerifyReport) -> str:
     """The terminal form: verdict, reasons, one line per section, then the main tables."""
     lines = [headline(report)]
@@ -193,6 +257,7 @@ def to_text(report: VerifyReport) -> str:
     for title, status, line in _sections(report):
         lines.append(f"{title} [{status}]: {line}")
     lines.append("")
+    lines += _whitebox_text(report)
     if report.claim.checks:
         lines.append("Claim & accounting")
         lines += _check_lines(report.claim.checks)
@@ -238,6 +303,22 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     out += [f"> {report.verdict.caveat}", "", "## Evidence", ""]
     out += _md_table(["section", "status", "finding"], [[t, st, line] for t, st, line in _sections(report)])
     out += [f"![{n}]({n})\n" for n in figures if n in ("privacy.png", "regret.png")]
+    out += ["## White-box release checks", ""]
+    w = report.whitebox
+    if w.checks:
+        out += [f"The agent rerun with users and seeds of the verification's choosing, its releases checked against "
+                f"its own records from its behaviour ({w.source}; K = {w.episodes}, neighbour search at K = "
+                f"{w.search_episodes}).", ""]
+        out += _md_table(["check", "status", "detail"], [[c.name, c.status, c.detail] for c in w.checks])
+        if w.noise:
+            out += _md_table(*_noise_rows(report))
+        if w.sensitivity:
+            out += _md_table(*_sensitivity_rows(report))
+        if w.witnesses:
+            out += _md_table(*_witness_rows(report)) + [WITNESS_NOTE, ""]
+        out += [f"- {n}" for n in w.notes] + ([""] if w.notes else [])
+    else:
+        out += [f"Not run: {w.reason}", ""]
     out += ["## Claim & accounting", ""]
     out += [f"![{n}]({n})\n" for n in figures if n == "ledger.png"]
     if report.claim.status == NOT_RUN:
@@ -417,6 +498,25 @@ def _claim_html(report: VerifyReport) -> str:
     return "".join(parts)
 
 
+def _whitebox_html(report: VerifyReport) -> str:
+    w = report.whitebox
+    if not w.checks:
+        return f'<p class="note">Not run: {_e(w.reason)}</p>'
+    parts = [f"<p>The agent rerun with users and seeds of the verification's choosing; its releases checked against "
+             f"its own records from its behaviour (<code>{_e(w.source)}</code>; K = {w.episodes}, neighbour search at "
+             f"K = {w.search_episodes}).</p>", _checks_table(w.checks)]
+    if w.noise:
+        parts += ["<h3>Noise per statistic family</h3>", _html_table(*_noise_rows(report), status_column=2)]
+    if w.sensitivity:
+        parts += ["<h3>Realised fraction of each family's recorded sensitivity</h3>",
+                  _html_table(*_sensitivity_rows(report))]
+    if w.witnesses:
+        parts += ["<h3>Witnessed pairs</h3>", _html_table(*_witness_rows(report)),
+                  f'<p class="note">{_e(WITNESS_NOTE)}</p>']
+    parts += [f'<p class="note">{_e(n)}</p>' for n in w.notes]
+    return "".join(parts)
+
+
 def _utility_html(report: VerifyReport) -> str:
     u = report.utility
     if u.agent is None:
@@ -477,6 +577,7 @@ episodes, {_e(report.claim.notion.upper())} notion.</div>
 <h2>Evidence</h2>
 <div class="cards">{cards}</div>
 <div class="figs">{evidence}</div>
+<h2>White-box release checks</h2>{_whitebox_html(report)}
 <h2>Claim &amp; accounting</h2><div class="figs one">{ledger}</div>{_claim_html(report)}
 <h2>Contract checks</h2>{structure}
 <h2>Empirical audits</h2>{audits}{audit_notes}<div class="figs small">{tradeoffs}</div>

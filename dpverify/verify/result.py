@@ -1,7 +1,11 @@
-"""The frozen result of ``dpverify verify``: four sections of evidence and one verdict.
+"""The frozen result of ``dpverify verify``: five sections of evidence and one verdict.
 
 Sections, in the order a reviewer reads them after the verdict:
 
+* :class:`WhiteBoxSection` — the white-box release checks of :mod:`dpverify.whitebox`: the agent's
+  releases checked against its own records from its behaviour (reproducible from the seeds, noise as
+  recorded, release pattern as recorded, sensitivity within the record, published structure), with the
+  realised fraction of each family's sensitivity and the ε the witnessed pairs imply;
 * :class:`ClaimSection` — the agent's claimed (ε, δ), its ledger after a run (releases, per-user
   counting, ρ, ε by every conversion, per statistic family), whether the ledger meets the claim, and
   the noise of each statistic next to the paper's printed calibration where the agent is one of the
@@ -12,8 +16,9 @@ Sections, in the order a reviewer reads them after the verdict:
 * :class:`UtilitySection` — regret against the non-private counterpart and the uniformly random
   policy, and the registry's regret bound at the run's (d, H, K, ε, δ).
 
-:func:`decide` turns the first three into a :class:`Verdict`: ``CLAIM REFUTED`` when a check failed
-(the ledger exceeds the claim, a contract check failed, an audit found a violation), otherwise
+:func:`decide` turns the first four into a :class:`Verdict`: ``CLAIM REFUTED`` when a check failed
+(a white-box check contradicts the records, the ledger exceeds the claim, a contract check failed, an
+audit found a violation), otherwise
 ``INCONCLUSIVE`` when a check could not run, otherwise ``CLAIM CONSISTENT`` — which, like every audit
 result, is not a certificate of privacy. A check that is "not applicable" (a contract property that
 does not apply to the agent, e.g. the feature-norm refusal of an agent that assumes no feature norm)
@@ -85,6 +90,81 @@ class Check:
         _validate.one_of("status", self.status, STATUSES)
         if self.status == NOT_APPLICABLE and not self.detail:
             raise InvalidParameterError("detail", "must say why a check is not applicable", self.detail)
+
+
+@dataclass(frozen=True)
+class NoiseFigure:
+    """One family's noise check: its status, the values tested, the measured noise scale over the recorded
+    one and the upper confidence limit of that ratio."""
+
+    family: str
+    mechanism: str
+    status: str
+    values: int
+    ratio: float
+    upper: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class SensitivityFigure:
+    """One family's largest realised fraction of its recorded sensitivity (the audit's tightness figure)."""
+
+    family: str
+    norm: str
+    recorded: float
+    realised: float
+    ratio: float
+    pair: str
+
+
+@dataclass(frozen=True)
+class WitnessFigure:
+    """One replayed pair: the ε its changes imply under the verified noise (a lower bound for the pair
+    along the recorded transcript, :class:`dpverify.whitebox.PairWitness`)."""
+
+    environment: str
+    episodes: int
+    user: int
+    canaries: str
+    changed_releases: int
+    mu: float
+    epsilon_lower: float
+    noise_verified: bool
+
+
+@dataclass(frozen=True)
+class WhiteBoxSection:
+    """The white-box release checks (``source`` names the function that ran them), first in every report."""
+
+    status: str
+    reason: str = ""
+    source: str = ""
+    checks: tuple[Check, ...] = ()
+    noise: tuple[NoiseFigure, ...] = ()
+    sensitivity: tuple[SensitivityFigure, ...] = ()
+    witnesses: tuple[WitnessFigure, ...] = ()
+    notes: tuple[str, ...] = ()
+    episodes: int = 0
+    search_episodes: int = 0
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        _status("status", self.status)
+        if self.checks and self.status != _section_status(self.checks):
+            raise InvalidParameterError("status", "must agree with the checks", self.status)
+
+    def __getitem__(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def epsilon_lower(self) -> float | None:
+        """The largest ε witnessed at the claim's K (None when no pair was witnessed there)."""
+        at_k = [w.epsilon_lower for w in self.witnesses if w.episodes == self.episodes]
+        return max(at_k, default=None)
 
 
 @dataclass(frozen=True)
@@ -307,6 +387,7 @@ class VerifyReport:
 
     settings: Settings
     verdict: Verdict
+    whitebox: WhiteBoxSection
     claim: ClaimSection
     structure: StructureSection
     audits: AuditSection
@@ -317,7 +398,7 @@ class VerifyReport:
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["verdict"]["exit_status"] = self.verdict.exit_status
-        out = {"schema": "dpverify.verify", "schema_version": 1, **out}
+        out = {"schema": "dpverify.verify", "schema_version": 2, **out}
         return to_jsonable(out)
 
 
@@ -345,9 +426,15 @@ def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:
     return refuting, missing
 
 
-def decide(claim: ClaimSection, structure: StructureSection, audits: AuditSection) -> Verdict:
-    """The verdict from the three privacy sections (module docstring); utility does not enter."""
-    refuting, missing = _check_findings("claim & accounting", claim.checks)
+def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureSection,
+           audits: AuditSection) -> Verdict:
+    """The verdict from the four privacy sections (module docstring); utility does not enter."""
+    refuting, missing = _check_findings("white-box", whitebox.checks)
+    if not whitebox.checks:
+        missing.append(f"white-box checks could not run ({whitebox.reason})")
+    found, lacking = _check_findings("claim & accounting", claim.checks)
+    refuting += found
+    missing += lacking
     if claim.status == NOT_RUN:
         missing.append(f"claim & accounting could not run ({claim.reason})")
     for found, lacking in (_check_findings("contract", structure.checks), _audit_findings(audits.runs)):
@@ -363,5 +450,5 @@ def decide(claim: ClaimSection, structure: StructureSection, audits: AuditSectio
     if missing:
         return Verdict(INCONCLUSIVE, tuple(missing + waived))
     contract = "every applicable contract check passed" if waived else "every contract check passed"
-    return Verdict(CONSISTENT, (f"the ledger meets the claim, {contract} and no audit found a violation",
-                                *waived))
+    return Verdict(CONSISTENT, (f"the releases behave as recorded (white-box checks), the ledger meets the claim, "
+                                f"{contract} and no audit found a violation", *waived))

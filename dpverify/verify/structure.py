@@ -31,11 +31,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 def structure_section(factory: Callable[..., Any], env: Any, *, episodes: int, options: dict[str, Any],
-                      seed: int = 0, claim_is_upper_bound: bool = False, name: str | None = None) -> StructureSection:
+                      seed: int = 0, name: str | None = None) -> StructureSection:
     """Run the contract check on ``factory`` and ``env`` for ``episodes`` episodes; one Check per property.
 
-    ``options`` are the factory's options including the claim (``epsilon``, ``delta``);
-    ``claim_is_upper_bound`` is for agents whose release pattern depends on the data (adaptive batching).
+    ``options`` are the factory's options including the claim (``epsilon``, ``delta``). The white-box
+    properties are left out: ``verify`` runs them as a section of their own, at the claim's K.
     """
     start = time.perf_counter()
     try:
@@ -45,14 +45,17 @@ def structure_section(factory: Callable[..., Any], env: Any, *, episodes: int, o
                                 seconds=time.perf_counter() - start)
     try:
         result = check_private_agent(factory, env, num_episodes=episodes, options=options, seed=seed,
-                                     claim_is_upper_bound=claim_is_upper_bound, name=name)
+                                     whitebox=False, name=name)
     except (InvalidParameterError, TypeError, AttributeError) as exc:
         return StructureSection(NOT_RUN, "checks could not run: the factory does not follow the private-agent "
                                          f"protocol ({_one_line(exc)})", SOURCE, seconds=time.perf_counter() - start)
-    statuses = {"pass": PASS, "fail": FAIL, "not applicable": NOT_APPLICABLE}
+    statuses = {"pass": PASS, "fail": FAIL, "not applicable": NOT_APPLICABLE, "not run": NOT_RUN}
     checks = tuple(Check(p.name.replace("_", " "), statuses[p.status], p.detail) for p in result.properties)
     status = FAIL if any(c.status == FAIL for c in checks) else PASS
-    if all(c.status == NOT_APPLICABLE for c in checks):  # also when there are none
+    unrun = [c for c in checks if c.status == NOT_RUN]
+    if status == PASS and (unrun or all(c.status == NOT_APPLICABLE for c in checks)):  # also when there are none
         status = NOT_RUN
-    reason = "" if status != NOT_RUN else "the contract check reported no applicable property"
+    reason = ""
+    if status == NOT_RUN:
+        reason = unrun[0].detail if unrun else "the contract check reported no applicable property"
     return StructureSection(status, reason, SOURCE, checks, seconds=time.perf_counter() - start)

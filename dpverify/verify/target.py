@@ -37,9 +37,6 @@ BOUNDS: dict[str, str] = {
     "ngo": "ngo-2022/linear-mdp",
     "ldp-ucrl-vtr": "ldp-ucrl-vtr/upper",
 }
-#: Agents whose release pattern depends on the data (adaptive batching): a run may spend less than the
-#: claim, so the contract checks the ledger against the claim as an upper bound only.
-CLAIM_IS_UPPER_BOUND: frozenset[str] = frozenset({"ngo"})
 #: Privacy notion of the papers' agents, for agents that do not declare ``privacy_notion``.
 NOTIONS: dict[str, str] = {"dp-lsvi-ucb++": "jdp", "luyo": "jdp", "ngo": "jdp", "ldp-ucrl-vtr": "ldp"}
 
@@ -107,13 +104,28 @@ def counterpart_for(target: AgentTarget, agent: Any, mdp: Any) -> str:
     return DEFAULT_COUNTERPART["mixture" if isinstance(mdp, LinearMixtureMDP) else "linear"]
 
 
-def claim_is_upper_bound(target: AgentTarget, agent: Any) -> bool:
-    """True for agents with a data-dependent release pattern (declared by the attribute
-    ``claim_is_upper_bound``, or known: Ngo et al.'s adaptive batching)."""
-    declared = getattr(agent, "claim_is_upper_bound", None)
-    if isinstance(declared, bool):
-        return declared
-    return target.known_name(agent) in CLAIM_IS_UPPER_BOUND
+def relation_of(agent: Any, options: dict[str, Any]) -> str:
+    """The neighbouring relation the agent's ledger uses: its billboard's, else its config's, else the option's."""
+    board = getattr(agent, "billboard", None)
+    relation = getattr(getattr(board, "ledger", None), "relation", None)
+    if relation is None:
+        relation = getattr(getattr(agent, "config", None), "relation", None)
+    relation = getattr(relation, "value", relation)
+    return str(relation if isinstance(relation, str) else options.get("relation", "replace-one"))
+
+
+def claim_route(agent: Any, epsilon: float, delta: float) -> tuple[float, float, str, str]:
+    """(ε, δ, conversion, accounting) of the agent's claim, for the white-box checks: its
+    ``claimed_guarantee()``'s, else the requested (ε, δ), the exact conversion and per-user accounting."""
+    try:
+        claim = agent.claimed_guarantee()
+        route = (float(claim.epsilon), float(claim.delta), str(claim.conversion))
+    except Exception:  # an agent without a readable claim: the claim section reports it
+        route = (epsilon, delta, "exact")
+    accounting = getattr(agent, "accounting", None)
+    if not isinstance(accounting, str):
+        accounting = str(getattr(getattr(agent, "config", None), "accounting", "per-user"))
+    return route[0], route[1], route[2], accounting
 
 
 def notion_of(target: AgentTarget, agent: Any) -> str:
@@ -126,13 +138,14 @@ def notion_of(target: AgentTarget, agent: Any) -> str:
 
 
 def build_agent(target: AgentTarget, mdp: Any, episodes: int, rng: Any, epsilon: float, delta: float,
-                options: dict[str, Any]) -> Any:
+                options: dict[str, Any], noise_rng: Any = None) -> Any:
     """Call the factory with the claim as options and a fresh billboard to publish on (the private-agent
-    protocol; a factory without ``billboard=`` is called without it); a refused option is bad input."""
+    protocol; a factory without ``billboard=`` is called without it), whose ``noise_rng`` (for agents that add
+    their noise themselves) is ``noise_rng``; a refused option is bad input."""
     from dpverify.agents.billboard import Billboard
 
     kwargs = {**options, "epsilon": epsilon, "delta": delta}
-    board = Billboard(options.get("relation", "replace-one"))
+    board = Billboard(options.get("relation", "replace-one"), noise_rng=noise_rng)
     try:
         return target.factory(mdp, episodes, rng, billboard=board, **kwargs)
     except TypeError as exc:

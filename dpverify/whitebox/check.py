@@ -37,6 +37,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
+from dpverify.audit.executors import ProcessExecutor, SerialExecutor
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
 from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
@@ -46,6 +47,7 @@ from dpverify.whitebox.result import (
     PASS,
     FamilySensitivity,
     NoiseCheck,
+    PairWitness,
     WhiteBoxCheck,
     WhiteBoxResult,
     overall_status,
@@ -56,8 +58,9 @@ from dpverify.whitebox.stacks import stacks
 from dpverify.whitebox.structure_check import NAME as STRUCTURE
 from dpverify.whitebox.structure_check import check_structure
 
-REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY = ("reproducible from the seeds", "noise as recorded",
-                                             "release pattern as recorded", "sensitivity within the record")
+REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED = (
+    "reproducible from the seeds", "noise as recorded", "release pattern as recorded", "sensitivity within the record",
+    "witnessed pairs within the claim")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class WhiteBoxPlan:
         positions: the positions tested at K ("first", "middle", "last" or 1-based episodes); user 1 is read
             by every later prefix release, so its replay sees the most releases.
         search_positions: the positions tested by the neighbour search.
+        claim_epsilon: the claimed ε (None: the witnessed pairs are reported, not judged).
         delta, conversion, accounting: the claim's, for the ε figures.
     """
 
@@ -81,6 +85,7 @@ class WhiteBoxPlan:
     level: float = DEFAULT_LEVEL
     positions: tuple[str | int, ...] = ("first",)
     search_positions: tuple[str | int, ...] = ("first", "middle")
+    claim_epsilon: float | None = None
     delta: float = 1e-5
     conversion: str = "exact"
     accounting: str = "per-user"
@@ -91,6 +96,8 @@ class WhiteBoxPlan:
         _validate.integer("seed", self.seed, minimum=0)
         _validate.open_unit("level", self.level)
         _validate.open_unit("delta", self.delta)
+        if self.claim_epsilon is not None:
+            _validate.positive("claim_epsilon", self.claim_epsilon)
         for p in (*self.positions, *self.search_positions):
             if isinstance(p, str):
                 _validate.one_of("positions", p, POSITIONS)
@@ -320,14 +327,18 @@ def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
 
 
 def _map(executor: Any, jobs: list[_Job]) -> list[_Found]:
-    """The jobs on ``executor`` when they can be sent to workers, else here, in order."""
-    if executor is not None and getattr(executor, "name", "serial") != "serial":
-        try:
-            pickle.dumps(jobs[0])
-        except Exception:  # an agent defined where a worker cannot import it: run here
-            return [run_job(job) for job in jobs]
-        return list(executor.map(run_job, jobs))
-    return [run_job(job) for job in jobs]
+    """The jobs on ``executor`` when they can be sent to workers, else here, in order. Local worker processes
+    get every job (each is a whole agent run or more: the adaptive first-item-here rule would serialise the
+    two long ones)."""
+    if executor is None or isinstance(executor, SerialExecutor):
+        return [run_job(job) for job in jobs]
+    try:
+        pickle.dumps(jobs[0])
+    except Exception:  # an agent defined where a worker cannot import it: run here
+        return [run_job(job) for job in jobs]
+    if isinstance(executor, ProcessExecutor):
+        return list(executor.map(run_job, jobs, adaptive=False))
+    return list(executor.map(run_job, jobs))
 
 
 # ---- the rows ------------------------------------------------------------------------------------------------
@@ -372,6 +383,26 @@ def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> W
                                             "realised fraction per family: " + (", ".join(parts) or "none read a user"))
 
 
+def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found) -> WhiteBoxCheck:
+    """Every witnessed pair's ε against the claim. For a correct agent each release changes by at most its
+    recorded sensitivity and only releases charged to the user change, so a pair's μ² is at most the ledger's
+    for that user and its ε at most the claim — unless the noise check's upper limit on σ is wrong, an event of
+    probability at most the noise check's level. A pair above the claim therefore refutes it."""
+    if not witnesses:
+        return WhiteBoxCheck(WITNESSED, NOT_RUN, "no neighbour replay could run" + _why(found))
+    worst = max(witnesses, key=lambda w: w.epsilon_lower)
+    where = f"{worst.environment}, {worst.canaries} at user {worst.position}"
+    if plan.claim_epsilon is None:
+        return WhiteBoxCheck(WITNESSED, PASS, f"no claim to judge; the largest witnessed ε is "
+                                              f"{worst.epsilon_lower:.4g} ({where})")
+    if worst.epsilon_lower > plan.claim_epsilon:
+        return WhiteBoxCheck(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
+                                              f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
+                                              f"{worst.changed_releases} releases, under the verified noise)")
+    return WhiteBoxCheck(WITNESSED, PASS, f"every witnessed pair stays within the claim: the largest implies ε = "
+                                          f"{worst.epsilon_lower:.4g} ≤ {plan.claim_epsilon:g} ({where})")
+
+
 def _why(found: _Found) -> str:
     return f" ({found.notes[0]})" if found.notes else ""
 
@@ -379,7 +410,7 @@ def _why(found: _Found) -> str:
 def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: WhiteBoxCheck | None = None
              ) -> WhiteBoxResult:
     rows = [WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, reason)]
-    rows += [WhiteBoxCheck(name, NOT_RUN, reason) for name in (NOISE, PATTERN, SENSITIVITY)]
+    rows += [WhiteBoxCheck(name, NOT_RUN, reason) for name in (NOISE, PATTERN, SENSITIVITY, WITNESSED)]
     rows.append(structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, reason))
     checks = tuple(rows)
     return WhiteBoxResult(overall_status(checks), checks, episodes=plan.episodes, search_episodes=plan.search_episodes,
@@ -412,8 +443,9 @@ def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
         f", and the neighbour search at K = {plan.search_episodes}" if plan.search_episodes else "")
     reproducible = record.reproducible or WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, "the replay did not run")
     structure = record.structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, "no release to check")
-    checks = (reproducible, noise_row, _pattern_row(found, tested), _sensitivity_row(found, figures), structure)
     witnesses = tuple(p.witness(noise, plan.delta) for p in found.pairs)
+    checks = (reproducible, noise_row, _pattern_row(found, tested), _sensitivity_row(found, figures),
+              _witnessed_row(witnesses, plan, found), structure)
     findings = tuple(f for p in found.pairs for f in p.findings)
     return WhiteBoxResult(overall_status(checks), checks, noise, figures, witnesses, findings, tuple(found.notes),
                           plan.episodes, plan.search_episodes, plan.seed, time.perf_counter() - start,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def audit_linear_mdp(horizon: int, num_states: int, num_actions: int, dim: int) 
                      initial, feature_norm_bound=1.0, name="audit-linear")
 
 
-def path_tape(mdp: LinearMDP | object, states: Sequence[int], label: str) -> UserTape:
+def path_tape(mdp: Any, states: Sequence[int], label: str) -> UserTape:
     """A user who visits ``states`` (s₀ … s_H) whatever the agent does: T[h, s, a] = s_{h+1}."""
     horizon = int(mdp.horizon)
     num_states, num_actions = int(mdp.num_states), int(mdp.num_actions)

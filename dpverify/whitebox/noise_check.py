@@ -40,10 +40,10 @@ with the noise actually drawn (the recorded σ times the scale ratio's upper con
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -287,7 +287,8 @@ def rescaled_ledger(ledger: PrivacyLedger, factors: dict[str, float]) -> Privacy
         mechanism = block.mechanism
         factor = factors.get(block.family)
         if factor is not None:
-            mechanism = dataclasses.replace(mechanism, **{mechanism.noise_field: mechanism.noise_scale * factor})
+            mechanism = type(mechanism).build(mechanism.sensitivity_value, mechanism.noise_scale * factor,
+                                              mechanism.dim, mechanism.relation)
         out.record_block(block.family, block.episodes, block.stages, mechanism, block.users)
     return out
 
@@ -360,7 +361,8 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     z = fam.values
     law = fam.law
     kinds = sorted({stack.mechanism.kind for stack, _ in fam.blocks})
-    base = {"family": fam.family, "mechanism": ", ".join(kinds), "releases": fam.releases, "values": int(z.size)}
+    base: dict[str, Any] = {"family": fam.family, "mechanism": ", ".join(kinds), "releases": fam.releases,
+                            "values": int(z.size)}
     problems: list[str] = []
     unchanged, first = fam.unchanged()
     if unchanged:

@@ -9,7 +9,9 @@ detail) per check, in the order they run —
    reading that user (:class:`ReleaseFinding` otherwise);
 4. ``sensitivity within the record``: no release changed by more than its recorded sensitivity
    (:class:`FamilySensitivity`: the realised fraction of the recorded sensitivity, per family);
-5. ``published structure``: finite values of the recorded shape, exactly symmetric matrices where the
+5. ``witnessed pairs within the claim``: no replayed pair implies an ε above the claim
+   (:class:`PairWitness`);
+6. ``published structure``: finite values of the recorded shape, exactly symmetric matrices where the
    mechanism promises them —
 
 and the figures a reader needs: the realised sensitivity fractions (how much a sensitivity error could
@@ -38,6 +40,7 @@ CHECK_NAMES: tuple[str, ...] = (
     "noise as recorded",
     "release pattern as recorded",
     "sensitivity within the record",
+    "witnessed pairs within the claim",
     "published structure",
 )
 

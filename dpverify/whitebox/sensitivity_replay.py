@@ -96,7 +96,7 @@ class ReplayComparison:
                                           float(ratios[i]), pair, int(np.count_nonzero(self.reads[where]))))
         mu2: dict[str, float] = {}
         rho_of: dict[int, float] = {}
-        for i in np.flatnonzero(self.changed):
+        for i in map(int, np.flatnonzero(self.changed)):
             release = self.releases[i]
             mechanism = release.mechanism
             if mechanism is None or not mechanism.is_gaussian:
@@ -175,7 +175,7 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
         reads[where] = reads_user(kind, labels[where], user)
     exceeds = norms > sensitivity * (1.0 + SENSITIVITY_REL_TOL) + tolerance
     findings = []
-    for i in np.flatnonzero((changed & ~reads) | (changed & exceeds)):
+    for i in map(int, np.flatnonzero((changed & ~reads) | (changed & exceeds))):
         r, m = recorded[i], recorded[i].mechanism
         norm_name = m.sensitivity_norm if m is not None else "l2"
         ratio = float(norms[i] / sensitivity[i])

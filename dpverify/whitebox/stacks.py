@@ -35,7 +35,7 @@ class Stack:
         noises = [releases[i].noise for i in self.index]
         if any(n is None for n in noises):
             return None
-        return np.stack(noises).astype(float, copy=False)  # type: ignore[arg-type]
+        return np.stack([n for n in noises if n is not None]).astype(float, copy=False)
 
     def label(self, row: int) -> str:
         return f"{self.family} (episode {int(self.episodes[row])}, stage {int(self.stages[row])})"

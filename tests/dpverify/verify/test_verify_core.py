@@ -41,7 +41,9 @@ def test_reference_agent_is_consistent_at_a_tiny_budget() -> None:
     assert claim.n_releases == 4 * 20 * 10 and claim.paper is not None and claim.paper.falls_short
     assert {f.family for f in claim.families} == {"gram", "w_hat", "w_check", "w_bar"}
     assert all(f.paper_noise_std is not None and f.noise_std is not None for f in claim.families)
-    assert report.structure.status == PASS and len(report.structure.checks) == 9
+    assert report.structure.status == PASS and len(report.structure.checks) == 8
+    assert report.whitebox.status == PASS and [c.status for c in report.whitebox.checks] == [PASS] * 6
+    assert report.whitebox.epsilon_lower is not None and 0 < report.whitebox.epsilon_lower <= 1.0
     routes = [(r.notion, r.route) for r in report.audits.runs]
     assert routes == [("billboard", "two-world"), ("jdp", "two-world"), ("billboard", "one-run")]
     assert all(r.verdict == AUDIT_NO_VIOLATION for r in report.audits.runs)
@@ -185,5 +187,7 @@ def test_the_third_party_example_and_its_fixed_twin() -> None:
     buggy = verify(f"{example}:make_agent", "random-linear", 1.0, 1e-5, episodes=8, budget=TINY,
                    env_options=small, workers=1)
     assert buggy.verdict.verdict == REFUTED
-    assert {c.name for c in buggy.structure.checks if c.status == FAIL} == {"ledger equals claim"}
+    assert {c.name for c in buggy.structure.checks if c.status == FAIL} == {"ledger within claim"}
+    # the white-box checks see it from behaviour too: the replayed pair implies an ε above the claim
+    assert buggy.whitebox["witnessed pairs within the claim"].status == FAIL
     assert buggy.claim.status == FAIL

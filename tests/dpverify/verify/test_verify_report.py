@@ -73,7 +73,7 @@ def test_a_check_that_does_not_apply_is_shown_as_such_in_every_form() -> None:
     r = report()
     na = Check("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
     structure = dataclasses.replace(r.structure, checks=(*r.structure.checks, na))
-    r = dataclasses.replace(r, structure=structure, verdict=decide(r.claim, structure, r.audits))
+    r = dataclasses.replace(r, structure=structure, verdict=decide(r.whitebox, r.claim, structure, r.audits))
     assert r.verdict.verdict == CONSISTENT
     text = to_text(r)
     assert "[not applicable] refuses oversized features: the agent's config" in text
@@ -84,3 +84,19 @@ def test_a_check_that_does_not_apply_is_shown_as_such_in_every_form() -> None:
     assert '<span class="badge not-applicable">not applicable</span>' in page and ".badge.not-applicable" in page
     checks = json.loads(json.dumps(r.to_dict()))["structure"]["checks"]
     assert checks[-1]["status"] == NOT_APPLICABLE
+
+
+def test_the_white_box_section_comes_first_in_every_form() -> None:
+    r = report()
+    text = to_text(r)
+    assert text.index("White-box release checks [pass]") < text.index("Claim & accounting [pass]")
+    assert "witnessed ε 0.43" in text and "gram    Frobenius" in text
+    markdown = to_markdown(r)
+    assert markdown.index("## White-box release checks") < markdown.index("## Claim & accounting")
+    assert "| witnessed pairs within the claim | pass |" in markdown
+    page = to_html(r, {})
+    assert page.index("<h2>White-box release checks</h2>") < page.index("<h2>Claim &amp; accounting</h2>")
+    assert "Realised fraction of each family" in page
+    data = r.to_dict()
+    assert data["schema_version"] == 2 and data["whitebox"]["checks"][0]["name"] == "reproducible from the seeds"
+    assert data["whitebox"]["sensitivity"][0]["ratio"] == 0.943

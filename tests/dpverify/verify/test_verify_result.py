@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from verify_fixtures import audits, claim, report, structure
+from verify_fixtures import audits, claim, report, structure, whitebox
 
 from dpverify.errors import InvalidParameterError
 from dpverify.verify.budget import BUDGETS, Budget, budget_by_name
@@ -27,40 +27,45 @@ from dpverify.verify.result import (
     ClaimSection,
     StructureSection,
     Verdict,
+    WhiteBoxSection,
     decide,
 )
 
 
 def test_everything_passing_is_consistent_with_the_caveat() -> None:
-    verdict = decide(claim(), structure(), audits())
+    verdict = decide(whitebox(), claim(), structure(), audits())
     assert verdict.verdict == CONSISTENT and verdict.exit_status == 0
     assert verdict.caveat == NOT_A_CERTIFICATE and "not a certificate" in verdict.caveat
 
 
-@pytest.mark.parametrize("which", ["claim", "structure", "audit"])
+@pytest.mark.parametrize("which", ["whitebox", "claim", "structure", "audit"])
 def test_any_failure_refutes(which: str) -> None:
+    w = whitebox(FAIL) if which == "whitebox" else whitebox()
     c = claim(FAIL) if which == "claim" else claim()
     s = structure(FAIL) if which == "structure" else structure()
     a = audits(AUDIT_VIOLATION) if which == "audit" else audits()
-    verdict = decide(c, s, a)
+    verdict = decide(w, c, s, a)
     assert verdict.verdict == REFUTED and verdict.exit_status == 1
     assert len(verdict.reasons) == 1
 
 
 def test_a_check_that_could_not_run_is_inconclusive_never_consistent() -> None:
     missing = StructureSection(NOT_RUN, "checks could not run: no helper")
-    verdict = decide(claim(), missing, audits())
+    verdict = decide(whitebox(), claim(), missing, audits())
     assert verdict.verdict == INCONCLUSIVE and verdict.exit_status == 2
     assert "checks could not run" in verdict.reasons[0]
     no_audit = AuditRun("ldp", "one-run", "K = 3", NOT_RUN, 1.0, detail="K < 4")
     partial = AuditSection(NOT_RUN, "", (audits().runs[0], no_audit))
-    assert decide(claim(), structure(), partial).verdict == INCONCLUSIVE
-    assert decide(ClaimSection(NOT_RUN, "no ledger"), structure(), audits()).verdict == INCONCLUSIVE
-    assert decide(claim(), structure(), AuditSection(NOT_RUN, "none")).verdict == INCONCLUSIVE
+    assert decide(whitebox(), claim(), structure(), partial).verdict == INCONCLUSIVE
+    assert decide(whitebox(), ClaimSection(NOT_RUN, "no ledger"), structure(), audits()).verdict == INCONCLUSIVE
+    assert decide(whitebox(), claim(), structure(), AuditSection(NOT_RUN, "none")).verdict == INCONCLUSIVE
+    unrun = decide(whitebox(NOT_RUN), claim(), structure(), audits())
+    assert unrun.verdict == INCONCLUSIVE and unrun.reasons[0].startswith("white-box: sensitivity within the record did")
+    assert decide(WhiteBoxSection(NOT_RUN, "the agent raised"), claim(), structure(), audits()).verdict == INCONCLUSIVE
 
 
 def test_refutation_wins_over_missing_checks_and_lists_both() -> None:
-    verdict = decide(claim(), StructureSection(NOT_RUN, "no helper"), audits(AUDIT_VIOLATION))
+    verdict = decide(whitebox(), claim(), StructureSection(NOT_RUN, "no helper"), audits(AUDIT_VIOLATION))
     assert verdict.verdict == REFUTED
     assert any("VIOLATION" in r for r in verdict.reasons) and any("could not run" in r for r in verdict.reasons)
 
@@ -109,14 +114,14 @@ def _with_not_applicable(status: str = PASS) -> StructureSection:
 
 
 def test_not_applicable_neither_refutes_nor_blocks_consistent_and_is_listed() -> None:
-    verdict = decide(claim(), _with_not_applicable(), audits())
+    verdict = decide(whitebox(), claim(), _with_not_applicable(), audits())
     assert verdict.verdict == CONSISTENT
     assert "every applicable contract check passed" in verdict.reasons[0]
     assert verdict.reasons[1] == ("contract: refuses oversized features not applicable (the agent's config declares "
                                   "no feature_norm_bound)")
-    refuted = decide(claim(), _with_not_applicable(FAIL), audits())
+    refuted = decide(whitebox(), claim(), _with_not_applicable(FAIL), audits())
     assert refuted.verdict == REFUTED and any("not applicable" in r for r in refuted.reasons)
-    inconclusive = decide(claim(), _with_not_applicable(), AuditSection(NOT_RUN, "none"))
+    inconclusive = decide(whitebox(), claim(), _with_not_applicable(), AuditSection(NOT_RUN, "none"))
     assert inconclusive.verdict == INCONCLUSIVE and any("not applicable" in r for r in inconclusive.reasons)
 
 
@@ -125,7 +130,7 @@ def test_a_section_where_nothing_applies_has_not_run() -> None:
     with pytest.raises(InvalidParameterError, match="status"):
         StructureSection(PASS, checks=only)
     section = StructureSection(NOT_RUN, "no applicable property", checks=only)
-    assert decide(claim(), section, audits()).verdict == INCONCLUSIVE
+    assert decide(whitebox(), claim(), section, audits()).verdict == INCONCLUSIVE
     with pytest.raises(InvalidParameterError, match="detail"):
         Check("x", NOT_APPLICABLE)  # a check that does not apply says why
     with pytest.raises(InvalidParameterError, match="status"):

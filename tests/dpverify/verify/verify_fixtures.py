@@ -16,17 +16,32 @@ from dpverify.verify.result import (
     ClaimSection,
     Curve,
     FamilyAccount,
+    NoiseFigure,
     PaperCalibration,
+    SensitivityFigure,
     Settings,
     StructureSection,
     UtilitySection,
     VerifyReport,
+    WhiteBoxSection,
+    WitnessFigure,
     decide,
 )
 
 #: Small enough that a whole verification of a reference agent takes a few seconds.
 TINY = Budget("tiny", utility_seeds=1, two_world_trials=40, batched_trials=40, two_world_episodes=4,
               one_run_canaries=4, one_run_runs=1, contract_episodes=6, one_run_audits="first")
+
+
+def whitebox(status: str = PASS) -> WhiteBoxSection:
+    names = ("reproducible from the seeds", "noise as recorded", "release pattern as recorded",
+             "sensitivity within the record", "witnessed pairs within the claim", "published structure")
+    checks = tuple(Check(n, status if n == "sensitivity within the record" else PASS, "seen") for n in names)
+    return WhiteBoxSection(
+        status, "", "dpverify.whitebox.check_releases", checks,
+        (NoiseFigure("gram", "goe", PASS, 550, 1.002, 1.01, "as recorded"),),
+        (SensitivityFigure("gram", "Frobenius", 0.0035, 0.0033, 0.943, "audit environment, minus -> orth at user 1"),),
+        (WitnessFigure("environment", 10, 1, "low -> high", 300, 0.12, 0.43, True),), ("a note",), 10, 10, 0.5)
 
 
 def claim(status: str = PASS) -> ClaimSection:
@@ -73,11 +88,11 @@ def utility() -> UtilitySection:
 
 
 def report(kind: str = "consistent") -> VerifyReport:
-    c, s, a = claim(), structure(), audits()
+    w, c, s, a = whitebox(), claim(), structure(), audits()
     if kind == "refuted":
         a = audits(AUDIT_VIOLATION)
     elif kind == "inconclusive":
         s = StructureSection(NOT_RUN, "checks could not run: the factory ignores billboard=")
     settings = Settings("dp-lsvi-ucb++", "registered", "min2021", 1.0, 1e-5, 10, "tiny")
-    return VerifyReport(settings, decide(c, s, a), c, s, a, utility(), timings={"claim": 0.1},
+    return VerifyReport(settings, decide(w, c, s, a), w, c, s, a, utility(), timings={"claim": 0.1},
                         versions={"python": "3"})
