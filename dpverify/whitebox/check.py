@@ -178,22 +178,31 @@ class _Found:
 
     def merge(self, other: _Found) -> None:
         self.pairs += other.pairs
-        self.notes += other.notes
+        self.notes += [n for n in other.notes if n not in self.notes]
         self.pattern_changes += other.pattern_changes
+
+
+#: The neighbour search's environments: the agent's own, and the audit environments of :mod:`.neighbours`.
+ENVIRONMENTS: dict[str, str] = {"": "environment", "audit": "audit environment",
+                                "oversized": "oversized audit environment"}
 
 
 @dataclass(frozen=True)
 class _Job:
     """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K and
     its reproducibility, noise and structure checks), "neighbours" (the replays at the tested positions at K)
-    or "search" (one base user of the neighbour search in one environment)."""
+    or "search" (one base user of the neighbour search in one environment: ``audit`` is "" for the agent's
+    own, "audit" or "oversized" for the audit environments)."""
 
     kind: str
     subject: Subject
     plan: WhiteBoxPlan
-    environment: str = "environment"
-    audit: bool = False
+    audit: str = ""
     base: str | None = None
+
+    @property
+    def environment(self) -> str:
+        return ENVIRONMENTS[self.audit]
 
 
 def _replay_pairs(subject: Subject, environment: str, seeds: _Seeds, base_users: list[UserTape | None],
@@ -222,10 +231,11 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     mdp = job.subject.mdp
     if not job.audit:
         return mdp, own_tapes(mdp)
-    audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim)
+    oversized = job.audit == "oversized"
+    audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim, oversized)
     if audit is None:
         return mdp, {}
-    return audit, audit_tapes(audit)
+    return audit, audit_tapes(audit, oversized)
 
 
 def _record_job(job: _Job, seeds: _Seeds) -> _Found:
@@ -289,14 +299,16 @@ def _search_job(job: _Job, seeds: _Seeds) -> _Found:
     K = plan.search_episodes
     searched = job.subject.on(env, K)
     positions = _positions(plan.search_positions, K)
-    pairs = [p for p in candidate_pairs(list(tapes), searched.relation, job.audit) if p.base == job.base]
+    pairs = [p for p in candidate_pairs(list(tapes), searched.relation, bool(job.audit)) if p.base == job.base]
     base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
     label = f"{job.environment} (K = {K})"
     try:
         recorded = run_agent(searched, base_users, coins=seeds.coins, noise=seeds.noise)
     except CouldNotRun as exc:
-        what = "refused the audit environment" if job.audit else "could not run at the search size"
-        found.notes.append(f"neighbour search: the agent {what} ({exc})")
+        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
+        if job.audit == "oversized":
+            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
+        found.notes.append(f"neighbour search: the agent {what}: {exc}")
         return found
     unreproducible = _reproducibility(searched, base_users, seeds, recorded)
     if unreproducible is not None:
@@ -316,13 +328,13 @@ def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
     jobs = [_Job("record", subject, plan), _Job("neighbours", subject, plan)]
     if plan.search_episodes <= 0:
         return jobs
-    environments = [("environment", False)]
-    if isinstance(subject.mdp, LinearMDP) and audit_linear_mdp(subject.mdp.horizon, 2, 1, subject.mdp.dim) is not None:
-        environments.append(("audit environment", True))
-    for name, audit in environments:
+    environments = [""]
+    if isinstance(subject.mdp, LinearMDP) and subject.mdp.dim >= 2:
+        environments += ["audit", "oversized"]
+    for audit in environments:
         names = ["plus", "minus", "alt-pm", "alt-mp"] if audit else ["high", "low"]
-        for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, audit)):
-            jobs.append(_Job("search", subject, plan, name, audit, base))
+        for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, bool(audit))):
+            jobs.append(_Job("search", subject, plan, audit, base))
     return jobs
 
 

@@ -22,6 +22,12 @@ Two sources of pairs:
 It is a valid linear MDP (P_h(s′|s,a) = ⟨φ(s,a), μ_h(s′)⟩ with c·μ₀ = (u₊ + u₋)/2, s·μ₁ = (u₊ − u₋)/2 for the
 uniform distributions u₊, u₋ over the type-+ and type-− states, μ₂ uniform over all states; r = ⟨φ, θ⟩ with
 θ = (1/(2c), 1/(2s), ½, 0, …)), checked by :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` itself.
+
+* **an oversized audit linear MDP** (``oversized=True``): the same dynamics with φ₊ = (1, 1, …, 1) and
+  φ₋ = (1, −1, …, −1), every coordinate in [−1, 1] but ‖φ‖ = √d, and its declared ``feature_norm_bound`` √d.
+  An agent whose sensitivities assume ‖φ‖ ≤ F must refuse it (the contract checks that); an agent that
+  accepts it claims privacy on it — one that clips features coordinate by coordinate, say — and is audited
+  there.
 """
 
 from __future__ import annotations
@@ -55,24 +61,27 @@ class CandidatePair:
         return f"{self.base or 'absent'} -> {self.replacement or 'absent'}"
 
 
-def _types(num_states: int, dim: int) -> list[str]:
-    kinds = ["+", "-", "o"] if dim >= 3 else ["+", "-"]
+def _types(num_states: int, dim: int, oversized: bool = False) -> list[str]:
+    kinds = ["+", "-", "o"] if dim >= 3 and not oversized else ["+", "-"]
     return [kinds[s % len(kinds)] for s in range(num_states)]
 
 
-def audit_linear_mdp(horizon: int, num_states: int, num_actions: int, dim: int) -> LinearMDP | None:
-    """The audit linear MDP of the module docstring (at least :data:`MIN_AUDIT_STATES` states); None for
-    d = 1 (a one-dimensional linear MDP has a single feature direction, nothing to choose)."""
+def audit_linear_mdp(horizon: int, num_states: int, num_actions: int, dim: int,
+                     oversized: bool = False) -> LinearMDP | None:
+    """The audit linear MDP of the module docstring (at least :data:`MIN_AUDIT_STATES` states), or its oversized
+    variant; None for d = 1 (a one-dimensional linear MDP has a single feature direction, nothing to choose)."""
     if dim < 2:
         return None
     num_states = max(num_states, MIN_AUDIT_STATES)
-    types = _types(num_states, dim)
+    types = _types(num_states, dim, oversized)
     c, s = math.cos(math.radians(HALF_ANGLE_DEGREES)), math.sin(math.radians(HALF_ANGLE_DEGREES))
     vectors = {"+": np.zeros(dim), "-": np.zeros(dim), "o": np.zeros(dim)}
     vectors["+"][:2] = (c, s)
     vectors["-"][:2] = (c, -s)
     if dim >= 3:
         vectors["o"][2] = 1.0
+    if oversized:
+        return _oversized(horizon, num_states, num_actions, dim, types)
     features = np.stack([np.broadcast_to(vectors[t], (num_actions, dim)) for t in types])  # (S, A, d)
     plus = np.array([t == "+" for t in types], dtype=float)
     minus = np.array([t == "-" for t in types], dtype=float)
@@ -92,6 +101,25 @@ def audit_linear_mdp(horizon: int, num_states: int, num_actions: int, dim: int) 
                      initial, feature_norm_bound=1.0, name="audit-linear")
 
 
+def _oversized(horizon: int, num_states: int, num_actions: int, dim: int, types: list[str]) -> LinearMDP:
+    """The oversized variant (module docstring): φ± = (1, ±1, …, ±1), μ₀ = (u₊ + u₋)/2, μ₁ = (u₊ − u₋)/2, the other
+    rows 0 (their features' contributions cancel: P(·|φ±) = μ₀ ± μ₁), θ = (½, ½, 0, …)."""
+    plus = np.array([t == "+" for t in types], dtype=float)
+    minus = np.array([t == "-" for t in types], dtype=float)
+    u_plus, u_minus = plus / plus.sum(), minus / minus.sum()
+    vectors = {"+": np.ones(dim), "-": -np.ones(dim)}
+    vectors["-"][0] = 1.0
+    features = np.stack([np.broadcast_to(vectors[t], (num_actions, dim)) for t in types])
+    mu = np.zeros((dim, num_states))
+    mu[0] = (u_plus + u_minus) / 2.0
+    mu[1] = (u_plus - u_minus) / 2.0
+    theta = np.zeros(dim)
+    theta[:2] = 0.5
+    initial = np.full(num_states, 1.0 / num_states)
+    return LinearMDP(features, np.broadcast_to(mu, (horizon, dim, num_states)), np.broadcast_to(theta, (horizon, dim)),
+                     initial, feature_norm_bound=math.sqrt(dim), name="audit-linear-oversized")
+
+
 def path_tape(mdp: Any, states: Sequence[int], label: str) -> UserTape:
     """A user who visits ``states`` (s₀ … s_H) whatever the agent does: T[h, s, a] = s_{h+1}."""
     horizon = int(mdp.horizon)
@@ -101,10 +129,10 @@ def path_tape(mdp: Any, states: Sequence[int], label: str) -> UserTape:
     return UserTape(int(path[0]), table, label)
 
 
-def audit_tapes(mdp: LinearMDP) -> dict[str, UserTape]:
+def audit_tapes(mdp: LinearMDP, oversized: bool = False) -> dict[str, UserTape]:
     """The audit environment's canaries, by the feature types of their path (module docstring):
-    ``plus``, ``minus``, ``alt-pm`` (+ − + …), ``alt-mp`` (− + − …) and ``orth`` (d ≥ 3)."""
-    types = _types(mdp.num_states, mdp.dim)
+    ``plus``, ``minus``, ``alt-pm`` (+ − + …), ``alt-mp`` (− + − …) and ``orth`` (d ≥ 3, not oversized)."""
+    types = _types(mdp.num_states, mdp.dim, oversized)
     first = {t: types.index(t) for t in set(types)}
     steps = mdp.horizon + 1
     patterns = {"plus": ["+"] * steps, "minus": ["-"] * steps,
@@ -127,4 +155,6 @@ def candidate_pairs(names: Sequence[str], relation: str, audit: bool) -> list[Ca
     if relation == "add-remove-one":
         return [CandidatePair(None, name) for name in names]
     bases = [b for b in (("minus", "alt-mp") if audit else ("low", "high")) if b in names]
+    if not bases:
+        bases = list(names[:1])
     return [CandidatePair(base, other) for base in bases for other in names if other != base]

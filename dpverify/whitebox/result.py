@@ -55,7 +55,7 @@ class FamilyNoise:
 
     ``scale_ratio`` is the measured noise scale over the recorded one, with its two-sided confidence limits
     at the family's share of the level; the p-values are those of the scale test's two tails, the shape
-    test and the two independence tests (NaN where a test did not run).
+    test, the kurtosis test and the two independence tests (NaN where a test did not run).
     """
 
     family: str
@@ -70,6 +70,7 @@ class FamilyNoise:
     p_small: float = math.nan
     p_large: float = math.nan
     p_shape: float = math.nan
+    p_kurtosis: float = math.nan
     p_across: float = math.nan
     p_within: float = math.nan
 

@@ -258,3 +258,66 @@ def test_publish_all_keeps_the_same_history_as_publishing_one_by_one() -> None:
         np.testing.assert_array_equal(x.value, y.value)
         np.testing.assert_array_equal(x.noise, y.noise)
     np.testing.assert_array_equal(together["G"], np.stack([r.value for r in boards[1].history("G")]))
+
+
+def test_publish_noised_records_the_claimed_mechanism_and_keeps_no_noise() -> None:
+    vec = GaussianMechanism(1.0, 2.0, 3)
+    board = Billboard(keep_history=True, keep_noise=True, noise_rng=np.random.default_rng(3))
+    rng = board.noise_source()
+    value = np.ones(3) + rng.normal(0.0, vec.sigma, 3)
+    returned = board.publish_noised("v", 1, 1, vec, value, "prefix")
+    assert np.array_equal(returned, value) and board.ledger.n_releases == 1 and board.n_published == 1
+    (kept,) = board.history()
+    assert kept.noise is None and kept.mechanism is vec and not kept.value.flags.writeable
+    with pytest.raises(InvalidParameterError, match="output shape"):
+        board.publish_noised("v", 2, 1, vec, np.ones(4), "prefix")
+    with pytest.raises(InvalidParameterError, match="finite"):
+        board.publish_noised("v", 2, 1, vec, np.array([1.0, np.nan, 0.0]), "prefix")
+    with pytest.raises(InvalidParameterError, match="dpverify mechanism"):
+        board.publish_noised("v", 2, 1, object(), np.ones(3), "prefix")  # type: ignore[arg-type]
+
+
+def test_noise_source_is_the_billboards_generator_and_needs_one() -> None:
+    generator = np.random.default_rng(0)
+    assert Billboard(noise_rng=generator).noise_source() is generator
+    with pytest.raises(InvalidParameterError, match="noise_rng"):
+        Billboard().noise_source()
+    with pytest.raises(InvalidParameterError, match="noise_rng"):
+        Billboard(noise_rng=0)  # type: ignore[arg-type]
+
+
+def test_a_replay_keeps_what_would_have_been_published_and_hands_back_the_record() -> None:
+    vec = GaussianMechanism(1.0, 2.0, 3)
+    original = Billboard(keep_history=True)
+    original.publish("v", 1, 1, vec, np.zeros(3), "prefix", np.random.default_rng(1))
+    original.publish_noised("w", 1, 1, vec, np.full(3, 7.0), "prefix")
+    replay = ReplayBillboard(original.history(), keep_history=True, keep_noise=True,
+                             noise_rng=np.random.default_rng(2))
+    handed = replay.publish("v", 1, 1, vec, np.ones(3), "prefix", np.random.default_rng(1))
+    assert np.array_equal(handed, original.history()[0].value)
+    attempted = replay.history()[0]
+    assert np.allclose(attempted.noise, original.history()[0].value, rtol=0, atol=1e-14)  # the same draw
+    assert np.allclose(attempted.value, 1.0 + original.history()[0].value)
+    handed = replay.publish_noised("w", 1, 1, vec, np.full(3, 9.0), "prefix")
+    assert np.array_equal(handed, np.full(3, 7.0)) and np.array_equal(replay.history()[1].value, np.full(3, 9.0))
+
+
+def test_the_goe_mechanism_releases_the_symmetric_part_of_a_rounding_asymmetric_matrix() -> None:
+    goe = GOEMechanism(1.0, 0.5, 3)
+    raw = np.arange(9.0).reshape(3, 3) * 0.1
+    raw = raw + raw.T
+    tilted = raw.copy()
+    tilted[0, 1] += 1e-15  # rounding asymmetry within the tolerance
+    for publish in ("one", "stages", "reserved"):
+        board = Billboard(keep_history=True)
+        rng = np.random.default_rng(4)
+        if publish == "one":
+            board.publish("G", 1, 1, goe, tilted, "prefix", rng)
+        elif publish == "stages":
+            board.publish_stages("G", 1, goe, np.stack([tilted, raw]), "prefix", rng)
+        else:
+            board.reserve(1, [("G", 1, goe)], "prefix", rng).publish("G", 1, tilted)
+        value = board.history()[0].value
+        assert np.array_equal(value, value.T), publish  # exactly symmetric: no un-noised antisymmetric part
+    with pytest.raises(InvalidParameterError, match="symmetric"):
+        Billboard().publish("G", 1, 1, goe, raw + np.triu(np.ones((3, 3)), 1), "prefix", np.random.default_rng(0))

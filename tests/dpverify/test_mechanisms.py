@@ -252,3 +252,20 @@ def test_register_mechanism_checks_the_class(monkeypatch):
 
     with pytest.raises(InvalidParameterError, match="declared fields"):
         register_mechanism(NoFields)
+
+
+def test_standardised_noise_of_each_mechanism_is_iid_unit_law() -> None:
+    from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+
+    rng = np.random.default_rng(0)
+    goe = GOEMechanism(1.0, 0.7, 4)
+    draws = goe.release(np.zeros((4, 4)), rng, 20_000)
+    z = goe.standardised_noise(draws)
+    assert z.shape == (20_000, 10) and np.allclose(z.var(axis=0), 1.0, atol=0.05)
+    assert np.allclose(goe.standardised_noise(draws[0]), z[0])
+    vec = GaussianMechanism(1.0, 3.0, 2)
+    assert np.allclose(vec.standardised_noise(vec.release(np.zeros(2), rng, 20_000)).std(axis=0), 1.0, atol=0.03)
+    lap = LaplaceMechanism(1.0, 2.0, 2)
+    assert lap.noise_law == "laplace" and vec.noise_law == goe.noise_law == "normal"
+    assert np.allclose(np.abs(lap.standardised_noise(lap.release(np.zeros(2), rng, 20_000))).mean(axis=0), 1.0,
+                       atol=0.04)

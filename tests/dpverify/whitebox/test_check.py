@@ -1,0 +1,59 @@
+"""check_releases end to end: a reference agent passes with its figures, a fault is reported, executors agree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.registry import AGENTS
+from dpverify.audit.executors import ProcessExecutor
+from dpverify.errors import InvalidParameterError
+from dpverify.whitebox import CHECK_NAMES, Subject, WhiteBoxPlan, check_releases
+
+MDP = min2021_mdp(horizon=2, num_actions=3)
+
+
+def subject(name: str = "dp-lsvi-ucb++") -> Subject:
+    return Subject(AGENTS[name].factory, MDP, 8, {"epsilon": 1.0}, name=name)
+
+
+def test_a_reference_agent_passes_every_check_with_its_figures() -> None:
+    result = check_releases(subject(), WhiteBoxPlan(8, search_episodes=6, claim_epsilon=1.0))
+    assert result.status == "pass" and tuple(c.name for c in result.checks) == CHECK_NAMES, result.summary()
+    assert {f.family for f in result.sensitivity} == {"gram", "w_hat", "w_check", "w_bar"}
+    assert all(0 <= f.ratio <= 1.0 + 1e-9 for f in result.sensitivity)
+    assert max(f.ratio for f in result.sensitivity) > 0.5  # the audit environments realise most of it
+    assert result.witnesses and all(w.epsilon_lower <= 1.0 for w in result.witnesses)
+    assert any("refused the oversized audit environment" in n for n in result.notes)
+    assert result.to_dict()["checks"][0]["status"] == "pass" and "white-box" in result.summary()
+
+
+def test_an_agent_that_raises_leaves_every_check_not_run_with_the_reason() -> None:
+    def failing(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        agent = AGENTS["luyo"].factory(mdp, num_episodes, rng, billboard=billboard, **options)
+        agent.begin_episode = lambda: (_ for _ in ()).throw(ZeroDivisionError("division by zero"))
+        return agent
+
+    result = check_releases(Subject(failing, MDP, 4, {"epsilon": 1.0}, name="failing"), WhiteBoxPlan(4, 0))
+    assert result.status == "not run" and not result.failures
+    assert "raised ZeroDivisionError: division by zero (in begin_episode/end_episode of episode 1)" in \
+        result.checks[0].detail
+
+
+def test_plans_are_validated() -> None:
+    with pytest.raises(InvalidParameterError, match="positions"):
+        WhiteBoxPlan(4, positions=("second",))
+    with pytest.raises(InvalidParameterError, match="level"):
+        WhiteBoxPlan(4, level=2.0)
+
+
+@pytest.mark.slow
+def test_local_worker_processes_give_the_same_result() -> None:
+    plan = WhiteBoxPlan(8, search_episodes=6, claim_epsilon=1.0)
+    serial = check_releases(subject("luyo"), plan)
+    with ProcessExecutor(2) as executor:
+        pooled = check_releases(subject("luyo"), plan, executor=executor)
+    assert [c.detail for c in serial.checks] == [c.detail for c in pooled.checks]
+    assert [w.mu for w in serial.witnesses] == [w.mu for w in pooled.witnesses]
+    assert np.array_equal([f.ratio for f in serial.sensitivity], [f.ratio for f in pooled.sensitivity])

@@ -1,0 +1,142 @@
+"""The noise check on synthetic releases: correct noise passes at its level, each planted defect fails."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpverify.agents.billboard import PublishedRelease
+from dpverify.ledger import PrivacyLedger
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+from dpverify.whitebox.noise_check import check_noise, rescaled_ledger
+
+VEC = GaussianMechanism(1.0, 2.0, 5)
+GOE = GOEMechanism(1.0, 0.5, 4)
+LAP = LaplaceMechanism(1.0, 3.0, 4)
+
+
+def drawn(mechanism, noises, family="v", raw=None):
+    """Releases whose noise the billboard drew (and kept)."""
+    out = []
+    for k, noise in enumerate(noises, start=1):
+        base = np.zeros(mechanism.output_shape) if raw is None else raw
+        out.append(PublishedRelease(family, k, 1, "prefix", base + noise, np.asarray(noise), mechanism))
+    return out
+
+
+def gaussian(rng, n, mechanism=VEC, scale=1.0):
+    return [rng.normal(0.0, mechanism.sigma * scale, mechanism.output_shape) for _ in range(n)]
+
+
+def goe(rng, n, mechanism=GOE, symmetric=True):
+    out = []
+    for _ in range(n):
+        z = rng.normal(0.0, mechanism.entry_std, mechanism.output_shape)
+        out.append((z + z.T) / math.sqrt(2.0) if symmetric else z)
+    return out
+
+
+def test_correct_gaussian_and_goe_noise_pass_with_scale_near_one() -> None:
+    rng = np.random.default_rng(0)
+    result = check_noise(drawn(VEC, gaussian(rng, 400)) + drawn(GOE, goe(rng, 400), "G"))
+    assert result.status == "pass", result.detail
+    ratios = {f.family: f.scale_ratio for f in result.families}
+    assert ratios["v"] == pytest.approx(1.0, abs=0.05) and ratios["G"] == pytest.approx(1.0, abs=0.05)
+    assert all(f.scale_lower <= 1.0 <= f.scale_upper for f in result.families)
+    assert result.measured_epsilon is None
+
+
+def test_half_the_noise_fails_and_reports_the_accounted_epsilon_with_the_noise_drawn() -> None:
+    rng = np.random.default_rng(1)
+    ledger = PrivacyLedger()
+    for k in range(1, 401):
+        ledger.record("v", k, 1, VEC, "current")
+    result = check_noise(drawn(VEC, gaussian(rng, 400, scale=0.5)), ledger=ledger)
+    assert result.status == "fail" and "less noise than recorded" in result.detail
+    family = result.families[0]
+    assert family.scale_ratio == pytest.approx(0.5, abs=0.02) and family.scale_upper < 0.55
+    recorded = ledger.guarantee(1e-5).epsilon
+    assert result.measured_epsilon is not None and result.measured_epsilon > 1.7 * recorded
+    assert rescaled_ledger(ledger, {"v": 0.5}).guarantee(1e-5).epsilon > recorded
+
+
+def test_more_noise_than_recorded_passes_with_a_note() -> None:
+    result = check_noise(drawn(VEC, gaussian(np.random.default_rng(2), 400, scale=1.5)))
+    assert result.status == "pass" and "more noise than recorded" in result.families[0].detail
+
+
+@pytest.mark.parametrize("defect", ["reused", "broadcast", "unnoised-coordinate", "uniform", "correlated",
+                                    "no-noise"])
+def test_each_defect_of_the_noise_fails(defect: str) -> None:
+    rng = np.random.default_rng(3)
+    noises = gaussian(rng, 400)
+    if defect == "reused":
+        noises[7] = -noises[3]
+    elif defect == "broadcast":
+        noises = [np.full(5, rng.normal(0.0, VEC.sigma)) for _ in range(400)]
+    elif defect == "unnoised-coordinate":
+        for n in noises:
+            n[-1] = 0.0
+    elif defect == "uniform":  # the right variance, the wrong law: a bounded noise has no (ε, δ) tail
+        half_width = VEC.sigma * math.sqrt(3.0)
+        noises = [rng.uniform(-half_width, half_width, 5) for _ in range(400)]
+    elif defect == "correlated":
+        noises = [noises[0]] + [0.9 * noises[i - 1] + math.sqrt(1 - 0.81) * noises[i] for i in range(1, 400)]
+    elif defect == "no-noise":
+        noises[10] = np.zeros(5)
+    result = check_noise(drawn(VEC, noises))
+    assert result.status == "fail", (defect, result.detail)
+
+
+def test_asymmetric_goe_noise_fails_its_diagonal_scale() -> None:
+    result = check_noise(drawn(GOE, goe(np.random.default_rng(4), 400, symmetric=False), "G"))
+    assert result.status == "fail" and "less noise than recorded" in result.detail
+
+
+def test_laplace_noise_drawn_and_as_differences() -> None:
+    rng = np.random.default_rng(5)
+    correct = [rng.laplace(0.0, LAP.scale, 4) for _ in range(500)]
+    assert check_noise(drawn(LAP, correct)).status == "pass"
+    halved = [rng.laplace(0.0, LAP.scale / 2, 4) for _ in range(500)]
+    assert check_noise(drawn(LAP, halved)).status == "fail"
+    # self-noised releases: two runs, the same raw values, independent noise
+    raw = rng.normal(size=4)
+    first = [PublishedRelease("c", k, 1, "prefix", raw + rng.laplace(0, LAP.scale, 4), None, LAP) for k in range(500)]
+    second = [PublishedRelease("c", k, 1, "prefix", raw + rng.laplace(0, LAP.scale, 4), None, LAP) for k in range(500)]
+    assert check_noise(first, second).status == "pass"
+    small = [PublishedRelease("c", k, 1, "prefix", raw + rng.laplace(0, LAP.scale / 2, 4), None, LAP)
+             for k in range(500)]
+    assert check_noise(first[:250] + small[:250], second[:250] + small[250:]).status == "fail"
+
+
+def test_self_noised_releases_need_the_replay_and_a_noise_that_follows_the_seed() -> None:
+    rng = np.random.default_rng(6)
+    values = [rng.normal(0, VEC.sigma, 5) for _ in range(300)]
+    first = [PublishedRelease("v", k, 1, "prefix", v, None, VEC) for k, v in enumerate(values)]
+    assert check_noise(first).status == "not run"
+    assert "need a replay" in check_noise(first).detail
+    same = check_noise(first, first)  # the replay's noise did not change with the billboard's seed
+    assert same.status == "not run" and "noise_source" in same.detail
+    other = [PublishedRelease("v", k, 1, "prefix", rng.normal(0, VEC.sigma, 5), None, VEC) for k in range(300)]
+    assert check_noise(first, other).status == "pass"
+
+
+def test_families_sharing_a_draw_are_correlated() -> None:
+    rng = np.random.default_rng(7)
+    a = gaussian(rng, 300)
+    b = [0.8 * x + 0.6 * y for x, y in zip(a, gaussian(rng, 300), strict=True)]
+    result = check_noise(drawn(VEC, a, "a") + drawn(VEC, b, "b"))
+    assert result.status == "fail" and result.correlated_families
+
+
+def test_false_alarm_rate_of_correct_noise_is_within_the_level() -> None:
+    """300 independent checks of correct noise (two families, every test) at level 0.05: the number of false
+    alarms is Binomial(300, ≤ 0.05); ≤ 25 fails with probability < 0.01 if the level holds (mean 15)."""
+    alarms = 0
+    for seed in range(300):
+        rng = np.random.default_rng(1000 + seed)
+        result = check_noise(drawn(VEC, gaussian(rng, 60)) + drawn(GOE, goe(rng, 60), "G"), level=0.05)
+        alarms += result.status == "fail"
+    assert alarms <= 25
