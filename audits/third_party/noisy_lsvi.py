@@ -108,8 +108,9 @@ class NoisyLsvi:
         gram = calibrate_goe(c.epsilon, c.delta, gram_sensitivity, self.dim, n, c.relation)
         target = calibrate_gaussian(c.epsilon, c.delta, target_sensitivity, n, self.dim, c.relation)
         if self.noise_factor != 1.0:
-            gram = GOEMechanism(gram.frobenius_sensitivity, gram.entry_std * self.noise_factor, gram.dim, c.relation)
-            target = GaussianMechanism(target.sensitivity, target.sigma * self.noise_factor, target.dim, c.relation)
+            gram = GOEMechanism(gram.frobenius_sensitivity, gram.entry_std * self.noise_factor, gram.dim, gram.relation)
+            target = GaussianMechanism(target.sensitivity, target.sigma * self.noise_factor, target.dim,
+                                       target.relation)
         return gram, target
 
     def users(self) -> str:
