@@ -6,9 +6,12 @@
     dpverify audit agent-zoo [--scale 1] [--json]
 
 ``--agent`` is a registered agent name or ``module.path:factory`` (the current directory is importable,
-as with ``python -m``) or ``path/to/file.py:factory``. Exit status: 0 when no violation is found (which
-certifies nothing), 1 on VIOLATION (``agent-zoo``: when a verdict differs from the expected one), 2 on
-bad input (one line on stderr). The library behind it is :mod:`dpverify.audit.agent_audit`.
+as with ``python -m``) or ``path/to/file.py:factory``. Before the audit, the white-box release checks
+(:mod:`dpverify.whitebox`) run on the agent at the audit's K and environment (``--whitebox no`` skips them).
+Exit status: 0 when no violation is found and every white-box check passed (which certifies nothing), 1 on
+VIOLATION or a failed white-box check (``agent-zoo``: when a verdict differs from the expected one), 2 on
+bad input or when a white-box check could not run (one line on stderr). The library behind it is
+:mod:`dpverify.audit.agent_audit`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from dpverify.errors import InvalidParameterError
 
 EXIT_NO_VIOLATION = 0
 EXIT_VIOLATION = 1
+EXIT_NOT_RUN = 2
+#: K of the white-box checks' neighbour search (at most the audit's K).
+WHITEBOX_SEARCH_EPISODES = 24
 
 
 def add_parsers(targets: argparse._SubParsersAction) -> None:
@@ -55,6 +61,8 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.add_argument("--data-seed", type=count, default=0, help="seed of the ordinary users' tapes (default 0)")
     agent.add_argument("--scheduler", default=None, help="run two-world trials on a Dask cluster (tcp://host:port)")
     agent.add_argument("--workers", type=count, default=None, help="local worker processes (default all cores)")
+    agent.add_argument("--whitebox", choices=("yes", "no"), default="yes",
+                       help="run the white-box release checks first (default yes)")
     agent.add_argument("--json", action="store_true", help="print JSON")
     agent.add_argument("--out", default=None, metavar="DIR", help="write result.json and tradeoff.png to DIR")
     agent.set_defaults(handler=run_agent)
@@ -104,6 +112,22 @@ def _executor(args: argparse.Namespace) -> Any:
     return make_executor(args.scheduler, args.workers)
 
 
+def whitebox_of(spec: Any, executor: Any) -> Any:
+    """The white-box release checks of the audited agent, at the audit's K and environment."""
+    from dpverify.audit.agent_factories import build_environment, resolve_factory
+    from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
+
+    options = dict(spec.agent_options)
+    options.setdefault("epsilon", spec.epsilon)
+    options.setdefault("delta", spec.delta)
+    mdp = build_environment(spec.env, spec.episodes, spec.env_options)
+    subject = Subject(resolve_factory(spec.agent), mdp, spec.episodes, options,
+                      str(options.get("relation", "replace-one")), spec.agent)
+    plan = WhiteBoxPlan(spec.episodes, search_episodes=min(spec.episodes, WHITEBOX_SEARCH_EPISODES), seed=spec.seed,
+                        claim_epsilon=spec.epsilon, delta=spec.delta)
+    return check_releases(subject, plan, executor=executor)
+
+
 def run_agent(args: argparse.Namespace) -> int:
     from dpverify.audit.agent_audit import audit_agent
 
@@ -114,6 +138,7 @@ def run_agent(args: argparse.Namespace) -> int:
             raise InvalidParameterError("--out", "must be a directory (or a path to create)", args.out)
     executor = _executor(args)
     try:
+        whitebox = whitebox_of(spec, executor) if args.whitebox == "yes" else None
         result = audit_agent(spec, executor=executor)
     finally:
         executor.close()
@@ -122,10 +147,17 @@ def run_agent(args: argparse.Namespace) -> int:
 
         write_outputs(result, Path(args.out))
     if args.json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "whitebox": None if whitebox is None else whitebox.to_dict()})
     else:
         print(result.summary())
-    return EXIT_VIOLATION if result.verdict == "VIOLATION" else EXIT_NO_VIOLATION
+        if whitebox is not None:
+            print(whitebox.summary())
+    if result.verdict == "VIOLATION" or (whitebox is not None and whitebox.failures):
+        return EXIT_VIOLATION
+    if whitebox is not None and whitebox.not_run:
+        print(f"dpverify: white-box checks could not run: {whitebox.not_run[0].detail}", file=sys.stderr)
+        return EXIT_NOT_RUN
+    return EXIT_NO_VIOLATION
 
 
 def run_agent_zoo(args: argparse.Namespace) -> int:
