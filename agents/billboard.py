@@ -96,6 +96,22 @@ def _published_value(mechanism: Mechanism, value: object) -> np.ndarray:
     return noisy
 
 
+#: The spawn key under which :func:`derived_noise_generator` derives a billboard's noise generator.
+NOISE_SPAWN_KEY = 0x6E6F697365  # "noise": far beyond the children an agent spawns (0, 1, 2, …)
+
+
+def derived_noise_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A generator for a billboard's ``noise_rng``, derived from an agent's generator ``rng`` without drawing from
+    it or advancing its ``SeedSequence``: the child of that sequence under the spawn key
+    :data:`NOISE_SPAWN_KEY`. An auditor who builds the billboard of each run from the run's own seed gives
+    self-noising agents fresh, reproducible noise without changing any other agent's streams."""
+    seq = _generator("rng", rng).bit_generator.seed_seq
+    if not isinstance(seq, np.random.SeedSequence):
+        raise InvalidParameterError("rng", "must be seeded from a numpy.random.SeedSequence", type(seq).__name__)
+    return np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, NOISE_SPAWN_KEY),
+                                                        pool_size=seq.pool_size))
+
+
 def _generator(name: str, rng: object) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameterError(name, "must be a numpy.random.Generator", type(rng).__name__)

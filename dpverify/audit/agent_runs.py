@@ -57,11 +57,13 @@ class AgentSetup:
                 "agent", f"factory must accept (mdp, num_episodes, rng, billboard=..., **options) ({exc})",
                 self.agent) from None
 
-    def billboard(self) -> Any:
-        from dpverify.agents.billboard import Billboard
+    def billboard(self, rng: np.random.Generator) -> Any:
+        """The billboard a run of the agent with generator ``rng`` publishes on: it keeps its history, and its
+        ``noise_rng`` (for agents that add their noise themselves) is derived from ``rng`` without touching it."""
+        from dpverify.agents.billboard import Billboard, derived_noise_generator
 
         relation = dict(self.agent_options).get("relation", "replace-one")
-        return Billboard(relation, keep_history=True)
+        return Billboard(relation, keep_history=True, noise_rng=derived_noise_generator(rng))
 
 
 def _setup(spec: AgentAuditSpec) -> AgentSetup:
@@ -76,7 +78,7 @@ def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
     """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies)."""
     from dpverify.agents.tapes import run_on_tapes
 
-    board = setup.billboard()
+    board = setup.billboard(rng)
     agent = setup.build(mdp, rng, board)
     policies = run_on_tapes(agent, mdp, tapes)
     published = getattr(agent, "billboard", board)
@@ -114,8 +116,9 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
 
     mdp = setup.environment()
     tapes = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
-    board = setup.billboard()
-    agent = setup.build(mdp, np.random.default_rng(np.random.SeedSequence(spec.seed)), board)
+    rng = np.random.default_rng(np.random.SeedSequence(spec.seed))
+    board = setup.billboard(rng)
+    agent = setup.build(mdp, rng, board)
     notion = getattr(agent, "privacy_notion", None)
     epsilon = delta = None
     claimed = getattr(agent, "claimed_guarantee", None)

@@ -478,8 +478,9 @@ def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, record
         return NoiseCheck(NOT_RUN, f"the replay with another noise seed could not run ({exc})", plan.level)
     episode = same_policies(recorded, other)
     if episode is not None:
-        return NoiseCheck(NOT_RUN, f"with the transcript held fixed, another noise seed changed the policy deployed "
-                                   f"at episode {episode}: the agent acts on values other than those the billboard "
-                                   "returns", plan.level)
+        return NoiseCheck(NOT_RUN, f"with the transcript held fixed, another billboard noise seed changed the policy "
+                                   f"deployed at episode {episode}: the agent's actions depend on the billboard's "
+                                   "noise generator (draw only noise from noise_source()) or on values other than "
+                                   "those the billboard returns", plan.level)
     return check_noise(recorded.releases, other.releases, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
                        conversion=plan.conversion, accounting=plan.accounting)

@@ -20,8 +20,8 @@ for the Laplace mechanism (a difference: L₁ − L₂). Per statistic family th
 * **shape** — normal law: the ratio of two independent centred normals of equal variance is standard
   Cauchy, whatever the variance, so the KS test of z₂ᵢ/z₂ᵢ₊₁ against the Cauchy CDF is exact and blind to
   the scale (noise larger than recorded is not a failure); and the sample kurtosis against the normal's 3
-  (Anscombe & Glynn 1983, :func:`scipy.stats.kurtosistest`: asymptotic, accurate from a few hundred
-  values; also scale-free, and far more powerful against bounded or heavy-tailed noise of the recorded
+  (Anscombe & Glynn 1983, :func:`scipy.stats.kurtosistest`: asymptotic, run from a thousand values;
+  also scale-free, and far more powerful against bounded or heavy-tailed noise of the recorded
   variance); Laplace: KS against the exact CDF of Lap(1) or of L₁ − L₂, F(x) = 1 − ½(1 + x/2)e⁻ˣ for x ≥ 0
   (not counted against noise larger than recorded);
 * **independence** — Pearson's r on non-overlapping pairs (z of release 2i against release 2i + 1,
@@ -60,8 +60,8 @@ from dpverify.whitebox.stacks import Stack, stacks
 DEFAULT_LEVEL = 1e-3
 #: Fewest standardised values a family needs for its tests (fewer: the family is not tested).
 MIN_VALUES = 8
-#: Fewest values for the kurtosis test (its normal approximation).
-MIN_KURTOSIS_VALUES = 200
+#: Fewest values for the kurtosis test (its normal approximation, accurate in the tails from about a thousand).
+MIN_KURTOSIS_VALUES = 1000
 #: The level-spending tests of one family: scale, shape (ratio KS), kurtosis, two independence tests.
 TESTS_PER_FAMILY = 5
 

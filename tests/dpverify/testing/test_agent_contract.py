@@ -109,7 +109,10 @@ def test_a_correct_agent_passes_every_property() -> None:
     ("reuse_noise", {"noise_as_recorded", "witnessed_pairs_within_the_claim"}),
     ("raw_read", {"billboard_structure", "release_pattern_as_recorded"}),
     ("no_cap", {"refuses_episodes_past_cap"}),
-    ("no_norm_check", {"refuses_oversized_features"}),
+    # an agent that accepts any environment is also audited in the oversized audit environment, where its
+    # per-user terms exceed the sensitivity its noise assumes
+    ("no_norm_check", {"refuses_oversized_features", "sensitivity_within_the_record",
+                       "witnessed_pairs_within_the_claim"}),
     ("under_claim", {"ledger_within_claim", "witnessed_pairs_within_the_claim"}),
     ("relation", {"relation_matches_claim"}),
     ("no_notion", {"notion"}),
@@ -179,7 +182,10 @@ def _without_declared_norm(mdp: Any, num_episodes: int, rng: np.random.Generator
 
 
 def test_the_norm_refusal_is_not_applicable_only_without_a_declared_bound_and_an_oversized_env() -> None:
-    result = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0})
+    # (without the white-box checks: they audit the agent, which accepts any environment, on the oversized
+    # audit environment, where its noise is too small — see the end of this test)
+    result = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0},
+                                 whitebox=False)
     norm = result["refuses_oversized_features"]
     assert norm.status == NOT_APPLICABLE and not norm.applicable and not norm.passed
     assert "declares no feature_norm_bound" in norm.detail
@@ -190,15 +196,19 @@ def test_the_norm_refusal_is_not_applicable_only_without_a_declared_bound_and_an
     as_dict = result.to_dict()
     assert as_dict["not_applicable"] == ["refuses_oversized_features"]
     assert as_dict["properties"][5]["status"] == NOT_APPLICABLE
-    assert_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0})
+    assert_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0}, whitebox=False)
+    audited = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0})
+    assert audited["sensitivity_within_the_record"].status == "fail"
+    assert "oversized audit environment" in audited["sensitivity_within_the_record"].detail
     # given an oversized environment, the property is checked, and an agent that accepts it fails
     raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)
     checked = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0},
-                                  oversized_env=raw)
+                                  oversized_env=raw, whitebox=False)
     assert checked["refuses_oversized_features"].status == "fail" and not checked.passed
     assert "the config declares none" in checked["refuses_oversized_features"].detail
     # an agent that declares a bound is always checked (the planted bug above), never not applicable
-    declared = check_private_agent(toy_factory, env(), num_episodes=6, options={"epsilon": 1.0, "bug": "no_norm_check"})
+    declared = check_private_agent(toy_factory, env(), num_episodes=6, options={"epsilon": 1.0, "bug": "no_norm_check"},
+                                   whitebox=False)
     assert declared["refuses_oversized_features"].status == "fail" and not declared.not_applicable
 
 
