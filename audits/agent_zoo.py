@@ -30,6 +30,12 @@ by the same mechanism with its noise numerically absent, σ·10⁻¹²):
 * ``ldp-unnoised-message`` — LDP-UCRL-VTR (Liao et al. 2021) whose users send their target message
   Δu un-noised (the Gram message is still privatised).
 
+Third-party-style agents — written outside dpverify against the documented protocol, loaded by file path,
+with the bugs implementers really make in their *records* (a ledger that records more noise than is drawn,
+a release labelled as reading fewer users than it does, a sensitivity for the wrong statistic or relation)
+— are in :mod:`dpverify.audits.third_party_zoo` (``dpverify audit agent-zoo --third-party``): the distinguishing
+audits here cannot see those, the white-box release checks (:mod:`dpverify.whitebox`) do.
+
 Sizes are reduced so the default suite runs the zoo in seconds: random linear MDPs with sparse
 (Dirichlet 0.5) features, H = 2, K = 3 (the billboard/JDP window then covers every later episode), a
 few thousand trials per side. ``scale`` multiplies the trials for a stronger run.

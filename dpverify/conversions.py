@@ -164,6 +164,21 @@ def gaussian_delta_for_epsilon(mu: float, epsilon: float) -> float:
     return math.exp(gaussian_log_delta(epsilon, mu))
 
 
+def _exact_root(mu: float, delta: float, margin: float) -> tuple[Callable[[float], float], float | None]:
+    """(f, the bracketed root ε of f) with f(ε) = log δ_μ(ε) − log(δ·(1 + margin)), decreasing in ε; the root is
+    None when f(0) ≤ 0 (ε = 0 already meets the target) and ∞ when the bracket passes the ceiling."""
+    log_target = math.log(delta) + math.log1p(margin)
+    f = lambda eps: gaussian_log_delta(eps, mu) - log_target  # noqa: E731  (decreasing in ε)
+    if f(0.0) <= 0:
+        return f, None
+    hi = max(1.0, mu * mu)
+    while f(hi) > 0:
+        hi *= 2.0
+        if hi > _EPSILON_CEILING:
+            return f, math.inf
+    return f, decreasing_root(f, 0.0, hi)
+
+
 def epsilon_exact_gaussian(mu: float, delta: float) -> float:
     """The smallest ε with δ(ε) ≤ δ for a μ-GDP mechanism, rounded up (never below the truth).
 
@@ -178,16 +193,9 @@ def epsilon_exact_gaussian(mu: float, delta: float) -> float:
     if mu > _MU_CEILING:
         # δ(ε) > δ for every ε up to the ceiling: the guarantee is vacuous.
         return math.inf
-    log_target = math.log(delta) + math.log1p(-DELTA_SAFETY)
-    f = lambda eps: gaussian_log_delta(eps, mu) - log_target  # noqa: E731  (decreasing in ε)
-    if f(0.0) <= 0:
-        return 0.0
-    hi = max(1.0, mu * mu)
-    while f(hi) > 0:
-        hi *= 2.0
-        if hi > _EPSILON_CEILING:
-            return math.inf
-    eps = decreasing_root(f, 0.0, hi)
+    f, eps = _exact_root(mu, delta, -DELTA_SAFETY)
+    if eps is None or math.isinf(eps):
+        return 0.0 if eps is None else eps
     # Step up until the computed δ meets the (margined) target: the safe side of the root.
     return _step_until(lambda e: f(e) <= 0, eps, up=True, what=f"the exact epsilon at mu={mu!r}, delta={delta!r}")
 
@@ -197,23 +205,16 @@ def epsilon_exact_gaussian_lower(mu: float, delta: float) -> float:
 
     The mirror of :func:`epsilon_exact_gaussian` for lower bounds (the safe side of a lower bound is below
     the truth): the same root of log δ(ε) = log(δ·(1 + DELTA_SAFETY)), taken on the low side of its bracket.
-    Returns 0 when δ(0) = 2Φ(μ/2) − 1 is below δ already (no ε > 0 is excluded) and ∞ only where the
-    upper version is ∞ because the profile cannot be evaluated (μ above the ceiling is reported as the
-    largest evaluable bound instead: the ceiling's ε, a valid lower bound since ε is increasing in μ).
+    Returns 0 when δ(0) = 2Φ(μ/2) − 1 is below δ already (no ε > 0 is excluded). μ above the ceiling is
+    taken at the ceiling: its ε is a valid lower bound, ε being increasing in μ.
     """
     mu = _validate.non_negative("mu", mu)
     delta = _validate.open_unit("delta", delta)
     if mu == 0:
         return 0.0
-    mu = min(mu, _MU_CEILING)
-    log_target = math.log(delta) + math.log1p(DELTA_SAFETY)
-    f = lambda eps: gaussian_log_delta(eps, mu) - log_target  # noqa: E731  (decreasing in ε)
-    if f(0.0) <= 0:
-        return 0.0
-    hi = max(1.0, mu * mu)
-    while f(hi) > 0:
-        hi *= 2.0
-    eps = decreasing_root(f, 0.0, hi)
+    f, eps = _exact_root(min(mu, _MU_CEILING), delta, DELTA_SAFETY)
+    if eps is None or math.isinf(eps):
+        return 0.0 if eps is None else _EPSILON_CEILING
     # Step down until the computed δ is at least the (margined) target: the low side of the root.
     return _step_until(lambda e: f(e) >= 0, eps, up=False, what=f"the exact lower epsilon at mu={mu!r}")
 

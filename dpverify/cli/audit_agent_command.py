@@ -68,6 +68,10 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.set_defaults(handler=run_agent)
 
     zoo = targets.add_parser("agent-zoo", help="audit every planted agent bug and its correct twin")
+    zoo.add_argument("--third-party", action="store_true",
+                     help="the third-party zoo instead (file-path agents with real implementers' bugs), checked by "
+                          "the white-box release checks at a small size")
+    zoo.add_argument("--only", action="append", default=None, metavar="CASE", help="run only these cases (repeatable)")
     zoo.add_argument("--scale", type=number, default=1.0, help="multiply the zoo's trials (default 1)")
     zoo.add_argument("--seed", type=count, default=0, help="audit seed (default 0)")
     zoo.add_argument("--json", action="store_true", help="print JSON")
@@ -160,12 +164,33 @@ def run_agent(args: argparse.Namespace) -> int:
     return EXIT_NO_VIOLATION
 
 
+def run_third_party_zoo(args: argparse.Namespace) -> int:
+    from dpverify.audits.third_party_zoo import case, whitebox_outcomes
+
+    only = None if args.only is None else [case(name).name for name in args.only]
+    outcomes = whitebox_outcomes(seed=args.seed, only=only)
+    rows = [o.row() for o in outcomes]
+    all_ok = all(o.as_expected for o in outcomes)
+    if args.json:
+        print_json({"seed": args.seed, "all_as_expected": all_ok, "cases": rows})
+    else:
+        headers = ("case", "kind", "verdict", "expected?", "white-box checks failed / not run", "seconds")
+        table = [(r["case"], r["kind"], r["verdict"], "yes" if r["as_expected"] else "NO",
+                  ", ".join(r["white-box failed"] or r["white-box not run"]) or "-", f"{r['seconds']:.1f}")
+                 for r in rows]
+        print(format_table(headers, table))
+        print("all verdicts as expected" if all_ok else "SOME VERDICTS DIFFER FROM THE EXPECTED ONES")
+    return EXIT_NO_VIOLATION if all_ok else EXIT_VIOLATION
+
+
 def run_agent_zoo(args: argparse.Namespace) -> int:
     from dpverify.audits.agent_zoo import run_agent_zoo as zoo
 
+    if args.third_party:
+        return run_third_party_zoo(args)
     if not args.scale > 0:
         raise InvalidParameterError("--scale", "must be > 0", args.scale)
-    outcomes = zoo(scale=args.scale, seed=args.seed)
+    outcomes = zoo(scale=args.scale, seed=args.seed, only=None if args.only is None else tuple(args.only))
     rows = [o.row() for o in outcomes]
     all_ok = all(o.as_expected for o in outcomes)
     if args.json:

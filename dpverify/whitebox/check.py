@@ -241,10 +241,8 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
 def _record_job(job: _Job, seeds: _Seeds) -> _Found:
     """Step 1–3 and 6: the recorded run at K, its reproducibility, noise and structure."""
     subject, plan = job.subject, job.plan
-    base_users, recorded = _recorded_run(subject, plan, seeds)
-    found = _Found()
-    if isinstance(recorded, str):
-        found.failed = recorded
+    base_users, recorded, found = _recorded_run(subject, plan, seeds)
+    if recorded is None:
         return found
     found.releases = recorded.n_releases
     found.structure = check_structure(recorded.releases)
@@ -260,27 +258,29 @@ def _record_job(job: _Job, seeds: _Seeds) -> _Found:
 
 
 def _recorded_run(subject: Subject, plan: WhiteBoxPlan, seeds: _Seeds
-                  ) -> tuple[list[UserTape | None], RunRecord | str]:
-    """The users and the recorded run R0 at K (or why it could not be made)."""
+                  ) -> tuple[list[UserTape | None], RunRecord | None, _Found]:
+    """The users, the recorded run R0 at K (None when it could not be made) and the job's findings so far
+    (``failed`` says why there is no R0)."""
     replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
     base_users = _users(subject.mdp, plan.episodes, seeds, _positions(plan.positions, plan.episodes),
                         own_tapes(subject.mdp)["low"] if replace_one else None)
+    found = _Found()
     try:
         recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
     except CouldNotRun as exc:
-        return base_users, f"the recorded run could not be made: {exc}"
+        found.failed = f"the recorded run could not be made: {exc}"
+        return base_users, None, found
     if recorded.n_releases == 0:
-        return base_users, "the agent published nothing on the billboard it was given"
-    return base_users, recorded
+        found.failed = "the agent published nothing on the billboard it was given"
+        return base_users, None, found
+    return base_users, recorded, found
 
 
 def _neighbours_job(job: _Job, seeds: _Seeds) -> _Found:
     """Step 4 at K: the environment's high canary replacing (or filling) each tested position."""
     subject, plan = job.subject, job.plan
-    base_users, recorded = _recorded_run(subject, plan, seeds)
-    found = _Found()
-    if isinstance(recorded, str):
-        found.failed = recorded
+    base_users, recorded, found = _recorded_run(subject, plan, seeds)
+    if recorded is None:
         return found
     replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
     pair = CandidatePair("low" if replace_one else None, "high")

@@ -81,3 +81,11 @@ def test_agent_zoo_table_and_exit(monkeypatch: pytest.MonkeyPatch, capsys: pytes
                   for c in quick)
     monkeypatch.setattr(zoo, "cases", lambda scale=1.0: wrong)
     assert main(["audit", "agent-zoo"]) == 1
+
+
+def test_the_third_party_zoo_from_the_command_line(capsys) -> None:
+    assert main(["audit", "agent-zoo", "--third-party", "--only", "half-noise", "--only", "self-noised-lsvi",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["all_as_expected"] and [c["case"] for c in data["cases"]] == ["self-noised-lsvi", "half-noise"]
+    assert main(["audit", "agent-zoo", "--third-party", "--only", "nonesuch"]) == 2
