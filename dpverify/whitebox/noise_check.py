@@ -270,24 +270,33 @@ def _duplicates(families: Sequence[_Family]) -> list[str]:
     return found
 
 
+def _by_size(fam: _Family) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """A family's rows grouped by coordinate count: (label keys episode·2³² + stage, rows) per count."""
+    grouped: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for stack, z in fam.blocks:
+        keys, rows = grouped.setdefault(z.shape[1], ([], []))
+        keys.append(stack.episodes * (1 << 32) + stack.stages)
+        rows.append(z)
+    return {m: (np.concatenate(keys), np.concatenate(rows)) for m, (keys, rows) in grouped.items()}
+
+
 def _cross_family_pairs(families: Sequence[_Family]) -> list[tuple[_Family, _Family, np.ndarray, np.ndarray]]:
     """Families whose releases have one coordinate count, compared release by release at matching
     (episode, stage)."""
+    sized = [_by_size(fam) for fam in families]
     out = []
     for i, a in enumerate(families):
-        for b in families[i + 1:]:
+        for j in range(i + 1, len(families)):
             xs, ys = [], []
-            for sa, za in a.blocks:
-                for sb, zb in b.blocks:
-                    if za.shape[1] != zb.shape[1]:
-                        continue
-                    scale = int(max(sa.stages.max(), sb.stages.max())) + 1
-                    _, ia, ib = np.intersect1d(sa.episodes * scale + sa.stages, sb.episodes * scale + sb.stages,
-                                               return_indices=True)
-                    xs.append(za[ia].ravel())
-                    ys.append(zb[ib].ravel())
+            for m, (keys_a, rows_a) in sized[i].items():
+                if m not in sized[j]:
+                    continue
+                keys_b, rows_b = sized[j][m]
+                _, ia, ib = np.intersect1d(keys_a, keys_b, return_indices=True)
+                xs.append(rows_a[ia].ravel())
+                ys.append(rows_b[ib].ravel())
             if xs and sum(x.size for x in xs) >= 8:
-                out.append((a, b, np.concatenate(xs), np.concatenate(ys)))
+                out.append((a, families[j], np.concatenate(xs), np.concatenate(ys)))
     return out
 
 
