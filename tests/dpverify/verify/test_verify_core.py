@@ -92,6 +92,23 @@ def test_ledger_above_the_claim_fails_the_claim_section() -> None:
     assert "cost more than the agent claims" in failed[0].detail
 
 
+class UnderClaiming(OverClaiming):
+    """Wraps an agent and claims twice the ε its ledger accounts to (a true claim, weaker than it could be)."""
+
+    def claimed_guarantee(self) -> DPGuarantee:
+        g = self.inner.claimed_guarantee()  # type: ignore[attr-defined]
+        return DPGuarantee(g.epsilon * 2, g.delta, g.conversion, g.rho * 4)
+
+
+def test_a_claim_weaker_than_the_ledger_is_met_and_the_room_is_said() -> None:
+    agent, mdp = _agent_after_run("luyo", "min2021", 8)
+    section = claim_section(UnderClaiming(agent), notion="jdp", known="luyo", mdp=mdp, episodes_run=8,
+                            requested_epsilon=2.0, requested_delta=1e-5)
+    assert section.status == PASS
+    ledger = section.checks[0]
+    assert ledger.status == PASS and "met with room" in ledger.detail and "smaller and still meet it" in ledger.detail
+
+
 def test_claim_section_reports_what_it_cannot_read() -> None:
     section = claim_section(object(), notion="unknown", known=None, mdp=None, episodes_run=3,
                             requested_epsilon=1.0, requested_delta=1e-5)
