@@ -110,8 +110,10 @@ def run_episodes(
     regrets = np.empty(num_episodes)
     changed = np.zeros(num_episodes, dtype=bool)
     previous: np.ndarray | None = None
+    from dpverify.agents.tapes import checked_policy
+
     for k in range(num_episodes):
-        policy = agent.begin_episode()
+        policy = checked_policy(agent.begin_episode(), mdp, k + 1)
         regrets[k] = evaluator.regret(policy)
         changed[k] = previous is not None and not np.array_equal(policy, previous)
         previous = policy

@@ -8,6 +8,12 @@
   reader sees the old file or the new one, never a mix.
 - :class:`FileSet` writes several files of one result all-or-nothing: each goes to a temporary file
   first, and only when every one has been written are they renamed into place.
+- Every file gets the permissions an ordinary ``open`` would give under the process's umask (the
+  temporary file's private 0600 does not survive the rename).
+- :func:`output_lock` keeps two commands from writing one output directory at once (an exclusive
+  ``flock`` on the directory itself: the second is refused with a one-line error, never left waiting), and
+  :func:`remove_stale` removes, under ``--force``, the files of a previous result that the new one did
+  not rewrite (a figure the new run has no data for, say).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ def check_output_dir(option: str, path: str | os.PathLike[str], files: Iterable[
     return directory
 
 
-def check_output_file(option: str, path: str | os.PathLike[str], force: bool = True) -> Path:
+def check_output_file(option: str, path: str | os.PathLike[str], force: bool = False) -> Path:
     """An output file path whose directory exists and is writable (checked before the work starts)."""
     text = os.fspath(path)
     if not text.strip():
@@ -69,6 +75,52 @@ def check_output_file(option: str, path: str | os.PathLike[str], force: bool = T
     return target
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _publish_mode(path: str | os.PathLike[str]) -> None:
+    """The permissions ``open`` would have given the file: 0666 less the umask (mkstemp makes it 0600)."""
+    os.chmod(path, 0o666 & ~_umask())
+
+
+@contextlib.contextmanager
+def output_lock(option: str, directory: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold ``directory`` for this command: a second command writing it is refused at once, naming ``option``.
+
+    An exclusive, non-blocking ``flock`` on the directory itself (no file is left behind; the kernel drops the
+    lock with the process, however it ends). Where ``flock`` is not available, nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InvalidParameterError(option, "is being written by another dpverify command; wait for it or "
+                                                "choose another directory", os.fspath(directory)) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def remove_stale(directory: str | os.PathLike[str], before: Iterable[str], written: Iterable[str]) -> list[str]:
+    """Remove the files named in ``before`` (a previous result's, found before the new one was written) that
+    ``written`` (the new result's) does not include; returns their names."""
+    keep = set(written)
+    removed = []
+    for name in sorted(set(before) - keep):
+        with contextlib.suppress(FileNotFoundError):
+            (Path(directory) / name).unlink()
+            removed.append(name)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str], mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success it replaces ``path``, on error it is removed."""
@@ -79,6 +131,7 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w", **open_args: An
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        _publish_mode(tmp)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -143,6 +196,7 @@ class FileSet:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
             for tmp, target in self._pending:
+                _publish_mode(tmp)
                 os.replace(tmp, target)
         else:
             for tmp, _ in self._pending:

@@ -14,6 +14,10 @@ The limits, and how to change them (environment variables, read at each check):
 ``DPVERIFY_WORK_LIMIT``
     elementary operations (samples drawn, user × block updates, …) one computation may perform.
     Default 2×10¹⁰, about a minute or two of vectorised numpy on one core.
+``DPVERIFY_CALL_TIMEOUT``
+    seconds one call of an agent's own code (its module's import, its factory, one ``begin_episode`` …)
+    may take before it is stopped (:mod:`dpverify.usercode`). Default 600, far beyond what a correct agent
+    needs; the commands' ``--call-timeout`` sets it (worker processes inherit it).
 
 Estimates are upper bounds of the dominant arrays and loops, not exact counts; a computation that
 can stream instead (accounting chunk by chunk, audits in chunks of trials) estimates its chunk, not
@@ -59,6 +63,15 @@ def work_limit() -> float:
     """Elementary operations one computation may perform: ``DPVERIFY_WORK_LIMIT`` or 2e10."""
     text = os.environ.get("DPVERIFY_WORK_LIMIT")
     return _parse_amount("DPVERIFY_WORK_LIMIT", text) if text else DEFAULT_WORK_LIMIT
+
+
+DEFAULT_CALL_TIMEOUT = 600.0
+
+
+def call_timeout() -> float:
+    """Seconds one call of an agent's code may take: ``DPVERIFY_CALL_TIMEOUT`` or 600."""
+    text = os.environ.get("DPVERIFY_CALL_TIMEOUT")
+    return _parse_amount("DPVERIFY_CALL_TIMEOUT", text) if text else DEFAULT_CALL_TIMEOUT
 
 
 def format_bytes(n: float) -> str:

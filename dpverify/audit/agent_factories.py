@@ -55,21 +55,35 @@ def _import_target(module: str) -> Any:
         return importlib.import_module(module)
 
 
+def import_factory(agent: str) -> Callable[..., Any]:
+    """The factory ``"module.path:factory"`` or ``"file.py:factory"`` names, imported (an error naming ``agent``
+    when the path does not import or names no callable; whatever else the module raises is its own)."""
+    module, _, attribute = agent.rpartition(":")
+    try:
+        value: Any = _import_target(module)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError, SyntaxError) as exc:
+        raise InvalidParameterError("agent", f"factory path does not import ({exc})", agent) from None
+    if not callable(value):
+        raise InvalidParameterError("agent", "must name a callable factory", agent)
+    return value
+
+
 def resolve_factory(agent: str) -> Callable[..., Any]:
-    """A registered agent name, ``"module.path:factory"`` or ``"file.py:factory"`` (one clear error otherwise)."""
+    """A registered agent name, ``"module.path:factory"`` or ``"file.py:factory"`` (one clear error otherwise).
+
+    A factory named by path is the user's code: it comes back as a :class:`~dpverify.usercode.GuardedFactory`,
+    whose module import, factory call and agent methods are guarded calls (one-line errors, time limits),
+    its module imported once here so that a path that does not import is refused at once."""
     if not isinstance(agent, str) or not agent:
         raise InvalidParameterError("agent", "must be a registered name or module.path:factory", agent)
     if ":" in agent:
-        module, _, attribute = agent.rpartition(":")
-        try:
-            value: Any = _import_target(module)
-            for part in attribute.split("."):
-                value = getattr(value, part)
-        except (ImportError, AttributeError, SyntaxError) as exc:
-            raise InvalidParameterError("agent", f"factory path does not import ({exc})", agent) from None
-        if not callable(value):
-            raise InvalidParameterError("agent", "must name a callable factory", agent)
-        return value
+        from dpverify.usercode import GuardedFactory
+
+        guarded = GuardedFactory(agent, import_factory)
+        guarded.factory()
+        return guarded
     agents = _registry().AGENTS
     if agent not in agents:
         raise InvalidParameterError("agent", f"must be one of {', '.join(sorted(agents))} or module.path:factory",

@@ -123,7 +123,9 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     epsilon = delta = None
     claimed = getattr(agent, "claimed_guarantee", None)
     if callable(claimed):
-        guarantee = claimed()
+        from dpverify.conversions import DPGuarantee
+
+        guarantee = DPGuarantee.of_claim(claimed())
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
     registered = ":" not in setup.agent
     gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None

@@ -166,6 +166,31 @@ class ProcessExecutor:
         self.close()
 
 
+class _NoAnswer(BaseException):
+    """The address accepted the connection but did not answer as a Dask scheduler in time."""
+
+
+def _connect(distributed: Any, address: str, timeout: float) -> Any:
+    """A Client of the scheduler at ``address``, or an error naming ``--scheduler`` within ``timeout`` seconds
+    plus a margin: a service that is not a Dask scheduler (it accepts the connection and never answers the
+    handshake) would otherwise hold the command forever."""
+    from dpverify.usercode import time_limit
+
+    limit = timeout + HANDSHAKE_MARGIN_SECONDS
+    try:
+        with time_limit(limit, _NoAnswer):
+            return distributed.Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise InvalidParameterError("scheduler", f"could not be reached ({type(exc).__name__})", address) from None
+    except _NoAnswer:
+        raise InvalidParameterError(
+            "scheduler", f"did not answer as a Dask scheduler within {limit:g} s (is it one?)", address) from None
+
+
+#: Seconds a scheduler may take beyond the connection timeout to complete the handshake.
+HANDSHAKE_MARGIN_SECONDS = 5.0
+
+
 class DaskExecutor:
     """Runs chunks on a Dask distributed cluster, given a scheduler address or an existing Client."""
 
@@ -187,12 +212,7 @@ class DaskExecutor:
         if client is None:
             if not isinstance(address, str) or "://" not in address:
                 raise InvalidParameterError("scheduler", "must be an address like tcp://host:port", address)
-            try:
-                client = distributed.Client(address, timeout=timeout)
-            except (OSError, TimeoutError) as exc:
-                raise InvalidParameterError(
-                    "scheduler", f"could not be reached ({type(exc).__name__})", address
-                ) from None
+            client = _connect(distributed, address, timeout)
         self._client = client
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:

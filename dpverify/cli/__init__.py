@@ -17,7 +17,9 @@ Exit statuses and errors
 ------------------------
 0 success; 1 a finding the command reports as such (an audit's violation, an inconsistent bound
 under ``--strict``); 2 bad input: exactly one line on stderr naming the option and the rule it broke,
-never a traceback; 130 interrupted (Ctrl-C): one line ``interrupted``, worker processes stopped.
+never a traceback — and the same for the user's own code (:mod:`dpverify.usercode`: "the agent X raised
+T: m (in method)", a call or a command past its time limit), with the traceback only under ``--debug``;
+128 + n on a signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP): one line, worker processes stopped.
 """
 
 from __future__ import annotations
@@ -62,6 +64,16 @@ COMMANDS: list[Command] = [
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: The signals that stop a command as Ctrl-C does (one line, the workers stopped, exit 128 + n).
+STOP_SIGNALS: dict[str, str] = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
+
+
+class Stopped(BaseException):
+    """A stop signal arrived (module docstring): like KeyboardInterrupt, nothing in between swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 #: Negative numbers in any float syntax ("-1e-5", "-.5", "-inf") are values, never option names.
 _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
@@ -115,6 +127,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "for private reinforcement learning.",
     )
     parser.add_argument("--version", action="version", version=f"dpverify {_version()}")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the traceback of a failure of your own code (an agent) before its one line")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     subparsers.required = True
     wanted = _requested(argv) if argv is not None else None
@@ -167,17 +181,42 @@ def _stop_workers() -> None:
 
 def _on_interrupt(signum: int, frame: object) -> None:
     _stop_workers()
-    raise KeyboardInterrupt
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Stopped(signum)
+
+
+def _install_stop_handlers() -> dict[int, Any]:
+    """Every stop signal handled as Ctrl-C (the previous handlers returned; none outside the main thread)."""
+    previous: dict[int, Any] = {}
+    for name in STOP_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is None:
+            continue
+        try:
+            previous[signum] = signal.signal(signum, _on_interrupt)
+        except ValueError:  # not the main thread: leave the signals alone
+            return previous
+    return previous
 
 
 _FORK_HOOK_INSTALLED = False
 
 
+def _in_forked_worker() -> None:
+    """A forked worker ignores Ctrl-C and hang-ups and dies on SIGTERM (the parent stops it): it prints no
+    traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _workers_ignore_interrupts() -> None:
-    """Forked workers ignore Ctrl-C (the parent stops them), so they print no tracebacks of their own."""
+    """Forked workers leave the stop signals to the parent (:func:`_in_forked_worker`)."""
     global _FORK_HOOK_INSTALLED
     if not _FORK_HOOK_INSTALLED and hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        os.register_at_fork(after_in_child=_in_forked_worker)
         _FORK_HOOK_INSTALLED = True
 
 
@@ -186,24 +225,63 @@ def _prog(args: argparse.Namespace | None) -> str:
     return f"dpverify {command}" if command else "dpverify"
 
 
+def _run_limited(args: argparse.Namespace) -> int:
+    """The handler under the command's ``--timeout`` and with its ``--call-timeout`` (for every process it
+    starts: the environment is inherited), where the command has them."""
+    from dpverify.usercode import TimeLimitExceeded, time_limit
+
+    call_limit = getattr(args, "call_timeout", None)
+    saved = os.environ.get("DPVERIFY_CALL_TIMEOUT")
+    if call_limit is not None:
+        os.environ["DPVERIFY_CALL_TIMEOUT"] = repr(float(call_limit))
+    limit = getattr(args, "timeout", None)
+    try:
+        with time_limit(limit, lambda: TimeLimitExceeded(float(limit or 0.0), "--timeout", _prog(args))):
+            return int(args.handler(args))
+    finally:
+        if call_limit is not None:
+            if saved is None:
+                os.environ.pop("DPVERIFY_CALL_TIMEOUT", None)
+            else:
+                os.environ["DPVERIFY_CALL_TIMEOUT"] = saved
+
+
+def _user_fault(prog: str, exc: BaseException, debug: bool) -> int:
+    """The user's code failed or ran past a limit (:mod:`dpverify.usercode`): one line, the workers stopped."""
+    _stop_workers()
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"{prog}: error: {_one_line(str(exc))}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpverify`` console script; returns the exit status."""
+    from dpverify.usercode import LimitExceeded, UserCodeError
+
     words = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in words
+    words = [w for w in words if w != "--debug"]
     args = None
-    previous: Any = None
+    previous: dict[int, Any] = {}
     parser: argparse.ArgumentParser | None = None
     try:
-        try:
-            previous = signal.signal(signal.SIGINT, _on_interrupt)
-        except ValueError:  # not the main thread: leave Ctrl-C alone
-            previous = None
+        previous = _install_stop_handlers()
         _workers_ignore_interrupts()
         parser = build_parser(words)
         args = parser.parse_args(words)
-        return int(args.handler(args))
+        return _run_limited(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Stopped as stop:
+        name = signal.Signals(stop.signum).name
+        print(STOP_SIGNALS.get(name, name), file=sys.stderr)
+        return 128 + stop.signum
+    except (UserCodeError, LimitExceeded) as exc:
+        return _user_fault(_prog(args), exc, debug)
     except BrokenPipeError:
         # The reader went away (e.g. `dpverify ... | head`): not an error of ours or of the user's.
         sys.stderr.close()
@@ -228,8 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -55,3 +55,23 @@ def count_at_least(minimum: int) -> Callable[[str], int]:
 
     parse.__name__ = f"integer >= {minimum}"
     return parse
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds (a time limit)."""
+    value = number(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 (got {text!r})")
+    return value
+
+
+def add_time_limits(parser: argparse.ArgumentParser, default: float | None, what: str) -> None:
+    """``--timeout`` (the whole command; ``default`` seconds, None: the budget decides) and ``--call-timeout``
+    (one call of the agent's own code; default 600 s, ``DPVERIFY_CALL_TIMEOUT``), enforced by
+    :mod:`dpverify.usercode`."""
+    shown = "set by --budget" if default is None else f"default {default:g}"
+    parser.add_argument("--timeout", type=seconds, default=default,
+                        help=f"stop {what} after this many seconds of wall time ({shown})")
+    parser.add_argument("--call-timeout", type=seconds, default=None,
+                        help="stop when one call of the agent's own code (import, factory, begin_episode, ...) takes "
+                             "longer than this many seconds (default 600, or DPVERIFY_CALL_TIMEOUT)")

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpverify.cli._args import count, number
+from dpverify.cli._args import add_time_limits, count, number
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
 
@@ -61,6 +61,7 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.add_argument("--data-seed", type=count, default=0, help="seed of the ordinary users' tapes (default 0)")
     agent.add_argument("--scheduler", default=None, help="run two-world trials on a Dask cluster (tcp://host:port)")
     agent.add_argument("--workers", type=count, default=None, help="local worker processes (default all cores)")
+    add_time_limits(agent, 6 * 3600.0, "the audit")
     agent.add_argument("--whitebox", choices=("yes", "no"), default="yes",
                        help="run the white-box release checks first (default yes)")
     agent.add_argument("--json", action="store_true", help="print JSON")

@@ -104,7 +104,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Plot bounds against K (log-log); the privacy-cost term dashed, the non-private term dotted.",
     )
     q.add_argument("names", nargs="+", help="machine names")
-    q.add_argument("--out", required=True, help="output image file (e.g. fig.png)")
+    q.add_argument("--out", required=True, help="output image file (e.g. fig.png; an existing file only with --force)")
+    q.add_argument("--force", action="store_true", help="replace an existing --out file")
     q.add_argument("--k-min", type=number, default=1e2, help="smallest K (default 1e2)")
     q.add_argument("--k-max", type=number, default=1e8, help="largest K (default 1e8)")
     _add_variables(q, skip=("K", "T"))
@@ -294,7 +295,7 @@ def _run_plot(args: argparse.Namespace) -> int:
         out = out.with_name(out.name + ".png")  # what matplotlib would write; said explicitly
     if out.suffix.lower() not in PLOT_FORMATS:
         raise InvalidParameterError("--out", f"must end in one of {', '.join(PLOT_FORMATS)}", args.out)
-    out = check_output_file("--out", out)
+    out = check_output_file("--out", out, force=args.force)
     from dpverify.bounds.plot import plot_bounds
 
     with FileSet(out.parent) as files:

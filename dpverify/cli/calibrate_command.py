@@ -33,7 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--relation", default="replace-one",
                    help="replace-one (default; the JDP/LDP relation) or add-remove-one")
     p.add_argument("--write-ledger", metavar="PATH", default=None,
-                   help="also write the calibrated run's ledger as JSON (written atomically; replaces PATH)")
+                   help="also write the calibrated run's ledger as JSON (written atomically; an existing PATH only "
+                        "with --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing --write-ledger file")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
@@ -58,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = validate_settings(args.epsilon, args.delta, args.horizon, args.episodes, args.dim, args.schedule,
                                  args.sensitivity, args.conversion, args.accounting, args.relation)
-    ledger_path = check_output_file("--write-ledger", args.write_ledger) if args.write_ledger else None
+    ledger_path = (check_output_file("--write-ledger", args.write_ledger, force=args.force) if args.write_ledger
+                   else None)
     report = calibration_report(settings)
     if ledger_path is not None:
         atomic_write_text(ledger_path, report.headline.ledger().to_json())

@@ -123,11 +123,10 @@ def _run(runner: Any, spec: Any, mdp: Any, scheduler: str | None) -> Any:
 def handle(args: argparse.Namespace) -> int:
     import os
 
-    from dpverify._io import check_output_dir
+    from dpverify._io import check_output_dir, output_lock
     from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
     from dpverify.cli._checks import check_scheduler, check_workers
-    from dpverify.cli._output import format_table, print_json
 
     if args.agent not in AGENTS:
         raise InvalidParameterError("--agent", f"must be one of {', '.join(sorted(AGENTS))}", args.agent)
@@ -138,6 +137,15 @@ def handle(args: argparse.Namespace) -> int:
     check_scheduler("--scheduler", args.scheduler)
     files = RESULT_FILES[:2] if args.no_plot else RESULT_FILES
     out = check_output_dir("--out", args.out, files, force=args.force)
+    with output_lock("--out", out):
+        before = [name for name in RESULT_FILES if (out / name).exists()]
+        return _run_and_save(args, runner, out, workers, before)
+
+
+def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int, before: list[str]) -> int:
+    from dpverify._io import remove_stale
+    from dpverify.cli._output import format_table, print_json
+
     spec = runner.RunSpec(
         agent=args.agent,
         env=args.env,
@@ -159,6 +167,7 @@ def handle(args: argparse.Namespace) -> int:
                 raise InvalidParameterError(f"{flag} {exc.parameter}", exc.rule, exc.value) from None
         raise
     paths = runner.save_results(result, out, plot=not args.no_plot)
+    remove_stale(out, before, [p.name for p in paths.values()])  # --force --no-plot: the old figure goes too
     payload = runner.result_payload(result)
     summary = {
         "agent": spec.agent,

@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Any
 
-from dpverify.cli._args import count, number
+from dpverify.cli._args import add_time_limits, count, number
 
 
 def add_parser(subparsers: Any) -> None:
@@ -49,26 +49,50 @@ def add_parser(subparsers: Any) -> None:
                         help="agent option, repeatable (VALUE parsed as JSON when possible)")
     parser.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE",
                         help="environment option, repeatable")
+    add_time_limits(parser, None, "the verification")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from dpverify._io import check_output_dir
+    import contextlib
+
+    from dpverify._io import check_output_dir, output_lock
+    from dpverify.verify.report import FILES
+
+    held = contextlib.ExitStack()
+    before: list[str] = []
+    if args.out is not None:  # checked before any work, so a long verification never ends in a refusal
+        out = check_output_dir("--out", args.out, FILES, force=args.force)
+        held.enter_context(output_lock("--out", out))
+        before = [p.name for p in out.iterdir() if p.name in FILES or p.suffix == ".png"]
+    with held:
+        return _verify_and_write(args, before)
+
+
+def _verify_and_write(args: argparse.Namespace, before: list[str]) -> int:
+    from dpverify._io import remove_stale
     from dpverify.cli._output import print_json
     from dpverify.cli.run_command import parse_options
-    from dpverify.verify import verify
-    from dpverify.verify.report import FILES, to_text, write_report
+    from dpverify.usercode import TimeLimitExceeded, time_limit
+    from dpverify.verify import INCONCLUSIVE, verify
+    from dpverify.verify.budget import budget_by_name
+    from dpverify.verify.report import to_text, write_report
 
-    if args.out is not None:  # checked before any work, so a long verification never ends in a refusal
-        check_output_dir("--out", args.out, FILES, force=args.force)
-    report = verify(
-        args.agent, args.env, args.epsilon, args.delta, args.episodes, args.budget,
-        agent_options=parse_options("--agent-option", args.agent_option),
-        env_options=parse_options("--env-option", args.env_option),
-        seed=args.seed, workers=args.workers, scheduler=args.scheduler,
-        progress_stream=sys.stderr,
-    )
+    # --timeout given: the command line enforces it; otherwise the budget's limit, which a correct agent at
+    # that budget never reaches
+    limit = budget_by_name(args.budget).timeout if args.timeout is None else None
+    with time_limit(limit, lambda: TimeLimitExceeded(float(limit or 0.0), "--timeout (the budget's)",
+                                                      "dpverify verify")):
+        report = verify(
+            args.agent, args.env, args.epsilon, args.delta, args.episodes, args.budget,
+            agent_options=parse_options("--agent-option", args.agent_option),
+            env_options=parse_options("--env-option", args.env_option),
+            seed=args.seed, workers=args.workers, scheduler=args.scheduler,
+            progress_stream=sys.stderr,
+        )
     paths = write_report(report, args.out) if args.out else {}
+    if args.out:  # --force: a previous report's figures that this one did not write go too
+        remove_stale(args.out, before, [p.name for p in paths.values()])
     if args.json:
         payload = report.to_dict()
         payload["files"] = {name: str(path) for name, path in paths.items()}
@@ -77,4 +101,6 @@ def handle(args: argparse.Namespace) -> int:
         print(to_text(report), end="")
         if paths:
             print(f"report: {paths['report.html']} (also report.md, report.json and {len(paths) - 3} figures)")
+    if report.verdict.verdict == INCONCLUSIVE:
+        print(f"dpverify verify: INCONCLUSIVE: {report.verdict.reasons[0]}", file=sys.stderr)
     return report.verdict.exit_status

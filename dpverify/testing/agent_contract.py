@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import noise_room
 from dpverify.neighbouring import Neighbouring
@@ -301,7 +302,7 @@ class _ContractRun:
         self.tapes = ordinary_tapes(env, num_episodes, data)
         self.policies = self._run(self.agent, self.tapes)
         self.notion = getattr(self.agent, "privacy_notion", None)
-        self.claim = self.agent.claimed_guarantee()
+        self.claim = DPGuarantee.of_claim(self.agent.claimed_guarantee())
         self.config = self.agent.config
         self.accounting = _accounting(self.agent)
 

@@ -79,6 +79,7 @@ def _seed_of(seed: int | np.random.Generator) -> int:
 def _agent_name(agent: Any) -> str:
     """A registered name or ``module:attribute`` string for the agent audit (which imports it by name)."""
     from dpverify.audit.agent_audit import resolve_factory
+    from dpverify.usercode import GuardedFactory
 
     if isinstance(agent, str):
         resolve_factory(agent)
@@ -90,10 +91,13 @@ def _agent_name(agent: Any) -> str:
         candidates += [attr for attr, value in vars(module).items() if value is agent]
     for attribute in candidates:
         try:
-            if attribute and resolve_factory(f"{module_name}:{attribute}") is agent:
-                return f"{module_name}:{attribute}"
+            resolved = resolve_factory(f"{module_name}:{attribute}") if attribute else None
         except InvalidParameterError:
             continue
+        # a path resolves to the user's factory behind its guard (dpverify.usercode.GuardedFactory)
+        factory = resolved.factory() if isinstance(resolved, GuardedFactory) else resolved
+        if factory is agent:
+            return f"{module_name}:{attribute}"
     raise InvalidParameterError(
         "mechanism", "an agent factory must be importable by name (bound to a module-level name)",
         f"{module_name}:{candidates[0]}")

@@ -34,6 +34,8 @@ class Budget:
         audit_seed: seed of every audit and white-box check (a verification is reproducible from its settings).
         whitebox_episodes: the largest K of the white-box checks (the claim's K when smaller).
         whitebox_search_episodes: K of the white-box neighbour search.
+        timeout: the wall-clock limit of a whole verification at this budget (seconds; ``--timeout``), far
+            beyond what a correct agent needs at the default K.
         description: what the budget is for, for the report.
     """
 
@@ -49,6 +51,7 @@ class Budget:
     audit_seed: int = 0
     whitebox_episodes: int = 1000
     whitebox_search_episodes: int = 24
+    timeout: float = 3600.0
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -65,6 +68,7 @@ class Budget:
         _validate.integer("audit_seed", self.audit_seed, minimum=0)
         _validate.integer("whitebox_episodes", self.whitebox_episodes, minimum=1)
         _validate.integer("whitebox_search_episodes", self.whitebox_search_episodes, minimum=0)
+        _validate.positive("timeout", self.timeout)
 
 
 BUDGETS: dict[str, Budget] = {
@@ -74,11 +78,11 @@ BUDGETS: dict[str, Budget] = {
                     description="CI gate: about a minute on 2 cores for the reference agents at K = 1000"),
     "standard": Budget("standard", utility_seeds=10, two_world_trials=5_000, batched_trials=50_000,
                        two_world_episodes=16, one_run_canaries=500, one_run_runs=1, contract_episodes=40,
-                       whitebox_episodes=10_000, whitebox_search_episodes=48,
+                       whitebox_episodes=10_000, whitebox_search_episodes=48, timeout=6 * 3600.0,
                        description="a reviewer's workstation: about ten minutes on 2 cores"),
     "thorough": Budget("thorough", utility_seeds=30, two_world_trials=50_000, batched_trials=200_000,
                        two_world_episodes=16, one_run_canaries=1_000, one_run_runs=4, contract_episodes=100,
-                       whitebox_episodes=100_000, whitebox_search_episodes=96,
+                       whitebox_episodes=100_000, whitebox_search_episodes=96, timeout=48 * 3600.0,
                        description="a cluster (--scheduler): the paper-scale audit sizes"),
 }
 

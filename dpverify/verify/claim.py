@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from dpverify.calibration import check_printed_calibration
-from dpverify.conversions import CONVERSIONS
+from dpverify.conversions import CONVERSIONS, DPGuarantee
 from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, ClaimSection, FamilyAccount, PaperCalibration
 
@@ -80,7 +80,7 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
     if not isinstance(ledger, PrivacyLedger):
         return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger, as agent.ledger or "
                                      "agent.billboard.ledger) to account", **base)
-    claim = claimed_guarantee()
+    claim = DPGuarantee.of_claim(claimed_guarantee())
     config = getattr(agent, "config", None)
     accounting = getattr(config, "accounting", "per-user")
     relation = ledger.relation.value

@@ -40,6 +40,7 @@ from dpverify.agents.tapes import UserTape, checked_policy, tape_rollout
 from dpverify.errors import DpverifyError, InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.neighbouring import Neighbouring
+from dpverify.usercode import UserCodeError
 
 
 class CouldNotRun(Exception):
@@ -91,6 +92,8 @@ class RunRecord:
 
 
 def _fault(exc: BaseException, subject: Subject, where: str) -> CouldNotRun:
+    if isinstance(exc, UserCodeError):  # already said by the boundary (dpverify.usercode)
+        return CouldNotRun(f"{exc} ({where})")
     text = " ".join(str(exc).split()) or "(no message)"
     return CouldNotRun(f"the agent {subject.name} raised {type(exc).__name__}: {text} (in {where})")
 
