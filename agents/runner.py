@@ -1,7 +1,10 @@
 """The experiment runner behind ``dpverify run``: seeded parallel runs of registered agents, result files.
 
 Agents and environments are named in :mod:`dpverify.agents.registry` (:data:`~dpverify.agents.registry.AGENTS`,
-:data:`~dpverify.agents.registry.ENVIRONMENTS`); a :class:`RunSpec` names one of each.
+:data:`~dpverify.agents.registry.ENVIRONMENTS`); a :class:`RunSpec` names one of each. An agent may also be
+named by its factory's path (``module.path:factory`` or ``file.py:factory``, the third-party protocol of
+docs/auditing.md): its code runs through :mod:`dpverify.usercode` (one-line errors, call time limits), and
+without a billboard it publishes on its own.
 
 Seeding: one ``numpy.random.SeedSequence(base_seed)`` spawns one child per seed; each child spawns two
 generators, the agent's and the environment's. Seed i of two different agents therefore sees the same
@@ -35,10 +38,12 @@ from typing import Any, TextIO
 import numpy as np
 
 from dpverify import _validate
+from dpverify._pools import abandon, gather
 from dpverify.agents.base import Agent, run_episodes
 from dpverify.agents.registry import AGENTS, ENVIRONMENTS
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
+from dpverify.usercode import guarded_factory, is_factory_path
 
 
 def _options_error(kind: str, name: str, options: tuple[tuple[str, Any], ...], exc: TypeError) -> InvalidParameterError:
@@ -67,7 +72,8 @@ class RunSpec:
     """What to run: agent and environment names with their options, K, the number of seeds.
 
     Attributes:
-        agent, env: registry names.
+        agent: a registered agent, or a factory path (``module.path:factory``, ``file.py:factory``).
+        env: a registered environment.
         num_episodes: K.
         num_seeds: independent runs (seed indices 0..num_seeds−1).
         base_seed: entropy of the root ``SeedSequence``.
@@ -86,7 +92,8 @@ class RunSpec:
     env_options: tuple[tuple[str, Any], ...] | Mapping[str, Any] = ()
 
     def __post_init__(self) -> None:
-        _validate.one_of("agent", self.agent, tuple(sorted(AGENTS)))
+        if not is_factory_path(self.agent):
+            _validate.one_of("agent", self.agent, tuple(sorted(AGENTS)))
         _validate.one_of("env", self.env, tuple(sorted(ENVIRONMENTS)))
         _validate.integer("num_episodes", self.num_episodes, minimum=1)
         _validate.integer("num_seeds", self.num_seeds, minimum=1)
@@ -136,6 +143,13 @@ def build_environment(spec: RunSpec) -> Any:
 
 
 def build_agent(spec: RunSpec, mdp: Any, rng: np.random.Generator) -> Agent:
+    if is_factory_path(spec.agent):
+        factory = guarded_factory(spec.agent)
+        try:
+            return factory(mdp, spec.num_episodes, rng, **dict(spec.agent_options))
+        except TypeError as exc:
+            raise _options_error("agent", spec.agent, _frozen_options("agent_options", spec.agent_options),
+                                 exc) from exc
     entry = AGENTS[spec.agent]
     if not isinstance(mdp, entry.env_type):
         kind = "linear" if entry.env_kind == "linear" else "linear mixture"
@@ -169,7 +183,19 @@ def run_seed(spec: RunSpec, seed_index: int, progress: Callable[[int], None] | N
     regret, changed = run_episodes(mdp, agent, spec.num_episodes, np.random.default_rng(env_seed), progress)
     seconds = time.perf_counter() - start
     return SeedResult(seed_index, tuple(int(k) for k in child.spawn_key), regret, int(changed.sum()), seconds,
-                      agent.settings())
+                      _settings(agent))
+
+
+def _settings(agent: Any) -> dict[str, Any]:
+    """The agent's ``settings()`` (a third-party agent need not have them; they must be a JSON-able mapping)."""
+    settings = getattr(agent, "settings", None)
+    if settings is None:
+        return {"agent": str(getattr(agent, "name", type(agent).__name__))}
+    value = settings()
+    if not isinstance(value, Mapping):
+        raise InvalidParameterError("settings()", "must return a mapping of setting names to values",
+                                    type(value).__name__)
+    return dict(value)
 
 
 def _run_seed_in_worker(spec: RunSpec, seed_index: int) -> SeedResult | tuple[str, str, str]:
@@ -230,10 +256,11 @@ class _LocalPool:
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callable[[], None] | None = None
             ) -> list[Any]:
         futures = [self._pool.submit(fn, item) for item in items]
-        for _ in concurrent.futures.as_completed(futures):
-            if on_done is not None:
-                on_done()
-        return [future.result() for future in futures]
+        try:
+            return gather(self._pool, futures, on_done)  # the first failure stops the others
+        except BaseException:
+            abandon(self._pool)
+            raise
 
     def close(self) -> None:
         self._pool.shutdown()

@@ -17,23 +17,27 @@ a limit ends the command.
   non-main thread) it is not enforced, which :data:`ENFORCED` tells.
 
 A :class:`~dpverify.errors.DpverifyError` raised by the user's code (the protocol's own refusals, such as
-``InvalidParameterError("feature_norm_bound", ...)``) passes through unchanged.
+``InvalidParameterError("feature_norm_bound", ...)``, and the billboard's control flow) passes through
+unchanged, except a :class:`~dpverify.errors.NumericalError` (the user's numbers: a negative ε given to
+``DPGuarantee``), which is the user's like any other exception.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from dpverify import _validate
-from dpverify.errors import DpverifyError
+from dpverify.errors import DpverifyError, InvalidParameterError, NumericalError
 from dpverify.limits import call_timeout
 
 #: The agent methods that a :class:`GuardedAgent` guards (everything the protocol calls).
@@ -41,13 +45,20 @@ AGENT_METHODS = frozenset({"begin_episode", "end_episode", "act", "observe", "cl
                            "reset"})
 
 
-class UserCodeError(DpverifyError):
-    """The user's code raised (or exited): ``agent``, ``where`` (the method) and what it raised."""
+class UserCodeError(BaseException):
+    """The user's code raised (or exited): ``agent``, ``where`` (the method) and what it raised.
+
+    A ``BaseException``, like the limits' errors (module docstring): the user's fault ends the command, and no
+    section of a report that records what could not run (``except Exception``) turns it into a verdict."""
 
     def __init__(self, agent: str, where: str, kind: str, message: str) -> None:
         self.agent, self.where, self.kind, self.message = agent, where, kind, message
         text = " ".join(message.split()) or "(no message)"
         super().__init__(f"the agent {agent} raised {kind}: {text} (in {where})")
+
+    def within(self, context: str) -> UserCodeError:
+        """The same error, its place made precise (``"episode 3 of a white-box run"``)."""
+        return UserCodeError(self.agent, f"{self.where}, {context}", self.kind, self.message)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.agent, self.where, self.kind, self.message))
@@ -149,8 +160,12 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
     with time_limit(limit, lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option)):
         try:
             return fn(*args, **kwargs)
-        except (KeyboardInterrupt, LimitExceeded, DpverifyError):
+        except (KeyboardInterrupt, LimitExceeded, UserCodeError):
             raise
+        except DpverifyError as exc:
+            if isinstance(exc, NumericalError):  # the user's numbers, though a dpverify function said so
+                raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
+            raise  # the protocol's refusals and the billboard's own control flow
         except BaseException as exc:  # the user's code: SystemExit, GeneratorExit, anything it raises
             raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
 
@@ -168,7 +183,7 @@ class GuardedAgent:
         agent, name = object.__getattribute__(self, "_agent"), object.__getattribute__(self, "_name")
         try:
             value = getattr(agent, attribute)
-        except (AttributeError, KeyboardInterrupt, LimitExceeded, DpverifyError):
+        except (AttributeError, KeyboardInterrupt, LimitExceeded, UserCodeError, DpverifyError):
             raise
         except BaseException as exc:  # a property of the user's code
             raise UserCodeError(name, attribute, type(exc).__name__, str(exc)) from exc
@@ -211,7 +226,93 @@ class GuardedFactory:
         if signature is not None:
             signature.bind(*args, **kwargs)  # TypeError: the factory does not take these arguments
         agent = guarded_call(self.spec, "its factory", factory, *args, limit=self.limit, **kwargs)
-        return agent if agent is None else GuardedAgent(agent, self.spec, self.limit)
+        missing = [m for m in ("begin_episode", "end_episode") if not callable(getattr(agent, m, None))]
+        if missing:
+            raise InvalidParameterError(f"the factory {self.spec}", "must return an agent with begin_episode() and "
+                                        "end_episode(trajectory) (docs/auditing.md, Third-party agents)",
+                                        f"{type(agent).__name__} without {' and '.join(missing)}")
+        return GuardedAgent(agent, self.spec, self.limit)
 
     def __repr__(self) -> str:
         return f"GuardedFactory({self.spec!r})"
+
+
+# ---- naming the user's factory -----------------------------------------------------------------------------
+
+
+def is_factory_path(agent: str) -> bool:
+    """Whether ``agent`` names a factory by import path (``module.path:factory``, ``file.py:factory``) rather
+    than a registered agent."""
+    return isinstance(agent, str) and ":" in agent
+
+
+def _import_target(module: str) -> Any:
+    """Import ``module`` (a dotted path, the current directory importable as with ``python -m``) or load a
+    ``.py`` file (a module that fails while loading is not left half-made in ``sys.modules``)."""
+    if module.endswith(".py"):
+        from importlib import util as import_util
+
+        path = os.path.abspath(module)
+        name = "dpverify_agent_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == path:
+            return sys.modules[name]
+        if not os.path.isfile(path):
+            raise ImportError(f"no such file {module}")
+        spec = import_util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {module}")
+        loaded = import_util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        try:
+            spec.loader.exec_module(loaded)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return loaded
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        cwd = os.getcwd()
+        if cwd in sys.path or (exc.name is not None and not module.startswith(exc.name)):
+            raise  # a module the user's module imports is missing: that is the error to show
+        sys.path.append(cwd)
+        return importlib.import_module(module)
+
+
+def import_factory(agent: str) -> Callable[..., Any]:
+    """The factory ``"module.path:factory"`` or ``"file.py:factory"`` names, imported (an error naming ``agent``
+    when the path does not import or names no callable; whatever else the module raises is its own)."""
+    module, _, attribute = agent.rpartition(":")
+    try:
+        value: Any = _import_target(module)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError, SyntaxError) as exc:
+        raise InvalidParameterError("agent", f"factory path does not import ({exc})", agent) from None
+    if not callable(value):
+        raise InvalidParameterError("agent", "must name a callable factory", agent)
+    return value
+
+
+def guarded_factory(agent: str, limit: float | None = None) -> GuardedFactory:
+    """The :class:`GuardedFactory` of a factory path, its module imported once here (guarded), so that a path
+    that does not import is refused at once."""
+    guarded = GuardedFactory(agent, import_factory, limit)
+    guarded.factory()
+    return guarded
+
+
+# ---- what the user's agent declares ------------------------------------------------------------------------
+
+#: The privacy notions an agent may declare (``privacy_notion``).
+NOTIONS = ("jdp", "ldp")
+
+
+def declared_notion(agent: Any) -> str | None:
+    """The agent's ``privacy_notion``: None when it declares none, else "jdp" or "ldp" (any other value is
+    malformed: an error naming what was expected, before anything runs)."""
+    notion = getattr(agent, "privacy_notion", None)
+    if notion is None or (isinstance(notion, str) and notion in NOTIONS):
+        return notion
+    raise InvalidParameterError("privacy_notion", f"must be one of {', '.join(map(repr, NOTIONS))} (what the agent "
+                                "declares it protects; docs/auditing.md, Third-party agents)", notion)

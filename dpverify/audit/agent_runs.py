@@ -119,7 +119,9 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed))
     board = setup.billboard(rng)
     agent = setup.build(mdp, rng, board)
-    notion = getattr(agent, "privacy_notion", None)
+    from dpverify.usercode import declared_notion
+
+    notion = declared_notion(agent)
     epsilon = delta = None
     claimed = getattr(agent, "claimed_guarantee", None)
     if callable(claimed):

@@ -19,10 +19,11 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from dpverify import _validate
+from dpverify._pools import abandon, gather
 from dpverify.errors import InvalidParameterError
 
 Callback = Callable[[], None] | None
@@ -148,11 +149,23 @@ class ProcessExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
         futures = [self._pool.submit(fn, item) for item in items]
-        for _ in as_completed(futures):
+
+        def done() -> None:
             self.items_pooled += 1
             if on_done is not None:
                 on_done()
-        return results + [f.result() for f in futures]
+
+        try:
+            return results + gather(self._pool, futures, done)
+        except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
+            self.abandon()  # a later map starts a new pool
+            raise
+
+    def abandon(self) -> None:
+        """Stop the pool now (:func:`dpverify._pools.abandon`)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            abandon(pool)
 
     def close(self) -> None:
         if self._pool is not None:

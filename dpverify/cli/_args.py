@@ -65,11 +65,12 @@ def seconds(text: str) -> float:
     return value
 
 
-def add_time_limits(parser: argparse.ArgumentParser, default: float | None, what: str) -> None:
-    """``--timeout`` (the whole command; ``default`` seconds, None: the budget decides) and ``--call-timeout``
-    (one call of the agent's own code; default 600 s, ``DPVERIFY_CALL_TIMEOUT``), enforced by
+def add_time_limits(parser: argparse.ArgumentParser, default: float | None, what: str,
+                    unset: str = "set by --budget") -> None:
+    """``--timeout`` (the whole command; ``default`` seconds, or None, described by ``unset``) and
+    ``--call-timeout`` (one call of the agent's own code; default 600 s, ``DPVERIFY_CALL_TIMEOUT``), enforced by
     :mod:`dpverify.usercode`."""
-    shown = "set by --budget" if default is None else f"default {default:g}"
+    shown = unset if default is None else f"default {default:g}"
     parser.add_argument("--timeout", type=seconds, default=default,
                         help=f"stop {what} after this many seconds of wall time ({shown})")
     parser.add_argument("--call-timeout", type=seconds, default=None,

@@ -1,4 +1,4 @@
-"""``dpverify run`` — run a reference agent on an environment for several seeds and save exact regret.
+"""``dpverify run`` — run an agent on an environment for several seeds and save exact regret.
 
 Example::
 
@@ -12,6 +12,9 @@ are written all-or-nothing (temporary files renamed into place), so an interrupt
 leaves the previous results intact.
 ``--scheduler tcp://host:port`` runs the seeds on a Dask cluster (the audits' executor) instead of local
 processes, with identical results (the seeds belong to the run, not to where it ran).
+``--agent`` is a registered agent or a third-party factory (``module.path:factory``, ``file.py:factory``,
+docs/auditing.md), whose code runs under ``--call-timeout`` per call (and ``--timeout`` for the whole run
+when given), a failure in it said in one line (exit 2).
 Agent and environment options are passed as ``--agent-option NAME=VALUE`` / ``--env-option NAME=VALUE``
 (VALUE parsed as JSON when possible: ``beta_multiplier=0.02``, ``horizon=5``, ``switching=false``).
 
@@ -26,7 +29,7 @@ import json
 import sys
 from typing import Any
 
-from dpverify.cli._args import count_at_least
+from dpverify.cli._args import add_time_limits, count_at_least
 from dpverify.errors import InvalidParameterError
 
 #: The files a run writes into --out.
@@ -40,7 +43,9 @@ def add_parser(subparsers: Any) -> None:
         description="Run an agent on an environment for several seeds (in parallel local processes) and "
         "save the exact per-episode regret (JSON, CSV) and a plot of mean cumulative regret +- 1 std.",
     )
-    parser.add_argument("--agent", required=True, help="registered agent name, e.g. lsvi-ucb, lsvi-ucb++, ucrl-vtr")
+    parser.add_argument("--agent", required=True,
+                        help="registered agent name (e.g. lsvi-ucb, lsvi-ucb++, ucrl-vtr), module.path:factory or "
+                             "file.py:factory")
     parser.add_argument("--env", required=True, help="registered environment, e.g. min2021, zhou2021")
     parser.add_argument("--episodes", type=count_at_least(1), required=True, help="number of episodes K per seed")
     parser.add_argument("--seeds", type=count_at_least(1), default=10, help="number of independent seeds (default 10)")
@@ -59,6 +64,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE",
                         help="environment option, repeatable (e.g. horizon=5)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    add_time_limits(parser, None, "the run", unset="default: no limit on the whole run")
     parser.set_defaults(handler=handle)
 
 
@@ -127,9 +133,13 @@ def handle(args: argparse.Namespace) -> int:
     from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
     from dpverify.cli._checks import check_scheduler, check_workers
+    from dpverify.usercode import guarded_factory, is_factory_path
 
-    if args.agent not in AGENTS:
-        raise InvalidParameterError("--agent", f"must be one of {', '.join(sorted(AGENTS))}", args.agent)
+    if is_factory_path(args.agent):
+        guarded_factory(args.agent)  # a path that does not import is refused before anything starts
+    elif args.agent not in AGENTS:
+        raise InvalidParameterError("--agent", f"must be one of {', '.join(sorted(AGENTS))} or module.path:factory",
+                                    args.agent)
     if args.env not in ENVIRONMENTS:
         raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(ENVIRONMENTS))}", args.env)
     workers = args.workers if args.workers is not None else min(args.seeds, os.cpu_count() or 1)

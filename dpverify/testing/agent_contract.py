@@ -251,7 +251,7 @@ def _releases(ledger: Any) -> Counter[tuple[Any, ...]]:
 
 
 class _Checker:
-    """Collects one PropertyResult per property; an unexpected exception fails that property only."""
+    """Collects one PropertyResult per property; an unexpected exception leaves that property not run."""
 
     def __init__(self) -> None:
         self.results: dict[str, PropertyResult] = {}
@@ -266,8 +266,10 @@ class _Checker:
                 self.results[name] = PropertyResult(name, False, str(exc), applicable=False)
         except _Violation as exc:
             self.results[name] = PropertyResult(name, False, str(exc) or "the property does not hold")
-        except Exception as exc:  # a crash in the agent's code fails this property, with its message
-            self.results[name] = PropertyResult(name, False, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a crash in the agent's code: the property could not be checked (never a pass,
+            # never a refutation: a crash says nothing about privacy), with its message
+            self.results[name] = PropertyResult(name, False, f"could not be checked: {type(exc).__name__}: {exc}",
+                                                ran=False)
         else:
             self.results[name] = PropertyResult(name, True, detail)
 

@@ -130,8 +130,10 @@ def claim_route(agent: Any, epsilon: float, delta: float) -> tuple[float, float,
 
 def notion_of(target: AgentTarget, agent: Any) -> str:
     """"jdp" or "ldp" as the agent declares it (``privacy_notion``), else as known for the papers' agents."""
-    declared = getattr(agent, "privacy_notion", None)
-    if isinstance(declared, str) and declared:
+    from dpverify.usercode import declared_notion
+
+    declared = declared_notion(agent)
+    if declared is not None:
         return declared
     known = target.known_name(agent)
     return NOTIONS.get(known, "unknown") if known is not None else "unknown"
@@ -141,10 +143,13 @@ def build_agent(target: AgentTarget, mdp: Any, episodes: int, rng: Any, epsilon:
                 options: dict[str, Any], noise_rng: Any = None) -> Any:
     """Call the factory with the claim as options and a fresh billboard to publish on (the private-agent
     protocol; a factory without ``billboard=`` is called without it), whose ``noise_rng`` (for agents that add
-    their noise themselves) is ``noise_rng``; a refused option is bad input."""
-    from dpverify.agents.billboard import Billboard
+    their noise themselves) is ``noise_rng`` (default: derived from ``rng``, as the audits' billboards are); a
+    refused option is bad input."""
+    from dpverify.agents.billboard import Billboard, derived_noise_generator
 
     kwargs = {**options, "epsilon": epsilon, "delta": delta}
+    if noise_rng is None:
+        noise_rng = derived_noise_generator(rng)
     board = Billboard(options.get("relation", "replace-one"), noise_rng=noise_rng)
     try:
         return target.factory(mdp, episodes, rng, billboard=board, **kwargs)

@@ -92,8 +92,6 @@ class RunRecord:
 
 
 def _fault(exc: BaseException, subject: Subject, where: str) -> CouldNotRun:
-    if isinstance(exc, UserCodeError):  # already said by the boundary (dpverify.usercode)
-        return CouldNotRun(f"{exc} ({where})")
     text = " ".join(str(exc).split()) or "(no message)"
     return CouldNotRun(f"the agent {subject.name} raised {type(exc).__name__}: {text} (in {where})")
 
@@ -145,6 +143,8 @@ def run_agent(subject: Subject, users: Sequence[UserTape | None], *, coins: np.r
             raise _fault(exc, subject, f"episode {k}") from None
         except DpverifyError as exc:
             raise _fault(exc, subject, f"episode {k}") from None
+        except UserCodeError as exc:  # the user's fault ends the command (dpverify.usercode), said precisely
+            raise exc.within(f"episode {k} of a white-box run") from None
         except Exception as exc:  # the agent's own code
             raise _fault(exc, subject, f"begin_episode/end_episode of episode {k}") from None
         policies.append(policy)

@@ -186,6 +186,65 @@ def test_bounds_plot_prints_the_path_it_wrote(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png"]
 
 
+def test_force_removes_the_figure_a_new_run_does_not_write(tmp_path, capsys):
+    out = tmp_path / "results"
+    argv = ["run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "3", "--seeds", "1", "--out", str(out)]
+    assert run(argv, capsys)[0] == 0 and (out / "cumulative_regret.png").is_file()
+    code, _, _ = run([*argv, "--force", "--no-plot"], capsys)
+    assert code == 0 and sorted(p.name for p in out.iterdir()) == ["regret.csv", "regret.json"]
+
+
+@pytest.mark.parametrize("argv, path", [
+    (["calibrate", "--epsilon", "0.5", "--episodes", "20", "--write-ledger", "{path}"], "ledger.json"),
+    (["bounds", "plot", "ngo-2022/linear-mdp", "--d", "10", "--H", "20", "--epsilon", "1", "--delta", "1e-5",
+      "--out", "{path}"], "fig.png"),
+])
+def test_single_file_outputs_follow_the_force_rule(argv, path, tmp_path, capsys):
+    target = tmp_path / path
+    argv = [a.replace("{path}", str(target)) for a in argv]
+    assert run(argv, capsys)[0] == 0
+    before = target.read_bytes()
+    code, _, err = run(argv, capsys)
+    assert code == 2 and "already exists; pass --force to replace it" in err and len(err.strip().splitlines()) == 1
+    assert target.read_bytes() == before
+    assert run([*argv, "--force"], capsys)[0] == 0
+
+
+def test_a_directory_being_written_is_refused_in_one_line(tmp_path, capsys):
+    from dpverify._io import output_lock
+
+    out = tmp_path / "results"
+    out.mkdir()
+    with output_lock("--out", out):
+        code, _, err = run(["run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "3", "--seeds", "1",
+                            "--out", str(out)], capsys)
+    assert code == 2 and "--out is being written by another dpverify command" in err
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signame, status, word", [("SIGTERM", 143, "terminated"), ("SIGHUP", 129, "hung up")])
+def test_sigterm_and_sighup_stop_the_command_and_its_workers(signame, status, word, tmp_path):
+    out = tmp_path / "out"
+    argv = ["run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "100000", "--seeds", "2", "--workers",
+            "2", "--no-plot", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "dpverify", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    workers: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(workers) < 2:
+        workers |= _children(proc.pid)
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.kill(proc.pid, getattr(signal, signame))  # to the command only, as a service manager or ssh does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == word
+    time.sleep(0.5)
+    assert workers and not any(_alive(pid) for pid in workers)
+    assert not out.exists() or list(out.iterdir()) == []  # no partial output
+
+
 def test_account_rejects_unknown_fields_and_warns_on_untouched_ledgers(tmp_path, capsys):
     from dpverify.ledger import PrivacyLedger
     from dpverify.mechanisms import GaussianMechanism

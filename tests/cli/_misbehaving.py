@@ -1,0 +1,140 @@
+"""Misbehaving third-party agents for the CLI's fault tests: one small correct self-noising agent (the
+third-party protocol of docs/auditing.md) with one planted fault, written to a file per case.
+
+A fault is ``kind:where``: ``raise``, ``exit`` (``sys.exit(7)``), ``sleep`` (longer than any limit the tests
+set) or ``memory`` (``MemoryError``) at ``import``, ``factory``, ``begin_episode``, ``end_episode``,
+``claimed_guarantee`` or ``settings``; or a malformed output: ``policy:shape|float|range|none``,
+``claim:str|dict|negative``, ``factory:none|int``, ``notion:word|number``. ``none`` is the correct agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PLACES = ("import", "factory", "begin_episode", "end_episode", "claimed_guarantee", "settings")
+RAISING = tuple(f"{kind}:{where}" for kind in ("raise", "exit", "memory") for where in PLACES)
+SLOW = tuple(f"sleep:{where}" for where in ("import", "factory", "begin_episode"))
+MALFORMED = ("policy:shape", "policy:float", "policy:range", "policy:none", "claim:str", "claim:dict",
+             "claim:negative", "factory:none", "factory:int", "notion:word", "notion:number")
+FAULTS = RAISING + SLOW + MALFORMED
+
+#: What the one stderr line must contain for each kind of fault (the user's fault, said in one line).
+EXPECTED = {
+    "raise": "raised RuntimeError: planted failure (in ",
+    "exit": "raised SystemExit: 7 (in ",
+    "memory": "raised MemoryError: planted (in ",
+    "sleep": "(the --call-timeout limit)",
+    "policy": "policy",
+    "claim": "claimed_guarantee",
+    "factory": "the factory",
+    "notion": "privacy_notion must be one of 'jdp', 'ldp'",
+}
+
+SOURCE = '''
+import math
+import sys
+import time
+
+import numpy as np
+
+from dpverify.agents.billboard import Billboard
+from dpverify.calibrate_mechanism import calibrate_gaussian
+from dpverify.conversions import DPGuarantee
+from dpverify.errors import InvalidParameterError
+
+FAULT = {fault!r}
+KIND, _, PART = FAULT.partition(":")
+
+
+def planted(where):
+    if PART != where:
+        return
+    if KIND == "raise":
+        raise RuntimeError("planted failure")
+    if KIND == "exit":
+        sys.exit(7)
+    if KIND == "memory":
+        raise MemoryError("planted")
+    if KIND == "sleep":
+        time.sleep(120)
+
+
+planted("import")
+
+
+class Config:
+    def __init__(self, num_episodes, epsilon, delta, relation):
+        self.num_episodes, self.epsilon, self.delta, self.relation = num_episodes, epsilon, delta, relation
+
+
+class Counts:
+    name = "counts"
+    privacy_notion = {{"word": "private", "number": 3}}.get(PART, "jdp") if KIND == "notion" else "jdp"
+
+    def __init__(self, mdp, num_episodes, rng, billboard, epsilon, delta, relation):
+        self.config = Config(num_episodes, epsilon, delta, relation)
+        self.horizon, self.num_states, self.num_actions = mdp.horizon, mdp.num_states, mdp.num_actions
+        self.coins, noise = rng.spawn(2)
+        self.billboard = billboard if billboard is not None else Billboard(relation, noise_rng=noise)
+        self.counts = np.zeros((self.horizon, self.num_states))
+        self.episode = 0
+        self.mechanism = calibrate_gaussian(epsilon, delta, math.sqrt(2 * self.horizon), max(num_episodes - 1, 1),
+                                            self.horizon * self.num_states, relation)
+
+    @property
+    def ledger(self):
+        return self.billboard.ledger
+
+    def claimed_guarantee(self):
+        planted("claimed_guarantee")
+        if KIND == "claim":
+            return {{"str": "epsilon=1", "dict": {{"epsilon": 1.0}}}}.get(PART) or DPGuarantee(-1.0, 1e-5, "exact", 0.0)
+        return DPGuarantee(self.config.epsilon, self.config.delta, "exact", 0.0)
+
+    def settings(self):
+        planted("settings")
+        claim = self.claimed_guarantee()
+        accounted = self.ledger.guarantee(claim.delta, claim.conversion, "per-user")
+        return {{"claimed_epsilon": claim.epsilon, "claimed_delta": claim.delta,
+                "accounted_epsilon": accounted.epsilon, "accounted_delta": accounted.delta}}
+
+    def begin_episode(self):
+        planted("begin_episode")
+        if self.episode >= self.config.num_episodes:
+            raise InvalidParameterError("episode", "must be <= num_episodes", self.episode + 1)
+        self.episode += 1
+        if self.episode > 1:
+            noise = self.billboard.noise_source().normal(0.0, self.mechanism.noise_scale, self.counts.size)
+            self.billboard.publish_noised("counts", self.episode, 1, self.mechanism, self.counts.ravel() + noise,
+                                          "prefix")
+        policy = self.coins.integers(0, self.num_actions, (self.horizon, self.num_states))
+        if KIND == "policy":
+            return {{"shape": policy[:, :-1], "float": policy + 0.5, "range": policy - self.num_actions,
+                    "none": None}}[PART]
+        return policy
+
+    def end_episode(self, trajectory):
+        planted("end_episode")
+        if trajectory is not None:
+            self.counts[np.arange(self.horizon), trajectory.states[1:]] += 1.0
+
+
+def make_agent(mdp, num_episodes, rng, /, *, billboard=None, epsilon=1.0, delta=1e-5, relation="replace-one"):
+    planted("factory")
+    if KIND == "factory":
+        return None if PART == "none" else 3
+    return Counts(mdp, num_episodes, rng, billboard, epsilon, delta, relation)
+'''
+
+
+def write_agent(directory: Path, fault: str) -> str:
+    """The agent with ``fault`` as a file in ``directory``; returns its factory path (``file.py:make_agent``)."""
+    if fault != "none" and fault not in FAULTS:
+        raise ValueError(f"unknown fault {fault!r}")
+    path = directory / f"agent_{fault.replace(':', '_')}.py"
+    path.write_text(SOURCE.format(fault=fault), encoding="utf-8")
+    return f"{path}:make_agent"
+
+
+def expected_fragment(fault: str) -> str:
+    return EXPECTED[fault.partition(":")[0]]

@@ -1,0 +1,56 @@
+"""Gathering a process pool's results, failing fast (dpverify._pools)."""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from dpverify._pools import WORKER_DIED, gather
+from dpverify.audit.executors import ProcessExecutor
+from dpverify.errors import DpverifyError
+
+
+def _job(kind: str) -> str:
+    if kind == "fail":
+        raise ValueError("job failed")
+    if kind == "die":
+        os._exit(3)
+    if kind == "hang":
+        time.sleep(60)
+    return kind
+
+
+def test_gather_returns_results_in_order():
+    with ProcessPoolExecutor(2) as pool:
+        done = []
+        assert gather(pool, [pool.submit(_job, x) for x in ("a", "b", "c")], lambda: done.append(1)) == ["a", "b", "c"]
+        assert len(done) == 3
+
+
+def test_the_first_failure_ends_the_map_without_waiting_for_a_hanging_job():
+    pool = ProcessPoolExecutor(2)
+    futures = [pool.submit(_job, "hang"), pool.submit(_job, "fail")]
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="job failed"):
+        gather(pool, futures)
+    assert time.monotonic() - start < 30  # the hanging job (60 s) was terminated, not awaited
+
+
+def test_a_dead_worker_is_said_in_one_sentence():
+    pool = ProcessPoolExecutor(1)
+    with pytest.raises(DpverifyError, match="worker process ended abruptly"):
+        gather(pool, [pool.submit(_job, "die")])
+    assert "os._exit" in WORKER_DIED
+
+
+def test_the_executor_starts_a_new_pool_after_a_failure():
+    executor = ProcessExecutor(2, adaptive=False)
+    try:
+        with pytest.raises(ValueError):
+            executor.map(_job, ["hang", "fail"])
+        assert executor.map(_job, ["x", "y"]) == ["x", "y"]
+    finally:
+        executor.close()

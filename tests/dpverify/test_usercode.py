@@ -1,0 +1,231 @@
+"""The boundary with the user's code (dpverify.usercode): guarded calls, wall-clock limits, guarded factories
+and agents, importing a factory by path, the declared notion."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from dpverify.errors import InvalidParameterError, NumericalError
+from dpverify.usercode import (
+    GuardedAgent,
+    GuardedFactory,
+    LimitExceeded,
+    TimeLimitExceeded,
+    UserCodeError,
+    UserCodeTimeout,
+    declared_notion,
+    enforced,
+    guarded_call,
+    guarded_factory,
+    import_factory,
+    is_factory_path,
+    time_limit,
+)
+
+
+class Boom(Exception):
+    pass
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
+
+
+@pytest.mark.parametrize("exc, kind", [(RuntimeError("bad"), "RuntimeError"), (SystemExit(7), "SystemExit"),
+                                       (MemoryError("oom"), "MemoryError"), (Boom(""), "Boom"),
+                                       (NumericalError("epsilon < 0"), "NumericalError")])
+def test_guarded_call_makes_any_failure_the_users(exc, kind):
+    with pytest.raises(UserCodeError) as info:
+        guarded_call("mine.py:make", "begin_episode", _raise, exc)
+    error = info.value
+    assert (error.agent, error.where, error.kind) == ("mine.py:make", "begin_episode", kind)
+    assert str(error).startswith(f"the agent mine.py:make raised {kind}: ")
+    assert str(error).endswith("(in begin_episode)")
+    assert not isinstance(error, Exception)  # no section's `except Exception` turns it into a verdict
+
+
+def test_guarded_call_lets_interrupts_limits_and_protocol_refusals_through():
+    with pytest.raises(KeyboardInterrupt):
+        guarded_call("a", "act", _raise, KeyboardInterrupt())
+    refusal = InvalidParameterError("feature_norm_bound", "must be <= 1", 2.0)
+    with pytest.raises(InvalidParameterError) as info:
+        guarded_call("a", "factory", _raise, refusal)
+    assert info.value is refusal
+    nested = UserCodeError("a", "inner", "ValueError", "x")
+    with pytest.raises(UserCodeError) as caught:
+        guarded_call("b", "outer", _raise, nested)
+    assert caught.value is nested
+
+
+def test_guarded_call_returns_the_value_and_passes_arguments():
+    assert guarded_call("a", "f", lambda x, *, y: x + y, 2, y=3) == 5
+
+
+def test_messages_are_one_line_and_say_no_message():
+    error = UserCodeError("a", "end_episode", "ValueError", "line one\n  line two")
+    assert str(error) == "the agent a raised ValueError: line one line two (in end_episode)"
+    assert "(no message)" in str(UserCodeError("a", "w", "Boom", ""))
+    assert str(error.within("episode 3")).endswith("(in end_episode, episode 3)")
+
+
+@pytest.mark.parametrize("error", [UserCodeError("a", "w", "K", "m"), UserCodeTimeout("a", "w", 2.5, "--call-timeout"),
+                                   TimeLimitExceeded(9.0, "--timeout", "dpverify verify")])
+def test_errors_cross_process_boundaries(error):
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) and str(copy) == str(error)
+
+
+@pytest.mark.skipif(not enforced(), reason="limits need SIGALRM in the main thread")
+def test_a_call_past_its_limit_is_stopped_and_named():
+    start = time.monotonic()
+    with pytest.raises(UserCodeTimeout) as info:
+        guarded_call("slow.py:make", "begin_episode", time.sleep, 30, limit=0.2)
+    assert time.monotonic() - start < 5
+    assert str(info.value) == ("the agent slow.py:make did not return from begin_episode within 0.2 s "
+                               "(the --call-timeout limit)")
+    assert isinstance(info.value, LimitExceeded)
+
+
+@pytest.mark.skipif(not enforced(), reason="limits need SIGALRM in the main thread")
+def test_a_limit_is_not_swallowed_by_the_users_broad_except():
+    def stubborn() -> str:
+        try:
+            time.sleep(30)
+        except Exception:  # what careless user code does
+            return "swallowed"
+        return "slept"
+
+    with pytest.raises(UserCodeTimeout):
+        guarded_call("a", "act", stubborn, limit=0.2)
+
+
+@pytest.mark.skipif(not enforced(), reason="limits need SIGALRM in the main thread")
+def test_nested_limits_fire_earliest_first_and_are_cleared():
+    class Outer(BaseException):
+        pass
+
+    class Inner(BaseException):
+        pass
+
+    with pytest.raises(Inner), time_limit(5.0, Outer), time_limit(0.1, Inner):
+        time.sleep(10)
+    with pytest.raises(Outer), time_limit(0.2, Outer), time_limit(5.0, Inner):
+        time.sleep(10)
+    with time_limit(0.2, Outer):  # a block that ends in time leaves no alarm behind
+        pass
+    time.sleep(0.4)
+
+
+def test_no_limit_for_none_or_infinity():
+    with time_limit(None, TimeLimitExceeded), time_limit(float("inf"), TimeLimitExceeded):
+        assert guarded_call("a", "f", lambda: 1, limit=float("inf")) == 1
+    with pytest.raises(InvalidParameterError, match="limit"), time_limit(-1.0, TimeLimitExceeded):
+        pass
+
+
+class _Agent:
+    name = "fine"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def begin_episode(self) -> np.ndarray:
+        self.calls += 1
+        return np.zeros((1, 1), dtype=int)
+
+    def end_episode(self, trajectory: object) -> None:
+        raise ValueError("cannot read the trajectory")
+
+    @property
+    def ledger(self) -> object:
+        raise RuntimeError("no ledger yet")
+
+
+def test_guarded_agent_guards_protocol_methods_and_properties():
+    agent = _Agent()
+    guarded = GuardedAgent(agent, "mine.py:make")
+    assert guarded.begin_episode().shape == (1, 1) and agent.calls == 1
+    with pytest.raises(UserCodeError, match=r"raised ValueError: cannot read the trajectory \(in end_episode\)"):
+        guarded.end_episode(None)
+    with pytest.raises(UserCodeError, match=r"RuntimeError: no ledger yet \(in ledger\)"):
+        guarded.ledger
+    with pytest.raises(AttributeError):
+        guarded.missing
+    guarded.extra = 3
+    assert agent.extra == 3 and guarded.unguarded is agent and guarded.name == "fine"
+
+
+def test_is_factory_path():
+    assert is_factory_path("pkg.mod:make") and is_factory_path("agent.py:make")
+    assert not is_factory_path("dp-lsvi-ucb++")
+
+
+def _write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_import_factory_names_what_does_not_import(tmp_path):
+    with pytest.raises(InvalidParameterError, match="factory path does not import"):
+        import_factory(str(tmp_path / "missing.py") + ":make")
+    path = _write(tmp_path, "ok_agent.py", "def make(*a, **k):\n    return None\nvalue = 3\n")
+    with pytest.raises(InvalidParameterError, match="factory path does not import"):
+        import_factory(f"{path}:nothing")
+    with pytest.raises(InvalidParameterError, match="callable"):
+        import_factory(f"{path}:value")
+    assert callable(import_factory(f"{path}:make"))
+    needs = _write(tmp_path, "needs_other.py", "import dpverify_no_such_module\n")
+    with pytest.raises(InvalidParameterError, match="dpverify_no_such_module"):
+        import_factory(f"{needs}:make")
+
+
+def test_a_module_that_fails_while_loading_is_not_left_half_made(tmp_path):
+    path = _write(tmp_path, "broken_agent.py", "raise RuntimeError('at import')\n")
+    with pytest.raises(UserCodeError, match="in importing its module"):
+        guarded_factory(f"{path}:make")
+    assert "dpverify_agent_broken_agent" not in sys.modules
+
+
+FACTORY = '''
+class Agent:
+    def begin_episode(self):
+        return None
+    def end_episode(self, trajectory):
+        pass
+def make(mdp, num_episodes, rng, /, *, billboard=None, epsilon=1.0):
+    return Agent()
+def make_nothing(mdp, num_episodes, rng, /, **options):
+    return None
+'''
+
+
+def test_guarded_factory_checks_its_result_and_its_arguments(tmp_path):
+    path = _write(tmp_path, "factory_agent.py", FACTORY)
+    factory = guarded_factory(f"{path}:make")
+    agent = factory(None, 3, None, epsilon=0.5)
+    assert isinstance(agent, GuardedAgent)
+    with pytest.raises(TypeError):  # an option the factory does not take: the caller's mistake, said as such
+        factory(None, 3, None, sigma=2.0)
+    with pytest.raises(InvalidParameterError, match="must return an agent with begin_episode"):
+        guarded_factory(f"{path}:make_nothing")(None, 3, None)
+    copy = pickle.loads(pickle.dumps(factory))
+    assert isinstance(copy, GuardedFactory) and copy.spec == factory.spec
+
+
+class _Declares:
+    def __init__(self, notion: object) -> None:
+        self.privacy_notion = notion
+
+
+def test_declared_notion():
+    assert declared_notion(object()) is None
+    assert declared_notion(_Declares("jdp")) == "jdp" and declared_notion(_Declares("ldp")) == "ldp"
+    for bad in ("JDP", "private", 3, ""):
+        with pytest.raises(InvalidParameterError, match="privacy_notion must be one of 'jdp', 'ldp'"):
+            declared_notion(_Declares(bad))
