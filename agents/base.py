@@ -96,28 +96,53 @@ class Agent(abc.ABC):
 
 def run_episodes(
     mdp: Any,
-    agent: Agent,
+    agent: Any,
     num_episodes: int,
     rng: np.random.Generator,
     callback: Callable[[int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run ``num_episodes`` episodes; return (exact per-episode regret, [distinct-policy change flags]).
 
+    A step-level agent (``act(h, state)``, :mod:`dpverify.agents.tapes`) has no policy table to evaluate: its
+    regret is the unbiased one-sample estimate of :func:`_step_episode` instead, and its "policy" the partial
+    policy of each episode.
+
     The second value is a boolean array: entry k is True when π_k differs from π_{k−1} (used by tests to
     check that an agent changes its policy).
     """
+    from dpverify.agents.tapes import acts_step_by_step, checked_policy
+
     evaluator = DeterministicPolicyEvaluator(mdp)
     regrets = np.empty(num_episodes)
     changed = np.zeros(num_episodes, dtype=bool)
     previous: np.ndarray | None = None
-    from dpverify.agents.tapes import checked_policy
-
+    stepwise = acts_step_by_step(agent)
     for k in range(num_episodes):
-        policy = checked_policy(agent.begin_episode(), mdp, k + 1)
-        regrets[k] = evaluator.regret(policy)
+        if stepwise:
+            regrets[k], policy = _step_episode(mdp, agent, evaluator, rng, k + 1)
+        else:
+            policy = checked_policy(agent.begin_episode(), mdp, k + 1)
+            regrets[k] = evaluator.regret(policy)
+            agent.end_episode(rollout(mdp, policy, rng))
         changed[k] = previous is not None and not np.array_equal(policy, previous)
         previous = policy
-        agent.end_episode(rollout(mdp, policy, rng))
         if callback is not None:
             callback(k)
     return regrets, changed
+
+
+def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator, rng: np.random.Generator,
+                  episode: int) -> tuple[float, np.ndarray]:
+    """One episode of a step-level agent (:mod:`dpverify.agents.tapes`) in the environment: the user's states
+    are sampled as :func:`rollout` samples them, the agent is asked for each action. Its policy is never seen
+    whole, so the regret is the one-sample estimate V*_0(s_0) − Σ_h r_h, unbiased for ρᵀ(V*_0 − V^{π_k}_0)
+    given the agent's state at the episode's start (the expectation over s_0 ~ ρ and the transitions). Returns
+    (the estimate, the partial policy of the episode)."""
+    from dpverify.agents.tapes import play_step_by_step
+
+    uniforms = rng.random(mdp.horizon)
+    initial = mdp.sample_initial_state(rng)
+    partial, trajectory = play_step_by_step(
+        agent, mdp, initial, lambda h, s, a: int(mdp.sample_next_state(h, s, a, uniforms[h])), episode)
+    value = float(evaluator.optimal.values[0, trajectory.states[0]])
+    return value - float(np.sum(trajectory.rewards)), partial

@@ -18,13 +18,23 @@ tapes with the tape at one position j replaced (replace-one). Rewards r_h(s, a) 
   pair (low, high) at one position moves the regression targets V(s') from one end of their range to
   the other and the visited features with them. A canary need not follow the environment's dynamics:
   the privacy claims hold for every user sequence, not only for those the model generates.
-* :func:`tape_rollout` follows a deterministic policy (H, S) on a tape; :func:`run_on_tapes` runs an
-  agent (``begin_episode`` / ``end_episode``) over a sequence of tapes and returns the deployed policies.
+* :func:`tape_rollout` follows a deterministic policy (H, S) on a tape; :func:`play_on_tape` plays one
+  episode of an agent on a tape, whichever way it acts; :func:`run_on_tapes` runs an agent over a sequence
+  of tapes and returns what it deployed.
+
+**Two ways to act.** A *table* agent returns its deployed policy from ``begin_episode()`` as an (H, S)
+table. A *step-level* agent (one with an ``act`` method; :func:`acts_step_by_step`) is asked for each action
+as the user reaches a state, ``act(h, state) -> action``, and told what followed, ``observe(h, state, action,
+reward, next_state)`` when it has that method; ``begin_episode()`` is optional for it and returns None. Both
+end with ``end_episode(trajectory)``. What a step-level agent deployed in an episode is the *partial policy*
+of the actions it chose at the states the user visited, :data:`UNSEEN` elsewhere: an (H, S) table like a
+table agent's, so that every consumer (the JDP view's one-hot rows, the replays' comparisons) treats both
+alike, a step-level agent being seen only where it acted. Large state spaces need no table at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,16 +177,101 @@ def checked_policy(policy: object, mdp: Any, episode: int | None = None) -> np.n
     return array.astype(np.int64, copy=False)
 
 
+#: The entry of a step-level agent's partial policy at a state the user did not visit (module docstring).
+UNSEEN = -1
+
+
+def acts_step_by_step(agent: Any) -> bool:
+    """Whether ``agent`` is a step-level agent (it has a callable ``act``; module docstring)."""
+    return callable(getattr(agent, "act", None))
+
+
+def checked_action(action: object, mdp: Any, stage: int, episode: int | None = None) -> int:
+    """A step-level agent's action as an int in [0, A), or an error naming what was expected (no float, bool
+    or negative action is ever truncated or wrapped)."""
+    where = f" (episode {episode}, stage {stage + 1})" if episode is not None else f" (stage {stage + 1})"
+    actions = int(mdp.num_actions)
+    value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidParameterError("act()", f"must return an integer action in [0, {actions}){where}",
+                                    f"{type(action).__name__} {action!r:.40}")
+    if not 0 <= int(value) < actions:
+        raise InvalidParameterError("act()", f"must return an action in [0, {actions}){where}", int(value))
+    return int(value)
+
+
+def play_on_tape(agent: Any, mdp: Any, tape: UserTape | None, episode: int) -> tuple[np.ndarray, Trajectory | None]:
+    """One episode of ``agent`` on ``tape`` (None: an empty slot, the agent plans and gets ``end_episode(None)``);
+    returns (what it deployed: the policy, or a step-level agent's partial policy; the trajectory)."""
+    if not acts_step_by_step(agent):
+        policy = checked_policy(agent.begin_episode(), mdp, episode)
+        trajectory = None if tape is None else tape_rollout(mdp, policy, tape)
+        agent.end_episode(trajectory)
+        return policy, trajectory
+    if tape is not None:
+        _check_shape(mdp, tape)
+        table = tape.next_states
+        return play_step_by_step(agent, mdp, tape.initial_state, lambda h, s, a: int(table[h, s, a]), episode)
+    begin_step_episode(agent, episode)
+    agent.end_episode(None)
+    return np.full((int(mdp.horizon), int(mdp.num_states)), UNSEEN, dtype=np.int64), None
+
+
+def begin_step_episode(agent: Any, episode: int) -> None:
+    """A step-level agent's optional ``begin_episode()``, which must return None."""
+    begin = getattr(agent, "begin_episode", None)
+    if callable(begin) and begin() is not None:
+        raise InvalidParameterError("begin_episode()", "must return None for an agent that acts step by step "
+                                    "(with act(h, state))", f"episode {episode}")
+
+
+def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Callable[[int, int, int], int],
+                      episode: int) -> tuple[np.ndarray, Trajectory]:
+    """One episode of a step-level agent: ``begin_episode()`` (optional), then per stage ``act(h, s)``, the
+    user's move ``next_state(h, s, a)`` and ``observe(h, s, a, r, s')`` (optional), then
+    ``end_episode(trajectory)``; returns (the partial policy, the trajectory)."""
+    begin_step_episode(agent, episode)
+    horizon = int(mdp.horizon)
+    rewards = np.asarray(mdp.rewards)
+    observe = getattr(agent, "observe", None)
+    partial = np.full((horizon, int(mdp.num_states)), UNSEEN, dtype=np.int64)
+    states = np.empty(horizon + 1, dtype=np.int64)
+    actions = np.empty(horizon, dtype=np.int64)
+    states[0] = initial_state
+    for h in range(horizon):
+        s = int(states[h])
+        a = checked_action(agent.act(h, s), mdp, h, episode)
+        actions[h] = partial[h, s] = a
+        states[h + 1] = next_state(h, s, a)
+        if callable(observe):
+            observe(h, s, a, float(rewards[h, s, a]), int(states[h + 1]))
+    trajectory = Trajectory(states, actions, rewards[np.arange(horizon), states[:-1], actions])
+    agent.end_episode(trajectory)
+    return partial, trajectory
+
+
+def follows_until_it_leaves(policy: np.ndarray, original: UserTape, other: UserTape) -> bool:
+    """Whether the user of ``other`` leaves the path the user of ``original`` took under ``policy`` (a policy or
+    a partial policy of that episode: both are known along that path). The two users share a state until one
+    of them moves elsewhere, and at a shared state the agent acted alike, so the first difference is seen."""
+    if original.initial_state != other.initial_state:
+        return True
+    s = original.initial_state
+    for h in range(policy.shape[0]):
+        a = int(policy[h, s])
+        if a == UNSEEN:  # not on the path: cannot happen while the two users agree
+            raise InvalidParameterError("policy", "must be known along the original user's path", (h, s))
+        if original.next_states[h, s, a] != other.next_states[h, s, a]:
+            return True
+        s = int(original.next_states[h, s, a])
+    return False
+
+
 def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape | None]) -> list[np.ndarray]:
-    """Run ``agent`` for one episode per tape; return the deployed policies π_1..π_K (each (H, S), checked by
-    :func:`checked_policy`). A ``None`` tape is an empty slot: the agent still plans episode k, then gets
-    ``end_episode(None)`` (no user data)."""
-    policies = []
-    for k, tape in enumerate(tapes, start=1):
-        policy = checked_policy(agent.begin_episode(), mdp, k)
-        policies.append(policy)
-        agent.end_episode(None if tape is None else tape_rollout(mdp, policy, tape))
-    return policies
+    """Run ``agent`` for one episode per tape (:func:`play_on_tape`); return what it deployed π_1..π_K (each
+    (H, S): a policy, or a step-level agent's partial policy). A ``None`` tape is an empty slot: the agent
+    still plans episode k, then gets ``end_episode(None)`` (no user data)."""
+    return [play_on_tape(agent, mdp, tape, k)[0] for k, tape in enumerate(tapes, start=1)]
 
 
 def tape_arrays(tapes: Sequence[UserTape]) -> tuple[np.ndarray, np.ndarray]:

@@ -226,11 +226,12 @@ class GuardedFactory:
         if signature is not None:
             signature.bind(*args, **kwargs)  # TypeError: the factory does not take these arguments
         agent = guarded_call(self.spec, "its factory", factory, *args, limit=self.limit, **kwargs)
-        missing = [m for m in ("begin_episode", "end_episode") if not callable(getattr(agent, m, None))]
+        acts = "act" if callable(getattr(agent, "act", None)) else "begin_episode"  # step-level or table
+        missing = [m for m in (acts, "end_episode") if not callable(getattr(agent, m, None))]
         if missing:
-            raise InvalidParameterError(f"the factory {self.spec}", "must return an agent with begin_episode() and "
-                                        "end_episode(trajectory) (docs/auditing.md, Third-party agents)",
-                                        f"{type(agent).__name__} without {' and '.join(missing)}")
+            raise InvalidParameterError(f"the factory {self.spec}", "must return an agent with begin_episode() (or "
+                                        "act(h, state)) and end_episode(trajectory) (docs/auditing.md, Third-party "
+                                        "agents)", f"{type(agent).__name__} without {' and '.join(missing)}")
         return GuardedAgent(agent, self.spec, self.limit)
 
     def __repr__(self) -> str:

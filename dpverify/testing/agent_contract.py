@@ -37,7 +37,8 @@ the reason) or "not run" (it could not be checked: never a pass):
     ``settings()`` reports ``claimed_epsilon``, ``claimed_delta``, ``accounted_epsilon`` and
     ``accounted_delta`` equal to the claim and to the ledger.
 ``refuses_episodes_past_cap``
-    ``begin_episode`` after ``num_episodes`` episodes raises ``InvalidParameterError``.
+    ``begin_episode`` (a step-level agent without it: ``act``) after ``num_episodes`` episodes raises
+    ``InvalidParameterError``.
 
 and, with ``whitebox=True`` (the default), the white-box release checks of :mod:`dpverify.whitebox`, which
 check the records above against the agent's behaviour: ``reproducible_from_the_seeds``,
@@ -309,14 +310,9 @@ class _ContractRun:
         self.accounting = _accounting(self.agent)
 
     def _run(self, agent: Any, tapes: Sequence[Any]) -> list[np.ndarray]:
-        from dpverify.agents.tapes import checked_policy, tape_rollout
+        from dpverify.agents.tapes import run_on_tapes
 
-        policies = []
-        for k, tape in enumerate(tapes, start=1):
-            policy = checked_policy(agent.begin_episode(), self.env, k)
-            policies.append(policy)
-            agent.end_episode(tape_rollout(self.env, policy, tape))
-        return policies
+        return run_on_tapes(agent, self.env, tapes)
 
     def notion_check(self) -> str:
         notion = self.notion
@@ -368,21 +364,19 @@ class _ContractRun:
                 "are unchanged")
 
     def _replacement(self, j: int) -> Any:
-        """Another user at position j: a tape on which the deployed policy π_j takes another path."""
-        from dpverify.agents.tapes import random_tape, tape_rollout
+        """Another user at position j: a tape on which the agent, as deployed to user j, takes another path (seen
+        along the original user's path, where a step-level agent's partial policy is known)."""
+        from dpverify.agents.tapes import follows_until_it_leaves, random_tape
 
-        original = tape_rollout(self.env, self.policies[j - 1], self.tapes[j - 1])
         for _ in range(16):
             tape = random_tape(self.env, self.other_rng)
-            replaced = tape_rollout(self.env, self.policies[j - 1], tape)
-            if not (np.array_equal(replaced.states, original.states)
-                    and np.array_equal(replaced.actions, original.actions)):
+            if follows_until_it_leaves(self.policies[j - 1], self.tapes[j - 1], tape):
                 return tape
         raise _Violation(f"could not draw a user {j} whose trajectory differs from the original user's")
 
     def _replay_with_user_replaced(self, j: int) -> None:
         from dpverify.agents.billboard import ReplayBillboard
-        from dpverify.agents.tapes import checked_policy, tape_rollout
+        from dpverify.agents.tapes import play_on_tape
 
         tapes = list(self.tapes)
         tapes[j - 1] = self._replacement(j)
@@ -391,10 +385,9 @@ class _ContractRun:
         changed: list[int] = []
         for k, tape in enumerate(tapes, start=1):
             try:
-                policy = checked_policy(replay.begin_episode(), self.env, k)
+                policy = play_on_tape(replay, self.env, tape, k)[0]
                 if k != j and not np.array_equal(policy, self.policies[k - 1]):
                     changed.append(k)
-                replay.end_episode(tape_rollout(self.env, policy, tape))
             except InvalidParameterError as exc:
                 if exc.parameter in ("release", "recorded"):
                     raise _Violation(f"user {j} replaced, episode {k}: the release pattern depends on the raw data "
@@ -443,7 +436,10 @@ class _ContractRun:
 
     def cap_check(self) -> str:
         try:
-            self.agent.begin_episode()
+            if callable(getattr(self.agent, "begin_episode", None)):
+                self.agent.begin_episode()
+            else:  # a step-level agent without begin_episode: its first action past the cap
+                self.agent.act(0, int(self.tapes[0].initial_state))
         except InvalidParameterError as exc:
             return f"episode {self.num_episodes + 1} refused ({exc.parameter})"
         raise _Violation(f"begin_episode after the cap K = {self.num_episodes} did not raise InvalidParameterError")

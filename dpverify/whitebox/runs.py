@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.billboard import Billboard, PublishedRelease, ReplayBillboard
-from dpverify.agents.tapes import UserTape, checked_policy, tape_rollout
+from dpverify.agents.tapes import UserTape, play_on_tape
 from dpverify.errors import DpverifyError, InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.neighbouring import Neighbouring
@@ -134,9 +134,7 @@ def run_agent(subject: Subject, users: Sequence[UserTape | None], *, coins: np.r
     policies = []
     for k, tape in enumerate(users, start=1):
         try:
-            policy = checked_policy(agent.begin_episode(), subject.mdp, k)
-            trajectory = None if tape is None else tape_rollout(subject.mdp, policy, tape)
-            agent.end_episode(trajectory)
+            policy = play_on_tape(agent, subject.mdp, tape, k)[0]
         except InvalidParameterError as exc:
             if isinstance(board, ReplayBillboard) and exc.parameter in ("release", "recorded"):
                 raise PatternChanged(f"episode {k}: the release pattern left the recorded one ({exc})") from None

@@ -1,0 +1,81 @@
+"""Seed plumbing for code that draws from numpy's global generator.
+
+Code written without dpverify often calls ``np.random.normal(...)`` (the legacy global ``RandomState``), or
+seeds it once with ``np.random.seed(seed)``. Nothing the auditor seeds reaches such draws, so a replay is not
+the same run and no behavioural check can run (the white-box checks say so, naming the global generator when
+pinning it makes the runs agree: :func:`uses_global_rng`).
+
+:class:`SeededGlobalRng` makes such code auditable: while the code runs (between :meth:`~SeededGlobalRng.enter`
+and :meth:`~SeededGlobalRng.leave`, or in a ``with`` block) numpy's global generator is one of its own,
+seeded from a generator the auditor controls — an agent that adds its own noise passes
+``billboard.noise_source()``, so that its global-generator noise follows the billboard's noise seed. Outside
+those stretches the caller's global state is back untouched, and the code's own stream continues where it
+left off at the next stretch (two agents, or dpverify's tests, never share one global stream).
+
+What it cannot fix, said by the white-box checks: code that draws its *coins* (tie-breaking, exploration)
+and its noise from the one global stream. Then the noise seed moves the coins too, the replays with another
+noise seed deploy other policies, and the noise check reports that it could not hold the coins fixed.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import InvalidParameterError
+
+
+class SeededGlobalRng:
+    """numpy's global generator, seeded from ``source`` (a ``numpy.random.Generator``), while user code runs.
+
+    ``enter()``/``leave()`` bracket each stretch of the user's code (a ``with`` block does both); stretches
+    nest. The global stream is a legacy ``RandomState`` (what ``np.random.*`` draws from) on an MT19937 seeded by
+    128 bits drawn once from ``source``; ``np.random.seed(...)`` inside the code reseeds this stream only.
+    """
+
+    def __init__(self, source: np.random.Generator) -> None:
+        if not isinstance(source, np.random.Generator):
+            raise InvalidParameterError("source", "must be a numpy.random.Generator", type(source).__name__)
+        seed = np.random.SeedSequence(int(source.integers(0, 2**63)) << 64 | int(source.integers(0, 2**63)))
+        self._state: Any = np.random.RandomState(np.random.MT19937(seed)).get_state()
+        self._saved: list[Any] = []
+
+    def enter(self) -> None:
+        """Swap the code's stream in (the caller's global state kept)."""
+        self._saved.append(np.random.get_state())
+        np.random.set_state(self._state)
+
+    def leave(self) -> None:
+        """Swap the caller's global state back (the code's stream kept for its next stretch)."""
+        if not self._saved:
+            raise InvalidParameterError("leave()", "must follow enter()", None)
+        self._state = np.random.get_state()
+        np.random.set_state(self._saved.pop())
+
+    def __enter__(self) -> SeededGlobalRng:
+        self.enter()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.leave()
+
+
+#: The fixed global state two probing runs share (:func:`uses_global_rng`).
+_PROBE_SEED = 0x5EED
+
+
+def uses_global_rng(run: Any) -> bool:
+    """Whether ``run()`` (a callable returning a comparable record of one controlled run) differs between two
+    calls only because of numpy's global generator: two calls with the global generator pinned to one state
+    agree. The caller has seen two unpinned calls differ; the caller's global state is restored."""
+    saved = np.random.get_state()
+    try:
+        records = []
+        for _ in range(2):
+            np.random.seed(_PROBE_SEED)
+            records.append(run())
+    finally:
+        np.random.set_state(saved)
+    return bool(records[0] == records[1])
