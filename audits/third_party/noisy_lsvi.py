@@ -148,6 +148,13 @@ class NoisyLsvi:
         return self.plan(self.episode)
 
     def plan(self, k: int) -> np.ndarray:
+        """The greedy policy (H, S) for the optimistic Q-values of episode k, ties broken by the coins."""
+        q = self.q_values(k)
+        keys = self.coins.random(q.shape) * (q >= q.max(axis=-1, keepdims=True) - 1e-9)
+        return np.argmax(keys, axis=-1)
+
+    def q_values(self, k: int) -> np.ndarray:
+        """Q_h(s, a) for every stage, state and action, from the statistics published at episode k."""
         H, S = self.horizon, self.num_states
         grams = self.release_grams(k)
         q = np.empty(self.rewards.shape)
@@ -162,8 +169,7 @@ class NoisyLsvi:
             bonus = BONUS * np.sqrt(np.einsum("sad,de,sae->sa", phi, inverse, phi))
             q[h] = self.rewards[h] + phi @ w + bonus
             v_next = np.clip(q[h].max(axis=-1), 0.0, H - h)
-        keys = self.coins.random(q.shape) * (q >= q.max(axis=-1, keepdims=True) - 1e-9)
-        return np.argmax(keys, axis=-1)
+        return q
 
     def end_episode(self, trajectory: Any) -> None:
         if trajectory is None:  # an empty slot: the episode happened, no user data arrived

@@ -95,7 +95,7 @@ _CLOSE = object()
 
 def _close(channel: _Channel, thread: threading.Thread | None) -> None:
     """End a loop thread waiting at a hand-off (the agent is done with, or was collected)."""
-    if thread is None or not thread.is_alive():
+    if thread is None or not thread.is_alive() or thread is threading.current_thread():
         return
     try:
         channel.to_user.put_nowait(_CLOSE)
@@ -138,22 +138,26 @@ class ClosedLoopAgent:
 
     # ---- driving the loop --------------------------------------------------------------------------------
 
-    def _run_loop(self) -> None:
+    @staticmethod
+    def _run_loop(loop: Callable[[LoopEnv], Any], env: LoopEnv, channel: _Channel) -> None:
+        """The loop thread's body (it holds no reference to the agent, which may then be collected)."""
         try:
-            self._loop(self._env)
+            loop(env)
         except _Closed:
             return
         except BaseException as exc:  # the user's code: said by the main side
-            self._channel.to_main.put(("error", exc))
+            channel.to_main.put(("error", exc))
             return
-        self._channel.to_main.put(("done", None))
+        channel.to_main.put(("done", None))
 
-    def _wait(self) -> tuple[str, Any]:
-        """Wait for the user's loop to say something (a stretch of its code runs meanwhile)."""
+    def _hand_over(self, send: Callable[[], None]) -> tuple[str, Any]:
+        """Let the user's loop run (``send`` wakes it) and wait for what it says next; ``around`` is entered
+        before it wakes and left after it has said it (so every draw of the user's code is inside)."""
         limit = call_timeout()
         if self._around is not None:
             self._around.enter()
         try:
+            send()
             event = self._channel.to_main.get(timeout=limit)
         except queue.Empty:
             raise UserCodeTimeout(self._name, "its loop", limit, "--call-timeout") from None
@@ -166,14 +170,13 @@ class ClosedLoopAgent:
         return event
 
     def _answer(self, value: Any) -> tuple[str, Any]:
-        self._channel.to_user.put(value)
-        return self._wait()
+        return self._hand_over(lambda: self._channel.to_user.put(value))
 
     def _start(self) -> tuple[str, Any]:
-        self._thread = threading.Thread(target=self._run_loop, name=f"dpverify loop: {self._name}", daemon=True)
+        self._thread = threading.Thread(target=self._run_loop, args=(self._loop, self._env, self._channel),
+                                        name=f"dpverify loop: {self._name}", daemon=True)
         self._finalizer = weakref.finalize(self, _close, self._channel, self._thread)
-        self._thread.start()
-        return self._wait()
+        return self._hand_over(self._thread.start)
 
     def _expect(self, event: tuple[str, Any], kind: str, when: str) -> Any:
         said, value = event

@@ -24,3 +24,31 @@ def test_the_zoo_pairs_every_bug_with_cases_of_each_verdict() -> None:
 def test_each_case_meets_its_expectation_from_behaviour(name: str) -> None:
     (outcome,) = whitebox_outcomes(only=[name])
     assert outcome.as_expected, (outcome.verdict, outcome.failed, outcome.not_run)
+
+
+#: Each step-level case and the table-route case it is the twin of.
+STEP_LEVEL_TWINS = {"step-level-lsvi": "noisy-lsvi", "step-level-mean-for-sum": "mean-for-sum",
+                    "step-level-self-noised": "self-noised-lsvi", "step-level-half-noise": "half-noise"}
+
+
+def test_the_step_level_route_reaches_the_table_route_s_verdicts_by_the_same_checks() -> None:
+    outcomes = {o.case.name: o for o in whitebox_outcomes(only=[*STEP_LEVEL_TWINS, *STEP_LEVEL_TWINS.values()])}
+    for step, table in STEP_LEVEL_TWINS.items():
+        assert outcomes[step].as_expected and outcomes[table].as_expected
+        assert (outcomes[step].verdict, outcomes[step].failed) == (outcomes[table].verdict, outcomes[table].failed)
+
+
+def test_the_closed_loop_route_refutes_reused_noise_and_clears_its_fresh_noise_twin() -> None:
+    outcomes = {o.case.name: o for o in whitebox_outcomes(only=["closed-loop-lsvi", "closed-loop-reused-noise"])}
+    assert outcomes["closed-loop-lsvi"].verdict == CONSISTENT and outcomes["closed-loop-lsvi"].as_expected
+    assert outcomes["closed-loop-reused-noise"].verdict == REFUTED
+    assert outcomes["closed-loop-reused-noise"].failed == ("noise as recorded",)
+
+
+def test_the_closed_loop_adapter_is_sixty_lines_or_fewer() -> None:
+    from pathlib import Path
+
+    import dpverify.audits.third_party.closed_loop_adapter as adapter
+
+    lines = Path(adapter.__file__).read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 60, len(lines)

@@ -1,0 +1,195 @@
+"""ClosedLoopAgent: a user's loop run(env) driven one step at a time, its protocol errors, faults and hangs."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpverify.adapters import ClosedLoopAgent, LoopProtocolError
+from dpverify.agents.base import run_episodes
+from dpverify.agents.envs import min2021_mdp
+from dpverify.agents.tapes import play_step_by_step
+from dpverify.errors import InvalidParameterError
+from dpverify.usercode import UserCodeError, UserCodeTimeout
+
+MDP = min2021_mdp(horizon=3, num_actions=4)
+
+
+def _deterministic_next(h: int, s: int, a: int) -> int:
+    return (s + a) % MDP.num_states
+
+
+class Recorder:
+    """A loop of the shape RL code has: reset, then H steps, over K episodes; it records what it saw."""
+
+    def __init__(self, episodes: int) -> None:
+        self.episodes, self.seen = episodes, []
+
+    def __call__(self, env: Any) -> None:
+        for _ in range(self.episodes):
+            state, info = env.reset(seed=123)
+            assert info == {}
+            seen = [state]
+            terminated = False
+            h = 0
+            while not terminated:
+                state, reward, terminated, truncated, _ = env.step((h + state) % env.action_space.n)
+                assert truncated is False
+                seen += [reward, state]
+                h += 1
+            self.seen.append(seen)
+
+
+def _play(agent: Any, episodes: int) -> list[Any]:
+    return [play_step_by_step(agent, MDP, k % 2, _deterministic_next, k + 1)[1] for k in range(episodes)]
+
+
+def test_the_loop_sees_the_states_and_rewards_of_the_episodes_played() -> None:
+    loop = Recorder(3)
+    agent = ClosedLoopAgent(loop, MDP)
+    trajectories = _play(agent, 3)
+    assert len(loop.seen) == 3
+    for seen, trajectory in zip(loop.seen, trajectories, strict=True):
+        assert seen[0::2] == [int(s) for s in trajectory.states]
+        assert seen[1::2] == pytest.approx([float(r) for r in trajectory.rewards])
+        assert [int(a) for a in trajectory.actions] == [(h + int(s)) % 4 for h, s in enumerate(trajectory.states[:-1])]
+    assert agent._thread is not None and not agent._thread.is_alive()  # the loop returned after its K episodes
+
+
+def test_the_environment_follows_gymnasium_conventions() -> None:
+    spaces: dict[str, Any] = {}
+
+    def loop(env: Any) -> None:
+        spaces.update(obs=env.observation_space.n, act=env.action_space.n, horizon=env.horizon,
+                      contains=(env.action_space.contains(3), env.action_space.contains(4)))
+        env.reset()
+        for _ in range(env.horizon):
+            env.step(0)
+
+    _play(ClosedLoopAgent(loop, MDP), 1)
+    assert spaces == {"obs": MDP.num_states, "act": 4, "horizon": 3, "contains": (True, False)}
+
+
+def test_regret_of_a_closed_loop_agent_is_run_like_any_step_level_agent() -> None:
+    regret, _ = run_episodes(MDP, ClosedLoopAgent(Recorder(5), MDP), 5, np.random.default_rng(0))
+    assert regret.shape == (5,) and np.all(np.isfinite(regret))
+
+
+def test_a_loop_that_steps_past_the_episode_is_named() -> None:
+    def loop(env: Any) -> None:
+        env.reset()
+        for _ in range(env.horizon + 1):
+            env.step(0)
+
+    with pytest.raises(LoopProtocolError, match="stepped past the end of episode 1"):
+        _play(ClosedLoopAgent(loop, MDP), 1)
+
+
+def test_a_loop_that_resets_mid_episode_is_named() -> None:
+    def loop(env: Any) -> None:
+        env.reset()
+        env.step(0)
+        env.reset()
+
+    with pytest.raises(LoopProtocolError, match="reset the environment before stage 2 of episode 1"):
+        _play(ClosedLoopAgent(loop, MDP), 1)
+
+
+def test_a_loop_that_ends_early_refuses_the_next_episode() -> None:
+    agent = ClosedLoopAgent(Recorder(1), MDP)
+    _play(agent, 1)
+    with pytest.raises(LoopProtocolError, match="ended after 1 episodes"):
+        agent.act(0, 0)
+
+
+def test_an_exception_in_the_loop_is_the_users_and_names_the_loop() -> None:
+    def loop(env: Any) -> None:
+        env.reset()
+        raise KeyError("no such table")
+
+    with pytest.raises(UserCodeError, match=r"the agent peer raised KeyError: 'no such table' \(in its loop\)"):
+        _play(ClosedLoopAgent(loop, MDP, name="peer"), 1)
+
+
+def test_a_loop_that_hangs_is_stopped_at_the_call_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPVERIFY_CALL_TIMEOUT", "0.3")
+    release = threading.Event()
+
+    def loop(env: Any) -> None:
+        env.reset()
+        release.wait(30)
+
+    start = time.perf_counter()
+    with pytest.raises(UserCodeTimeout, match=r"did not return from its loop within 0.3 s \(the --call-timeout"):
+        _play(ClosedLoopAgent(loop, MDP), 1)
+    assert time.perf_counter() - start < 10
+    release.set()
+
+
+def test_an_empty_slot_is_refused_with_the_relation_to_use() -> None:
+    agent = ClosedLoopAgent(Recorder(2), MDP)
+    _play(agent, 1)
+    with pytest.raises(InvalidParameterError, match="replace-one"):
+        agent.end_episode(None)
+
+
+def test_close_ends_a_loop_waiting_at_a_hand_off_and_collection_does_too() -> None:
+    agent = ClosedLoopAgent(Recorder(5), MDP)
+    _play(agent, 2)
+    thread = agent._thread
+    assert thread is not None and thread.is_alive()
+    agent.close()
+    assert not thread.is_alive()
+    other = ClosedLoopAgent(Recorder(5), MDP)
+    _play(other, 1)
+    thread = other._thread
+    assert thread is not None and thread.is_alive()
+    del other
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_the_protocol_object_answers_for_the_rest_of_the_protocol() -> None:
+    class Protocol:
+        privacy_notion = "jdp"
+        ledger = "the ledger"
+
+    agent = ClosedLoopAgent(Recorder(1), MDP, protocol=Protocol())
+    assert agent.privacy_notion == "jdp" and agent.ledger == "the ledger"
+    with pytest.raises(AttributeError):
+        _ = agent.settings  # neither the adapter nor its protocol has it
+    assert not hasattr(ClosedLoopAgent(Recorder(1), MDP), "ledger")
+
+
+def test_around_brackets_every_stretch_of_the_users_code() -> None:
+    events: list[str] = []
+
+    class Around:
+        def enter(self) -> None:
+            events.append("enter")
+
+        def leave(self) -> None:
+            events.append("leave")
+
+    def loop(env: Any) -> None:
+        env.reset()
+        for _ in range(env.horizon):
+            events.append("user")
+            env.step(0)
+
+    _play(ClosedLoopAgent(loop, MDP, around=Around()), 1)
+    assert events.count("enter") == events.count("leave") == 5  # start, H − 1 steps, the end of the episode
+    for i, event in enumerate(events):
+        if event == "user":
+            assert events[:i].count("enter") == events[:i].count("leave") + 1
+
+
+def test_a_loop_that_is_not_callable_is_refused() -> None:
+    with pytest.raises(InvalidParameterError, match="loop"):
+        ClosedLoopAgent("run", MDP)  # type: ignore[arg-type]
