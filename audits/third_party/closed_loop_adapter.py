@@ -5,6 +5,8 @@ hands to ``np.linalg.solve`` recorded with the mechanism it claims (and solved w
 
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -17,12 +19,12 @@ from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 
 
-def adapt(mdp: Any, num_episodes: int, rng: np.random.Generator, board: Billboard | None, epsilon: float,
-          delta: float, fresh_noise: bool) -> ClosedLoopAgent:
+def make_agent(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, billboard: Billboard | None = None,
+               epsilon: float = 1.0, delta: float = 1e-5, fresh_noise: bool = True) -> ClosedLoopAgent:
     if mdp.feature_norm_bound > 1.0:
         raise InvalidParameterError("feature_norm_bound", "must be <= 1 (the bound the noise assumes)",
                                     mdp.feature_norm_bound)
-    board = board if board is not None else Billboard("replace-one", noise_rng=rng.spawn(1)[0])
+    board = billboard if billboard is not None else Billboard("replace-one", noise_rng=rng.spawn(1)[0])
     seeded = SeededGlobalRng(board.noise_source())
     with seeded:
         agent = code.ClosedLoopLsvi(mdp.features, mdp.rewards, num_episodes, epsilon, delta,
@@ -43,17 +45,11 @@ def adapt(mdp: Any, num_episodes: int, rng: np.random.Generator, board: Billboar
         with watch_calls(code, "np.linalg.solve", on_solve):
             agent.run(env)
 
-    claim = DPGuarantee(epsilon, delta, "exact", 0.0)
-    protocol = type("Protocol", (), {"billboard": board, "ledger": board.ledger, "privacy_notion": "jdp",
-                                     "claimed_guarantee": staticmethod(lambda: claim)})
+    config = SimpleNamespace(num_episodes=num_episodes, epsilon=epsilon, delta=delta, relation="replace-one",
+                             feature_norm_bound=1.0)
+    protocol = SimpleNamespace(billboard=board, ledger=board.ledger, privacy_notion="jdp", config=config,
+                               claimed_guarantee=lambda: DPGuarantee(epsilon, delta, "exact", 0.0))
     return ClosedLoopAgent(loop, mdp, name="closed-loop-lsvi", protocol=protocol, around=seeded)
 
 
-def make_agent(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, billboard: Billboard | None = None,
-               epsilon: float = 1.0, delta: float = 1e-5) -> ClosedLoopAgent:
-    return adapt(mdp, num_episodes, rng, billboard, epsilon, delta, fresh_noise=True)
-
-
-def make_reused_noise(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *,
-                      billboard: Billboard | None = None, epsilon: float = 1.0, delta: float = 1e-5) -> ClosedLoopAgent:
-    return adapt(mdp, num_episodes, rng, billboard, epsilon, delta, fresh_noise=False)
+make_reused_noise = functools.partial(make_agent, fresh_noise=False)

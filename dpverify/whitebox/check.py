@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.adapters.global_rng import uses_global_rng
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.audit.executors import ProcessExecutor, SerialExecutor
@@ -153,11 +154,44 @@ def _reproducibility(subject: Subject, users: list[UserTape | None], seeds: _See
     except CouldNotRun as exc:
         return f"a replay with the same users and seeds could not be made: {exc}"
     differs = _reproduced(recorded, replay)
-    if differs is not None:
-        return (f"a replay with the same users, coins and noise seed is not the same run ({differs}): the agent "
-                "does not follow the seeds it is given (it reads global random state, the clock, or other "
-                "outside input)")
-    return None
+    if differs is None:
+        return None
+    said = f"a replay with the same users, coins and noise seed is not the same run ({differs}): the agent "
+    if _draws_from_global_generator(subject, users, seeds):
+        return said + (f"draws from numpy's global generator (with it pinned, two runs agree): wrap the code "
+                       f"that draws in {GLOBAL_RNG_ADAPTER} so that it follows the seeds given "
+                       "(docs/auditing.md, \"Adapters for code as it is written\")")
+    return said + ("does not follow the seeds it is given (it reads a generator of its own, the clock, or other "
+                   "outside input)")
+
+
+#: The adapter named when an agent's runs differ only by numpy's global generator.
+GLOBAL_RNG_ADAPTER = "dpverify.adapters.SeededGlobalRng(billboard.noise_source())"
+
+
+class _SameRun:
+    """A run compared with another by :func:`_reproduced` (bit for bit), for :func:`uses_global_rng`."""
+
+    def __init__(self, record: RunRecord | None) -> None:
+        self.record = record
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _SameRun) or self.record is None or other.record is None:
+            return False
+        return _reproduced(self.record, other.record) is None
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _draws_from_global_generator(subject: Subject, users: list[UserTape | None], seeds: _Seeds) -> bool:
+    """Whether two runs of one seed agree once numpy's global generator is pinned (two runs more)."""
+    def run() -> _SameRun:
+        try:
+            return _SameRun(run_agent(subject, users, coins=seeds.coins, noise=seeds.noise))
+        except CouldNotRun:
+            return _SameRun(None)
+
+    return uses_global_rng(run)
 
 
 # ---- the jobs ------------------------------------------------------------------------------------------------

@@ -57,3 +57,29 @@ def test_local_worker_processes_give_the_same_result() -> None:
     assert [c.detail for c in serial.checks] == [c.detail for c in pooled.checks]
     assert [w.mu for w in serial.witnesses] == [w.mu for w in pooled.witnesses]
     assert np.array_equal([f.ratio for f in serial.sensitivity], [f.ratio for f in pooled.sensitivity])
+
+
+def _unseeded(draw):  # an agent whose Gram noise gets an extra term from outside the seeds it is given
+    def factory(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        from dpverify.audits.third_party.self_noised_lsvi import SelfNoisedLsvi, make_agent
+
+        agent = make_agent(mdp, num_episodes, rng, billboard=billboard, **options)
+        original = SelfNoisedLsvi.draw.__get__(agent)
+        agent.draw = lambda *args: original(*args) + draw()
+        return agent
+
+    return factory
+
+
+def test_an_unreproducible_agent_is_told_whether_numpy_s_global_generator_is_why() -> None:
+    from itertools import count
+
+    ticks = count()
+    global_rng = Subject(_unseeded(lambda: np.random.normal()), MDP, 4, {"epsilon": 1.0}, name="global")  # noqa: NPY002
+    clock = Subject(_unseeded(lambda: 1e-3 * next(ticks)), MDP, 4, {"epsilon": 1.0}, name="clock")
+    said_global = check_releases(global_rng, WhiteBoxPlan(4, 0)).checks[0]
+    said_clock = check_releases(clock, WhiteBoxPlan(4, 0)).checks[0]
+    assert said_global.status == said_clock.status == "not run"
+    assert "draws from numpy's global generator" in said_global.detail
+    assert "SeededGlobalRng(billboard.noise_source())" in said_global.detail
+    assert "global generator" not in said_clock.detail and "does not follow the seeds" in said_clock.detail
