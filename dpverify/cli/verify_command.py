@@ -45,6 +45,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--seed", type=count, default=0, help="base seed of the runs (default 0)")
     parser.add_argument("--workers", type=count, default=None, help="local worker processes (default: 2 or fewer)")
     parser.add_argument("--scheduler", default=None, help="run audit trials on a Dask cluster at this address")
+    parser.add_argument("--gaussian-claim", choices=("yes", "no"), default=None,
+                        help="the claim is mu-GDP (every release a Gaussian mechanism): the audits test the mu-GDP "
+                             "curve too (default: yes for dpverify's agents, no otherwise)")
     parser.add_argument("--agent-option", action="append", default=[], metavar="NAME=VALUE",
                         help="agent option, repeatable (VALUE parsed as JSON when possible)")
     parser.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE",
@@ -88,6 +91,7 @@ def _verify_and_write(args: argparse.Namespace, before: list[str]) -> int:
             agent_options=parse_options("--agent-option", args.agent_option),
             env_options=parse_options("--env-option", args.env_option),
             seed=args.seed, workers=args.workers, scheduler=args.scheduler,
+            gaussian_claim=None if args.gaussian_claim is None else args.gaussian_claim == "yes",
             progress_stream=sys.stderr,
         )
     paths = write_report(report, args.out) if args.out else {}

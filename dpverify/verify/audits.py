@@ -84,11 +84,12 @@ def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
 
 def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, Any], agent_options: dict[str, Any],
                   episodes: int, epsilon: float, delta: float, budget: Any, executor: Any = None,
-                  batched: bool = False) -> AuditSection:
+                  batched: bool = False, gaussian_claim: bool | None = None) -> AuditSection:
     """Every audit that applies to ``notion``, at the budget's sizes (module docstring).
 
     ``agent`` is a registered name or ``module.path:factory`` (as the audits resolve it); ``batched``
-    selects the budget's larger trial count for agents with a vectorised audit path.
+    selects the budget's larger trial count for agents with a vectorised audit path; ``gaussian_claim``
+    (``--gaussian-claim``) says whether the claim is μ-GDP (None: as the agent says).
     """
     try:
         notions = audit_notions(notion)
@@ -99,7 +100,8 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
                                      "(the agent must declare privacy_notion 'jdp' or 'ldp')")
     small = {**env_options, **SMALL_ENV_OPTIONS.get(env, {})}
     common = {"agent": agent, "env": env, "epsilon": epsilon, "delta": delta, "seed": budget.audit_seed,
-              "agent_options": {**agent_options, "epsilon": epsilon, "delta": delta}}
+              "agent_options": {**agent_options, "epsilon": epsilon, "delta": delta},
+              "gaussian_claim": gaussian_claim}
     plans = []
     for audit_notion in notions:
         plans.append({**common, "notion": audit_notion, "route": "two-world",

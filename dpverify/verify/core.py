@@ -101,6 +101,7 @@ def verify(
     seed: int = 0,
     workers: int | None = None,
     scheduler: str | None = None,
+    gaussian_claim: bool | None = None,
     progress_stream: TextIO | None = None,
 ) -> VerifyReport:
     """Check ``agent``'s (ε, δ) claim on ``env`` over K = ``episodes`` episodes (module docstring).
@@ -115,6 +116,8 @@ def verify(
         seed: base seed of the runs (the audits use the budget's seed).
         workers: local worker processes (default: the CPU count, at most 2 for the regret runs).
         scheduler: a Dask scheduler address for the audit trials.
+        gaussian_claim: whether the claim is μ-GDP (every release a Gaussian mechanism), so that the audits also
+            test the μ-GDP curve; None: as the agent says (dpverify's Gaussian agents do, other agents do not).
         progress_stream: where progress lines go (drawn only when it is a terminal).
 
     Bad input raises :class:`~dpverify.errors.InvalidParameterError`; a check that cannot run is
@@ -168,7 +171,7 @@ def verify(
         stages.begin(f"empirical audits ({notion})")
         audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
                                agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
-                               budget=plan, executor=executor,
+                               budget=plan, executor=executor, gaussian_claim=gaussian_claim,
                                batched=target.source == REGISTERED and target.name in BATCHED_AGENTS)
         stages.end(audits.status)
 
@@ -182,7 +185,7 @@ def verify(
 
     settings = Settings(agent=target.name, agent_source=target.source, env=env, epsilon=epsilon, delta=delta,
                         episodes=episodes, budget=plan.name, seed=seed, scheduler=scheduler,
-                        agent_options=agent_options, env_options=env_options)
+                        agent_options=agent_options, env_options=env_options, gaussian_claim=gaussian_claim)
     return VerifyReport(settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
                         utility, timings=dict(stages.timings), versions=_versions())
 

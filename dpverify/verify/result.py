@@ -379,6 +379,7 @@ class Settings:
     scheduler: str | None = None
     agent_options: dict[str, Any] = field(default_factory=dict)
     env_options: dict[str, Any] = field(default_factory=dict)
+    gaussian_claim: bool | None = None  # --gaussian-claim (None: as the agent says)
 
 
 @dataclass(frozen=True)

@@ -208,3 +208,17 @@ def test_the_third_party_example_and_its_fixed_twin() -> None:
     # the white-box checks see it from behaviour too: the replayed pair implies an ε above the claim
     assert buggy.whitebox["witnessed pairs within the claim"].status == FAIL
     assert buggy.claim.status == FAIL
+
+
+def test_gaussian_claim_makes_the_audits_test_the_mu_gdp_curve_of_a_third_party_agent() -> None:
+    from dpverify.audits.third_party_zoo import case
+    from dpverify.verify.audits import audit_section
+
+    agent = case("noisy-lsvi").agent
+    common = {"notion": "jdp", "env": "min2021", "env_options": {"num_actions": 3}, "agent_options": {},
+              "episodes": 4, "epsilon": 1.0, "delta": 1e-5, "budget": dataclasses.replace(TINY, one_run_audits="none")}
+    undeclared = audit_section(agent, **common)
+    declared = audit_section(agent, **common, gaussian_claim=True)
+    assert undeclared.runs and all(r.gdp_epsilon_lower is None for r in undeclared.runs)
+    assert declared.runs and all(r.gdp_epsilon_lower is not None for r in declared.runs), declared.runs
+    assert [r.raw["gaussian_claim"] for r in declared.runs] == [True] * len(declared.runs)
