@@ -49,6 +49,7 @@ from dpverify.audit.agent_spec import (
 from dpverify.audit.agent_two_world import BATCH, AgentWorld, PositionedWorlds, _two_world, neighbour_pairs
 from dpverify.audit.agent_views import View, observe, observe_batch, output_view
 from dpverify.audit.executors import Executor
+from dpverify.audit.resources import require_episodes, require_one_run, require_two_world
 from dpverify.errors import InvalidParameterError
 
 __all__ = [
@@ -100,7 +101,12 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
         raise InvalidParameterError("batch_factory", "must be None for an add/remove audit (the batched path has no "
                                     "empty slots)", type(batch_factory).__name__)
     setup = _setup(spec)
+    require_episodes("--episodes", spec.episodes, setup.environment(), spec.episodes, 1, "the audited agent")
     claim, width, mdp = probe_agent(spec, setup)
+    if spec.route == "two-world":
+        require_two_world(spec, mdp, width)
+    else:
+        require_one_run(spec, mdp, width)
     if spec.route == "two-world":
         return _two_world(spec, setup, claim, width, mdp, executor, progress, batch_factory, start)
     return _one_run(spec, setup, claim, width, mdp, batch_factory, start)

@@ -104,8 +104,18 @@ def _covariance(z: np.ndarray) -> np.ndarray:
 
 
 def _lda(z0: np.ndarray, z1: np.ndarray) -> np.ndarray:
+    """Fisher's direction Σ⁻¹(m₁ − m₀) with the pooled covariance Σ; with fewer rows than coordinates the
+    independence rule diag(Σ)⁻¹(m₁ − m₀) instead: the pooled covariance then has rank below p, its inverse
+    fits the rows' noise (Bickel & Levina 2004, "Some theory for Fisher's linear discriminant function,
+    'naive Bayes', and some alternatives when there are many more variables than observations", Bernoulli
+    10(6)), and the p × p matrix need never be built (a one-run audit's view may have 10⁴+ coordinates)."""
+    gap = z1.mean(axis=0) - z0.mean(axis=0)
+    if len(z0) + len(z1) <= z0.shape[1]:
+        variance = (z0.var(axis=0, ddof=1) + z1.var(axis=0, ddof=1)) / 2.0  # the caller has 2+ rows a side
+        scale = float(variance.mean())
+        return gap / (variance + (1e-9 * scale if scale > 0 else 1e-12))
     pooled = (_covariance(z0) + _covariance(z1)) / 2.0
-    return np.linalg.solve(_ridge(pooled), z1.mean(axis=0) - z0.mean(axis=0))
+    return np.linalg.solve(_ridge(pooled), gap)
 
 
 def _qda(z0: np.ndarray, z1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -28,14 +28,15 @@ the reason) or "not run" (it could not be checked: never a pass):
     release pattern (the ledger) unchanged.
 ``refuses_oversized_features``
     an environment whose declared feature-norm bound exceeds the one the sensitivities assume is
-    refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. The only property
-    that may be "not applicable": when the agent's config declares no feature-norm bound (no
+    refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. "Not applicable"
+    when the agent's config declares no feature-norm bound (no
     ``feature_norm_bound`` or ``feature_norm`` field, or None: its sensitivities assume none, e.g. it
     reads no features) and the caller passed no ``oversized_env``. With ``oversized_env`` it is always
     checked; an agent that declares a bound is always checked.
 ``settings_report_the_claim``
     ``settings()`` reports ``claimed_epsilon``, ``claimed_delta``, ``accounted_epsilon`` and
-    ``accounted_delta`` equal to the claim and to the ledger.
+    ``accounted_delta`` equal to the claim and to the ledger. "Not applicable" for an agent without
+    ``settings()`` (an adapter's, say): the claim and the ledger are then read directly.
 ``refuses_episodes_past_cap``
     ``begin_episode`` (a step-level agent without it: ``act``) after ``num_episodes`` episodes raises
     ``InvalidParameterError``.
@@ -108,7 +109,7 @@ NOT_RUN = "not run"
 #: The statuses a property can have.
 PROPERTY_STATUSES: tuple[str, ...] = (PASSED, FAILED, NOT_APPLICABLE, NOT_RUN)
 #: The properties that may be not applicable (module docstring); every other one is pass, fail or not run.
-MAY_NOT_APPLY: frozenset[str] = frozenset({"refuses_oversized_features"})
+MAY_NOT_APPLY: frozenset[str] = frozenset({"refuses_oversized_features", "settings_report_the_claim"})
 
 
 @dataclass(frozen=True)
@@ -422,6 +423,8 @@ class _ContractRun:
                          f"{assumed if assumed is not None else 'bound (the config declares none)'}")
 
     def settings_check(self) -> str:
+        if not callable(getattr(self.agent, "settings", None)):  # optional: the ledger is read directly
+            raise _NotApplicable("the agent reports no settings(); its claim and ledger are read directly")
         settings, claim = self.agent.settings(), self.claim
         missing = [k for k in ("claimed_epsilon", "claimed_delta", "accounted_epsilon", "accounted_delta")
                    if k not in settings]

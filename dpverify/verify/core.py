@@ -22,6 +22,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from dpverify import _validate
+from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
 from dpverify.errors import DpverifyError, InvalidParameterError
 from dpverify.verify.audits import BATCHED_AGENTS, audit_section
 from dpverify.verify.budget import Budget, budget_by_name
@@ -137,6 +138,7 @@ def verify(
     workers = min(2, cpu) if workers is None else _validate.integer("--workers", workers, minimum=1)
     target = resolve_agent(agent)
     mdp = _environment(env, episodes, env_options)
+    require_episodes("--episodes", episodes, mdp, episodes, verification_runs(plan), f"the {plan.name} verification")
     stages = Stages(5, progress_stream)
     child = np.random.SeedSequence(seed).spawn(1)[0]
     agent_seed, env_seed, noise_seed = child.spawn(3)
@@ -188,6 +190,13 @@ def verify(
                         agent_options=agent_options, env_options=env_options, gaussian_claim=gaussian_claim)
     return VerifyReport(settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
                         utility, timings=dict(stages.timings), versions=_versions())
+
+
+def verification_runs(plan: Budget) -> float:
+    """Runs of up to K episodes a verification makes at most (:mod:`dpverify.audit.resources`): the claim's
+    run, the utility seeds (the agent and its counterpart), the one-run audits (a pilot and the audited run,
+    for two notions at most) and the white-box runs at K (the recorded run, its replays and the noise runs)."""
+    return 1.0 + 2.0 * plan.utility_seeds + 4.0 * plan.one_run_runs + WHITEBOX_RUNS_AT_K
 
 
 def _run_and_account(agent: Any, mdp: Any, episodes: int, env_rng: np.random.Generator, *, notion: str,

@@ -84,6 +84,22 @@ def test_linear_direction_finds_the_shift():
     assert abs(w[2]) > 0.99
 
 
+def test_with_far_more_coordinates_than_rows_the_direction_needs_no_p_by_p_matrix(monkeypatch):
+    # a one-run audit's pilot: tens of canary slots, each a view of tens of thousands of released values
+    # (a 30 000 x 30 000 covariance is 7.2 GB: building one must fail the test, not the machine)
+    import dpverify.audit.distinguishers as distinguishers
+
+    monkeypatch.setattr(distinguishers, "_covariance", lambda z: pytest.fail("built a p x p covariance"))
+    rng = _rng(3)
+    p = 30_000
+    x0 = rng.normal(size=(20, p))
+    x1 = rng.normal(size=(20, p))
+    x1[:, 7] += 6.0
+    lda = [f for f in propose_features(x0, x1) if "linear likelihood-ratio" in f.name][0]
+    assert lda.weights.shape == (p,) and np.all(np.isfinite(lda.weights))
+    assert int(np.argmax(np.abs(lda.weights))) == 7  # the independence rule keeps the shifted coordinate
+
+
 def test_threshold_test_errors_both_events_and_nulls():
     from dpverify.audit.distinguishers import LinearFeature
 

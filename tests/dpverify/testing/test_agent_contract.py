@@ -137,6 +137,18 @@ def test_a_ledger_below_the_claim_meets_it_and_says_how_much_noise_could_go() ->
     assert "2× smaller" in ledger.detail  # 4H releases claimed, H made: the noise could be √4 = 2× smaller
 
 
+def test_an_agent_without_settings_has_that_property_not_applicable_and_passes() -> None:
+    def without_settings(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        agent = toy_factory(mdp, num_episodes, rng, billboard=billboard, **options)
+        agent.settings = None  # an adapter's agent reports no settings()
+        return agent
+
+    result = check_private_agent(without_settings, env(), num_episodes=6, options={"epsilon": 1.0})
+    assert result.passed, result.summary()
+    assert result["settings_report_the_claim"].status == NOT_APPLICABLE
+    assert "reports no settings()" in result["settings_report_the_claim"].detail
+
+
 def test_bad_arguments_and_a_factory_that_ignores_the_billboard() -> None:
     with pytest.raises(InvalidParameterError, match="changed_users"):
         check_private_agent(toy_factory, env(), num_episodes=4, changed_users=5, options={"epsilon": 1.0})
@@ -234,7 +246,7 @@ def test_a_property_result_that_does_not_apply_cannot_pass() -> None:
     with pytest.raises(InvalidParameterError, match="could not run"):
         PropertyResult("noise_as_recorded", True, "x", ran=False)
     assert PropertyResult("noise_as_recorded", False, "x", ran=False).status == "not run"
-    assert MAY_NOT_APPLY == {"refuses_oversized_features"}
+    assert MAY_NOT_APPLY == {"refuses_oversized_features", "settings_report_the_claim"}
 
 
 def test_a_declared_bound_that_is_not_a_number_fails_rather_than_not_applying() -> None:
