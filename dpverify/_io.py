@@ -20,12 +20,42 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from dpverify.errors import InvalidParameterError
+
+#: The largest input file read whole (a ledger of a million blocks is ~300 MB of JSON).
+MAX_INPUT_BYTES = 1 << 30
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
+
+
+def read_input_text(option: str, path: str | os.PathLike[str], what: str = "file") -> str:
+    """The UTF-8 text of a regular input file, or an InvalidParameterError naming ``option``: a FIFO, socket,
+    device or directory is refused before it is opened (reading one would block or never end), and so is
+    a file above :data:`MAX_INPUT_BYTES`."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise InvalidParameterError(option, f"must be a readable {what} ({exc.strerror})", str(path)) from None
+    for test, kind in _KINDS:
+        if test(info.st_mode):
+            raise InvalidParameterError(option, f"must be a regular {what}, not {kind}", str(path))
+    if info.st_size > MAX_INPUT_BYTES:
+        raise InvalidParameterError(option, f"must be a {what} of at most {MAX_INPUT_BYTES >> 20} MiB "
+                                    f"(it has {info.st_size >> 20} MiB)", str(path))
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise InvalidParameterError(option, f"must be a readable {what} ({exc.strerror})", str(path)) from None
+    except UnicodeDecodeError:
+        raise InvalidParameterError(option, f"must be a UTF-8 text {what}", str(path)) from None
 
 
 def check_output_dir(option: str, path: str | os.PathLike[str], files: Iterable[str] = (), force: bool = False) -> Path:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from pathlib import Path
 
 from dpverify import _validate
+from dpverify._io import read_input_text
 from dpverify.cli._args import number
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
@@ -30,12 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def load_ledger(path: str) -> PrivacyLedger:
     """Read and validate a ledger file; any problem is an InvalidParameterError naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidParameterError("LEDGER", f"must be a readable file ({exc.strerror})", path) from None
-    except UnicodeDecodeError:
-        raise InvalidParameterError("LEDGER", "must be UTF-8 JSON text", path) from None
+    text = read_input_text("LEDGER", path)
     try:
         return PrivacyLedger.from_json(text)
     except InvalidParameterError as exc:

@@ -89,6 +89,21 @@ def test_invalid_ledger_file(tmp_path, capsys):
     assert code == 2 and "block is missing fields" in err and err.count("\n") == 1
 
 
+def test_a_ledger_that_is_not_a_regular_file_is_refused_before_it_is_opened(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "ledger.fifo"
+    os.mkfifo(fifo)  # opening it to read would block until a writer comes: it must never be opened
+    code, _, err = run(["account", str(fifo)], capsys)
+    assert code == 2 and "LEDGER must be a regular file, not a FIFO" in err and err.count("\n") == 1
+    code, _, err = run(["account", str(tmp_path)], capsys)
+    assert code == 2 and "LEDGER must be a regular file, not a directory" in err
+    binary = tmp_path / "ledger.bin"
+    binary.write_bytes(b"\xff\xfe\x00")
+    code, _, err = run(["account", str(binary)], capsys)
+    assert code == 2 and "LEDGER must be a UTF-8 text file" in err
+
+
 def test_console_script_subprocess():
     """The installed entry point (python -m) exits 2 with one stderr line, no traceback."""
     proc = subprocess.run([sys.executable, "-m", "dpverify.cli", "calibrate", "--delta", "2"], capture_output=True,
