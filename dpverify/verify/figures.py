@@ -67,6 +67,47 @@ def _privacy_rows(report: VerifyReport) -> list[tuple[str, float, str, float | N
     return rows
 
 
+#: The evidence axis reaches at most this many times the claimed ε (or the largest value within it).
+AXIS_CLAIM_MULTIPLE = 10.0
+
+
+def evidence_axis(values: list[float], claimed: float) -> tuple[float, bool]:
+    """(right end of the ε axis, whether some value lies beyond it). The axis shows every value when they
+    all lie within :data:`AXIS_CLAIM_MULTIPLE` × the claim; otherwise it is cut there, so that a ledger
+    accounting to 10²² (or ∞) does not squeeze the claim line and the audits that matter against 0."""
+    finite = [v for v in values if math.isfinite(v)]
+    natural = max(finite + [claimed]) * 1.6 or 1.0
+    cut = AXIS_CLAIM_MULTIPLE * claimed
+    if all(v <= cut for v in values):
+        return natural, False
+    within = [v for v in finite if v <= cut]
+    return max(within + [claimed]) * 1.6, True
+
+
+def figure_alt(report: VerifyReport, name: str) -> str:
+    """A figure's ``alt`` text: what it shows, with its numbers (for a reader who cannot see it)."""
+    claimed = report.settings.epsilon
+    if name == "privacy.png":
+        shown = "; ".join(f"{label}: {value:.3g}" if math.isfinite(value) else f"{label}: infinite"
+                          for label, value, _, _ in _privacy_rows(report))
+        return f"Bar chart of ε at δ = {report.settings.delta:g} against the claimed ε = {claimed:g}. {shown}."
+    if name == "ledger.png":
+        families = "; ".join(f"{f.family}: ρ = {f.worst_user_rho:.3g}" for f in report.claim.families)
+        return f"Bar chart of the worst user's ρ per statistic family ({families}), against the claimed ρ."
+    if name == "regret.png":
+        u = report.utility
+        curves = [c for c in (u.agent, u.counterpart) if c is not None]
+        finals = "; ".join(f"{c.label}: {c.final_mean:.4g}" for c in curves)
+        per_episode = u.random_per_episode
+        random = "" if per_episode is None else f"; uniformly random policy: {per_episode:.3g} an episode"
+        return f"Cumulative regret over {u.episodes} episodes, final means: {finals}{random}."
+    run = next((r for r in report.audits.runs if r.figure == name), None)
+    if run is not None:
+        return (f"Trade-off plot of the {run.notion} {run.route} audit: the tested (FPR, FNR) points against the "
+                f"claimed ε = {claimed:g} curve; verdict {run.verdict}.")
+    return f"Figure {name} of the verification report."
+
+
 def privacy_figure(report: VerifyReport, path: Path) -> bool:
     """The ε evidence (module docstring); False when there is nothing to plot."""
     rows = _privacy_rows(report)
@@ -74,15 +115,18 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
         return False
     plt = _pyplot()
     claimed = report.settings.epsilon
-    finite = [v for _, v, _, _ in rows if math.isfinite(v)]
-    right = max(finite + [claimed]) * 1.6 or 1.0  # ceilings beyond this are written, not drawn
+    right, clipped = evidence_axis([v for _, v, _, _ in rows], claimed)
     figure, axes = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.5))
     for i, (_label, value, key, ceiling) in enumerate(rows):
         y = len(rows) - 1 - i
-        shown = min(value, right) if math.isfinite(value) else right
-        axes.barh(y, shown, color=COLOURS[key], alpha=0.85, height=0.55)
-        text = f"{value:.3g}" if math.isfinite(value) else "∞"
-        axes.text(shown + right * 0.01, y, text, va="center", fontsize=8)
+        beyond = not value <= right
+        shown = right if beyond else value
+        axes.barh(y, shown, color=COLOURS[key], alpha=0.85, height=0.55, hatch="//" if beyond else None)
+        text = (f"{value:.3g}" if math.isfinite(value) else "∞") + (" →" if beyond else "")
+        if beyond:  # written inside the clipped bar's end
+            axes.text(right * 0.99, y, text, va="center", ha="right", fontsize=8, color="white", fontweight="bold")
+        else:
+            axes.text(shown + right * 0.01, y, text, va="center", fontsize=8)
         if ceiling is not None and math.isfinite(ceiling):
             if ceiling <= right:
                 axes.plot([ceiling] * 2, [y - 0.3, y + 0.3], color=COLOURS["ceiling"], lw=2)
@@ -93,7 +137,8 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
     axes.set_yticks(range(len(rows)))
     axes.set_yticklabels([r[0] for r in reversed(rows)], fontsize=7.5)
     axes.set_xlim(0, right)
-    axes.set_xlabel(f"ε at δ = {report.settings.delta:g}")
+    note = f" (axis cut at {right:.3g}: larger values are written on hatched bars)" if clipped else ""
+    axes.set_xlabel(f"ε at δ = {report.settings.delta:g}{note}", fontsize=8.5 if clipped else None)
     has_ceiling = any(c is not None for *_, c in rows)
     axes.set_title("ε evidence: the ledger and every audit lower bound against the claim", fontsize=9)
     handles, labels = axes.get_legend_handles_labels()

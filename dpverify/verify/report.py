@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify._io import atomic_write_text
-from dpverify.verify.figures import write_figures
+from dpverify.verify.figures import figure_alt, write_figures
 from dpverify.verify.result import (
     AUDIT_VIOLATION,
     CONSISTENT,
@@ -302,7 +302,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     out += [f"- {reason}" for reason in report.verdict.reasons] + [""]
     out += [f"> {report.verdict.caveat}", "", "## Evidence", ""]
     out += _md_table(["section", "status", "finding"], [[t, st, line] for t, st, line in _sections(report)])
-    out += [f"![{n}]({n})\n" for n in figures if n in ("privacy.png", "regret.png")]
+    out += [_md_image(report, n) for n in figures if n in ("privacy.png", "regret.png")]
     out += ["## White-box release checks", ""]
     w = report.whitebox
     if w.checks:
@@ -320,7 +320,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     else:
         out += [f"Not run: {w.reason}", ""]
     out += ["## Claim & accounting", ""]
-    out += [f"![{n}]({n})\n" for n in figures if n == "ledger.png"]
+    out += [_md_image(report, n) for n in figures if n == "ledger.png"]
     if report.claim.status == NOT_RUN:
         out += [f"Not run: {report.claim.reason}", ""]
     else:
@@ -351,7 +351,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     if report.audits.runs:
         out += _md_table(*_audit_rows(report))
         out += [f"{report.audits.reason}", ""] if report.audits.reason else []
-        out += [f"![{n}]({n})\n" for n in figures if n.startswith("audit_")]
+        out += [_md_image(report, n) for n in figures if n.startswith("audit_")]
     else:
         out += [f"Not run: {report.audits.reason}", ""]
     out += ["## Utility", ""]
@@ -395,7 +395,7 @@ h3 { font-size:15px; margin:18px 0 6px; }
 .card .title { font-weight:600; display:flex; justify-content:space-between; align-items:flex-start; gap:8px; }
 .card .title .badge { flex-shrink:0; margin-top:2px; }
 .card .line { color:var(--muted); font-size:13.5px; margin-top:4px; overflow-wrap:anywhere; }
-td { overflow-wrap:anywhere; }
+td { overflow-wrap:break-word; hyphens:manual; } th { word-break:keep-all; }
 .badge { display:inline-block; font-size:11.5px; font-weight:700; text-transform:uppercase; letter-spacing:.04em;
          border-radius:999px; padding:1px 9px; color:#fff; background:var(--muted); white-space:nowrap; }
 .badge.pass { background:var(--pass); } .badge.fail { background:var(--fail); }
@@ -462,10 +462,15 @@ def _checks_table(checks: tuple[Check, ...]) -> str:
     return _html_table(["check", "status", "detail"], [[c.name, c.status, c.detail] for c in checks], status_column=1)
 
 
-def _figure(name: str, path: Path) -> str:
+def _md_image(report: VerifyReport, name: str) -> str:
+    alt = figure_alt(report, name).replace("[", "(").replace("]", ")")
+    return f"![{alt}]({name})\n"
+
+
+def _figure(report: VerifyReport, name: str, path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     caption = _CAPTIONS.get(name, "Audit trade-off: the tested (FPR, FNR) points against the claimed curve.")
-    return (f'<figure><img alt="{_e(name)}" src="data:image/png;base64,{data}">'
+    return (f'<figure><img alt="{_e(figure_alt(report, name))}" src="data:image/png;base64,{data}">'
             f"<figcaption>{_e(caption)}</figcaption></figure>")
 
 
@@ -543,9 +548,9 @@ def to_html(report: VerifyReport, figures: dict[str, Path]) -> str:
         f'</div><div class="line">{_e(line)}</div></div>'
         for title, status, line in _sections(report)
     )
-    evidence = "".join(_figure(n, p) for n, p in figures.items() if n in ("privacy.png", "regret.png"))
-    ledger = "".join(_figure(n, p) for n, p in figures.items() if n == "ledger.png")
-    tradeoffs = "".join(_figure(n, p) for n, p in figures.items() if n.startswith("audit_"))
+    evidence = "".join(_figure(report, n, p) for n, p in figures.items() if n in ("privacy.png", "regret.png"))
+    ledger = "".join(_figure(report, n, p) for n, p in figures.items() if n == "ledger.png")
+    tradeoffs = "".join(_figure(report, n, p) for n, p in figures.items() if n.startswith("audit_"))
     structure = (_checks_table(report.structure.checks) if report.structure.checks
                  else f'<p class="note">Not run: {_e(report.structure.reason)}</p>')
     audits = (_html_table(*_audit_rows(report), status_column=None) if report.audits.runs

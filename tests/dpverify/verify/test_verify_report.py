@@ -41,7 +41,33 @@ def test_write_report_files_and_self_contained_html(tmp_path: Path) -> None:
     assert not re.search(r"https?://|<link|<script|src=\"(?!data:)", page)
     assert json.loads(paths["report.json"].read_text())["verdict"]["verdict"] == REFUTED
     markdown = paths["report.md"].read_text(encoding="utf-8")
-    assert "![privacy.png](privacy.png)" in markdown and "| billboard | two-world |" in markdown
+    assert "](privacy.png)" in markdown and "| billboard | two-world |" in markdown
+    # every image says what it shows, with its numbers, not its file name
+    alts = re.findall(r'<img alt="([^"]*)"', page)
+    assert len(alts) == 4 and not any(a.endswith(".png") for a in alts)
+    assert any("claimed ε = 1" in a and "ledger" in a for a in alts)
+    assert "![privacy.png]" not in markdown and "![Bar chart of ε" in markdown
+
+
+def test_the_evidence_axis_is_cut_where_a_huge_or_infinite_value_would_squeeze_the_claim() -> None:
+    from dpverify.verify.figures import AXIS_CLAIM_MULTIPLE, evidence_axis
+
+    right, clipped = evidence_axis([1.0, 0.4, 2.5], 1.0)
+    assert not clipped and right == pytest.approx(2.5 * 1.6)
+    for huge in (3.5e22, math.inf):
+        right, clipped = evidence_axis([1.0, 4.38, huge, 0.0], 1.0)
+        assert clipped and right == pytest.approx(4.38 * 1.6)  # the refuting audit and the claim stay readable
+        assert right <= AXIS_CLAIM_MULTIPLE * 1.6
+
+
+def test_a_report_with_an_infinite_ledger_draws_its_figures(tmp_path: Path) -> None:
+    import dataclasses
+
+    r = report("refuted")
+    huge = dataclasses.replace(r.claim, ledger_epsilon={**r.claim.ledger_epsilon, "exact": 3.5e22, "cks": math.inf})
+    paths = write_report(dataclasses.replace(r, claim=huge), tmp_path / "out")
+    assert paths["privacy.png"].stat().st_size > 0
+    assert "infinite" in paths["report.html"].read_text(encoding="utf-8")
 
 
 def test_html_escapes_what_it_shows() -> None:
