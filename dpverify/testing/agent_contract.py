@@ -213,6 +213,10 @@ class _NotApplicable(Exception):
     """Raised by a property's check when the property does not apply to the agent (the message says why)."""
 
 
+class _CouldNotCheck(Exception):
+    """Raised by a property's check when the agent's behaviour leaves the property undecidable (not run)."""
+
+
 def _require(condition: bool, message: str) -> None:
     """The contract's check: an explicit raise, so that ``python -O`` changes nothing."""
     if not condition:
@@ -268,6 +272,8 @@ class _Checker:
                 self.results[name] = PropertyResult(name, False, str(exc), applicable=False)
         except _Violation as exc:
             self.results[name] = PropertyResult(name, False, str(exc) or "the property does not hold")
+        except _CouldNotCheck as exc:
+            self.results[name] = PropertyResult(name, False, f"could not be checked: {exc}", ran=False)
         except Exception as exc:  # a crash in the agent's code: the property could not be checked (never a pass,
             # never a refutation: a crash says nothing about privacy), with its message
             self.results[name] = PropertyResult(name, False, f"could not be checked: {type(exc).__name__}: {exc}",
@@ -375,12 +381,12 @@ class _ContractRun:
                 return tape
         raise _Violation(f"could not draw a user {j} whose trajectory differs from the original user's")
 
-    def _replay_with_user_replaced(self, j: int) -> None:
+    def _replay(self, tapes: Sequence[Any], j: int) -> tuple[list[int], Any]:
+        """Replay the billboard on ``tapes`` (user j's possibly replaced): the users other than j whose
+        policies changed, and the replaying agent."""
         from dpverify.agents.billboard import ReplayBillboard
         from dpverify.agents.tapes import play_on_tape
 
-        tapes = list(self.tapes)
-        tapes[j - 1] = self._replacement(j)
         board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=self.fresh(self.noise))
         replay = self.factory(self.env, self.num_episodes, self.fresh(self.coins), billboard=board, **self.options)
         changed: list[int] = []
@@ -394,6 +400,20 @@ class _ContractRun:
                     raise _Violation(f"user {j} replaced, episode {k}: the release pattern depends on the raw data "
                                      f"({exc})") from None
                 raise
+        return changed, replay
+
+    def _replay_with_user_replaced(self, j: int) -> None:
+        tapes = list(self.tapes)
+        tapes[j - 1] = self._replacement(j)
+        changed, replay = self._replay(tapes, j)
+        if changed:  # the control: the same replay with no user replaced must reproduce the run
+            unchanged, _ = self._replay(self.tapes, j)
+            if unchanged:
+                raise _CouldNotCheck(
+                    f"even with no user's data replaced, replaying the billboard changed the policies of users "
+                    f"{unchanged[:10]}: the agent's choices do not follow its coins and the billboard alone (a "
+                    "generator shared by its coins and the billboard's noise, numpy's global generator, or the "
+                    "clock), so what reads user data outside the billboard cannot be told apart")
         _require(not changed, (
             f"with the billboard held fixed, replacing user {j}'s data changed the policies of users {changed[:10]}: "
             "they read user data outside the billboard"))

@@ -137,6 +137,24 @@ def test_a_ledger_below_the_claim_meets_it_and_says_how_much_noise_could_go() ->
     assert "2× smaller" in ledger.detail  # 4H releases claimed, H made: the noise could be √4 = 2× smaller
 
 
+def test_an_agent_whose_choices_follow_no_seed_is_not_blamed_for_reading_user_data() -> None:
+    from itertools import count
+
+    built = count(1)  # outside input: a counter that runs on across runs (like a clock)
+
+    def unseeded(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        agent = toy_factory(mdp, num_episodes, rng, billboard=billboard, **options)
+        plan, offset = agent.begin_episode, next(built)  # each run's policies shifted by its own offset
+        agent.begin_episode = lambda: (plan() + offset) % mdp.num_actions
+        return agent
+
+    result = check_private_agent(unseeded, env(), num_episodes=6, options={"epsilon": 1.0})
+    structure = result["billboard_structure"]
+    assert structure.status == "not run", structure
+    assert "even with no user's data replaced" in structure.detail
+    assert "read user data outside the billboard" not in structure.detail
+
+
 def test_an_agent_without_settings_has_that_property_not_applicable_and_passes() -> None:
     def without_settings(mdp, num_episodes, rng, /, *, billboard=None, **options):
         agent = toy_factory(mdp, num_episodes, rng, billboard=billboard, **options)
