@@ -27,8 +27,8 @@ COMMANDS: dict[str, list[str]] = {
             "{tmp}/run"],
     "audit-mechanism": ["audit", "mechanism", "gaussian", "--sigma", "3.73", "--epsilon", "1", "--delta", "1e-5",
                         "--trials", "1e6"],
-    "audit-agent": ["audit", "agent", "--agent", "dp-lsvi-ucb++", "--env", "min2021", "--episodes", "16",
-                    "--notion", "billboard", "--epsilon", "1", "--delta", "1e-5"],
+    "audit-agent": ["audit", "agent", "--agent", "dp-lsvi-ucb++", "--env", "min2021", "--env-option", "horizon=2",
+                    "--episodes", "8", "--notion", "billboard", "--epsilon", "1", "--delta", "1e-5", "--trials", "2000"],
 }
 
 
