@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpverify.agents.planning import DeterministicPolicyEvaluator
+from dpverify.errors import InvalidParameterError
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,8 +101,13 @@ def run_episodes(
     num_episodes: int,
     rng: np.random.Generator,
     callback: Callable[[int], None] | None = None,
+    users: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run ``num_episodes`` episodes; return (exact per-episode regret, [distinct-policy change flags]).
+
+    ``users=False`` runs the no-data control (:mod:`dpverify.agents.learning`): every episode the agent plans
+    and deploys its policy, whose regret is exact as usual, and its user slot is empty (``end_episode(None)``).
+    A step-level agent has no such control (its actions are taken on a user's states).
 
     A step-level agent (``act(h, state)``, :mod:`dpverify.agents.tapes`) has no policy table to evaluate: its
     regret is the unbiased one-sample estimate of :func:`_step_episode` instead, and its "policy" the partial
@@ -117,13 +123,16 @@ def run_episodes(
     changed = np.zeros(num_episodes, dtype=bool)
     previous: np.ndarray | None = None
     stepwise = acts_step_by_step(agent)
+    if stepwise and not users:
+        raise InvalidParameterError("users", "cannot be False for a step-level agent: it acts on a user's states, so "
+                                    "it has no no-data control", type(agent).__name__)
     for k in range(num_episodes):
         if stepwise:
             regrets[k], policy = _step_episode(mdp, agent, evaluator, rng, k + 1)
         else:
             policy = checked_policy(agent.begin_episode(), mdp, k + 1)
             regrets[k] = evaluator.regret(policy)
-            agent.end_episode(rollout(mdp, policy, rng))
+            agent.end_episode(rollout(mdp, policy, rng) if users else None)
         changed[k] = previous is not None and not np.array_equal(policy, previous)
         previous = policy
         if callback is not None:

@@ -79,6 +79,8 @@ class RunSpec:
         base_seed: entropy of the root ``SeedSequence``.
         workers: local worker processes (1 = run in this process).
         agent_options, env_options: keyword options of the factories (e.g. ``beta_multiplier``).
+        users: False runs the no-data control: the same agent and seeds, every user slot empty
+            (:mod:`dpverify.agents.learning`).
     """
 
     agent: str
@@ -90,6 +92,7 @@ class RunSpec:
     # Given as a mapping or as (name, value) pairs; stored as sorted pairs (``__post_init__``).
     agent_options: tuple[tuple[str, Any], ...] | Mapping[str, Any] = ()
     env_options: tuple[tuple[str, Any], ...] | Mapping[str, Any] = ()
+    users: bool = True
 
     def __post_init__(self) -> None:
         if not is_factory_path(self.agent):
@@ -99,6 +102,8 @@ class RunSpec:
         _validate.integer("num_seeds", self.num_seeds, minimum=1)
         _validate.integer("base_seed", self.base_seed, minimum=0)
         _validate.integer("workers", self.workers, minimum=1)
+        if not isinstance(self.users, bool):
+            raise InvalidParameterError("users", "must be True or False", self.users)
         object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
         object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
 
@@ -180,7 +185,8 @@ def run_seed(spec: RunSpec, seed_index: int, progress: Callable[[int], None] | N
     mdp = build_environment(spec)
     agent = build_agent(spec, mdp, np.random.default_rng(agent_seed))
     start = time.perf_counter()
-    regret, changed = run_episodes(mdp, agent, spec.num_episodes, np.random.default_rng(env_seed), progress)
+    regret, changed = run_episodes(mdp, agent, spec.num_episodes, np.random.default_rng(env_seed), progress,
+                                   users=spec.users)
     seconds = time.perf_counter() - start
     return SeedResult(seed_index, tuple(int(k) for k in child.spawn_key), regret, int(changed.sum()), seconds,
                       _settings(agent))
@@ -370,6 +376,7 @@ def result_payload(result: RunResult) -> dict[str, Any]:
             "seeding": "numpy.random.SeedSequence(base_seed).spawn(num_seeds)[i].spawn(2) -> (agent, environment)",
             "workers": spec.workers,
             "executor": result.executor,
+            "users": "every episode's user" if spec.users else "none: the no-data control (end_episode(None))",
             "agent_options": dict(spec.agent_options),
             "agent_settings": result.seeds[0].agent_settings,
             "environment": result.environment,

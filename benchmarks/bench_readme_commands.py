@@ -28,7 +28,8 @@ COMMANDS: dict[str, list[str]] = {
     "audit-mechanism": ["audit", "mechanism", "gaussian", "--sigma", "3.73", "--epsilon", "1", "--delta", "1e-5",
                         "--trials", "1e6"],
     "audit-agent": ["audit", "agent", "--agent", "dp-lsvi-ucb++", "--env", "min2021", "--env-option", "horizon=2",
-                    "--episodes", "8", "--notion", "billboard", "--epsilon", "1", "--delta", "1e-5", "--trials", "2000"],
+                    "--episodes", "8", "--notion", "billboard", "--epsilon", "1", "--delta", "1e-5",
+                    "--trials", "2000"],
 }
 
 

@@ -32,8 +32,8 @@ from typing import Any
 from dpverify.cli._args import add_time_limits, count_at_least
 from dpverify.errors import InvalidParameterError
 
-#: The files a run writes into --out.
-RESULT_FILES = ("regret.json", "regret.csv", "cumulative_regret.png")
+#: The files a run writes into --out (the last one with the no-data control only).
+RESULT_FILES = ("regret.json", "regret.csv", "cumulative_regret.png", "no_data_control.json")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -63,6 +63,10 @@ def add_parser(subparsers: Any) -> None:
                         help="agent option, repeatable (e.g. beta_multiplier=0.02)")
     parser.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE",
                         help="environment option, repeatable (e.g. horizon=5)")
+    parser.add_argument("--no-data-control", choices=("auto", "yes", "no"), default="auto",
+                        help="also run the same agent and seeds with no user data (every user slot empty) and say "
+                             "whether the agent learned from its users (default auto: yes for the registered "
+                             "private agents)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable summary")
     add_time_limits(parser, None, "the run", unset="default: no limit on the whole run")
     parser.set_defaults(handler=handle)
@@ -145,7 +149,7 @@ def handle(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else min(args.seeds, os.cpu_count() or 1)
     check_workers("--workers", workers)
     check_scheduler("--scheduler", args.scheduler)
-    files = RESULT_FILES[:2] if args.no_plot else RESULT_FILES
+    files = RESULT_FILES[:2] if args.no_plot else RESULT_FILES[:3]
     out = check_output_dir("--out", args.out, files, force=args.force)
     with output_lock("--out", out):
         before = [name for name in RESULT_FILES if (out / name).exists()]
@@ -176,7 +180,15 @@ def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int,
             if exc.parameter in dict(options):
                 raise InvalidParameterError(f"{flag} {exc.parameter}", exc.rule, exc.value) from None
         raise
+    learning = _no_data_control(args, runner, spec, mdp, result)
     paths = runner.save_results(result, out, plot=not args.no_plot)
+    if learning is not None:
+        from dpverify._io import atomic_write_text
+
+        comparison, control = learning
+        document = {"comparison": comparison.to_dict(), "control": runner.result_payload(control)}
+        paths["no_data_control"] = out / "no_data_control.json"
+        atomic_write_text(paths["no_data_control"], json.dumps(document, indent=1) + "\n")
     remove_stale(out, before, [p.name for p in paths.values()])  # --force --no-plot: the old figure goes too
     payload = runner.result_payload(result)
     summary = {
@@ -186,6 +198,7 @@ def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int,
         "seeds": spec.num_seeds,
         "final_cumulative_regret_mean": payload["summary"]["final_cumulative_regret_mean"],
         "final_cumulative_regret_std": payload["summary"]["final_cumulative_regret_std"],
+        "learning": None if learning is None else learning[0].to_dict(),
         "files": {kind: str(path) for kind, path in paths.items()},
     }
     if args.json:
@@ -198,4 +211,21 @@ def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int,
         ))
         for kind, path in paths.items():
             print(f"{kind}: {path}")
+        if learning is not None:
+            print(learning[0].line())
     return 0
+
+
+def _no_data_control(args: argparse.Namespace, runner: Any, spec: Any, mdp: Any, result: Any) -> Any:
+    """(the comparison, the control's run) when ``--no-data-control`` asks for it (auto: the registered
+    private agents), else None; the control runs the same seeds on the same executor."""
+    import dataclasses
+
+    from dpverify.agents.learning import compare_learning
+    from dpverify.agents.registry import AGENTS
+
+    wanted = args.no_data_control
+    if wanted == "no" or (wanted == "auto" and not (spec.agent in AGENTS and AGENTS[spec.agent].private)):
+        return None
+    control = _run(runner, dataclasses.replace(spec, users=False), mdp, args.scheduler)
+    return compare_learning(result.regret, control.regret, mdp), control

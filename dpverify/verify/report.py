@@ -127,6 +127,8 @@ def utility_line(report: VerifyReport) -> str:
         text += f", {u.counterpart_name} (non-private) {fmt(u.counterpart.final_mean)}"
     if u.random_per_episode is not None:
         text += f", random policy {fmt(u.random_per_episode * u.episodes)}"
+    if u.learning_line:
+        text += "; " + u.learning_line.split(" (")[0]
     return text
 
 
@@ -276,12 +278,27 @@ def to_text(report: VerifyReport) -> str:
     if report.utility.agent is not None:
         lines.append("Utility")
         lines += _text_table(*_utility_rows(report))
+        if report.utility.learning_line:
+            lines.append(f"  no-data control: {report.utility.learning_line}")
         if report.utility.bound is not None:
             lines += _text_table(*_bound_rows(report))
     return "\n".join(lines).rstrip() + "\n"
 
 
 # ---- Markdown ----------------------------------------------------------------------------------------
+
+
+def _utility_md(report: VerifyReport) -> list[str]:
+    u = report.utility
+    if u.agent is None:
+        return [f"Not run: {u.reason}", ""]
+    out = _md_table(*_utility_rows(report))
+    if u.learning_line:
+        out += [f"No-data control (the same agent and seeds, every user slot empty): {u.learning_line}", ""]
+    if u.bound is not None:
+        out += ["Registry bounds at the run's (d, H, K, ε, δ), hidden constants taken as 1:", ""]
+        out += _md_table(*_bound_rows(report))
+    return out
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -354,14 +371,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
         out += [_md_image(report, n) for n in figures if n.startswith("audit_")]
     else:
         out += [f"Not run: {report.audits.reason}", ""]
-    out += ["## Utility", ""]
-    if report.utility.agent is not None:
-        out += _md_table(*_utility_rows(report))
-        if report.utility.bound is not None:
-            out += ["Registry bounds at the run's (d, H, K, ε, δ), hidden constants taken as 1:", ""]
-            out += _md_table(*_bound_rows(report))
-    else:
-        out += [f"Not run: {report.utility.reason}", ""]
+    out += ["## Utility", ""] + _utility_md(report)
     out += ["## Run", "", "Timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()), "",
             "Versions: " + ", ".join(f"{k} {v}" for k, v in report.versions.items()), ""]
     return "\n".join(out)
@@ -528,6 +538,9 @@ def _utility_html(report: VerifyReport) -> str:
         return f'<p class="note">Not run: {_e(u.reason)}</p>'
     parts = [f"<p>{u.seeds} seeds of K = {u.episodes} episodes each; exact per-episode regret.</p>",
              _html_table(*_utility_rows(report))]
+    if u.learning_line:
+        parts.append(f"<p><strong>No-data control</strong> (the same agent and seeds, every user slot empty): "
+                     f"{_e(u.learning_line)}</p>")
     if u.bound is not None:
         parts += ["<h3>Registry bounds at the run's (d, H, K, ε, δ)</h3>", _html_table(*_bound_rows(report)),
                   '<p class="note">Hidden constants and logarithms of the Õ statements taken as 1: orders of '

@@ -12,12 +12,15 @@ bound of the non-private counterpart is shown next to it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
 
+from dpverify.errors import DpverifyError
+from dpverify.usercode import UserCodeError
 from dpverify.verify.result import NOT_RUN, PASS, BoundValue, Curve, UtilitySection
 from dpverify.verify.target import BOUNDS, REGISTERED, AgentTarget, build_agent
 
@@ -52,8 +55,10 @@ def bound_value(name: str, mdp: Any, episodes: int, epsilon: float, delta: float
 
 
 def _seeded_regret(make_agent: Callable[[Any, np.random.Generator], Any], make_env: Callable[[], Any],
-                   episodes: int, seeds: int, base_seed: int, tick: Callable[[], None]) -> np.ndarray:
-    """The runner's seeding, in this process: child i of SeedSequence(base_seed) → (agent, environment)."""
+                   episodes: int, seeds: int, base_seed: int, tick: Callable[[], None],
+                   users: bool = True) -> np.ndarray:
+    """The runner's seeding, in this process: child i of SeedSequence(base_seed) → (agent, environment);
+    ``users=False`` is the no-data control."""
     from dpverify.agents.base import run_episodes
 
     rows = []
@@ -61,7 +66,7 @@ def _seeded_regret(make_agent: Callable[[Any, np.random.Generator], Any], make_e
         agent_seed, env_seed = child.spawn(2)
         mdp = make_env()
         agent = make_agent(mdp, np.random.default_rng(agent_seed))
-        regret, _ = run_episodes(mdp, agent, episodes, np.random.default_rng(env_seed), lambda _k: tick())
+        regret, _ = run_episodes(mdp, agent, episodes, np.random.default_rng(env_seed), lambda _k: tick(), users=users)
         rows.append(regret)
     return np.stack(rows)
 
@@ -84,14 +89,25 @@ def utility_section(target: AgentTarget, *, known: str | None, counterpart: str,
             spec = runner.RunSpec(target.name, env, episodes, seeds, base_seed, workers,
                                   agent_options=tuple(sorted(private_options.items())), env_options=frozen_env)
             agent_regret = runner.run(spec, progress_stream=progress_stream).regret
+
+            def control() -> np.ndarray:
+                return runner.run(dataclasses.replace(spec, users=False), progress_stream=progress_stream).regret
         else:
-            bar = runner.ProgressBar(seeds * episodes, progress_stream, target.name)
-            try:
-                agent_regret = _seeded_regret(
-                    lambda m, rng: build_agent(target, m, episodes, rng, epsilon, delta, agent_options),
-                    lambda: runner.build_environment(counterpart_spec), episodes, seeds, base_seed, bar.advance)
-            finally:
-                bar.close()
+            def seeded(users: bool) -> np.ndarray:
+                bar = runner.ProgressBar(seeds * episodes, progress_stream, target.name)
+                try:
+                    return _seeded_regret(
+                        lambda m, rng: build_agent(target, m, episodes, rng, epsilon, delta, agent_options),
+                        lambda: runner.build_environment(counterpart_spec), episodes, seeds, base_seed, bar.advance,
+                        users=users)
+                finally:
+                    bar.close()
+
+            agent_regret = seeded(True)
+
+            def control() -> np.ndarray:
+                return seeded(False)
+        learning, learning_line = _learning(control, agent_regret, mdp)
         counterpart_regret = runner.run(counterpart_spec, progress_stream=progress_stream).regret
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
         return UtilitySection(NOT_RUN, f"the regret runs failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
@@ -117,4 +133,20 @@ def utility_section(target: AgentTarget, *, known: str | None, counterpart: str,
         environment={"env": env, "options": dict(env_options), "horizon": mdp.horizon, "dim": mdp.dim,
                      "num_states": mdp.num_states, "num_actions": mdp.num_actions},
         seconds=time.perf_counter() - start,
+        learning=learning,
+        learning_line=learning_line,
     )
+
+
+def _learning(control: Callable[[], np.ndarray], agent_regret: np.ndarray, mdp: Any) -> tuple[dict[str, Any] | None,
+                                                                                              str]:
+    """The no-data control's comparison (dpverify.agents.learning) and its line, or None and why it could not
+    run (an agent that refuses an empty slot, a step-level agent)."""
+    from dpverify.agents.learning import compare_learning
+
+    try:
+        comparison = compare_learning(agent_regret, control(), mdp)
+    except (UserCodeError, DpverifyError, Exception) as exc:  # the agent's code may refuse an empty slot anyhow
+        return None, f"learned from users: cannot tell (the no-data control could not run: {type(exc).__name__}: " \
+                     f"{' '.join(str(exc).split())})"
+    return comparison.to_dict(), comparison.line()

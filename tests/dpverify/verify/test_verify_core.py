@@ -53,6 +53,14 @@ def test_reference_agent_is_consistent_at_a_tiny_budget() -> None:
     assert utility.bound is not None and utility.bound.value == pytest.approx(expected.value)
     assert utility.bound.privacy_term == pytest.approx(expected.privacy)
     assert utility.bound.non_private_term == pytest.approx(expected.non_private)
+    # the no-data control: one seed at TINY cannot tell, and says so in every form
+    assert utility.learning is not None and utility.learning["seeds"] == 1 and utility.learning["learned"] is None
+    assert utility.learning["known_reward_greedy_per_episode"] == pytest.approx(2.45)
+    assert utility.learning_line.startswith("learned from users: cannot tell")
+    from dpverify.verify.report import to_markdown, to_text, utility_line
+
+    assert "learned from users: cannot tell" in utility_line(report)
+    assert "no-data control: learned from users" in to_text(report) and "No-data control" in to_markdown(report)
 
 
 @pytest.mark.slow
