@@ -11,6 +11,11 @@ Two data-free policies frame the comparison, both with exact regret per episode:
 policy** (in each stage and state, the action of largest known reward; the policy an agent reaches with no
 data when its noise or bonus leaves the rewards to decide) and the **uniformly random policy**.
 
+Beating the control says the data moved the agent; it does not say the agent learned more than a policy
+that needs no data. So the comparison also says whether the agent's regret is below the known-reward
+greedy policy's (the same one-sided test against that constant): an agent whose data only lead it to the
+data-free greedy policy "learned from users" in the first sense and not in the second.
+
 The statistic is the regret per episode over the last :data:`LAST_FRACTION` of the episodes (after the
 agent has had most of its users), per seed. "Learned from users" means the agent's is below its control's
 by a one-sided paired t-test over the shared seeds (the per-seed differences; Student 1908) at level
@@ -77,13 +82,16 @@ class LearningComparison:
     greedy: float
     uniform: float
     level: float = LEVEL
+    greedy_p_value: float | None = None
 
     def __post_init__(self) -> None:
         if len(self.agent_last) != len(self.control_last) or not self.agent_last:
             raise InvalidParameterError("control_last", "must have one value per seed of the agent's",
                                         len(self.control_last))
-        if self.p_value is not None and not 0.0 <= self.p_value <= 1.0:
-            raise InvalidParameterError("p_value", "must lie in [0, 1]", self.p_value)
+        for name in ("p_value", "greedy_p_value"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise InvalidParameterError(name, "must lie in [0, 1]", value)
 
     @property
     def seeds(self) -> int:
@@ -94,6 +102,11 @@ class LearningComparison:
         """True/False by the paired test; None when it cannot tell (one seed)."""
         return None if self.p_value is None else self.p_value < self.level
 
+    @property
+    def beats_greedy(self) -> bool | None:
+        """Whether the agent's regret is below the known-reward greedy policy's (None: one seed)."""
+        return None if self.greedy_p_value is None else self.greedy_p_value < self.level
+
     def _stat(self, values: tuple[float, ...]) -> str:
         sd = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
         return f"{float(np.mean(values)):.4g} ± {sd:.2g}"
@@ -103,12 +116,15 @@ class LearningComparison:
         answer = {True: "yes", False: "no", None: "cannot tell"}[self.learned]
         test = ("one seed: no test" if self.p_value is None
                 else f"one-sided paired t-test over {self.seeds} seeds, p = {self.p_value:.2g}")
+        greedy = {True: "below", False: "not below", None: "cannot tell against"}[self.beats_greedy]
         return (f"learned from users: {answer} (regret per episode over the last {LAST_FRACTION:.0%} of episodes: "
                 f"{self._stat(self.agent_last)} with its users vs {self._stat(self.control_last)} with no user data; "
-                f"{test}; known-reward greedy policy {self.greedy:.4g}, uniformly random {self.uniform:.4g})")
+                f"{test}); {greedy} the data-free known-reward greedy policy's {self.greedy:.4g} "
+                f"(uniformly random {self.uniform:.4g})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"learned": self.learned, "p_value": self.p_value, "level": self.level, "seeds": self.seeds,
+                "beats_known_reward_greedy": self.beats_greedy, "greedy_p_value": self.greedy_p_value,
                 "agent_last_per_episode": list(self.agent_last), "control_last_per_episode": list(self.control_last),
                 "known_reward_greedy_per_episode": self.greedy, "uniform_per_episode": self.uniform,
                 "last_fraction": LAST_FRACTION}
@@ -136,5 +152,7 @@ def compare_learning(agent_regret: np.ndarray, control_regret: np.ndarray, mdp: 
         raise InvalidParameterError("control_regret", f"must have the agent's shape {agent_regret.shape}",
                                     control_regret.shape)
     a, c = last_regret_per_episode(agent_regret), last_regret_per_episode(control_regret)
+    greedy = known_reward_greedy_regret(mdp)
     return LearningComparison(tuple(float(x) for x in a), tuple(float(x) for x in c), paired_p_value(a, c),
-                              known_reward_greedy_regret(mdp), uniform_policy_regret(mdp), level)
+                              greedy, uniform_policy_regret(mdp), level,
+                              paired_p_value(a, np.full_like(a, greedy)))

@@ -62,10 +62,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default=None, help="one variant label (e.g. 'DP-LSVI-UCB++ tree')")
+    parser.add_argument("--epsilons", default=None, help="comma-separated ε values for --only")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "learning_controls.json"))
     args = parser.parse_args()
     rows = []
-    for label, epsilons in (QUICK if args.quick else EPSILONS).items():
+    grid = QUICK if args.quick else EPSILONS
+    if args.only is not None:
+        chosen = grid[args.only] if args.epsilons is None else tuple(float(e) for e in args.epsilons.split(","))
+        grid = {args.only: chosen}
+    for label, epsilons in grid.items():
         for epsilon in epsilons:
             row = cell(label, epsilon, args.episodes, args.seeds, args.workers)
             rows.append(row)

@@ -62,7 +62,8 @@ def test_the_tail_statistic_and_the_comparison_line() -> None:
     comparison = compare_learning(regret, regret + 1.0, mdp)
     assert comparison.learned is True and comparison.seeds == 2
     assert comparison.line().startswith("learned from users: yes (regret per episode over the last 20% of episodes")
-    assert "with no user data" in comparison.line() and "known-reward greedy policy 0" in comparison.line()
+    assert "with no user data" in comparison.line() and "known-reward greedy policy's 0" in comparison.line()
+    assert comparison.beats_greedy is False and "not below the data-free" in comparison.line()
     assert compare_learning(regret, regret, mdp).learned is False
     assert compare_learning(regret[:1], regret[:1] + 1.0, mdp).learned is None
     with pytest.raises(InvalidParameterError, match="control_regret"):
@@ -100,8 +101,11 @@ def test_the_control_empties_every_user_slot_and_tells_a_learner_from_a_data_fre
             rows.append(regret)
         runs[users] = np.stack(rows)
     comparison = compare_learning(runs[True], runs[False], mdp)
-    assert comparison.learned is True
+    assert comparison.learned is True and comparison.beats_greedy is True
     assert comparison.control_last == pytest.approx((comparison.greedy,) * 3)  # the control stays data-free
+    # an agent whose data only lead it to the data-free greedy policy beats its control, not that policy
+    reached_greedy = compare_learning(runs[False], runs[False] + 5.0, mdp)
+    assert reached_greedy.learned is True and reached_greedy.beats_greedy is False
 
 
 def test_a_step_level_agent_has_no_no_data_control() -> None:
