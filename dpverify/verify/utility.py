@@ -5,6 +5,11 @@ seeding (seed i of every agent sees the same environment randomness). Registered
 :func:`dpverify.agents.runner.run` (local worker processes); an agent loaded by import path runs in
 this process with the same seeding. The uniformly random policy's regret per episode is exact.
 
+The agent's **no-data control** — the same agent and seeds with every user slot empty — runs next to it,
+and the section says whether the agent learned from its users and whether it beat the data-free
+known-reward greedy policy (:mod:`dpverify.agents.learning`); an agent that refuses an empty slot, or acts
+step by step, gets "cannot tell" with the reason.
+
 The registry's bound (:mod:`dpverify.bounds`) is evaluated at the run's (d, H, K, ε, δ) with its hidden
 constants taken as 1, split into its privacy term (the terms with ε) and its non-private term; the
 bound of the non-private counterpart is shown next to it.
