@@ -194,8 +194,9 @@ def verify(
 
 def verification_runs(plan: Budget) -> float:
     """Runs of up to K episodes a verification makes at most (:mod:`dpverify.audit.resources`): the claim's
-    run, the utility seeds (the agent, its no-data control and its counterpart), the one-run audits (a pilot and the audited run,
-    for two notions at most) and the white-box runs at K (the recorded run, its replays and the noise runs)."""
+    run, the utility seeds (the agent, its no-data control and its counterpart), the one-run audits (a pilot
+    and the audited run, for two notions at most) and the white-box runs at K (the recorded run, its replays
+    and the noise runs)."""
     return 1.0 + 3.0 * plan.utility_seeds + 4.0 * plan.one_run_runs + WHITEBOX_RUNS_AT_K
 
 
