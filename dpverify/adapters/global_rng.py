@@ -40,19 +40,25 @@ class SeededGlobalRng:
             raise InvalidParameterError("source", "must be a numpy.random.Generator", type(source).__name__)
         seed = np.random.SeedSequence(int(source.integers(0, 2**63)) << 64 | int(source.integers(0, 2**63)))
         self._state: Any = np.random.RandomState(np.random.MT19937(seed)).get_state()
-        self._saved: list[Any] = []
+        self._caller: Any = None  # the caller's global state while the code's stream is swapped in
+        self._depth = 0
 
     def enter(self) -> None:
-        """Swap the code's stream in (the caller's global state kept)."""
-        self._saved.append(np.random.get_state())
-        np.random.set_state(self._state)
+        """Swap the code's stream in (the caller's global state kept); a nested enter changes nothing."""
+        if self._depth == 0:
+            self._caller = np.random.get_state()
+            np.random.set_state(self._state)
+        self._depth += 1
 
     def leave(self) -> None:
         """Swap the caller's global state back (the code's stream kept for its next stretch)."""
-        if not self._saved:
+        if self._depth == 0:
             raise InvalidParameterError("leave()", "must follow enter()", None)
-        self._state = np.random.get_state()
-        np.random.set_state(self._saved.pop())
+        self._depth -= 1
+        if self._depth == 0:
+            self._state = np.random.get_state()
+            np.random.set_state(self._caller)
+            self._caller = None
 
     def __enter__(self) -> SeededGlobalRng:
         self.enter()

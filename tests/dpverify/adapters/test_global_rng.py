@@ -56,9 +56,14 @@ def test_np_random_seed_inside_the_code_reseeds_its_stream_only() -> None:
 
 
 def test_stretches_nest_and_leave_needs_enter() -> None:
-    seeded = SeededGlobalRng(np.random.default_rng(0))
-    with seeded, seeded:
-        np.random.normal()
+    seeded, flat = SeededGlobalRng(np.random.default_rng(0)), SeededGlobalRng(np.random.default_rng(0))
+    with seeded:
+        first = np.random.normal()
+        with seeded:  # a nested stretch continues the same stream (it never rewinds it)
+            second = np.random.normal()
+        third = np.random.normal()
+    with flat:
+        assert [first, second, third] == list(np.random.normal(size=3))
     with pytest.raises(InvalidParameterError, match="leave"):
         seeded.leave()
     with pytest.raises(InvalidParameterError, match="source"):
