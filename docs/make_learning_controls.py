@@ -39,6 +39,9 @@ EPSILONS = {
     "Ngo et al.": (10.0, 1000.0),
 }
 QUICK = {"DP-LSVI-UCB++ tree, c_Λ = 0.25": (10.0,), "Ngo et al.": (10.0,)}
+#: The grid of the K* question (docs/results.md, "Where learning starts"): four agents × four budgets.
+KSTAR = {label: (1.0, 10.0, 100.0, 1000.0) for label in
+         ("DP-LSVI-UCB++ (fresh)", "DP-LSVI-UCB++ tree", "Luyo et al.", "Ngo et al.")}
 
 
 def cell(label: str, epsilon: float, episodes: int, seeds: int, workers: int) -> dict:
@@ -62,12 +65,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--kstar", action="store_true", help="the K* grid: four agents × ε ∈ {1, 10, 100, 1000}")
     parser.add_argument("--only", default=None, help="one variant label (e.g. 'DP-LSVI-UCB++ tree')")
     parser.add_argument("--epsilons", default=None, help="comma-separated ε values for --only")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "learning_controls.json"))
     args = parser.parse_args()
     rows = []
-    grid = QUICK if args.quick else EPSILONS
+    grid = QUICK if args.quick else (KSTAR if args.kstar else EPSILONS)
     if args.only is not None:
         chosen = grid[args.only] if args.epsilons is None else tuple(float(e) for e in args.epsilons.split(","))
         grid = {args.only: chosen}
