@@ -19,6 +19,8 @@ noise seed deploy other policies, and the noise check reports that it could not 
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -72,10 +74,11 @@ class SeededGlobalRng:
 _PROBE_SEED = 0x5EED
 
 
-def uses_global_rng(run: Any) -> bool:
-    """Whether ``run()`` (a callable returning a comparable record of one controlled run) differs between two
-    calls only because of numpy's global generator: two calls with the global generator pinned to one state
-    agree. The caller has seen two unpinned calls differ; the caller's global state is restored."""
+def uses_global_rng(run: Callable[[], Any], same: Callable[[Any, Any], bool] = operator.eq) -> bool:
+    """Whether ``run()`` (a callable returning a record of one controlled run) differs between two calls only
+    because of numpy's global generator: two calls with the global generator pinned to one state agree by
+    ``same`` (``==`` by default). The caller has seen two unpinned calls differ; the caller's global state
+    is restored."""
     saved = np.random.get_state()
     try:
         records = []
@@ -84,4 +87,4 @@ def uses_global_rng(run: Any) -> bool:
             records.append(run())
     finally:
         np.random.set_state(saved)
-    return bool(records[0] == records[1])
+    return bool(same(records[0], records[1]))

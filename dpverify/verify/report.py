@@ -128,7 +128,8 @@ def utility_line(report: VerifyReport) -> str:
     if u.random_per_episode is not None:
         text += f", random policy {fmt(u.random_per_episode * u.episodes)}"
     if u.learning_line:
-        text += "; " + u.learning_line.split(" (")[0]
+        learned = None if u.learning is None else u.learning["learned"]
+        text += "; learned from users: " + {True: "yes", False: "no", None: "cannot tell"}[learned]
     return text
 
 

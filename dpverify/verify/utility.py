@@ -43,11 +43,11 @@ def curve(label: str, regret: np.ndarray) -> Curve:
 
 
 def random_policy_regret(mdp: Any) -> float:
-    """Exact per-episode regret of the policy that picks actions uniformly at random."""
-    from dpverify.agents import planning
+    """Exact per-episode regret of the policy that picks actions uniformly at random
+    (:func:`dpverify.agents.learning.uniform_policy_regret`)."""
+    from dpverify.agents.learning import uniform_policy_regret
 
-    uniform = np.full((mdp.horizon, mdp.num_states, mdp.num_actions), 1.0 / mdp.num_actions)
-    return float(planning.regret(mdp, uniform))
+    return uniform_policy_regret(mdp)
 
 
 def bound_value(name: str, mdp: Any, episodes: int, epsilon: float, delta: float) -> BoundValue:

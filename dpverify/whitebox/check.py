@@ -169,29 +169,18 @@ def _reproducibility(subject: Subject, users: list[UserTape | None], seeds: _See
 GLOBAL_RNG_ADAPTER = "dpverify.adapters.SeededGlobalRng(billboard.noise_source())"
 
 
-class _SameRun:
-    """A run compared with another by :func:`_reproduced` (bit for bit), for :func:`uses_global_rng`."""
-
-    def __init__(self, record: RunRecord | None) -> None:
-        self.record = record
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _SameRun) or self.record is None or other.record is None:
-            return False
-        return _reproduced(self.record, other.record) is None
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 def _draws_from_global_generator(subject: Subject, users: list[UserTape | None], seeds: _Seeds) -> bool:
     """Whether two runs of one seed agree once numpy's global generator is pinned (two runs more)."""
-    def run() -> _SameRun:
+    def run() -> RunRecord | None:
         try:
-            return _SameRun(run_agent(subject, users, coins=seeds.coins, noise=seeds.noise))
+            return run_agent(subject, users, coins=seeds.coins, noise=seeds.noise)
         except CouldNotRun:
-            return _SameRun(None)
+            return None
 
-    return uses_global_rng(run)
+    def same(a: RunRecord | None, b: RunRecord | None) -> bool:
+        return a is not None and b is not None and _reproduced(a, b) is None
+
+    return uses_global_rng(run, same)
 
 
 # ---- the jobs ------------------------------------------------------------------------------------------------
