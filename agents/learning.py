@@ -37,6 +37,8 @@ from dpverify.errors import InvalidParameterError
 LAST_FRACTION = 0.2
 #: The one-sided level of the paired test.
 LEVEL = 0.05
+#: Relative size below which a paired difference is rounding, not a difference (:func:`paired_p_value`).
+ROUNDING = 1e-9
 
 
 def last_regret_per_episode(regret: np.ndarray, fraction: float = LAST_FRACTION) -> np.ndarray:
@@ -137,7 +139,12 @@ def paired_p_value(agent: np.ndarray, control: np.ndarray) -> float | None:
         raise InvalidParameterError("regret", "must be finite to be compared", "NaN or infinite")
     if len(differences) < 2:
         return None
-    if np.ptp(differences) == 0.0:  # no spread: the t statistic is ±∞ or undefined
+    # Regrets are sums of thousands of per-episode terms, so equal runs can differ by rounding: differences
+    # within ROUNDING of the values' scale count as exactly zero (never as a gain), and a spread within it as none.
+    tolerance = ROUNDING * max(1.0, float(np.max(np.abs(agent))), float(np.max(np.abs(control))))
+    if abs(float(np.mean(differences))) <= tolerance:
+        return 1.0
+    if np.ptp(differences) <= tolerance:  # no spread: the t statistic is ±∞
         return 0.0 if differences[0] < 0 else 1.0
     from scipy import stats
 

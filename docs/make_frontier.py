@@ -3,6 +3,8 @@
     .venv/bin/python docs/make_frontier.py run [--K 3000 10000] [--agents ...] [--epsilons 1 10 100 1000]
                                               [--seeds 10] [--workers 2 | --scheduler tcp://host:port]
     .venv/bin/python docs/make_frontier.py import     # reuse docs/make_results.py's K = 3000 cells
+    .venv/bin/python docs/make_frontier.py control [--K ...] [--agents ...] [--epsilons ...] [--workers 2]
+                                                  # the no-data control of every private cell
     .venv/bin/python docs/make_frontier.py noise      # signal against noise per statistic
     .venv/bin/python docs/make_frontier.py report
 
@@ -12,7 +14,10 @@
 the same environment randomness; ``--scheduler`` sends each cell's seeds to a Dask cluster instead, with
 bit-identical results), and writes each finished cell at once to
 ``docs/results/frontier/runs/<agent>_K<K>_eps<ε>.json`` (so an interrupted run keeps what it finished
-and a rerun resumes). ``report`` gathers the cells into ``docs/results/frontier/frontier.json``,
+and a rerun resumes). ``control`` runs, for every private cell on disk, the same agent and seeds with every
+user slot empty (docs/no_data_controls.py; it reruns the cell with its users too and records whether that
+reproduced the cell) into ``docs/results/frontier/runs/controls/``. ``report`` gathers the cells into
+``docs/results/frontier/frontier.json``,
 ``docs/results/frontier/summary.md`` (the table quoted by docs/results.md) and the plot
 ``docs/results/frontier_min2021.png`` (final regret against ε, one panel per K, with the non-private
 agents and the uniformly random policy as horizontal lines).
@@ -51,10 +56,13 @@ from make_results import (  # noqa: E402
     summarise,
     uniform_policy_regret,
 )
+from no_data_controls import control_record, refresh_tests, same_run, verdict  # noqa: E402
 
+from dpverify.agents.learning import LEVEL  # noqa: E402
 from dpverify.agents.runner import RunSpec, package_versions, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results" / "frontier"
+CONTROLS = OUT / "runs" / "controls"
 PLOT = ROOT / "docs" / "results" / "frontier_min2021.png"
 EPSILONS = (1.0, 10.0, 100.0, 1000.0)
 HORIZONS_K = (3000, 10000)
@@ -95,17 +103,31 @@ def cells(labels: list[str], horizons: list[int], epsilons: list[float]) -> list
     return out
 
 
-def run_cell(label: str, K: int, epsilon: float | None, seeds: int, workers: int,
-             executor: Any = None) -> dict[str, Any]:
-    """One cell; its seeds on ``executor`` when given (a Dask cluster's), else ``workers`` local processes."""
+def control_path(label: str, K: int, epsilon: float | None) -> Path:
+    return CONTROLS / cell_path(label, K, epsilon).name
+
+
+def cell_options(label: str, epsilon: float | None) -> dict[str, Any]:
     agent, extra = AGENT_TABLE[label]
     options = {} if extra is None else {**extra, "epsilon": epsilon, "delta": DELTA}
     if extra is not None and agent == "dp-lsvi-ucb++" and extra.get("aggregation") == "fresh":
         options.pop("aggregation")  # the default; keeps the cell runnable on code without the option
+    return options
+
+
+def cell_spec(label: str, K: int, epsilon: float | None, seeds: int, workers: int) -> RunSpec:
+    return RunSpec(AGENT_TABLE[label][0], "min2021", K, num_seeds=seeds, base_seed=BASE_SEED, workers=workers,
+                   agent_options=cell_options(label, epsilon), env_options=MIN2021)
+
+
+def run_cell(label: str, K: int, epsilon: float | None, seeds: int, workers: int,
+             executor: Any = None) -> dict[str, Any]:
+    """One cell; its seeds on ``executor`` when given (a Dask cluster's), else ``workers`` local processes."""
+    agent = AGENT_TABLE[label][0]
+    options = cell_options(label, epsilon)
     entry = {"figure": "frontier", "label": label, "agent": agent, "env": "min2021", "K": K,
              "agent_options": options, "env_options": MIN2021, "epsilon": epsilon}
-    spec = RunSpec(agent, "min2021", K, num_seeds=seeds, base_seed=BASE_SEED, workers=workers,
-                   agent_options=options, env_options=MIN2021)
+    spec = cell_spec(label, K, epsilon, seeds, workers)
     start = time.perf_counter()
     result = run(spec, executor=executor)
     summary = summarise(entry, result, time.perf_counter() - start)
@@ -128,6 +150,40 @@ def command_run(args: argparse.Namespace) -> int:
               f"{f['sd']:8.1f}  {summary['mean_regret_first_fifth']:.2f} → {summary['mean_regret_last_fifth']:.2f}"
               f"  ({summary['wall_seconds']:.0f} s, {args.seeds} seeds)", flush=True)
     return 0
+
+
+def command_control(args: argparse.Namespace) -> int:
+    """The no-data control of every private cell on disk that matches the filters and has none yet."""
+    CONTROLS.mkdir(parents=True, exist_ok=True)
+    for cell in sorted(load_cells(), key=lambda r: (r["K"], r.get("wall_seconds", 0.0))):
+        label, K, eps = cell["label"], cell["K"], cell.get("epsilon")
+        if (eps is None or label not in args.agents or K not in args.K
+                or (args.epsilons is not None and eps not in args.epsilons)):
+            continue
+        path = control_path(label, K, eps)
+        spec = cell_spec(label, K, eps, cell["num_seeds"], args.workers)
+        if path.exists() and not args.force and same_run(json.loads(path.read_text()), spec):
+            continue
+        record = control_record(spec, cell["final_cumulative_regret"]["per_seed"], args.executor)
+        record.update(label=label, epsilon=eps, source=source_state())
+        path.write_text(json.dumps(record, indent=1, default=json_default) + "\n")
+        c = record["comparison"]
+        print(f"{label:<30} K={K:<6} ε={eps:<8g} last 20%: {np.mean(c['agent_last_per_episode']):.3f} with users, "
+              f"{np.mean(c['control_last_per_episode']):.3f} without; learned {verdict(record)}; reproduced "
+              f"{record['reproduces_documented_run']}  ({record['wall_seconds']:.0f} s)", flush=True)
+    return 0
+
+
+def load_controls() -> dict[tuple[str, int, float], dict[str, Any]]:
+    """The control records on disk, by (label, K, ε); their tests recomputed from their per-seed values (and the
+    file rewritten) when today's test gives a different figure."""
+    records = {}
+    for path in sorted(CONTROLS.glob("*.json")):
+        record = json.loads(path.read_text())
+        if refresh_tests(record):
+            path.write_text(json.dumps(record, indent=1, default=json_default) + "\n")
+        records[(record["label"], record["K"], record["epsilon"])] = record
+    return records
 
 
 def command_import(args: argparse.Namespace) -> int:
@@ -257,25 +313,48 @@ def action_zero_regret() -> float:
     return float(mdp.initial_distribution @ (v_star - v_zero))
 
 
-def markdown_table(runs: list[dict[str, Any]], references: dict[int, float], zero: float) -> str:
+#: The table cell of a private cell whose no-data control is not on disk (tests/docs fail on it).
+NO_CONTROL = "no control on disk"
+
+
+def control_cells(r: dict[str, Any], controls: dict[tuple[str, int, float], dict[str, Any]]) -> str:
+    """The control columns of one row: its control's final regret and last-20% regret, the two tests."""
+    if r.get("epsilon") is None:
+        return "– | – | –"
+    record = controls.get((r["label"], r["K"], r["epsilon"]))
+    if record is None or record["num_seeds"] != r["num_seeds"]:
+        return f"{NO_CONTROL} | – | –"
+    final = np.asarray(record["final_without_users_per_seed"])
+    p_final = record["final_p_value"]
+    total = "cannot tell" if p_final is None else f"{'yes' if p_final < LEVEL else 'no'} ({p_final:.2g})"
+    return (f"{final.mean():.0f} ± {final.std(ddof=1):.0f}, {record['control_mean_regret_last_fifth']:.2f} | "
+            f"{total} | {verdict(record)}")
+
+
+def markdown_table(runs: list[dict[str, Any]], references: dict[int, float], zero: float,
+                   controls: dict[tuple[str, int, float], dict[str, Any]]) -> str:
     order = list(AGENT_TABLE)
     runs = sorted(runs, key=lambda r: (r["K"], order.index(r["label"]), r.get("epsilon") or 0.0))
     lines = ["| K | agent | ε | seeds | final regret (mean ± sd) | regret/episode first 20% → last 20% | "
-             "policy changes | wall s |", "|---|---|---|---|---|---|---|---|"]
+             "no-data control: final regret, last 20% | total below control (p) | "
+             "last 20% below control: learned from users (p) | policy changes | wall s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for K in sorted(references):
         lines.append(f"| {K} | uniformly random policy | – | – | {K * references[K]:.0f} | "
-                     f"{references[K]:.2f} → {references[K]:.2f} | – | – |")
-        lines.append(f"| {K} | always a = 0 | – | – | {K * zero:.0f} | {zero:.2f} → {zero:.2f} | – | – |")
+                     f"{references[K]:.2f} → {references[K]:.2f} | – | – | – | – | – |")
+        lines.append(f"| {K} | always a = 0 (the known-reward greedy policy) | – | – | {K * zero:.0f} | "
+                     f"{zero:.2f} → {zero:.2f} | – | – | – | – | – |")
     for r in runs:
         f = r["final_cumulative_regret"]
         eps = "–" if r.get("epsilon") is None else f"{r['epsilon']:g}"
         lines.append(f"| {r['K']} | {r['label']} | {eps} | {r['num_seeds']} | {f['mean']:.0f} ± {f['sd']:.0f} | "
                      f"{r['mean_regret_first_fifth']:.2f} → {r['mean_regret_last_fifth']:.2f} | "
-                     f"{r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} |")
+                     f"{control_cells(r, controls)} | {r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} |")
     return "\n".join(lines) + "\n"
 
 
-def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, path: Path) -> None:
+def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, path: Path,
+         controls: dict[tuple[str, int, float], dict[str, Any]]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -298,6 +377,11 @@ def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, 
             else:
                 ax.errorbar([r["epsilon"] for r in mine], means, yerr=sds, marker="o", capsize=3, label=tag,
                             color=COLORS[label])
+                paired = [(r["epsilon"], controls[(label, K, r["epsilon"])]) for r in mine
+                          if (label, K, r["epsilon"]) in controls]
+                if paired:
+                    ax.plot([e for e, _ in paired], [np.mean(c["final_without_users_per_seed"]) for _, c in paired],
+                            ls=":", marker="x", color=COLORS[label], label=f"{label}: its no-data control")
         if K in references:
             ax.axhline(K * references[K], color="k", ls="--", lw=0.8,
                        label=f"uniformly random: {K * references[K]:.0f}")
@@ -317,15 +401,18 @@ def command_report(args: argparse.Namespace) -> int:
     horizons = sorted({r["K"] for r in runs})
     references = {K: uniform_policy_regret("min2021", MIN2021, K) for K in horizons}
     zero = action_zero_regret()
+    controls = load_controls()
     document = {"description": "docs/make_frontier.py: privacy–regret frontier on the Min et al. MDP (exact regret)",
                 "base_seed": BASE_SEED, "delta": DELTA, "min2021": MIN2021,
                 "uniform_policy_regret_per_episode": {str(K): v for K, v in references.items()},
                 "action_zero_regret_per_episode": zero,
-                "runs": [{k: v for k, v in r.items() if k != "curve"} for r in runs]}
+                "runs": [{k: v for k, v in r.items() if k != "curve"} for r in runs],
+                "no_data_controls": [controls[key] for key in sorted(controls, key=str)]}
     (OUT / "frontier.json").write_text(json.dumps(document, indent=1, default=json_default) + "\n")
-    (OUT / "summary.md").write_text(markdown_table(runs, references, zero))
-    plot(runs, references, zero, PLOT)
-    print(markdown_table(runs, references, zero))
+    table = markdown_table(runs, references, zero, controls)
+    (OUT / "summary.md").write_text(table)
+    plot(runs, references, zero, PLOT, controls)
+    print(table)
     return 0
 
 
@@ -341,6 +428,15 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--force", action="store_true", help="rerun cells already on disk")
     run_parser.add_argument("--scheduler", default=None,
                             help="run each cell's seeds on a Dask cluster at this address (tcp://host:port)")
+    control_parser = sub.add_parser("control", help="the no-data control of every private cell on disk")
+    control_parser.add_argument("--K", type=int, nargs="+", default=list(HORIZONS_K))
+    control_parser.add_argument("--agents", nargs="+", default=list(AGENT_TABLE), choices=list(AGENT_TABLE))
+    control_parser.add_argument("--epsilons", type=float, nargs="+", default=None,
+                                help="only these ε (default: every ε on disk)")
+    control_parser.add_argument("--workers", type=int, default=2)
+    control_parser.add_argument("--force", action="store_true", help="rerun controls already on disk")
+    control_parser.add_argument("--scheduler", default=None,
+                                help="run the seeds on a Dask cluster at this address (tcp://host:port)")
     sub.add_parser("report", help="gather the cells: table, JSON, plot")
     sub.add_parser("import", help="reuse the K = 3000 cells of docs/results/results.json (docs/make_results.py)")
     noise_parser = sub.add_parser("noise", help="signal against noise per statistic (noise.json)")
@@ -348,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     noise_parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     args = parser.parse_args(argv)
     args.executor = cluster_executor(run_parser, getattr(args, "scheduler", None))
-    commands = {"run": command_run, "report": command_report, "import": command_import, "noise": command_noise}
+    commands = {"run": command_run, "control": command_control, "report": command_report, "import": command_import,
+                "noise": command_noise}
     try:
         return commands[args.command](args)
     finally:

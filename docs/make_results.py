@@ -1,6 +1,7 @@
 """Regenerate docs/results/: the experiments of Sahu 2025 (Figure 1a, 1b) and Liao et al. 2021 (LDP-UCRL-VTR).
 
     .venv/bin/python docs/make_results.py [--workers 2 | --scheduler tcp://host:port] [--quick]
+    .venv/bin/python docs/make_results.py --controls [--workers 2]   # the no-data control of every private run
 
 Writes ``docs/results/results.json`` (settings, seeds, every agent's multipliers and derived radii,
 package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/results/summary.md``
@@ -24,6 +25,11 @@ cluster instead, through :mod:`dpverify.audit.executors`, with bit-identical res
 (backward induction), never realised returns. Agents that are not registered (:mod:`dpverify.agents.registry`)
 are skipped and listed under ``"missing"`` in the JSON. K is chosen so that the whole script finishes in
 well under 20 minutes on 2 cores (see ``"timing"`` in the JSON).
+
+``--controls`` runs, for every private run of ``results.json``, the same agent, seeds and options with every
+user slot empty (docs/no_data_controls.py; the agent is rerun with its users too, and the record says whether
+that reproduced the documented per-seed regret) into ``docs/results/results_controls.json`` (one record per
+run label; runs whose record matches their spec are kept).
 """
 
 from __future__ import annotations
@@ -38,8 +44,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "docs"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 from dpverify.agents.registry import AGENTS  # noqa: E402
 from dpverify.agents.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
@@ -242,14 +249,55 @@ def markdown_table(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+CONTROLS = OUT / "results_controls.json"
+
+
+def is_private(r: dict[str, Any]) -> bool:
+    return "epsilon" in r["agent_options"]
+
+
+def run_spec(r: dict[str, Any], seeds: int, workers: int) -> RunSpec:
+    return RunSpec(r["agent"], r["env"], r["K"], num_seeds=seeds, base_seed=BASE_SEED, workers=workers,
+                   agent_options=r["agent_options"], env_options=r["env_options"])
+
+
+def command_controls(workers: int, executor: Any) -> int:
+    """The no-data control of every private run of results.json (module docstring)."""
+    from no_data_controls import control_record, same_run, verdict
+
+    document = json.loads((OUT / "results.json").read_text())
+    controls: dict[str, Any] = json.loads(CONTROLS.read_text())["controls"] if CONTROLS.exists() else {}
+    for r in filter(is_private, document["runs"]):
+        spec = run_spec(r, len(r["seeds"]), workers)
+        if r["label"] in controls and same_run(controls[r["label"]], spec):
+            continue
+        record = control_record(spec, r["final_cumulative_regret"]["per_seed"], executor)
+        record.update(label=r["label"], source=source_state())
+        controls[r["label"]] = record
+        CONTROLS.write_text(json.dumps({"description": "docs/make_results.py --controls: the no-data control of "
+                                        "every private run of results.json", "controls": controls},
+                                       indent=1, default=json_default) + "\n")
+        print(f"{r['label']:<38} learned from users {verdict(record)}; reproduced "
+              f"{record['reproduces_documented_run']}  ({record['wall_seconds']:.0f} s)", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="K = 100, 2 seeds, into docs/results/quick (a smoke test)")
     parser.add_argument("--scheduler", default=None,
                         help="run the seeds of every run on a Dask cluster at this address (tcp://host:port)")
+    parser.add_argument("--controls", action="store_true",
+                        help="run the no-data control of every private run of results.json (results_controls.json)")
     args = parser.parse_args(argv)
     executor = cluster_executor(parser, args.scheduler)
+    if args.controls:
+        try:
+            return command_controls(args.workers, executor)
+        finally:
+            if executor is not None:
+                executor.close()
     k_sahu, k_liao, seeds, out = K_SAHU2025, K_LIAO2021, NUM_SEEDS, OUT
     if args.quick:
         k_sahu, k_liao, seeds, out = 100, 100, 2, OUT / "quick"

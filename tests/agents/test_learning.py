@@ -47,6 +47,10 @@ def test_the_paired_test_is_exact_where_it_can_be_and_refuses_nan() -> None:
     assert paired_p_value(np.array([1.0, 2.0]), np.array([2.0, 3.0])) == 0.0  # a constant gain: certain
     assert paired_p_value(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == 1.0  # no difference at all
     assert paired_p_value(np.array([1.0]), np.array([2.0])) is None  # one seed cannot tell
+    rounded = np.array([36415.0, 36398.0, 36420.0])
+    tiny = np.array([-1e-11, -3e-11, -2e-11])  # rounding of sums, not a gain
+    assert paired_p_value(rounded + tiny, rounded) == 1.0
+    assert paired_p_value(rounded - 1.0 + tiny, rounded) == 0.0  # a constant gain of 1 up to rounding
     rng = np.random.default_rng(1)
     control = rng.normal(10.0, 1.0, 8)
     assert paired_p_value(control - 2.0 + rng.normal(0, 0.1, 8), control) < 1e-6
