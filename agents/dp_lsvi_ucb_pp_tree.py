@@ -55,10 +55,14 @@ constants λ̃_Λ, L and the radii of Sahu 2025 (Lemma A.1, Theorem 3.2) are eva
 as the fresh variant evaluates them for its per-release noise
 (:func:`dpverify.agents.dp_lsvi_ucb_pp.noise_constants_for_std`).
 
-Honaker's estimator (Honaker 2015) is not used: in this binary mechanism (one node per episode, the
-ledger's ``"tree"`` pattern) the right child of a node is never released, so a node has no second,
-independent estimate to combine with; the full dyadic tree it needs releases every node ending at k and
-would need a ledger pattern for it (docs/private_agents.md).
+Honaker's estimator (``aggregation="honaker"``, Honaker 2015). In the binary mechanism (one node per episode,
+the ledger's ``"tree"`` pattern) the right child of a node is never released, so a node has no second,
+independent estimate to combine with. The variant ``tree="dyadic"`` releases the full dyadic tree instead
+(:class:`dpverify.agents.dyadic_tree.DyadicTreeSum`: every node once complete, level l as the family
+``gram_l<l>`` / ``next_state_l<l>`` with ledger pattern ``dyadic-<l>``): each user still lies in one node per
+level, so every release gets the same ρ0 as in the binary mechanism, and Honaker's bottom-up estimate lowers
+the prefix noise variance from popcount(k − 1)·σ² to Σ_(bits l of k − 1) r_l·σ² (r_l from 1 down to 1/2;
+:func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` in place of :func:`max_prefix_nodes`).
 
 Cost per episode: two tree insertions (O(H(d² + dS)·log K) additions), one batched eigendecomposition of
 the H prefix Gram matrices, O(H(d² + dS + SAd²)) arithmetic — 2H published values per episode instead of
@@ -73,6 +77,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard
+from dpverify.agents.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
 from dpverify.agents.private import require_mechanism
 from dpverify.agents.statistics import PublishedRidgeStatistics
 from dpverify.agents.tree_lsvi import BinaryTreeSum
@@ -83,6 +88,9 @@ from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
 TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")
+#: The two trees: ``"binary"`` (Chan, Shi & Song 2011: one node per episode) and ``"dyadic"`` (every node,
+#: with Honaker's estimator: :mod:`dpverify.agents.dyadic_tree`).
+TREE_KINDS: tuple[str, ...] = ("binary", "dyadic")
 
 
 def dp_lsvi_ucbpp_tree_schedule(
@@ -93,12 +101,15 @@ def dp_lsvi_ucbpp_tree_schedule(
     sensitivity_model: str = "derived",
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
     feature_norm: float = 1.0,
+    tree: str = "binary",
 ) -> ReleaseSchedule:
     """The releases of tree-aggregated DP-LSVI-UCB++: per (episode, stage) one tree node of G_h (GOE) and
-    one of M_h (d·S vector), users ``"tree"`` (module docstring).
+    one of M_h (d·S vector), users ``"tree"`` (module docstring); with ``tree="dyadic"`` every node of the full
+    dyadic tree, level l as the families ``gram_l<l>`` and ``next_state_l<l>`` (users ``"dyadic-<l>"``).
 
     ``sensitivity_model``: "derived" (σ̄⁻² ≤ 1/H², Sahu 2025 line 25) or "paper" (σ̄⁻² ≤ 1, Appendix A).
     """
+    tree = _validate.one_of("tree", tree, TREE_KINDS)
     setting = dp_lsvi_ucbpp_setting(horizon, episodes, dim, sensitivity_model, relation, feature_norm, num_states)
     model, relation, F = setting.model, setting.relation, setting.feature_norm
     dim, states = setting.dim, setting.num_states
@@ -106,15 +117,28 @@ def dp_lsvi_ucbpp_tree_schedule(
         raise InvalidParameterError("num_states", "is needed by the tree schedule (its M_h nodes are d·S vectors)",
                                     states)
     unit = SumBound(setting.weight, F, 1.0)
-    stats = (
-        StatisticSpec("gram", "tree node of Σ σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26; binary mechanism), GOE",
-                      "symmetric-matrix", dim, gram_sum_sensitivity(unit, relation), "tree"),
-        StatisticSpec("next_state", "tree node of Σ σ̄⁻² φ e_{s'}ᵀ (d×S, flattened; M_h V gives lines 6–8)",
-                      "vector", dim * states, vector_sum_sensitivity(unit, relation), "tree"),
-    )
+    gram = ("symmetric-matrix", dim, gram_sum_sensitivity(unit, relation))
+    next_state = ("vector", dim * states, vector_sum_sensitivity(unit, relation))
+    gram_text = "tree node of Σ σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26), GOE"
+    next_text = "tree node of Σ σ̄⁻² φ e_{s'}ᵀ (d×S, flattened; M_h V gives lines 6–8)"
+    if tree == "binary":
+        stats: tuple[StatisticSpec, ...] = (
+            StatisticSpec("gram", f"{gram_text}; binary mechanism", *gram, "tree"),
+            StatisticSpec("next_state", f"{next_text}; binary mechanism", *next_state, "tree"),
+        )
+    else:
+        levels = range(int(setting.episodes).bit_length())
+        stats = tuple(
+            StatisticSpec(level_family(family, level), f"{text}; full dyadic tree, level {level}", *shape,
+                          f"dyadic-{level}")
+            for family, text, shape in (("gram", gram_text, gram), ("next_state", next_text, next_state))
+            for level in levels)
+    mechanism = ("the binary mechanism of Chan, Shi & Song 2011" if tree == "binary"
+                 else "the full dyadic tree and Honaker 2015's estimator")
     return ReleaseSchedule(
-        name=f"dp-lsvi-ucb++ tree ({model} sensitivities)",
-        source="Sahu 2025, Algorithm 1, with the binary mechanism of Chan, Shi & Song 2011",
+        name=f"dp-lsvi-ucb++ tree ({model} sensitivities)" if tree == "binary"
+        else f"dp-lsvi-ucb++ dyadic tree, Honaker ({model} sensitivities)",
+        source=f"Sahu 2025, Algorithm 1, with {mechanism}",
         relation=relation,
         episodes=setting.episodes,
         stages=setting.horizon,
@@ -124,7 +148,9 @@ def dp_lsvi_ucbpp_tree_schedule(
             f"‖φ(s,a)‖₂ ≤ {F:g}, checked at construction",
             "the vector statistics are M_h V with V̂, V̌ clipped to [0, H] (post-processing of M̃_h)",
             f"neighbouring relation: {relation.value}",
-            "each tree node released once per (episode, stage) with fresh noise; prefix sums are post-processing",
+            "each tree node released once per (episode, stage) with fresh noise; prefix sums are post-processing"
+            if tree == "binary" else
+            "each dyadic node released once, when complete, with fresh noise; Honaker's estimates are post-processing",
         ),
     )
 
@@ -137,12 +163,17 @@ def max_prefix_nodes(episodes: int) -> int:
     return max(1, bits if n == (1 << bits) - 1 else bits - 1)
 
 
-def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, episodes: int) -> tuple[float, float]:
+def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, episodes: int,
+                    tree: str = "binary") -> tuple[float, float]:
     """(GOE entry std of the prefix Gram noise, std per coordinate of the noise on M̃_h V̂) in the worst
-    case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` (module docstring)."""
-    gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
-    next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
-    c = max_prefix_nodes(episodes)
+    case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` for the binary tree and
+    :func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` for the dyadic one (module docstring;
+    every level of the dyadic tree has the same noise)."""
+    tree = _validate.one_of("tree", tree, TREE_KINDS)
+    suffix = "" if tree == "binary" else "_l0"
+    gram = require_mechanism(calibration.mechanism("gram" + suffix), GOEMechanism, "gram")
+    next_state = require_mechanism(calibration.mechanism("next_state" + suffix), GaussianMechanism, "next_state")
+    c = max_prefix_nodes(episodes) if tree == "binary" else max_prefix_variance_factor(episodes)
     return gram.entry_std * math.sqrt(c), next_state.sigma * math.sqrt(c) * horizon * math.sqrt(num_states)
 
 
@@ -160,14 +191,27 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
 
     def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
                  calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
-                 max_weight: float, num_episodes: int) -> None:
+                 max_weight: float, num_episodes: int, tree: str = "binary") -> None:
         super().__init__(features, rewards, regularization, shift, calibration, billboard, noise_rng, max_weight)
         H, d, S = self.horizon, self.dim, self.num_states
-        gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
-        next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
-        self.gram_tree = BinaryTreeSum(billboard, "gram", gram, H, (d, d), num_episodes, noise_rng)
-        self.next_state_tree = BinaryTreeSum(billboard, "next_state", next_state, H, (d * S,), num_episodes,
-                                             noise_rng)
+        self.tree = _validate.one_of("tree", tree, TREE_KINDS)
+        self.gram_tree: BinaryTreeSum | DyadicTreeSum
+        self.next_state_tree: BinaryTreeSum | DyadicTreeSum
+        if tree == "binary":
+            gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
+            next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
+            self.gram_tree = BinaryTreeSum(billboard, "gram", gram, H, (d, d), num_episodes, noise_rng)
+            self.next_state_tree = BinaryTreeSum(billboard, "next_state", next_state, H, (d * S,), num_episodes,
+                                                 noise_rng)
+        else:
+            levels = range(int(num_episodes).bit_length())
+            grams = [require_mechanism(calibration.mechanism(level_family("gram", lv)), GOEMechanism, "gram")
+                     for lv in levels]
+            nexts = [require_mechanism(calibration.mechanism(level_family("next_state", lv)), GaussianMechanism,
+                                       "next_state") for lv in levels]
+            self.gram_tree = DyadicTreeSum(billboard, "gram", grams, H, (d, d), num_episodes, noise_rng)
+            self.next_state_tree = DyadicTreeSum(billboard, "next_state", nexts, H, (d * S,), num_episodes,
+                                                 noise_rng)
         self._next_state = np.zeros((H, d, S))
 
     def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:

@@ -144,7 +144,8 @@ register_agent("ucrl-vtr", "dpverify.agents.ucrl_vtr:UcrlVtr.from_options", "mix
                "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
 register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlus.from_options", "linear",
                "DP-LSVI-UCB++ (Sahu 2025, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "
-               "sensitivity_model, conversion, *_multiplier, aggregation=fresh|tree: binary-tree counters)",
+               "sensitivity_model, conversion, *_multiplier, aggregation=fresh|tree|honaker: binary-tree counters, "
+               "or the full dyadic tree with Honaker's estimator)",
                private=True)
 register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "

@@ -22,7 +22,10 @@ Which users a release touches is a :class:`UserPattern`:
   Sahu 2025 Algorithm 1 lines 6–8 and 26);
 - :class:`CurrentUser` — the release at episode k reads only user k (a local release, Liao et al. 2021);
 - :class:`BinaryTreeNode` — the release at episode k is the binary-mechanism node (k − lowbit(k), k]
-  (Chan, Shi & Song 2011; Luyo et al. 2021): each user lies in at most ⌈log₂K⌉ + 1 released nodes.
+  (Chan, Shi & Song 2011; Luyo et al. 2021): each user lies in at most ⌈log₂K⌉ + 1 released nodes;
+- :class:`DyadicNode` — level l of the *full* dyadic tree (every node released once it is complete, the
+  tree Honaker 2015's estimator needs): releases at the episodes k divisible by 2^l only (the pattern's
+  ``step``), each reading users (k − 2^l, k]; a user lies in one node per level.
 
 Per-user accounting never needs one number per user for prefix and current-user blocks (the worst
 user is found among the blocks' breakpoints, so K = 10¹² costs what K = 10 does); binary-tree blocks
@@ -87,6 +90,8 @@ class PrefixUsers:
     """The release at episode k reads the data of users 1, …, k−1."""
 
     kind = "prefix"
+    #: Releases occur at the episodes divisible by ``step`` (1: every episode).
+    step = 1
 
     def max_user(self, last_episode: int) -> int:
         return last_episode - 1
@@ -109,6 +114,7 @@ class CurrentUser:
     """The release at episode k reads only the data of user k (a local release)."""
 
     kind = "current"
+    step = 1
 
     def max_user(self, last_episode: int) -> int:
         return last_episode
@@ -128,6 +134,7 @@ class BinaryTreeNode:
     """The release at episode k is the binary-mechanism node covering users (k − lowbit(k), k]."""
 
     kind = "tree"
+    step = 1
 
     def max_user(self, last_episode: int) -> int:
         return last_episode
@@ -153,16 +160,58 @@ class BinaryTreeNode:
         return total
 
 
-UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode
+#: The deepest level of :class:`DyadicNode` (2^62 episodes, within int64).
+MAX_DYADIC_LEVEL = 62
+
+
+@dataclass(frozen=True)
+class DyadicNode:
+    """Level ``level`` of the full dyadic tree: the release at episode k (k divisible by 2^level) is the node
+    covering users (k − 2^level, k]. Named ``"dyadic-<level>"``."""
+
+    level: int
+
+    def __post_init__(self) -> None:
+        if type(self.level) is not int or not 0 <= self.level <= MAX_DYADIC_LEVEL:
+            raise InvalidParameterError("level", f"must be an integer in [0, {MAX_DYADIC_LEVEL}]", self.level)
+
+    @property
+    def kind(self) -> str:
+        return f"dyadic-{self.level}"
+
+    @property
+    def step(self) -> int:
+        return 1 << self.level
+
+    def max_user(self, last_episode: int) -> int:
+        return last_episode
+
+    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
+        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
+
+    def breakpoints(self, first: int, last: int) -> None:
+        """None: per-user sums go user by user, as for :class:`BinaryTreeNode`."""
+        return None
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
+        # User u lies in the level-l node (j·2^l, (j+1)·2^l] with j = (u − 1) >> l, released at its right end.
+        k = (((u - 1) >> self.level) + 1) << self.level
+        return ((k >= first) & (k <= last)).astype(np.int64)
+
+
+UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode | DyadicNode
+_PATTERN_TYPES = (PrefixUsers, CurrentUser, BinaryTreeNode, DyadicNode)
 _PATTERNS: dict[str, UserPattern] = {"prefix": PrefixUsers(), "current": CurrentUser(), "tree": BinaryTreeNode()}
 
 
 def user_pattern(kind: str | UserPattern) -> UserPattern:
-    """The pattern of that name ("prefix", "current", "tree"), or the pattern itself."""
-    if isinstance(kind, (PrefixUsers, CurrentUser, BinaryTreeNode)):
+    """The pattern of that name ("prefix", "current", "tree", "dyadic-<level>"), or the pattern itself."""
+    if isinstance(kind, _PATTERN_TYPES):
         return kind
+    if isinstance(kind, str) and kind.startswith("dyadic-") and kind[7:].isdigit() and kind[7:] == str(int(kind[7:])):
+        return DyadicNode(int(kind[7:]))
     if kind not in _PATTERNS:
-        raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}", kind)
+        raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}, dyadic-<level>", kind)
     return _PATTERNS[kind]
 
 
@@ -175,7 +224,9 @@ class ReleaseBlock:
     """All releases of one statistic family for episodes first..last and stages first..last.
 
     Every (episode, stage) in the rectangle is one release by ``mechanism`` with fresh noise, touching
-    the users given by ``users`` (the same users at every stage of an episode).
+    the users given by ``users`` (the same users at every stage of an episode); for a pattern with
+    ``step`` > 1 (:class:`DyadicNode`) the episodes are those of the range divisible by the step, and both
+    ends of the range must be.
     """
 
     family: str
@@ -190,12 +241,16 @@ class ReleaseBlock:
         object.__setattr__(self, "episodes", _range("episodes", self.episodes))
         object.__setattr__(self, "stages", _range("stages", self.stages))
         object.__setattr__(self, "users", user_pattern(self.users))
+        step = self.users.step
+        if self.episodes[0] % step or self.episodes[1] % step:
+            raise InvalidParameterError("episodes", f"must start and end at multiples of {step} for users "
+                                        f"{self.users.kind!r} (its nodes are released there only)", self.episodes)
         if not hasattr(self.mechanism, "rho"):
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(self.mechanism).__name__)
 
     @property
     def n_episodes(self) -> int:
-        return self.episodes[1] - self.episodes[0] + 1
+        return (self.episodes[1] - self.episodes[0]) // self.users.step + 1
 
     @property
     def n_stages(self) -> int:
@@ -249,7 +304,7 @@ def _merged(prev: ReleaseBlock, cur: ReleaseBlock) -> ReleaseBlock | None:
     if (
         prev.users == cur.users
         and prev.stages == cur.stages
-        and prev.episodes[1] + 1 == cur.episodes[0]
+        and prev.episodes[1] + prev.users.step == cur.episodes[0]
         and (prev.mechanism is cur.mechanism or prev.mechanism == cur.mechanism)
     ):
         return ReleaseBlock(prev.family, (prev.episodes[0], cur.episodes[1]), prev.stages, prev.mechanism, prev.users)
@@ -377,8 +432,16 @@ class PrivacyLedger:
         mechanism: Mechanism,
         users: str | UserPattern,
     ) -> ReleaseBlock:
-        """Record a whole rectangle of releases at once (used by schedules)."""
-        block = ReleaseBlock(family, episodes, stages, mechanism, user_pattern(users))
+        """Record a whole rectangle of releases at once (used by schedules). For a pattern with ``step`` > 1 the
+        rectangle is that of the episodes in ``episodes`` divisible by the step (at least one)."""
+        pattern = user_pattern(users)
+        first, last = _range("episodes", episodes)
+        step = pattern.step
+        first, last = -(-first // step) * step, last // step * step
+        if first > last:
+            raise InvalidParameterError("episodes", f"must contain a multiple of {step} for users {pattern.kind!r}",
+                                        episodes)
+        block = ReleaseBlock(family, (first, last), stages, mechanism, pattern)
         self._check_relation(block.mechanism)
         self._close(family)
         self._closed.setdefault(family, []).append(block)
@@ -397,7 +460,7 @@ class PrivacyLedger:
             episode = _validate.integer("episode", episode, minimum=1)
         if type(stage) is not int or stage < 1:
             stage = _validate.integer("stage", stage, minimum=1)
-        pattern = users if isinstance(users, (PrefixUsers, CurrentUser, BinaryTreeNode)) else user_pattern(users)
+        pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
         run = self._open.get(family)
         if (run is not None and (run[4] is mechanism or run[4] == mechanism)
                 and (run[5] is pattern or run[5] == pattern)):
@@ -405,9 +468,12 @@ class PrivacyLedger:
             if k0 == k1 == episode and (stage == h0 - 1 or stage == h1 + 1):
                 run[2], run[3] = min(h0, stage), max(h1, stage)
                 return
-            if h0 == h1 == stage and episode == k1 + 1:
+            if h0 == h1 == stage and episode == k1 + pattern.step:
                 run[1] = episode
                 return
+        if episode % pattern.step:
+            raise InvalidParameterError("episode", f"must be a multiple of {pattern.step} for users {pattern.kind!r}",
+                                        episode)
         if not isinstance(family, str) or not family:
             raise InvalidParameterError("family", "must be a non-empty string", family)
         if not hasattr(mechanism, "rho"):
@@ -426,9 +492,10 @@ class PrivacyLedger:
         """
         first, last = _range("stages", stages)
         run = self._open.get(family)
-        if run is not None and run[2] == first and run[3] == last and type(episode) is int and episode == run[1] + 1:
-            pattern = users if isinstance(users, (PrefixUsers, CurrentUser, BinaryTreeNode)) else user_pattern(users)
-            if (run[4] is mechanism or run[4] == mechanism) and (run[5] is pattern or run[5] == pattern):
+        if run is not None and run[2] == first and run[3] == last and type(episode) is int:
+            pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
+            if (episode == run[1] + pattern.step and (run[4] is mechanism or run[4] == mechanism)
+                    and (run[5] is pattern or run[5] == pattern)):
                 run[1] = episode  # the next episode of the same stages: the run stays one rectangle
                 return
         self.record(family, episode, first, mechanism, users)

@@ -31,6 +31,7 @@ import numpy as np
 
 from dpverify.agents.billboard import PublishedRelease
 from dpverify.conversions import epsilon_exact_gaussian_lower
+from dpverify.ledger import user_pattern
 from dpverify.mechanisms import Mechanism
 from dpverify.whitebox.result import FamilySensitivity, NoiseCheck, PairWitness, ReleaseFinding
 
@@ -52,8 +53,12 @@ def rounding_tolerance(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 def reads_user(kind: str, episodes: np.ndarray, user: int) -> np.ndarray:
     """Whether releases of user pattern ``kind`` at ``episodes`` read ``user`` (the ledger's patterns,
-    :mod:`dpverify.ledger`): prefix k reads 1..k−1, current k reads k, tree node k reads (k − lowbit(k), k]."""
+    :mod:`dpverify.ledger`): prefix k reads 1..k−1, current k reads k, tree node k reads (k − lowbit(k), k],
+    dyadic-l node k reads (k − 2^l, k]."""
     k = np.asarray(episodes, dtype=np.int64)
+    if kind.startswith("dyadic-"):
+        width = user_pattern(kind).step
+        return (k - width < user) & (user <= k)
     if kind == "prefix":
         return user <= k - 1
     if kind == "current":

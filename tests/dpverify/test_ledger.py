@@ -13,10 +13,12 @@ from dpverify.errors import InvalidParameterError
 from dpverify.ledger import (
     BinaryTreeNode,
     CurrentUser,
+    DyadicNode,
     NoUserTouchedWarning,
     PrefixUsers,
     PrivacyLedger,
     ReleaseBlock,
+    user_pattern,
 )
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 
@@ -300,3 +302,65 @@ def test_relation_mismatch_names_the_relation_not_an_enum_repr():
     with pytest.raises(InvalidParameterError) as info:
         ledger.record("s", 1, 1, GaussianMechanism(1.0, 1.0, 1), "prefix")
     assert "Neighbouring" not in str(info.value) and "'replace-one'" in str(info.value)
+
+
+# ---- the full dyadic tree (DyadicNode): Honaker's tree ------------------------------------------------
+
+
+def dyadic_users(level: int, k: int) -> set[int]:
+    """Users read by the level-``level`` node released at episode k (k divisible by 2^level), by definition."""
+    return set(range(k - (1 << level) + 1, k + 1))
+
+
+@given(st.integers(0, 6), st.integers(1, 300), st.integers(0, 300))
+def test_dyadic_counts_match_enumerating_the_released_nodes(level, first, extra):
+    step = 1 << level
+    first = -(-first // step) * step
+    last = first + (extra // step) * step
+    pattern = DyadicNode(level)
+    expected = np.zeros(last + 1, dtype=np.int64)
+    for k in range(first, last + 1, step):
+        for u in dyadic_users(level, k):
+            expected[u] += 1
+    assert np.array_equal(pattern.counts(first, last, last), expected[1:])
+
+
+@pytest.mark.parametrize("K", [1, 2, 7, 8, 100, 1024, 1025])
+def test_a_full_dyadic_tree_reads_each_user_once_per_level(K):
+    ledger = PrivacyLedger()
+    mechanism = GaussianMechanism(1.0, math.sqrt(0.5), 1)  # ρ = 1 per release
+    for level in range(K.bit_length()):
+        ledger.record_block(f"gram_l{level}", (1, K), (1, 1), mechanism, f"dyadic-{level}")
+    per_user = ledger.per_user_rho()
+    levels_holding = np.array([sum((((u - 1) >> lv) + 1) << lv <= K for lv in range(K.bit_length()))
+                               for u in range(1, K + 1)])
+    assert np.allclose(per_user, levels_holding, rtol=1e-12) and np.all(per_user >= levels_holding)
+    assert ledger.worst_user() == (1, pytest.approx(K.bit_length(), rel=1e-12))
+    assert ledger.n_releases == sum(K >> level for level in range(K.bit_length()))
+
+
+def test_recording_dyadic_nodes_one_by_one_merges_into_one_block_and_round_trips():
+    ledger = PrivacyLedger()
+    mechanism = GaussianMechanism(1.0, 2.0, 3)
+    for k in range(4, 41, 4):
+        ledger.record_stages("m_l2", k, (1, 3), mechanism, "dyadic-2")
+    (block,) = ledger.blocks
+    assert block.episodes == (4, 40) and block.n_releases == 30 and block.users == DyadicNode(2)
+    reference = PrivacyLedger()
+    reference.record_block("m_l2", (1, 42), (1, 3), mechanism, DyadicNode(2))
+    assert reference.blocks == ledger.blocks
+    assert PrivacyLedger.from_json(ledger.to_json()) == ledger
+
+
+def test_dyadic_patterns_refuse_what_they_cannot_release():
+    mechanism = GaussianMechanism(1.0, 2.0, 3)
+    with pytest.raises(InvalidParameterError, match="episode.*multiple of 4"):
+        PrivacyLedger().record("m", 6, 1, mechanism, "dyadic-2")
+    with pytest.raises(InvalidParameterError, match="episodes.*multiple of 8"):
+        PrivacyLedger().record_block("m", (1, 7), (1, 1), mechanism, "dyadic-3")
+    with pytest.raises(InvalidParameterError, match="episodes"):
+        ReleaseBlock("m", (2, 8), (1, 1), mechanism, DyadicNode(2))
+    for bad in ("dyadic-x", "dyadic--1", "dyadic-03", "dyadic-63"):
+        with pytest.raises(InvalidParameterError):
+            user_pattern(bad)
+    assert user_pattern("dyadic-5") == DyadicNode(5) and DyadicNode(5).kind == "dyadic-5"
