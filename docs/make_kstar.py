@@ -1,0 +1,305 @@
+"""Where learning starts: K* for the private agents, predicted from a signal/noise account, then measured.
+
+    python docs/make_kstar.py predict [--epsilons 1 10 100 1000] [--grid 1000 10000 100000 1000000]
+    python docs/make_kstar.py measure [--max-K 100000] [--seeds 5] [--workers 2] [--only LABEL] [--epsilons ...]
+    python docs/make_kstar.py plot
+
+K* is the smallest K on the log grid at which an agent's regret per episode over the last 20% of the episodes
+is significantly below its no-data control's (one-sided paired t-test over ≥ 5 seeds at level 0.05;
+:mod:`dpverify.agents.learning`) on the paper's benchmark (min2021: H = 20, d = 10, |A| = 100, δ = 1e-5,
+replace-one).
+
+**The account** (``predict``; docs/results.md, "Where learning starts"). The planner regresses on a noisy
+target sum: for DP-LSVI-UCB++ the ŵ sum Σ_τ w_τ φ_τ V(s'_τ), for Luyo et al. and Ngo et al. Σ_τ φ_τ (r_τ + V(s'_τ)).
+Before an agent learns, its users play its data-free policy — uniformly random actions for every agent here
+(their no-data controls sit at the uniform policy's 12.14 per episode) — so the data's part of the target after K
+users is K·m_h, with m_h the exact expectation of one user's term under the uniform policy for V = V* (computed
+from the finite MDP, weights at their cap w = 1/H² for DP-LSVI-UCB++, 1 for the others). The noise the planner
+reads on the target is Gaussian with a per-coordinate std σ_read(K, ε) that the calibration fixes: fresh noise
+σ̂ on each release (fresh DP-LSVI-UCB++), σ·√c·‖V*‖ for a tree prefix of c nodes (c = the worst popcount;
+Honaker's estimator: the worst Σ r_l), √c·(σ_M²‖V*‖² + σ_r²)^½ for Luyo et al.'s two trees, one release σ_u for
+Ngo et al.'s per-batch target. The signal-to-noise ratio of stage h is
+
+    SNR_h(K, ε) = K·‖m_h‖₂ / (√d · σ_read,h(K, ε)),
+
+its median over h is the account's SNR, and the prediction is **K*_pred = the smallest grid K with SNR ≥ 1**:
+the data's part of the target as large as the expected norm of its noise. The threshold is 1 by construction,
+not fitted. ``predict`` writes ``docs/results/kstar/prediction.json``.
+
+**The measurement** (``measure``): for every agent and ε, walk up the grid from 10³ until the agent beats its
+control (or ``--max-K``), one file per (agent, ε, K) in ``docs/results/kstar/`` (a rerun skips what is on disk);
+the cells docs/make_learning_controls.py already measured at 10³ and 10⁴ (same seeds, 5 of them) are reused.
+``plot`` draws ``docs/results/kstar.png``: measured and predicted K* against ε, and the SNR of every agent
+against K.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DOCS = Path(__file__).resolve().parent
+if str(DOCS) not in sys.path:
+    sys.path.insert(0, str(DOCS))
+
+from make_learning_controls import BASE_SEED, VARIANTS, cell  # noqa: E402
+
+from dpverify.agents import runner  # noqa: E402
+from dpverify.agents.dp_lsvi_ucb_pp_tree import max_prefix_nodes  # noqa: E402
+from dpverify.agents.dyadic_tree import max_prefix_variance_factor  # noqa: E402
+
+OUT = DOCS / "results" / "kstar"
+PLOT = DOCS / "results" / "kstar.png"
+EPSILONS = (1.0, 10.0, 100.0, 1000.0)
+GRID = (1000, 10_000, 100_000, 1_000_000)
+AGENTS = ("DP-LSVI-UCB++ (fresh)", "DP-LSVI-UCB++ tree", "DP-LSVI-UCB++ Honaker", "Luyo et al.", "Ngo et al.")
+MIN2021 = {"horizon": 20, "num_actions": 100}
+SEEDS = 5
+#: Earlier measurements (docs/make_learning_controls.py --kstar) reused by ``measure``.
+EARLIER = ("learning_controls_k1000.json", "learning_controls_k10000.json")
+
+
+def environment() -> Any:
+    return runner.build_environment(runner.RunSpec("lsvi-ucb", "min2021", 1, num_seeds=1, env_options=MIN2021))
+
+
+def per_user_moments(mdp: Any, with_reward: bool, weight: float) -> dict[str, np.ndarray]:
+    """One user's expected terms under the uniformly random policy, exactly, per stage h (state distribution by
+    forward recursion, V* by backward induction): ``m`` = E[w·φ_h(s, a)(r·[with_reward] + V*_{h+1}(s'))] (H, d),
+    ``gram`` = E[w·φφᵀ] (H, d, d), ``value_norm`` = ‖V*_{h+1}‖₂ (H,), and ``advantage`` = φ_h(0, 0) − the mean of
+    φ_h(0, a ≠ 0) (H, d): the feature direction of the only decision that matters on this MDP ("a = 0 in state
+    0", :mod:`dpverify.agents.envs.min2021`)."""
+    finite = mdp.as_finite_mdp()
+    P, R, H = finite.transitions, finite.rewards, mdp.horizon
+    v_star = np.zeros((H + 1, mdp.num_states))
+    for h in range(H - 1, -1, -1):
+        v_star[h] = (R[h] + P[h] @ v_star[h + 1]).max(axis=-1)
+    occupancy = np.asarray(finite.initial_distribution, dtype=float)
+    d = mdp.dim
+    out = {"m": np.zeros((H, d)), "gram": np.zeros((H, d, d)), "value_norm": np.zeros(H),
+           "advantage": np.zeros((H, d))}
+    for h in range(H):
+        target = P[h] @ v_star[h + 1] + (R[h] if with_reward else 0.0)  # (S, A): E[r + V*(s') | s, a]
+        joint = occupancy[:, None] / mdp.num_actions  # P(s_h = s, a_h = a) under the uniform policy
+        phi = mdp.features[h]
+        out["m"][h] = weight * np.einsum("sa,sad,sa->d", joint, phi, target)
+        out["gram"][h] = weight * np.einsum("sa,sad,sae->de", joint, phi, phi)
+        out["value_norm"][h] = np.linalg.norm(v_star[h + 1])
+        out["advantage"][h] = phi[0, 0] - phi[0, 1:].mean(axis=0)
+        occupancy = np.einsum("sa,sat->t", joint, P[h])
+    return out
+
+
+def account(moments: dict[str, np.ndarray], K: int, sigma: np.ndarray, gram_std: float,
+            ridge: float) -> dict[str, float]:
+    """The signal/noise ratios at K users (module docstring), medians over the stages whose data part is non-zero:
+    ``target`` = K‖m_h‖/(√d σ_h), and ``decision``: the z-score of the data's part of the estimated advantage of
+    a = 0 in state 0, uᵀΛ⁻¹Km_h with Λ = K·E[wφφᵀ] + ridge·I, against the noise the planner reads on it — the
+    target noise (std σ_h‖a‖, a = Λ⁻¹u) and, to first order, the Gram noise E (GOE, entry std ``gram_std``):
+    −aᵀEb with b = Λ⁻¹Km_h, of variance gram_std²(‖a‖²‖b‖² + (aᵀb)²)."""
+    m, gram, u = moments["m"], moments["gram"], moments["advantage"]
+    d = m.shape[1]
+    live = np.linalg.norm(m, axis=1) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        target = K * np.linalg.norm(m, axis=1) / (math.sqrt(d) * sigma)
+    Lambda = K * gram + ridge * np.eye(d)
+    a = np.linalg.solve(Lambda, u[:, :, None])[:, :, 0]  # Λ⁻¹u (Λ symmetric)
+    b = np.linalg.solve(Lambda, K * m[:, :, None])[:, :, 0]
+    ab = np.einsum("hd,hd->h", a, b)
+    norm_a, norm_b = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    noise = np.sqrt((sigma * norm_a) ** 2 + gram_std**2 * (norm_a**2 * norm_b**2 + ab**2))
+    decision = np.abs(np.einsum("hd,hd->h", a, K * m)) / noise
+    return {"target": float(np.median(target[live])), "decision": float(np.median(decision[live]))}
+
+
+def read_noise(label: str, K: int, epsilon: float, mdp: Any,
+               value_norms: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(σ_read,h per coordinate of the target noise, the GOE entry std of the Gram noise read, the ridge λ + shift
+    of the agent's Gram) (module docstring), from the agent's own calibration and settings at K."""
+    agent_name, options = VARIANTS[label]
+    spec = runner.RunSpec(agent_name, "min2021", K, num_seeds=1, base_seed=BASE_SEED, env_options=MIN2021,
+                          agent_options={**options, "epsilon": epsilon, "delta": 1e-5})
+    agent = runner.build_agent(spec, mdp, np.random.default_rng(0))
+    cal, settings = agent.calibration, agent.settings()
+    aggregation = options.get("aggregation", "fresh")
+    if agent_name == "dp-lsvi-ucb++":
+        ridge = settings["regularization_used"] + agent.shift
+        if aggregation == "fresh":
+            return (np.full(len(value_norms), cal.mechanism("w_hat").noise_scale), cal.mechanism("gram").noise_scale,
+                    ridge)
+        suffix, c = ("", max_prefix_nodes(K)) if aggregation == "tree" else ("_l0", max_prefix_variance_factor(K))
+        return (cal.mechanism("next_state" + suffix).noise_scale * math.sqrt(c) * value_norms,
+                cal.mechanism("gram" + suffix).noise_scale * math.sqrt(c), ridge)
+    ridge = settings["regularization"] + settings["gram_shift"]
+    gram_std = cal.mechanism("gram").noise_scale * math.sqrt(max_prefix_nodes(K))
+    if agent_name == "luyo":
+        sigma_m, sigma_r = cal.mechanism("next_state").noise_scale, cal.mechanism("reward").noise_scale
+        return (math.sqrt(max_prefix_nodes(K)) * np.sqrt((sigma_m * value_norms) ** 2 + sigma_r**2), gram_std,
+                ridge)
+    if agent_name == "ngo":
+        return np.full(len(value_norms), cal.mechanism("target").noise_scale), gram_std, ridge
+    raise ValueError(f"no account for {label!r}")
+
+
+def command_predict(args: argparse.Namespace) -> int:
+    mdp = environment()
+    rows = []
+    for label in args.agents:
+        agent_name = VARIANTS[label][0]
+        private_lsvi = agent_name == "dp-lsvi-ucb++"
+        moments = per_user_moments(mdp, not private_lsvi, 1.0 / mdp.horizon**2 if private_lsvi else 1.0)
+        for epsilon in args.epsilons:
+            ratios = {}
+            for K in args.grid:
+                sigma, gram_std, ridge = read_noise(label, K, epsilon, mdp, moments["value_norm"])
+                ratios[K] = {**account(moments, K, sigma, gram_std, ridge),
+                             "sigma_read_median": float(np.median(sigma)), "gram_std_read": gram_std, "ridge": ridge}
+            predicted = next((K for K in args.grid if ratios[K]["decision"] >= 1.0), None)
+            rows.append({"agent": label, "epsilon": epsilon, "snr": {str(K): v["decision"] for K, v in ratios.items()},
+                         "account": {str(K): v for K, v in ratios.items()}, "predicted_kstar": predicted})
+            shown = "  ".join(f"{K:.0e}: {v['decision']:7.3g} ({v['target']:.3g})" for K, v in ratios.items())
+            print(f"{label:<24} ε={epsilon:<6g} z (target SNR) {shown}  → K*_pred "
+                  f"{predicted or f'> {max(args.grid):.0e}'}", flush=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "prediction.json").write_text(json.dumps(
+        {"description": "docs/make_kstar.py predict: the signal/noise account of K* (threshold SNR = 1)",
+         "grid": list(args.grid), "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+def cell_path(label: str, epsilon: float, K: int) -> Path:
+    slug = label.lower().replace("dp-lsvi-ucb++", "dp").replace(" ", "-").replace("(", "").replace(")", "")
+    return OUT / f"{slug.replace('.', '')}_eps{epsilon:g}_K{K}.json"
+
+
+def earlier_rows() -> dict[tuple[str, float, int], dict[str, Any]]:
+    rows = {}
+    for name in EARLIER:
+        path = DOCS / "results" / name
+        if path.exists():
+            for r in json.loads(path.read_text())["rows"]:
+                rows[(r["variant"], r["epsilon"], r["episodes"])] = r
+    return rows
+
+
+def measured(label: str, epsilon: float, K: int, seeds: int) -> dict[str, Any] | None:
+    path = cell_path(label, epsilon, K)
+    if path.exists():
+        return json.loads(path.read_text())
+    row = earlier_rows().get((label, epsilon, K))
+    return row if row is not None and row["seeds"] >= seeds else None
+
+
+def command_measure(args: argparse.Namespace) -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    labels = [args.only] if args.only else list(args.agents)
+    for label in labels:
+        for epsilon in args.epsilons:
+            for K in (k for k in GRID if k <= args.max_K):
+                row = measured(label, epsilon, K, args.seeds)
+                if row is None:
+                    row = cell(label, epsilon, K, args.seeds, args.workers)
+                    cell_path(label, epsilon, K).write_text(json.dumps(row, indent=1) + "\n")
+                a, c = np.mean(row["agent_last_per_episode"]), np.mean(row["control_last_per_episode"])
+                print(f"{label:<24} ε={epsilon:<6g} K={K:<8} {a:.3f} vs control {c:.3f}: learned {row['learned']} "
+                      f"(p = {row['p_value']:.2g}, {row['seconds']:.0f} s)", flush=True)
+                if row["learned"]:
+                    break
+    return 0
+
+
+def kstar_table() -> list[dict[str, Any]]:
+    """Measured and predicted K* per (agent, ε): the first grid K that learned, or "> the largest measured"."""
+    prediction = {(r["agent"], r["epsilon"]): r for r in json.loads((OUT / "prediction.json").read_text())["rows"]}
+    table = []
+    for (label, epsilon), predicted in prediction.items():
+        steps = [(K, measured(label, epsilon, K, SEEDS)) for K in GRID]
+        steps = [(K, r) for K, r in steps if r is not None]
+        first = next((K for K, r in steps if r["learned"]), None)
+        table.append({"agent": label, "epsilon": epsilon, "predicted": predicted["predicted_kstar"],
+                      "measured": first, "measured_up_to": max((K for K, _ in steps), default=None),
+                      "snr": predicted["snr"],
+                      "last_20": {str(K): [float(np.mean(r["agent_last_per_episode"])),
+                                           float(np.mean(r["control_last_per_episode"])), r["p_value"]]
+                                  for K, r in steps}})
+    return table
+
+
+def command_plot(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = kstar_table()
+    (OUT / "kstar.json").write_text(json.dumps({"grid": list(GRID), "rows": table}, indent=1) + "\n")
+    colors = dict(zip(AGENTS, ("tab:blue", "tab:red", "tab:orange", "tab:green", "tab:purple"), strict=True))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.2))
+    for i, label in enumerate(AGENTS):
+        rows = [r for r in table if r["agent"] == label]
+        if not rows:
+            continue
+        jitter = 1.0 + 0.06 * (i - 2)
+        eps = [r["epsilon"] * jitter for r in rows]
+        meas = [r["measured"] or 2.0 * (r["measured_up_to"] or GRID[0]) for r in rows]
+        left.plot(eps, meas, "o-", color=colors[label], label=f"{label}: measured (↑: not by the largest K run)")
+        for e, r, m in zip(eps, rows, meas, strict=True):
+            if r["measured"] is None:
+                left.annotate("↑", (e, m), ha="center", va="bottom", color=colors[label])
+        pred = [r["predicted"] or 2.0 * GRID[-1] for r in rows]
+        left.plot(eps, pred, "s--", mfc="none", color=colors[label], label=f"{label}: predicted (SNR ≥ 1)")
+        for r in rows:
+            Ks = sorted(int(k) for k in r["snr"])
+            right.plot(Ks, [r["snr"][str(k)] for k in Ks], "-", color=colors[label],
+                       alpha=0.35 + 0.15 * EPSILONS.index(r["epsilon"]) if r["epsilon"] in EPSILONS else 0.5,
+                       label=label if r["epsilon"] == rows[0]["epsilon"] else None)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("ε (δ = 1e-5, replace-one)")
+    left.set_ylabel("K* (smallest grid K beating the no-data control)")
+    left.set_yticks(GRID)
+    left.legend(fontsize=6.5, loc="upper right")
+    left.set_title("Where learning starts (min2021, H = 20, |A| = 100; 5 seeds)", fontsize=10)
+    right.axhline(1.0, color="k", lw=0.8, ls="--", label="SNR = 1 (the prediction's threshold)")
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.set_xlabel("K")
+    right.set_ylabel("target signal / noise (median over stages)")
+    right.set_title("The account: K·‖m_h‖ / (√d·σ_read), ε = 1, 10, 100, 1000 (darker = larger ε)", fontsize=9)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(PLOT, dpi=110)
+    plt.close(fig)
+    for r in table:
+        print(f"{r['agent']:<24} ε={r['epsilon']:<6g} predicted {r['predicted']}  measured {r['measured']} "
+              f"(grid run to {r['measured_up_to']})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    predict = sub.add_parser("predict", help="the signal/noise account and its K* (prediction.json)")
+    predict.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    predict.add_argument("--grid", type=int, nargs="+", default=list(GRID))
+    predict.add_argument("--agents", nargs="+", default=list(AGENTS), choices=list(AGENTS))
+    measure = sub.add_parser("measure", help="walk up the grid until the agent beats its no-data control")
+    measure.add_argument("--max-K", dest="max_K", type=int, default=100_000)
+    measure.add_argument("--seeds", type=int, default=SEEDS)
+    measure.add_argument("--workers", type=int, default=2)
+    measure.add_argument("--only", default=None, choices=list(AGENTS))
+    measure.add_argument("--agents", nargs="+", default=list(AGENTS), choices=list(AGENTS))
+    measure.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    sub.add_parser("plot", help="kstar.json and docs/results/kstar.png")
+    args = parser.parse_args(argv)
+    return {"predict": command_predict, "measure": command_measure, "plot": command_plot}[args.command](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
