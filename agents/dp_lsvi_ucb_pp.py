@@ -109,9 +109,9 @@ from dpverify.errors import InvalidParameterError
 #: Default multipliers of the registry radii (see the module docstring and docs/private_agents.md).
 DEFAULT_RADIUS_MULTIPLIER = 1e-5
 #: How the weighted sums are privatised: fresh noise per prefix (the paper), or one of the trees.
-AGGREGATIONS: tuple[str, ...] = ("fresh", "tree", "honaker")
-#: The tree of each tree aggregation (:data:`dpverify.agents.dp_lsvi_ucb_pp_tree.TREE_KINDS`).
-TREE_OF_AGGREGATION: dict[str, str] = {"tree": "binary", "honaker": "dyadic"}
+AGGREGATIONS: tuple[str, ...] = ("fresh", "tree", "honaker", "factorised")
+#: The counter of each running-sum aggregation (:data:`dpverify.agents.dp_lsvi_ucb_pp_tree.COUNTERS`).
+COUNTER_OF_AGGREGATION: dict[str, str] = {"tree": "binary", "honaker": "dyadic", "factorised": "factorised"}
 #: Relative slack of the weight check (floating-point rounding only; the check is the shared statistics').
 CHECK_TOLERANCE = WEIGHT_CHECK_TOLERANCE
 
@@ -139,8 +139,9 @@ class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
         keep_history, keep_noise: keep the billboard's published values (and noise) for audits/tests.
         aggregation: "fresh" (the paper: 4HK prefix releases, fresh noise each), "tree" (binary-tree
             counters of G_h and of the next-state sums M_h, fresh noise per node:
-            :mod:`dpverify.agents.dp_lsvi_ucb_pp_tree`) or "honaker" (the full dyadic tree of both, prefixes by
-            Honaker's estimator: :mod:`dpverify.agents.dyadic_tree`).
+            :mod:`dpverify.agents.dp_lsvi_ucb_pp_tree`), "honaker" (the full dyadic tree of both, prefixes by
+            Honaker's estimator: :mod:`dpverify.agents.dyadic_tree`) or "factorised" (a square-root Toeplitz
+            factorisation of both running sums: :mod:`dpverify.agents.factorised_sum`).
     """
 
     sensitivity_model: str = "derived"
@@ -329,16 +330,16 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
         if regularization is None:  # LSVI-UCB++'s own default, so that ε → ∞ recovers LSVI-UCB++
             regularization = LSVI_UCB_PP_REGULARIZATION
         max_weight = 1.0 if config.sensitivity_model == "paper" else 1.0 / H**2
-        tree = TREE_OF_AGGREGATION.get(config.aggregation)  # tree counters (dpverify.agents.dp_lsvi_ucb_pp_tree)
-        if tree is not None:
+        counter = COUNTER_OF_AGGREGATION.get(config.aggregation)  # running-sum counters (dp_lsvi_ucb_pp_tree)
+        if counter is not None:
             self.noise_values = noise_constants_for_std(
-                *tree_noise_stds(self.calibration, H, mdp.num_states, K, tree), d, H, K, config.failure_probability)
+                *tree_noise_stds(self.calibration, H, mdp.num_states, K, counter), d, H, K, config.failure_probability)
         else:
             self.noise_values = noise_constants(self.calibration, d, H, K, config.failure_probability)
         self.shift = 2.0 * config.shift_multiplier * self.noise_values["lambda_tilde"]
         shared = (mdp.features, mdp.rewards, regularization, self.shift, self.calibration, self.billboard,
                   rng.spawn(1)[0], max_weight)
-        statistics: RidgeStatistics = (TreeRidgeStatistics(*shared, K, tree) if tree is not None
+        statistics: RidgeStatistics = (TreeRidgeStatistics(*shared, K, counter) if counter is not None
                                        else PrivatisedRidgeStatistics(*shared))
         base = LsviUcbPlusPlusConfig(
             num_episodes=K,
@@ -369,12 +370,12 @@ class DpLsviUcbPlusPlus(PrivateAgent, LsviUcbPlusPlus):
     def release_schedule(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig) -> ReleaseSchedule:
         """The 4HK releases of Sahu 2025 §3 (one Gram matrix and three vectors per stage and episode), or
         with ``aggregation="tree"`` the 2HK tree nodes of G_h and M_h (``"honaker"``: every node of their full
-        dyadic trees)."""
-        tree = TREE_OF_AGGREGATION.get(config.aggregation)
-        if tree is not None:
+        dyadic trees; ``"factorised"``: the 2HK rows of C·x)."""
+        counter = COUNTER_OF_AGGREGATION.get(config.aggregation)
+        if counter is not None:
             return dp_lsvi_ucbpp_tree_schedule(mdp.horizon, config.num_episodes, mdp.dim, mdp.num_states,
                                                config.sensitivity_model, config.relation, config.feature_norm_bound,
-                                               tree)
+                                               counter)
         return dp_lsvi_ucbpp_schedule(mdp.horizon, config.num_episodes, mdp.dim, config.sensitivity_model,
                                       config.relation, config.feature_norm_bound)
 

@@ -57,7 +57,7 @@ as the fresh variant evaluates them for its per-release noise
 
 Honaker's estimator (``aggregation="honaker"``, Honaker 2015). In the binary mechanism (one node per episode,
 the ledger's ``"tree"`` pattern) the right child of a node is never released, so a node has no second,
-independent estimate to combine with. The variant ``tree="dyadic"`` releases the full dyadic tree instead
+independent estimate to combine with. The counter ``"dyadic"`` releases the full dyadic tree instead
 (:class:`dpverify.agents.dyadic_tree.DyadicTreeSum`: every node once complete, level l as the family
 ``gram_l<l>`` / ``next_state_l<l>`` with ledger pattern ``dyadic-<l>``): each user still lies in one node per
 level, so every release gets the same ρ0 as in the binary mechanism, and Honaker's bottom-up estimate lowers
@@ -78,6 +78,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
+from dpverify.agents.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
 from dpverify.agents.private import require_mechanism
 from dpverify.agents.statistics import PublishedRidgeStatistics
 from dpverify.agents.tree_lsvi import BinaryTreeSum
@@ -88,9 +89,10 @@ from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
 TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")
-#: The two trees: ``"binary"`` (Chan, Shi & Song 2011: one node per episode) and ``"dyadic"`` (every node,
-#: with Honaker's estimator: :mod:`dpverify.agents.dyadic_tree`).
-TREE_KINDS: tuple[str, ...] = ("binary", "dyadic")
+#: The running-sum counters: ``"binary"`` (Chan, Shi & Song 2011: one tree node per episode), ``"dyadic"``
+#: (every node, with Honaker's estimator: :mod:`dpverify.agents.dyadic_tree`) and ``"factorised"`` (a square-root
+#: Toeplitz factor in BLT form: :mod:`dpverify.agents.factorised_sum`).
+COUNTERS: tuple[str, ...] = ("binary", "dyadic", "factorised")
 
 
 def dp_lsvi_ucbpp_tree_schedule(
@@ -101,15 +103,16 @@ def dp_lsvi_ucbpp_tree_schedule(
     sensitivity_model: str = "derived",
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
     feature_norm: float = 1.0,
-    tree: str = "binary",
+    counter: str = "binary",
 ) -> ReleaseSchedule:
     """The releases of tree-aggregated DP-LSVI-UCB++: per (episode, stage) one tree node of G_h (GOE) and
-    one of M_h (d·S vector), users ``"tree"`` (module docstring); with ``tree="dyadic"`` every node of the full
-    dyadic tree, level l as the families ``gram_l<l>`` and ``next_state_l<l>`` (users ``"dyadic-<l>"``).
+    one of M_h (d·S vector), users ``"tree"`` (module docstring); with ``counter="dyadic"`` every node of the full
+    dyadic tree, level l as the families ``gram_l<l>`` and ``next_state_l<l>`` (users ``"dyadic-<l>"``); with
+    ``counter="factorised"`` row k of C·x for both, users the BLT factor of :func:`square_root_blt` (K).
 
     ``sensitivity_model``: "derived" (σ̄⁻² ≤ 1/H², Sahu 2025 line 25) or "paper" (σ̄⁻² ≤ 1, Appendix A).
     """
-    tree = _validate.one_of("tree", tree, TREE_KINDS)
+    counter = _validate.one_of("counter", counter, COUNTERS)
     setting = dp_lsvi_ucbpp_setting(horizon, episodes, dim, sensitivity_model, relation, feature_norm, num_states)
     model, relation, F = setting.model, setting.relation, setting.feature_norm
     dim, states = setting.dim, setting.num_states
@@ -121,10 +124,18 @@ def dp_lsvi_ucbpp_tree_schedule(
     next_state = ("vector", dim * states, vector_sum_sensitivity(unit, relation))
     gram_text = "tree node of Σ σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26), GOE"
     next_text = "tree node of Σ σ̄⁻² φ e_{s'}ᵀ (d×S, flattened; M_h V gives lines 6–8)"
-    if tree == "binary":
+    if counter == "binary":
         stats: tuple[StatisticSpec, ...] = (
             StatisticSpec("gram", f"{gram_text}; binary mechanism", *gram, "tree"),
             StatisticSpec("next_state", f"{next_text}; binary mechanism", *next_state, "tree"),
+        )
+    elif counter == "factorised":
+        factor = square_root_blt(setting.episodes)
+        stats = (
+            StatisticSpec("gram", "row of C·x for the per-user terms σ̄⁻² φφᵀ (Sahu 2025 Alg. 1 line 26), GOE; "
+                          "square-root BLT factorisation", *gram, factor),
+            StatisticSpec("next_state", "row of C·x for the per-user terms σ̄⁻² φ e_{s'}ᵀ (d×S, flattened); "
+                          "square-root BLT factorisation", *next_state, factor),
         )
     else:
         levels = range(int(setting.episodes).bit_length())
@@ -133,11 +144,18 @@ def dp_lsvi_ucbpp_tree_schedule(
                           f"dyadic-{level}")
             for family, text, shape in (("gram", gram_text, gram), ("next_state", next_text, next_state))
             for level in levels)
-    mechanism = ("the binary mechanism of Chan, Shi & Song 2011" if tree == "binary"
-                 else "the full dyadic tree and Honaker 2015's estimator")
+    mechanism = {"binary": "the binary mechanism of Chan, Shi & Song 2011",
+                 "dyadic": "the full dyadic tree and Honaker 2015's estimator",
+                 "factorised": "a square-root factorisation in BLT form (McMahan, Dvijotham et al. 2024)"}[counter]
+    name = {"binary": "tree", "dyadic": "dyadic tree, Honaker", "factorised": "square-root factorisation"}[counter]
+    release = {"binary": "each tree node released once per (episode, stage) with fresh noise; prefix sums are "
+                         "post-processing",
+               "dyadic": "each dyadic node released once, when complete, with fresh noise; Honaker's estimates are "
+                         "post-processing",
+               "factorised": "each row of C·x released once per (episode, stage) with fresh noise; the decoded "
+                             "prefixes A C⁻¹y are post-processing"}[counter]
     return ReleaseSchedule(
-        name=f"dp-lsvi-ucb++ tree ({model} sensitivities)" if tree == "binary"
-        else f"dp-lsvi-ucb++ dyadic tree, Honaker ({model} sensitivities)",
+        name=f"dp-lsvi-ucb++ {name} ({model} sensitivities)",
         source=f"Sahu 2025, Algorithm 1, with {mechanism}",
         relation=relation,
         episodes=setting.episodes,
@@ -148,9 +166,7 @@ def dp_lsvi_ucbpp_tree_schedule(
             f"‖φ(s,a)‖₂ ≤ {F:g}, checked at construction",
             "the vector statistics are M_h V with V̂, V̌ clipped to [0, H] (post-processing of M̃_h)",
             f"neighbouring relation: {relation.value}",
-            "each tree node released once per (episode, stage) with fresh noise; prefix sums are post-processing"
-            if tree == "binary" else
-            "each dyadic node released once, when complete, with fresh noise; Honaker's estimates are post-processing",
+            release,
         ),
     )
 
@@ -164,16 +180,19 @@ def max_prefix_nodes(episodes: int) -> int:
 
 
 def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, episodes: int,
-                    tree: str = "binary") -> tuple[float, float]:
+                    counter: str = "binary") -> tuple[float, float]:
     """(GOE entry std of the prefix Gram noise, std per coordinate of the noise on M̃_h V̂) in the worst
-    case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` for the binary tree and
-    :func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` for the dyadic one (module docstring;
-    every level of the dyadic tree has the same noise)."""
-    tree = _validate.one_of("tree", tree, TREE_KINDS)
-    suffix = "" if tree == "binary" else "_l0"
+    case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` for the binary tree,
+    :func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` for the dyadic one (every level has the same
+    noise) and :func:`dpverify.agents.factorised_sum.max_prefix_noise_factor` for the factorisation (module
+    docstring)."""
+    counter = _validate.one_of("counter", counter, COUNTERS)
+    suffix = "_l0" if counter == "dyadic" else ""
     gram = require_mechanism(calibration.mechanism("gram" + suffix), GOEMechanism, "gram")
     next_state = require_mechanism(calibration.mechanism("next_state" + suffix), GaussianMechanism, "next_state")
-    c = max_prefix_nodes(episodes) if tree == "binary" else max_prefix_variance_factor(episodes)
+    c = {"binary": lambda: float(max_prefix_nodes(episodes)),
+         "dyadic": lambda: max_prefix_variance_factor(episodes),
+         "factorised": lambda: max_prefix_noise_factor(square_root_blt(episodes), episodes)}[counter]()
     return gram.entry_std * math.sqrt(c), next_state.sigma * math.sqrt(c) * horizon * math.sqrt(num_states)
 
 
@@ -191,13 +210,20 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
 
     def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
                  calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
-                 max_weight: float, num_episodes: int, tree: str = "binary") -> None:
+                 max_weight: float, num_episodes: int, counter: str = "binary") -> None:
         super().__init__(features, rewards, regularization, shift, calibration, billboard, noise_rng, max_weight)
         H, d, S = self.horizon, self.dim, self.num_states
-        self.tree = _validate.one_of("tree", tree, TREE_KINDS)
-        self.gram_tree: BinaryTreeSum | DyadicTreeSum
-        self.next_state_tree: BinaryTreeSum | DyadicTreeSum
-        if tree == "binary":
+        self.counter = _validate.one_of("counter", counter, COUNTERS)
+        self.gram_tree: BinaryTreeSum | DyadicTreeSum | FactorisedSum
+        self.next_state_tree: BinaryTreeSum | DyadicTreeSum | FactorisedSum
+        if counter == "factorised":
+            factor = square_root_blt(num_episodes)
+            gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
+            next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
+            self.gram_tree = FactorisedSum(billboard, "gram", gram, factor, H, (d, d), num_episodes, noise_rng)
+            self.next_state_tree = FactorisedSum(billboard, "next_state", next_state, factor, H, (d * S,),
+                                                 num_episodes, noise_rng)
+        elif counter == "binary":
             gram = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
             next_state = require_mechanism(calibration.mechanism("next_state"), GaussianMechanism, "next_state")
             self.gram_tree = BinaryTreeSum(billboard, "gram", gram, H, (d, d), num_episodes, noise_rng)
@@ -256,6 +282,7 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
 
 
 __all__ = [
+    "COUNTERS",
     "TREE_FAMILIES",
     "TreeRidgeStatistics",
     "dp_lsvi_ucbpp_tree_schedule",

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from dpverify import _validate
 from dpverify.conversions import CONVERSION_REGISTRY, get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
-from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, UserPattern, user_pattern
+from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ToeplitzFactor, UserPattern, user_pattern
 from dpverify.mechanisms import GaussianMechanism, Mechanism, mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
@@ -117,12 +117,16 @@ class ReleaseSchedule:
             ledger.record_block(spec.family, (1, self.episodes), (1, self.stages), mechanisms[spec.family], spec.users)
         return ledger
 
-    def release_counts(self) -> tuple[int, int]:
-        """(releases touching the worst user, all releases), counted with a unit-cost ledger."""
+    def release_counts(self) -> tuple[int | float, int]:
+        """(releases touching the worst user, all releases), counted with a unit-cost ledger. A pattern that weighs
+        users (:class:`~dpverify.ledger.ToeplitzFactor`) makes the first a weighted count, a float (never rounded
+        down); otherwise it is an integer."""
         unit = {s.family: GaussianMechanism(1.0, math.sqrt(0.5), 1, self.relation) for s in self.statistics}  # ρ = 1
         ledger = self.ledger(unit)
-        worst = int(round(ledger.worst_user()[1]))  # without a per-user array: any number of episodes
-        return worst, ledger.n_releases
+        weighted = ledger.worst_user()[1]  # without a per-user array: any number of episodes
+        if any(isinstance(s.users, ToeplitzFactor) for s in self.statistics):
+            return weighted, ledger.n_releases
+        return int(round(weighted)), ledger.n_releases
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,8 @@ class Calibration:
     Attributes:
         rho: the ρ-zCDP budget meeting (ε, δ) under ``conversion``.
         rho0: the per-release budget ρ / releases_counted.
-        releases_counted: releases touching the worst user (per-user) or all releases (naive).
+        releases_counted: releases touching the worst user (per-user; weighted by c² for a Toeplitz factor) or all
+            releases (naive).
         total_releases: all releases of the schedule.
         accounted_epsilon: ε obtained by accounting the calibrated mechanisms (≤ target_epsilon).
     """
@@ -157,7 +162,7 @@ class Calibration:
     accounting: str
     rho: float
     rho0: float
-    releases_counted: int
+    releases_counted: int | float
     total_releases: int
     statistics: tuple[CalibratedStatistic, ...]
     accounted_epsilon: float

@@ -25,7 +25,11 @@ Which users a release touches is a :class:`UserPattern`:
   (Chan, Shi & Song 2011; Luyo et al. 2021): each user lies in at most ⌈log₂K⌉ + 1 released nodes;
 - :class:`DyadicNode` — level l of the *full* dyadic tree (every node released once it is complete, the
   tree Honaker 2015's estimator needs): releases at the episodes k divisible by 2^l only (the pattern's
-  ``step``), each reading users (k − 2^l, k]; a user lies in one node per level.
+  ``step``), each reading users (k − 2^l, k]; a user lies in one node per level;
+- :class:`ToeplitzFactor` — row k of C·x for a lower-triangular Toeplitz factor C of the prefix-sum matrix
+  (the factorisation mechanism: release Cx + z, estimate the prefixes as A C⁻¹(Cx + z)): it reads users
+  1..k, user u with weight c_(k−u), so its ρ for user u is c²_(k−u) times the release's (Denisov, McMahan,
+  Rush, Smith & Thakurta 2022 show the per-release composition holds under adaptivity for lower-triangular C).
 
 Per-user accounting never needs one number per user for prefix and current-user blocks (the worst
 user is found among the blocks' breakpoints, so K = 10¹² costs what K = 10 does); binary-tree blocks
@@ -199,8 +203,98 @@ class DyadicNode:
         return ((k >= first) & (k <= last)).astype(np.int64)
 
 
-UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode | DyadicNode
-_PATTERN_TYPES = (PrefixUsers, CurrentUser, BinaryTreeNode, DyadicNode)
+#: The most buffers a :class:`ToeplitzFactor` may have.
+MAX_TOEPLITZ_BUFFERS = 64
+
+
+@dataclass(frozen=True)
+class ToeplitzFactor:
+    """Rows of the lower-triangular Toeplitz matrix C with c_0 = 1 and c_j = Σ_i θ_i ω_i^(j−1) for j ≥ 1 — a
+    buffered linear Toeplitz (BLT) factor (McMahan, Dvijotham et al. 2024: Cx and C⁻¹y cost one update of
+    each buffer per step). The release at episode k is row k of Cx (plus fresh noise): it reads users 1..k,
+    user u with weight c_(k−u) — its sensitivity to user u is c_(k−u) times the recorded one, its ρ
+    c²_(k−u) times the release's. Requires θ_i ≥ 0 and 0 ≤ ω_i < 1 (so c_j > 0, decreasing tails).
+
+    Named ``"toeplitz:θ1/ω1,θ2/ω2,…"`` with every float in its shortest round-trip form (``repr``), so a
+    ledger written to JSON and read back accounts exactly as the original.
+    """
+
+    thetas: tuple[float, ...]
+    omegas: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        thetas = tuple(float(t) for t in self.thetas)
+        omegas = tuple(float(w) for w in self.omegas)
+        if not 1 <= len(thetas) == len(omegas) <= MAX_TOEPLITZ_BUFFERS:
+            raise InvalidParameterError("thetas", f"must pair one θ with each ω, 1 to {MAX_TOEPLITZ_BUFFERS} of each",
+                                        (len(thetas), len(omegas)))
+        if not all(math.isfinite(t) and t >= 0.0 for t in thetas):
+            raise InvalidParameterError("thetas", "must be finite and >= 0", thetas)
+        if not all(math.isfinite(w) and 0.0 <= w < 1.0 for w in omegas):
+            raise InvalidParameterError("omegas", "must lie in [0, 1)", omegas)
+        object.__setattr__(self, "thetas", thetas)
+        object.__setattr__(self, "omegas", omegas)
+
+    step = 1
+
+    @property
+    def kind(self) -> str:
+        return "toeplitz:" + ",".join(f"{t!r}/{w!r}" for t, w in zip(self.thetas, self.omegas, strict=True))
+
+    @classmethod
+    def parse(cls, kind: str) -> ToeplitzFactor:
+        try:
+            pairs = [pair.split("/") for pair in kind[len("toeplitz:"):].split(",")]
+            return cls(tuple(float(t) for t, _ in pairs), tuple(float(w) for _, w in pairs))
+        except ValueError as exc:
+            raise InvalidParameterError("users", "must be toeplitz:θ1/ω1,θ2/ω2,… with θ ≥ 0, 0 ≤ ω < 1", kind) from exc
+
+    def coefficients(self, n: int) -> np.ndarray:
+        """c_0, …, c_(n−1)."""
+        lags = np.arange(1, max(n, 1), dtype=float)
+        c = np.zeros(max(n, 1))
+        c[0] = 1.0
+        for theta, omega in zip(self.thetas, self.omegas, strict=True):
+            c[1:] += theta * omega ** (lags - 1.0)
+        return c[:n]
+
+    def weights_at(self, episodes: np.ndarray, user: int) -> np.ndarray:
+        """c_(k−u) for the releases at ``episodes`` k (0 where k < u: the release does not read user u)."""
+        k = np.asarray(episodes, dtype=np.int64)
+        lags = k - user
+        out = np.zeros(k.shape)
+        read = lags >= 0
+        if np.any(read):
+            out[read] = self.coefficients(int(lags[read].max()) + 1)[lags[read]]
+        return out
+
+    def max_user(self, last_episode: int) -> int:
+        return last_episode
+
+    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
+        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
+
+    def breakpoints(self, first: int, last: int) -> None:
+        """None: the weighted count is not piecewise linear in u (per-user sums go user by user)."""
+        return None
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
+        """Σ over k in [max(first, u), last] of c²_(k−u), per user u: the user's ρ in units of one release's.
+
+        Partial sums S(n) = Σ_(j ≤ n) c_j² by a cumulative sum, raised by 4(n + 1) ulps relative (more than the
+        rounding of n + 1 positive terms and of each c_j), so a count is never below the exact one."""
+        span = max(last - 1, 0)  # the largest lag k − u of any release in the block (u ≥ 1)
+        squares = self.coefficients(span + 1) ** 2
+        partial = np.cumsum(squares) * (1.0 + 4.0 * (np.arange(span + 1) + 1.0) * np.finfo(float).eps)
+        high = last - u  # S(last − u)
+        low = np.maximum(first, u) - u - 1  # S(max(first, u) − u − 1), S(−1) = 0
+        upper = np.where(high >= 0, partial[np.clip(high, 0, span)], 0.0)
+        lower = np.where(low >= 0, partial[np.clip(low, 0, span)], 0.0)
+        return np.where(u <= last, upper - lower, 0.0)
+
+
+UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode | DyadicNode | ToeplitzFactor
+_PATTERN_TYPES = (PrefixUsers, CurrentUser, BinaryTreeNode, DyadicNode, ToeplitzFactor)
 _PATTERNS: dict[str, UserPattern] = {"prefix": PrefixUsers(), "current": CurrentUser(), "tree": BinaryTreeNode()}
 
 
@@ -210,8 +304,11 @@ def user_pattern(kind: str | UserPattern) -> UserPattern:
         return kind
     if isinstance(kind, str) and kind.startswith("dyadic-") and kind[7:].isdigit() and kind[7:] == str(int(kind[7:])):
         return DyadicNode(int(kind[7:]))
+    if isinstance(kind, str) and kind.startswith("toeplitz:"):
+        return ToeplitzFactor.parse(kind)
     if kind not in _PATTERNS:
-        raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}, dyadic-<level>", kind)
+        raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}, dyadic-<level>, "
+                                    "toeplitz:θ1/ω1,…", kind)
     return _PATTERNS[kind]
 
 

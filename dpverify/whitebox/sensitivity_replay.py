@@ -31,7 +31,7 @@ import numpy as np
 
 from dpverify.agents.billboard import PublishedRelease
 from dpverify.conversions import epsilon_exact_gaussian_lower
-from dpverify.ledger import user_pattern
+from dpverify.ledger import ToeplitzFactor, user_pattern
 from dpverify.mechanisms import Mechanism
 from dpverify.whitebox.result import FamilySensitivity, NoiseCheck, PairWitness, ReleaseFinding
 
@@ -56,6 +56,8 @@ def reads_user(kind: str, episodes: np.ndarray, user: int) -> np.ndarray:
     :mod:`dpverify.ledger`): prefix k reads 1..k−1, current k reads k, tree node k reads (k − lowbit(k), k],
     dyadic-l node k reads (k − 2^l, k]."""
     k = np.asarray(episodes, dtype=np.int64)
+    if kind.startswith("toeplitz:"):
+        return user <= k
     if kind.startswith("dyadic-"):
         width = user_pattern(kind).step
         return (k - width < user) & (user <= k)
@@ -66,6 +68,15 @@ def reads_user(kind: str, episodes: np.ndarray, user: int) -> np.ndarray:
     if kind == "tree":
         return (k - (k & -k) < user) & (user <= k)
     return np.ones(k.shape, dtype=bool)  # an unknown pattern: assume it reads everyone (never a false finding)
+
+
+def read_weights(kind: str, episodes: np.ndarray, user: int) -> np.ndarray:
+    """The factor of the recorded sensitivity that applies to ``user`` in each release: 1 where the release reads the
+    user and 0 where it does not, except for a Toeplitz factor (:class:`dpverify.ledger.ToeplitzFactor`), whose
+    release k reads user u with weight c_(k−u)."""
+    if kind.startswith("toeplitz:"):
+        return ToeplitzFactor.parse(kind).weights_at(episodes, user)
+    return reads_user(kind, episodes, user).astype(float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,11 +93,16 @@ class ReplayComparison:
     reads: np.ndarray
     recorded: np.ndarray
     findings: tuple[ReleaseFinding, ...]
+    #: Per release, the factor of its recorded sensitivity that applies to this user (:func:`read_weights`).
+    weights: np.ndarray | None = None
 
     def summary(self) -> PairSummary:
         """The compact result of this pair (findings, the largest fraction per family, the witnessed μ²)."""
         families = np.array([r.family for r in self.releases])
-        ratios = np.where(self.reads, self.norms / self.recorded, -1.0)
+        weights = np.ones(len(self.releases)) if self.weights is None else self.weights
+        applying = self.recorded * weights  # the sensitivity the ledger charges this user for
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(self.reads & (applying > 0), self.norms / applying, -1.0)
         best = []
         for family in dict.fromkeys(families.tolist()):
             where = np.flatnonzero(families == family)
@@ -97,7 +113,7 @@ class ReplayComparison:
             norm = release.mechanism.sensitivity_norm if release.mechanism is not None else "l2"
             pair = (f"{self.environment}, {self.canaries} at user {self.user} (episode {release.episode}, "
                     f"stage {release.stage})")
-            best.append(FamilySensitivity(family, norm, float(self.recorded[i]), float(self.norms[i]),
+            best.append(FamilySensitivity(family, norm, float(applying[i]), float(self.norms[i]),
                                           float(ratios[i]), pair, int(np.count_nonzero(self.reads[where]))))
         mu2: dict[str, float] = {}
         rho_of: dict[int, float] = {}
@@ -175,15 +191,17 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
         tolerance[index] = tol * math.sqrt(max(difference.shape[1], 1))
     kinds = np.array([r.users for r in recorded])
     labels = np.array([r.episode for r in recorded], dtype=np.int64)
+    weights = np.zeros(n)
     for kind in set(kinds.tolist()):
         where = kinds == kind
         reads[where] = reads_user(kind, labels[where], user)
-    exceeds = norms > sensitivity * (1.0 + SENSITIVITY_REL_TOL) + tolerance
+        weights[where] = read_weights(kind, labels[where], user)
+    exceeds = norms > sensitivity * weights * (1.0 + SENSITIVITY_REL_TOL) + tolerance
     findings = []
     for i in map(int, np.flatnonzero((changed & ~reads) | (changed & exceeds))):
         r, m = recorded[i], recorded[i].mechanism
         norm_name = m.sensitivity_norm if m is not None else "l2"
-        ratio = float(norms[i] / sensitivity[i])
+        ratio = float(norms[i] / (sensitivity[i] * weights[i])) if weights[i] > 0 else float(norms[i] / sensitivity[i])
         if not reads[i]:
             findings.append(ReleaseFinding(
                 "pattern", r.family, r.episode, r.stage, user, environment,
@@ -193,6 +211,6 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
             findings.append(ReleaseFinding(
                 "sensitivity", r.family, r.episode, r.stage, user, environment,
                 f"changed by {norms[i]:.4g} ({norm_name}) when user {user}'s data changed, {ratio:.3g} × its "
-                f"recorded sensitivity {sensitivity[i]:.4g}", ratio))
+                f"recorded sensitivity {sensitivity[i] * weights[i]:.4g} for user {user}", ratio))
     return ReplayComparison(environment, episodes, user, canaries, tuple(recorded), norms, changed, reads,
-                            sensitivity, tuple(findings))
+                            sensitivity, tuple(findings), weights)

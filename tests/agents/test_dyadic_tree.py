@@ -132,7 +132,7 @@ def test_every_node_is_published_once_complete_and_each_user_is_read_once_per_le
 
 def test_schedule_has_one_family_per_level_and_the_binary_tree_s_per_user_count() -> None:
     H, K = 3, 25
-    schedule = dp_lsvi_ucbpp_tree_schedule(H, K, 2, 2, tree="dyadic")
+    schedule = dp_lsvi_ucbpp_tree_schedule(H, K, 2, 2, counter="dyadic")
     assert [s.family for s in schedule.statistics] == (
         [f"gram_l{lv}" for lv in range(5)] + [f"next_state_l{lv}" for lv in range(5)])
     assert {s.users for s in schedule.statistics} == {DyadicNode(lv) for lv in range(5)}
@@ -142,8 +142,8 @@ def test_schedule_has_one_family_per_level_and_the_binary_tree_s_per_user_count(
     assert total == 2 * H * sum(K >> lv for lv in range(5)) > binary_total
     cal = calibrate(schedule, 1.0, 1e-5)
     assert cal.rho0 == pytest.approx(calibrate(dp_lsvi_ucbpp_tree_schedule(H, K, 2, 2), 1.0, 1e-5).rho0, rel=1e-9)
-    with pytest.raises(InvalidParameterError, match="tree"):
-        dp_lsvi_ucbpp_tree_schedule(H, K, 2, 2, tree="ternary")
+    with pytest.raises(InvalidParameterError, match="counter"):
+        dp_lsvi_ucbpp_tree_schedule(H, K, 2, 2, counter="ternary")
 
 
 @pytest.mark.parametrize("conversion", ["exact", "bun-steinke"])
@@ -152,7 +152,7 @@ def test_ledger_accounts_to_the_claim(conversion: str) -> None:
     episodes = 25
     agent = make_agent(mdp, episodes, 0, epsilon=1.0, delta=1e-5, conversion=conversion)
     run_episodes(mdp, agent, episodes, env_rng(0))
-    schedule = dp_lsvi_ucbpp_tree_schedule(mdp.horizon, episodes, mdp.dim, mdp.num_states, tree="dyadic")
+    schedule = dp_lsvi_ucbpp_tree_schedule(mdp.horizon, episodes, mdp.dim, mdp.num_states, counter="dyadic")
     assert_accounts_to_the_claim(agent, schedule, tuple(s.family for s in schedule.statistics), conversion, 1.0,
                                  1e-5)
 
