@@ -53,12 +53,14 @@ from make_learning_controls import BASE_SEED, VARIANTS, cell  # noqa: E402
 from dpverify.agents import runner  # noqa: E402
 from dpverify.agents.dp_lsvi_ucb_pp_tree import max_prefix_nodes  # noqa: E402
 from dpverify.agents.dyadic_tree import max_prefix_variance_factor  # noqa: E402
+from dpverify.agents.factorised_sum import max_prefix_noise_factor, square_root_blt  # noqa: E402
 
 OUT = DOCS / "results" / "kstar"
 PLOT = DOCS / "results" / "kstar.png"
 EPSILONS = (1.0, 10.0, 100.0, 1000.0)
 GRID = (1000, 10_000, 100_000, 1_000_000)
-AGENTS = ("DP-LSVI-UCB++ (fresh)", "DP-LSVI-UCB++ tree", "DP-LSVI-UCB++ Honaker", "Luyo et al.", "Ngo et al.")
+AGENTS = ("DP-LSVI-UCB++ (fresh)", "DP-LSVI-UCB++ tree", "DP-LSVI-UCB++ Honaker", "DP-LSVI-UCB++ factorised",
+          "Luyo et al.", "Ngo et al.")
 MIN2021 = {"horizon": 20, "num_actions": 100}
 SEEDS = 5
 #: Earlier measurements (docs/make_learning_controls.py --kstar) reused by ``measure``.
@@ -133,7 +135,8 @@ def read_noise(label: str, K: int, epsilon: float, mdp: Any,
         if aggregation == "fresh":
             return (np.full(len(value_norms), cal.mechanism("w_hat").noise_scale), cal.mechanism("gram").noise_scale,
                     ridge)
-        suffix, c = ("", max_prefix_nodes(K)) if aggregation == "tree" else ("_l0", max_prefix_variance_factor(K))
+        suffix, c = {"tree": ("", max_prefix_nodes(K)), "honaker": ("_l0", max_prefix_variance_factor(K)),
+                     "factorised": ("", max_prefix_noise_factor(square_root_blt(K), K))}[aggregation]
         return (cal.mechanism("next_state" + suffix).noise_scale * math.sqrt(c) * value_norms,
                 cal.mechanism("gram" + suffix).noise_scale * math.sqrt(c), ridge)
     ridge = settings["regularization"] + settings["gram_shift"]
@@ -162,15 +165,31 @@ def command_predict(args: argparse.Namespace) -> int:
                              "sigma_read_median": float(np.median(sigma)), "gram_std_read": gram_std, "ridge": ridge}
             predicted = next((K for K in args.grid if ratios[K]["decision"] >= 1.0), None)
             rows.append({"agent": label, "epsilon": epsilon, "snr": {str(K): v["decision"] for K, v in ratios.items()},
-                         "account": {str(K): v for K, v in ratios.items()}, "predicted_kstar": predicted})
+                         "account": {str(K): v for K, v in ratios.items()}, "predicted_kstar": predicted,
+                         "predicted_at": source_commit()})
             shown = "  ".join(f"{K:.0e}: {v['decision']:7.3g} ({v['target']:.3g})" for K, v in ratios.items())
             print(f"{label:<24} ε={epsilon:<6g} z (target SNR) {shown}  → K*_pred "
                   f"{predicted or f'> {max(args.grid):.0e}'}", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "prediction.json").write_text(json.dumps(
-        {"description": "docs/make_kstar.py predict: the signal/noise account of K* (threshold SNR = 1)",
+    path = OUT / "prediction.json"
+    if path.exists():  # keep the rows of agents not predicted now (each row says when it was predicted)
+        mine = {(r["agent"], r["epsilon"]) for r in rows}
+        rows = [r for r in json.loads(path.read_text())["rows"] if (r["agent"], r["epsilon"]) not in mine] + rows
+    path.write_text(json.dumps(
+        {"description": "docs/make_kstar.py predict: the signal/noise account of K* (threshold z = 1)",
          "grid": list(args.grid), "rows": rows}, indent=1) + "\n")
     return 0
+
+
+def source_commit() -> str:
+    """The commit the prediction was made on (with "+changes" when the tree was dirty)."""
+    import subprocess
+
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", *argv], cwd=DOCS.parent, capture_output=True, text=True).stdout.strip()
+
+    return git("rev-parse", "--short", "HEAD") + ("+changes" if git("status", "--porcelain", "--untracked-files=no")
+                                                  else "")
 
 
 def cell_path(label: str, epsilon: float, K: int) -> Path:

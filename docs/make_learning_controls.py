@@ -29,6 +29,7 @@ VARIANTS = {
     "DP-LSVI-UCB++ tree": ("dp-lsvi-ucb++", {"aggregation": "tree"}),
     "DP-LSVI-UCB++ tree, c_Λ = 0.25": ("dp-lsvi-ucb++", {"aggregation": "tree", "shift_multiplier": 0.25}),
     "DP-LSVI-UCB++ Honaker": ("dp-lsvi-ucb++", {"aggregation": "honaker"}),
+    "DP-LSVI-UCB++ factorised": ("dp-lsvi-ucb++", {"aggregation": "factorised"}),
     "Luyo et al.": ("luyo", {}),
     "Ngo et al.": ("ngo", {}),
 }
