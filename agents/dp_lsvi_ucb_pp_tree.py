@@ -64,6 +64,13 @@ level, so every release gets the same ρ0 as in the binary mechanism, and Honake
 the prefix noise variance from popcount(k − 1)·σ² to Σ_(bits l of k − 1) r_l·σ² (r_l from 1 down to 1/2;
 :func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` in place of :func:`max_prefix_nodes`).
 
+The factorisation mechanism (``aggregation="factorised"``, counter ``"factorised"``): both running sums are
+released as rows of C·x for a square-root Toeplitz factor C in buffered form
+(:class:`dpverify.agents.factorised_sum.FactorisedSum`, families ``gram`` and ``next_state`` with ledger pattern
+``toeplitz:…``: user u read by release k with weight c_(k−u)); the prefixes are decoded as A C⁻¹y. The worst user's
+weighted count 2H·Σ_(j<K) c_j² replaces 2H(⌊log₂K⌋ + 1), and the worst prefix variance
+:func:`dpverify.agents.factorised_sum.max_prefix_noise_factor` replaces the popcount.
+
 Cost per episode: two tree insertions (O(H(d² + dS)·log K) additions), one batched eigendecomposition of
 the H prefix Gram matrices, O(H(d² + dS + SAd²)) arithmetic — 2H published values per episode instead of
 the fresh variant's 4H.

@@ -1,5 +1,6 @@
 """The privacy–regret frontier on the Min et al. MDP: every JDP agent against ε, at two horizons K.
 
+    .venv/bin/python docs/make_frontier.py all [--workers 2 | --scheduler tcp://host:port]   # everything below
     .venv/bin/python docs/make_frontier.py run [--K 3000 10000] [--agents ...] [--epsilons 1 10 100 1000]
                                               [--seeds 10] [--workers 2 | --scheduler tcp://host:port]
     .venv/bin/python docs/make_frontier.py import     # reuse docs/make_results.py's K = 3000 cells
@@ -416,6 +417,17 @@ def command_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_all(args: argparse.Namespace) -> int:
+    """The whole frontier from one command: every step with its defaults (cells already on disk are kept)."""
+    defaults = argparse.Namespace(K=list(HORIZONS_K), agents=list(AGENT_TABLE), epsilons=list(EPSILONS),
+                                  seeds=args.seeds, workers=args.workers, force=False, executor=args.executor)
+    steps = (command_import, command_run, command_control, command_noise, command_report)
+    for step in steps:
+        step(argparse.Namespace(**{**vars(defaults), "epsilons": None if step is command_control
+                                   else defaults.epsilons}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -437,6 +449,11 @@ def main(argv: list[str] | None = None) -> int:
     control_parser.add_argument("--force", action="store_true", help="rerun controls already on disk")
     control_parser.add_argument("--scheduler", default=None,
                                 help="run the seeds on a Dask cluster at this address (tcp://host:port)")
+    all_parser = sub.add_parser("all", help="import, run, control, noise and report, in that order (resumable)")
+    all_parser.add_argument("--seeds", type=int, default=NUM_SEEDS)
+    all_parser.add_argument("--workers", type=int, default=2)
+    all_parser.add_argument("--scheduler", default=None,
+                            help="run the seeds on a Dask cluster at this address (tcp://host:port)")
     sub.add_parser("report", help="gather the cells: table, JSON, plot")
     sub.add_parser("import", help="reuse the K = 3000 cells of docs/results/results.json (docs/make_results.py)")
     noise_parser = sub.add_parser("noise", help="signal against noise per statistic (noise.json)")
@@ -445,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.executor = cluster_executor(run_parser, getattr(args, "scheduler", None))
     commands = {"run": command_run, "control": command_control, "report": command_report, "import": command_import,
-                "noise": command_noise}
+                "noise": command_noise, "all": command_all}
     try:
         return commands[args.command](args)
     finally:
