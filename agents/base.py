@@ -106,7 +106,8 @@ def run_episodes(
     """Run ``num_episodes`` episodes; return (exact per-episode regret, [distinct-policy change flags]).
 
     ``users=False`` runs the no-data control (:mod:`dpverify.agents.learning`): every episode the agent plans
-    and deploys its policy, whose regret is exact as usual, and its user slot is empty (``end_episode(None)``).
+    and deploys its policy, whose regret is exact as usual, and its user slot is empty (``end_episode(None)``;
+    an agent that defines ``end_episode_without_data()`` — a local-DP agent — ends it that way instead).
     A step-level agent has no such control (its actions are taken on a user's states).
 
     A step-level agent (``act(h, state)``, :mod:`dpverify.agents.tapes`) has no policy table to evaluate: its
@@ -132,12 +133,26 @@ def run_episodes(
         else:
             policy = checked_policy(agent.begin_episode(), mdp, k + 1)
             regrets[k] = evaluator.regret(policy)
-            agent.end_episode(rollout(mdp, policy, rng) if users else None)
+            if users:
+                agent.end_episode(rollout(mdp, policy, rng))
+            else:
+                _end_without_data(agent)
         changed[k] = previous is not None and not np.array_equal(policy, previous)
         previous = policy
         if callback is not None:
             callback(k)
     return regrets, changed
+
+
+def _end_without_data(agent: Any) -> None:
+    """End the episode of the no-data control: ``agent.end_episode_without_data()`` when the agent defines it (a
+    local-DP agent, whose users must send a message: it sends one computed from no data), else the empty slot
+    ``agent.end_episode(None)``."""
+    without = getattr(agent, "end_episode_without_data", None)
+    if callable(without):
+        without()
+    else:
+        agent.end_episode(None)
 
 
 def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator, rng: np.random.Generator,

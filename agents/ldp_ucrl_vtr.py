@@ -280,11 +280,20 @@ class LdpUcrlVtr(PrivateAgent):
             raise InvalidParameterError(
                 "trajectory", "must be a Trajectory: a local-DP agent's claim is about one user's messages, so it has "
                 "no empty slot (add/remove is not audited for local DP)", None)
-        k = self.episode + 1
         gram_raw, target_raw = user_statistics(self.values, self.value_features, trajectory)
         h = np.arange(self.horizon)
         x = self.value_features[h, trajectory.states[:-1], trajectory.actions]
         check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bound, "value features φ_V")
+        self._send(gram_raw, target_raw)
+
+    def end_episode_without_data(self) -> None:
+        """The no-data control's episode (:mod:`dpverify.agents.learning`): user k sends the messages of zero
+        statistics — the randomizer's noise alone, drawn and recorded exactly as a user's — so the server's
+        schedule, noise and shift are those of a run with users, and nothing of any user is in them."""
+        self._send(np.zeros((self.horizon, self.dim, self.dim)), np.zeros((self.horizon, self.dim)))
+
+    def _send(self, gram_raw: np.ndarray, target_raw: np.ndarray) -> None:
+        k = self.episode + 1
         # Recorded and their noise drawn at once, in the order of the plan.
         reserved = self.billboard.reserve(k, self.message_plan(), "current", self.noise_rng)
         messages = reserved.publish_all({"gram": gram_raw, "target": target_raw})

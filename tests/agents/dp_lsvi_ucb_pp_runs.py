@@ -51,13 +51,18 @@ def feed(agent, trajectories) -> None:
         agent.end_episode(trajectory)
 
 
-def assert_learns(mdp, agent, episodes: int, seed: int) -> None:
-    """Over ``episodes`` episodes the last fifth's mean regret is at most half the first fifth's, the policy
-    changed at least 5 times and the agent switched at least once."""
+def assert_learns(mdp, make, episodes: int, seed: int) -> None:
+    """Over ``episodes`` episodes of the agent ``make()`` builds, the last fifth's mean regret is at most half the
+    first fifth's, the policy changed at least 5 times, and — against the control that could fake it — the last
+    fifth's regret is at most half that of a second ``make()`` run on the same seeds with no user data
+    (:mod:`dpverify.agents.learning`); and the agent switched at least once."""
+    agent = make()
     regret, changed = run_episodes(mdp, agent, episodes, env_rng(seed))
+    control, _ = run_episodes(mdp, make(), episodes, env_rng(seed), users=False)
     fifth = episodes // 5
     assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
     assert changed.sum() >= 5
+    assert regret[-fifth:].mean() <= 0.5 * control[-fifth:].mean(), "no better than with no user data"
     assert agent.num_switches >= 1
 
 

@@ -48,13 +48,17 @@ def assert_only_later_q_tables_move(live_q, base_q, changed_user) -> None:
 
 def assert_learns(mdp, agent_class, config, seed):
     """Run ``config.num_episodes`` episodes (agent and environment seeded from ``SeedSequence(seed)``); assert
-    the last fifth's mean regret is at most half the first fifth's and the policy changed at least 10 times.
-    Returns the agent and the per-episode regret."""
+    the last fifth's mean regret is at most half the first fifth's, the policy changed at least 10 times, and —
+    against the control that could fake it — at most half the last fifth's regret of the same agent and seeds
+    given no user data (:mod:`dpverify.agents.learning`). Returns the agent and the per-episode regret."""
     K = config.num_episodes
     agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
     agent = agent_class(mdp, config, np.random.default_rng(agent_seed))
     regret, changed = run_episodes(mdp, agent, K, np.random.default_rng(env_seed))
+    control = agent_class(mdp, config, np.random.default_rng(agent_seed))
+    control_regret, _ = run_episodes(mdp, control, K, np.random.default_rng(env_seed), users=False)
     fifth = K // 5
     assert regret[-fifth:].mean() <= 0.5 * regret[:fifth].mean()
     assert changed.sum() >= 10
+    assert regret[-fifth:].mean() <= 0.5 * control_regret[-fifth:].mean(), "no better than with no user data"
     return agent, regret

@@ -103,7 +103,7 @@ def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(
 def test_learns_on_small_min2021_at_generous_epsilon(seed: int) -> None:
     mdp = min2021_mdp(horizon=5, num_actions=10)
     episodes = 300
-    assert_learns(mdp, make_agent(mdp, episodes, seed, epsilon=100.0), episodes, seed)
+    assert_learns(mdp, lambda: make_agent(mdp, episodes, seed, epsilon=100.0), episodes, seed)
 
 
 def test_features_of_norm_3_accepted_when_calibrated_to_the_real_norm() -> None:

@@ -212,7 +212,7 @@ def test_meets_the_private_agent_contract() -> None:
 def test_learns_on_small_min2021_at_generous_epsilon(seed: int) -> None:
     mdp = min2021_mdp(horizon=5, num_actions=10)
     episodes = 300
-    assert_learns(mdp, make_agent(mdp, episodes, seed, epsilon=100.0), episodes, seed)
+    assert_learns(mdp, lambda: make_agent(mdp, episodes, seed, epsilon=100.0), episodes, seed)
 
 
 def test_constants_are_evaluated_for_the_prefix_noise() -> None:

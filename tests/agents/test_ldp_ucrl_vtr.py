@@ -108,3 +108,21 @@ def test_settings_radius_and_registration() -> None:
     with pytest.raises(InvalidParameterError, match="epsilon"):
         LdpUcrlVtrConfig(10, epsilon=0.0)
     assert AGENTS["ldp-ucrl-vtr"].env_kind == "mixture"
+
+
+def test_the_no_data_control_sends_noise_only_messages_on_the_users_schedule() -> None:
+    """users=False: every user sends the messages of zero statistics — drawn and recorded as a user's (same
+    ledger, same noise draws), so the only difference from a run with users is the data in the messages."""
+    mdp = small_mdp()
+    with_users = make(mdp, 12, 3, epsilon=1.0, billboard=Billboard(keep_history=True, keep_noise=True))
+    without = make(mdp, 12, 3, epsilon=1.0, billboard=Billboard(keep_history=True, keep_noise=True))
+    run_episodes(mdp, with_users, 12, np.random.default_rng(4))
+    run_episodes(mdp, without, 12, np.random.default_rng(4), users=False)
+    assert without.ledger == with_users.ledger
+    pairs = list(zip(with_users.billboard.history(), without.billboard.history(), strict=True))
+    # the randomizer's draws, untouched (a record's noise is value − raw: equal up to the rounding of the sum)
+    assert all(np.allclose(a.noise, b.noise, rtol=1e-12, atol=1e-12) for a, b in pairs)
+    assert all(np.array_equal(b.value, b.noise) for _, b in pairs)  # nothing but noise in the control's messages
+    assert any(not np.array_equal(a.value, a.noise) for a, _ in pairs)
+    with pytest.raises(InvalidParameterError, match="no empty slot"):
+        without.end_episode(None)  # the add/remove empty slot stays refused
