@@ -258,21 +258,25 @@ def command_plot(args: argparse.Namespace) -> int:
 
     table = kstar_table()
     (OUT / "kstar.json").write_text(json.dumps({"grid": list(GRID), "rows": table}, indent=1) + "\n")
-    colors = dict(zip(AGENTS, ("tab:blue", "tab:red", "tab:orange", "tab:green", "tab:purple"), strict=True))
+    colors = dict(zip(AGENTS, ("tab:blue", "tab:red", "tab:orange", "tab:brown", "tab:green", "tab:purple"),
+                      strict=True))
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.2))
     for i, label in enumerate(AGENTS):
         rows = [r for r in table if r["agent"] == label]
         if not rows:
             continue
-        jitter = 1.0 + 0.06 * (i - 2)
+        jitter = 1.0 + 0.06 * (i - 2.5)
         eps = [r["epsilon"] * jitter for r in rows]
-        meas = [r["measured"] or 2.0 * (r["measured_up_to"] or GRID[0]) for r in rows]
-        left.plot(eps, meas, "o-", color=colors[label], label=f"{label}: measured (↑: not by the largest K run)")
-        for e, r, m in zip(eps, rows, meas, strict=True):
+        run = [(e, r) for e, r in zip(eps, rows, strict=True) if r["measured_up_to"] is not None]
+        meas = [r["measured"] or 2.0 * r["measured_up_to"] for _, r in run]
+        if run:
+            left.plot([e for e, _ in run], meas, "o-", color=colors[label],
+                      label=f"{label}: measured (↑: not by the largest K run)")
+        for (e, r), m in zip(run, meas, strict=True):
             if r["measured"] is None:
                 left.annotate("↑", (e, m), ha="center", va="bottom", color=colors[label])
         pred = [r["predicted"] or 2.0 * GRID[-1] for r in rows]
-        left.plot(eps, pred, "s--", mfc="none", color=colors[label], label=f"{label}: predicted (SNR ≥ 1)")
+        left.plot(eps, pred, "s--", mfc="none", color=colors[label], label=f"{label}: predicted (z ≥ 1)")
         for r in rows:
             Ks = sorted(int(k) for k in r["snr"])
             right.plot(Ks, [r["snr"][str(k)] for k in Ks], "-", color=colors[label],
@@ -285,20 +289,49 @@ def command_plot(args: argparse.Namespace) -> int:
     left.set_yticks(GRID)
     left.legend(fontsize=6.5, loc="upper right")
     left.set_title("Where learning starts (min2021, H = 20, |A| = 100; 5 seeds)", fontsize=10)
-    right.axhline(1.0, color="k", lw=0.8, ls="--", label="SNR = 1 (the prediction's threshold)")
+    right.axhline(1.0, color="k", lw=0.8, ls="--", label="z = 1 (the prediction's threshold)")
     right.set_xscale("log")
     right.set_yscale("log")
     right.set_xlabel("K")
-    right.set_ylabel("target signal / noise (median over stages)")
-    right.set_title("The account: K·‖m_h‖ / (√d·σ_read), ε = 1, 10, 100, 1000 (darker = larger ε)", fontsize=9)
+    right.set_ylabel("z: the data's part of the estimated advantage / its noise (median over stages)")
+    right.set_title("The account, ε = 1, 10, 100, 1000 (darker = larger ε)", fontsize=9)
     right.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(PLOT, dpi=110)
     plt.close(fig)
-    for r in table:
-        print(f"{r['agent']:<24} ε={r['epsilon']:<6g} predicted {r['predicted']}  measured {r['measured']} "
-              f"(grid run to {r['measured_up_to']})")
+    (OUT / "summary.md").write_text(markdown_table(table))
+    print(markdown_table(table))
     return 0
+
+
+SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _grid(K: int | None) -> str:
+    """10³, 10⁴, … for a grid K."""
+    return "–" if K is None else "10" + str(int(round(math.log10(K)))).translate(SUPERSCRIPTS)
+
+
+def markdown_table(table: list[dict[str, Any]]) -> str:
+    """K* measured (and predicted) per agent and ε: "10⁴ (pred. 10⁵)"; "> 10⁴" where no measured K learned."""
+    epsilons = sorted({r["epsilon"] for r in table})
+    lines = ["| agent | " + " | ".join(f"ε = {e:g}" for e in epsilons) + " |", "|---" * (len(epsilons) + 1) + "|"]
+    for label in AGENTS:
+        rows = {r["epsilon"]: r for r in table if r["agent"] == label}
+        if not rows:
+            continue
+        cells = []
+        for e in epsilons:
+            r = rows.get(e)
+            if r is None:
+                cells.append("–")
+                continue
+            measured = (_grid(r["measured"]) if r["measured"] is not None
+                        else f"> {_grid(r['measured_up_to'])}" if r["measured_up_to"] else "not run")
+            predicted = _grid(r["predicted"]) if r["predicted"] is not None else f"> {_grid(GRID[-1])}"
+            cells.append(f"{measured} (pred. {predicted})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
