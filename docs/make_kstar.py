@@ -1,7 +1,8 @@
 """Where learning starts: K* for the private agents, predicted from a signal/noise account, then measured.
 
     python docs/make_kstar.py predict [--epsilons 1 10 100 1000] [--grid 1000 10000 100000 1000000]
-    python docs/make_kstar.py measure [--max-K 100000] [--seeds 5] [--workers 2] [--only LABEL] [--epsilons ...]
+    python docs/make_kstar.py measure [--max-K 100000] [--seeds 5] [--workers 2 | --scheduler tcp://host:port]
+                                      [--only LABEL] [--epsilons ...]
     python docs/make_kstar.py plot
 
 K* is the smallest K on the log grid at which an agent's regret per episode over the last 20% of the episodes
@@ -49,6 +50,7 @@ if str(DOCS) not in sys.path:
     sys.path.insert(0, str(DOCS))
 
 from make_learning_controls import BASE_SEED, VARIANTS, cell  # noqa: E402
+from make_results import cluster_executor  # noqa: E402
 
 from dpverify.agents import runner  # noqa: E402
 from dpverify.agents.dp_lsvi_ucb_pp_tree import max_prefix_nodes  # noqa: E402
@@ -223,7 +225,7 @@ def command_measure(args: argparse.Namespace) -> int:
             for K in (k for k in GRID if k <= args.max_K):
                 row = measured(label, epsilon, K, args.seeds)
                 if row is None:
-                    row = cell(label, epsilon, K, args.seeds, args.workers)
+                    row = cell(label, epsilon, K, args.seeds, args.workers, args.executor)
                     cell_path(label, epsilon, K).write_text(json.dumps(row, indent=1) + "\n")
                 a, c = np.mean(row["agent_last_per_episode"]), np.mean(row["control_last_per_episode"])
                 print(f"{label:<24} ε={epsilon:<6g} K={K:<8} {a:.3f} vs control {c:.3f}: learned {row['learned']} "
@@ -348,9 +350,16 @@ def main(argv: list[str] | None = None) -> int:
     measure.add_argument("--only", default=None, choices=list(AGENTS))
     measure.add_argument("--agents", nargs="+", default=list(AGENTS), choices=list(AGENTS))
     measure.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    measure.add_argument("--scheduler", default=None,
+                         help="run the seeds on a Dask cluster at this address (tcp://host:port)")
     sub.add_parser("plot", help="kstar.json and docs/results/kstar.png")
     args = parser.parse_args(argv)
-    return {"predict": command_predict, "measure": command_measure, "plot": command_plot}[args.command](args)
+    args.executor = cluster_executor(measure, getattr(args, "scheduler", None))
+    try:
+        return {"predict": command_predict, "measure": command_measure, "plot": command_plot}[args.command](args)
+    finally:
+        if args.executor is not None:
+            args.executor.close()
 
 
 if __name__ == "__main__":

@@ -46,14 +46,15 @@ KSTAR = {label: (1.0, 10.0, 100.0, 1000.0) for label in
          ("DP-LSVI-UCB++ (fresh)", "DP-LSVI-UCB++ tree", "Luyo et al.", "Ngo et al.")}
 
 
-def cell(label: str, epsilon: float, episodes: int, seeds: int, workers: int) -> dict:
+def cell(label: str, epsilon: float, episodes: int, seeds: int, workers: int, executor: object = None) -> dict:
+    """One variant at one ε: the agent and its no-data control over the same seeds (on ``executor`` when given, a
+    Dask cluster's for instance, else ``workers`` local processes; identical results either way)."""
     agent, options = VARIANTS[label]
     spec = runner.RunSpec(agent, "min2021", episodes, seeds, BASE_SEED, workers,
                           agent_options={**options, "epsilon": epsilon, "delta": 1e-5})
     start = time.perf_counter()
     mdp = runner.build_environment(spec)
-    with_users = runner.run(spec, mdp=mdp)
-    without = runner.run(dataclasses.replace(spec, users=False), mdp=mdp)
+    with_users, without = runner.run_many([spec, dataclasses.replace(spec, users=False)], executor, None, [mdp, mdp])
     comparison = compare_learning(with_users.regret, without.regret, mdp)
     return {"variant": label, "epsilon": epsilon, "episodes": episodes, "seeds": seeds,
             "total_with_users": float(with_users.cumulative_regret()[:, -1].mean()),
