@@ -133,12 +133,9 @@ class CurrentUser:
         return (first - 1, first, last, last + 1)
 
 
-@dataclass(frozen=True)
-class BinaryTreeNode:
-    """The release at episode k is the binary-mechanism node covering users (k − lowbit(k), k]."""
-
-    kind = "tree"
-    step = 1
+class _CountedUserByUser:
+    """What the patterns whose count is not piecewise linear in u share: a release at episode k reads no user
+    after k, per-user sums go user by user (no breakpoints), and ``counts`` is ``counts_at`` for users 1..n."""
 
     def max_user(self, last_episode: int) -> int:
         return last_episode
@@ -147,8 +144,19 @@ class BinaryTreeNode:
         return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
 
     def breakpoints(self, first: int, last: int) -> None:
-        """None: the count depends on the bits of u, not piecewise linear (per-user sums go user by user)."""
+        """None: the count is not piecewise linear in u (per-user sums go user by user)."""
         return None
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class BinaryTreeNode(_CountedUserByUser):
+    """The release at episode k is the binary-mechanism node covering users (k − lowbit(k), k]."""
+
+    kind = "tree"
+    step = 1
 
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         # At level l, user u lies in the dyadic block j = (u−1) >> l, i.e. users (j·2^l, (j+1)·2^l].
@@ -169,7 +177,7 @@ MAX_DYADIC_LEVEL = 62
 
 
 @dataclass(frozen=True)
-class DyadicNode:
+class DyadicNode(_CountedUserByUser):
     """Level ``level`` of the full dyadic tree: the release at episode k (k divisible by 2^level) is the node
     covering users (k − 2^level, k]. Named ``"dyadic-<level>"``."""
 
@@ -187,16 +195,6 @@ class DyadicNode:
     def step(self) -> int:
         return 1 << self.level
 
-    def max_user(self, last_episode: int) -> int:
-        return last_episode
-
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
-
-    def breakpoints(self, first: int, last: int) -> None:
-        """None: per-user sums go user by user, as for :class:`BinaryTreeNode`."""
-        return None
-
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         # User u lies in the level-l node (j·2^l, (j+1)·2^l] with j = (u − 1) >> l, released at its right end.
         k = (((u - 1) >> self.level) + 1) << self.level
@@ -208,7 +206,7 @@ MAX_TOEPLITZ_BUFFERS = 64
 
 
 @dataclass(frozen=True)
-class ToeplitzFactor:
+class ToeplitzFactor(_CountedUserByUser):
     """Rows of the lower-triangular Toeplitz matrix C with c_0 = 1 and c_j = Σ_i θ_i ω_i^(j−1) for j ≥ 1 — a
     buffered linear Toeplitz (BLT) factor (McMahan, Dvijotham et al. 2024: Cx and C⁻¹y cost one update of
     each buffer per step). The release at episode k is row k of Cx (plus fresh noise): it reads users 1..k,
@@ -267,16 +265,6 @@ class ToeplitzFactor:
         if np.any(read):
             out[read] = self.coefficients(int(lags[read].max()) + 1)[lags[read]]
         return out
-
-    def max_user(self, last_episode: int) -> int:
-        return last_episode
-
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
-
-    def breakpoints(self, first: int, last: int) -> None:
-        """None: the weighted count is not piecewise linear in u (per-user sums go user by user)."""
-        return None
 
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         """Σ over k in [max(first, u), last] of c²_(k−u), per user u: the user's ρ in units of one release's.
