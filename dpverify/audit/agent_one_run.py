@@ -149,4 +149,5 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
         verdict=verdict, spec=spec, epsilon_lower_bound=eps, method=result.method, claimed_epsilon=spec.epsilon,
         delta=spec.delta, agent_claim=claim, trials=runs, canaries=m, seconds=time.perf_counter() - start,
         batched=batch_factory is not None or _is_batched(setup, spec.batched), audit=None, one_run=result,
-        points=((wrong, wrong, wrong, wrong),), notes=tuple(notes))
+        points=((wrong, wrong, wrong, wrong),), notes=tuple(notes),
+        verdict_by=(result.method,) if verdict == VIOLATION else ())

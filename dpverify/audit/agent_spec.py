@@ -184,8 +184,10 @@ class AgentAuditResult:
     Attributes:
         verdict: VIOLATION or NO VIOLATION FOUND (never "private").
         spec: the :class:`AgentAuditSpec` audited.
-        epsilon_lower_bound: the largest ε lower bound the route certified.
-        method: which bound gave it ("clopper-pearson", "gaussian-dp" or the one-run method).
+        epsilon_lower_bound: the (ε, δ) lower bound the route certified, valid for any mechanism: the
+            Clopper–Pearson bound of a two-world audit, the one-run bound of a one-run audit. Never the ε of a
+            rejected μ-GDP curve (that one is ``gdp_epsilon``, with ``mu_lower_bound``).
+        method: which test gave ``epsilon_lower_bound`` ("clopper-pearson" or the one-run method).
         claimed_epsilon, delta: the claim audited; ``agent_claim``: what the agent itself claims.
         trials: two-world trials per side, or one-run runs; ``canaries``: one-run m per run (else None).
         seconds: wall time of the audit.
@@ -194,6 +196,13 @@ class AgentAuditResult:
         one_run: the one-run result (:class:`dpverify.audit.one_run.OneRunResult`) or None.
         points: tested (FPR, FNR, FPR upper, FNR upper) points for the trade-off plot.
         notes: caveats, always including that an audit is not a certificate.
+        mu_lower_bound: for a two-world audit of a Gaussian claim, the μ lower bound of the μ-GDP test — valid
+            for a μ-GDP claim only (it says no μ-GDP mechanism with a smaller μ produced these outputs, not that
+            the outputs' (ε, δ) is large); else None. ``claimed_mu``: the claim's μ (None without one).
+        gdp_epsilon: ε at δ of the μ-GDP curve that ``mu_lower_bound`` rules out (None without it): the ε of a
+            Gaussian mechanism, not a lower bound on the audited output's ε.
+        verdict_by: the tests whose bound exceeded the claim (empty when the verdict is NO VIOLATION FOUND):
+            "clopper-pearson", "gaussian-dp" or the one-run method.
     """
 
     verdict: str
@@ -211,11 +220,22 @@ class AgentAuditResult:
     one_run: Any
     points: tuple[tuple[float, float, float, float], ...]
     notes: tuple[str, ...]
+    mu_lower_bound: float | None = None
+    claimed_mu: float | None = None
+    gdp_epsilon: float | None = None
+    verdict_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _validate.one_of("verdict", self.verdict, (VIOLATION, NO_VIOLATION_FOUND))
         if math.isnan(self.epsilon_lower_bound) or self.epsilon_lower_bound < 0:
             raise InvalidParameterError("epsilon_lower_bound", "must be >= 0", self.epsilon_lower_bound)
+        if (self.verdict == VIOLATION) != bool(self.verdict_by):
+            raise InvalidParameterError("verdict_by", "must name the tests behind a VIOLATION, and only then",
+                                        self.verdict_by)
+        for name in ("mu_lower_bound", "claimed_mu", "gdp_epsilon"):
+            value = getattr(self, name)
+            if value is not None and (math.isnan(value) or value < 0):
+                raise InvalidParameterError(name, "must be >= 0 or None", value)
 
     @property
     def gaussian_claim(self) -> bool:
@@ -234,7 +254,13 @@ class AgentAuditResult:
             "gaussian_claim": self.gaussian_claim,
             "agent_claim": dataclasses.asdict(self.agent_claim),
             "epsilon_lower_bound": self.epsilon_lower_bound,
+            "epsilon_lower_bound_kind": "(epsilon, delta) lower bound, valid for any mechanism",
             "method": self.method,
+            "mu_lower_bound": self.mu_lower_bound,
+            "mu_lower_bound_kind": None if self.mu_lower_bound is None else "valid for a mu-GDP claim only",
+            "claimed_mu": self.claimed_mu,
+            "gdp_epsilon": self.gdp_epsilon,
+            "verdict_by": list(self.verdict_by),
             "trials": self.trials,
             "canaries": self.canaries,
             "seconds": self.seconds,
@@ -252,8 +278,14 @@ class AgentAuditResult:
             f"agent: {s.agent} on {s.env} (K={s.episodes}); notion: {s.notion}; route: {s.route}",
             f"verdict: {self.verdict}",
             f"claim: ({self.claimed_epsilon:g}, {self.delta:g})" + (" Gaussian-DP" if self.gaussian_claim else ""),
-            f"epsilon lower bound: {self.epsilon_lower_bound:.4f} ({self.method})",
+            f"(epsilon, delta) lower bound: {self.epsilon_lower_bound:.4f} ({self.method}; valid for any mechanism)",
         ]
+        if self.mu_lower_bound is not None:
+            mu = "" if self.claimed_mu is None else f" against the claimed mu {self.claimed_mu:.4f}"
+            lines.append(f"mu lower bound: {self.mu_lower_bound:.4f}{mu} (valid for a mu-GDP claim only; the mu-GDP "
+                         f"curve it rules out has epsilon {self.gdp_epsilon:.4f} at delta {self.delta:g}, the epsilon "
+                         "of a Gaussian mechanism, not a lower bound on this output's epsilon)")
+        lines.append("verdict by: " + (", ".join(self.verdict_by) if self.verdict_by else "no test exceeded the claim"))
         if self.audit is not None:
             lines.append(f"trials: {self.trials} per side ({self.audit.selection_trials} selection, "
                          f"{self.audit.evaluation_trials} evaluation); pair: {self.audit.pair_label}"

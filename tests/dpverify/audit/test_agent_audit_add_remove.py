@@ -94,9 +94,13 @@ def _count_spec(factory: str, **changes: object) -> AgentAuditSpec:
 
 def test_noise_for_a_quarter_of_the_removal_scale_is_a_violation() -> None:
     broken = audit_agent(_count_spec("make_scaled_down_agent"), executor=SerialExecutor(), progress=False)
-    assert broken.verdict == VIOLATION and broken.epsilon_lower_bound > 1.0
+    # Refuted by the μ-GDP test against the Gaussian claim; its μ is reported as a μ bound, and the (ε, δ) lower
+    # bound (Clopper–Pearson, valid for any mechanism) stays its own, smaller figure.
+    assert broken.verdict == VIOLATION and broken.verdict_by == ("gaussian-dp",)
+    assert broken.mu_lower_bound > broken.claimed_mu and broken.gdp_epsilon > 1.0
+    assert broken.epsilon_lower_bound == broken.audit.clopper_pearson.epsilon_lower < broken.gdp_epsilon
     correct = audit_agent(_count_spec("make_agent"), executor=SerialExecutor(), progress=False)
-    assert correct.verdict == NO_VIOLATION_FOUND
+    assert correct.verdict == NO_VIOLATION_FOUND and correct.verdict_by == ()
 
 
 def test_one_run_coins_choose_a_canary_or_an_empty_slot() -> None:
