@@ -193,9 +193,11 @@ WITNESS_NOTE = ("The ε of a witnessed pair composes the changes its user caused
 
 
 def _audit_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
-    headers = ["notion", "route", "configuration", "verdict", "ε lower bound", "μ-GDP ε", "ceiling", "trials",
+    headers = ["notion", "route", "configuration", "verdict", "decided by", "(ε, δ) lower bound",
+               "μ lower bound (Gaussian claims) / claimed μ", "ε of the ruled-out μ-GDP curve", "ceiling", "trials",
                "seconds"]
-    rows = [[r.notion, r.route, r.configuration, r.verdict, fmt(r.epsilon_lower), fmt(r.gdp_epsilon_lower),
+    rows = [[r.notion, r.route, r.configuration, r.verdict, ", ".join(r.verdict_by) or "—", fmt(r.epsilon_lower),
+             "—" if r.mu_lower is None else f"{fmt(r.mu_lower)} / {fmt(r.claimed_mu)}", fmt(r.gdp_epsilon_lower),
              fmt(r.ceiling), str(r.trials), f"{r.seconds:.1f}"] for r in report.audits.runs]
     return headers, rows
 

@@ -256,9 +256,11 @@ class AuditRun:
     """One empirical audit of the agent: notion, route, size, verdict and bounds.
 
     ``verdict`` is VIOLATION, NO VIOLATION FOUND or "not run" (then ``detail`` says why).
-    ``epsilon_lower`` is the bound valid for any mechanism (Clopper–Pearson, or the one-run bound);
-    ``gdp_epsilon_lower`` the μ-GDP bound (meaningful only against a Gaussian claim); ``ceiling`` the
-    largest ε the audit could have shown at this size.
+    ``epsilon_lower`` is the (ε, δ) lower bound valid for any mechanism (Clopper–Pearson, or the one-run bound);
+    ``mu_lower`` the μ lower bound of the μ-GDP test, valid for a μ-GDP (Gaussian) claim only, beside the claim's
+    ``claimed_mu``, and ``gdp_epsilon_lower`` the ε at δ of the μ-GDP curve it rules out (the ε of a Gaussian
+    mechanism, not a lower bound on the output's ε); ``verdict_by`` the tests whose bound exceeded the claim;
+    ``ceiling`` the largest ε the audit could have shown at this size.
     """
 
     notion: str
@@ -274,9 +276,23 @@ class AuditRun:
     detail: str = ""
     figure: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    mu_lower: float | None = None
+    claimed_mu: float | None = None
+    verdict_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _validate.one_of("verdict", self.verdict, (AUDIT_VIOLATION, AUDIT_NO_VIOLATION, NOT_RUN))
+
+    def refutation(self) -> str:
+        """What refuted the claim, under the deciding test's own name (empty unless the verdict is VIOLATION)."""
+        if self.verdict != AUDIT_VIOLATION:
+            return ""
+        if "gaussian-dp" in self.verdict_by and self.mu_lower is not None and self.claimed_mu is not None:
+            return (f"μ ≥ {self.mu_lower:.3g} > claimed μ {self.claimed_mu:.3g}: the μ-GDP test, valid for a "
+                    "Gaussian claim")
+        if self.epsilon_lower is not None:
+            return f"(ε, δ) lower bound {self.epsilon_lower:.3g} > claimed {self.claimed_epsilon:.3g}"
+        return self.detail
 
     @property
     def status(self) -> str:
@@ -422,10 +438,7 @@ def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:
     for run in runs:
         label = f"{run.notion} {run.route} audit"
         if run.verdict == AUDIT_VIOLATION:
-            bound = run.detail
-            if run.epsilon_lower is not None:
-                bound = f"ε ≥ {run.epsilon_lower:.3g} > claimed {run.claimed_epsilon:.3g}"
-            refuting.append(f"{label} found a VIOLATION ({bound})")
+            refuting.append(f"{label} found a VIOLATION ({run.refutation()})")
         elif run.verdict == NOT_RUN:
             missing.append(f"{label} could not run ({run.detail})")
     return refuting, missing

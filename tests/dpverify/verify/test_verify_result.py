@@ -135,3 +135,18 @@ def test_a_section_where_nothing_applies_has_not_run() -> None:
         Check("x", NOT_APPLICABLE)  # a check that does not apply says why
     with pytest.raises(InvalidParameterError, match="status"):
         StructureSection(NOT_APPLICABLE)  # a whole section is pass, fail or not run
+
+
+def test_an_audit_refutation_is_named_by_the_test_that_decided_it() -> None:
+    """A violation found by the μ-GDP test is stated as a μ bound against the claimed μ, never as an (ε, δ) lower
+    bound above the claim (the Clopper–Pearson figure can be far below it); one found by Clopper–Pearson as the
+    (ε, δ) lower bound."""
+    from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, AuditRun
+
+    by_mu = AuditRun("billboard", "two-world", "K = 6", AUDIT_VIOLATION, claimed_epsilon=1.0, epsilon_lower=0.51,
+                     gdp_epsilon_lower=1.86, mu_lower=0.47, claimed_mu=0.268, verdict_by=("gaussian-dp",))
+    assert by_mu.refutation().startswith("μ ≥ 0.47 > claimed μ 0.268") and "0.51" not in by_mu.refutation()
+    by_cp = AuditRun("jdp", "two-world", "K = 6", AUDIT_VIOLATION, claimed_epsilon=1.0, epsilon_lower=1.7,
+                     verdict_by=("clopper-pearson",))
+    assert by_cp.refutation() == "(ε, δ) lower bound 1.7 > claimed 1"
+    assert AuditRun("jdp", "two-world", "K = 6", AUDIT_NO_VIOLATION).refutation() == ""
