@@ -56,11 +56,13 @@ def main() -> None:
         rows.append({"agent": spec.agent, "env": f"{spec.env} ({env}), K={spec.episodes}", "notion": spec.notion,
                      "route": spec.route, "claim": f"({spec.epsilon:g}, {spec.delta:g})", "verdict": result.verdict,
                      "epsilon_lower_bound": round(result.epsilon_lower_bound, 4), "method": result.method,
+                     "mu_lower_bound": result.mu_lower_bound, "claimed_mu": result.claimed_mu,
+                     "verdict_by": list(result.verdict_by),
                      "trials": size, "seconds": round(result.seconds, 1), "batched": result.batched})
         print(json.dumps(rows[-1]), flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    print("\n| agent | environment | notion | route | verdict | ε lower bound | trials | wall time |")
+    print("\n| agent | environment | notion | route | verdict | (ε, δ) lower bound | trials | wall time |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['agent']} | {r['env']} | {r['notion']} | {r['route']} | {r['verdict']} | "
