@@ -233,17 +233,26 @@ def plot(figure: str, runs: list[dict[str, Any]], path: Path, title: str, refere
     plt.close(fig)
 
 
-def markdown_table(runs: list[dict[str, Any]]) -> str:
+def markdown_table(runs: list[dict[str, Any]], controls: dict[str, Any] | None = None) -> str:
+    """The summary table; with ``controls`` (results_controls.json) each private run's no-data control beside it."""
+    from no_data_controls import verdict
+
+    controls = controls or {}
     lines = [
         "| figure | run | K | final cumulative regret (mean ± sd, 10 seeds) "
-        "| mean regret/episode first 20% → last 20% | policy changes | wall s |",
-        "|---|---|---|---|---|---|---|",
+        "| mean regret/episode first 20% → last 20% | no-data control: last 20% | learned from users (p) "
+        "| policy changes | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         f = r["final_cumulative_regret"]
+        record = controls.get(r["label"]) if is_private(r) else None
+        control = ("–", "–") if not is_private(r) else (
+            ("no control on disk", "–") if record is None
+            else (f"{record['control_mean_regret_last_fifth']:.3f}", verdict(record)))
         lines.append(
             f"| {r['figure']} | {r['label']} | {r['K']} | {f['mean']:.1f} ± {f['sd']:.1f} | "
-            f"{r['mean_regret_first_fifth']:.3f} → {r['mean_regret_last_fifth']:.3f} | "
+            f"{r['mean_regret_first_fifth']:.3f} → {r['mean_regret_last_fifth']:.3f} | {control[0]} | {control[1]} | "
             f"{r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} |"
         )
     return "\n".join(lines) + "\n"
@@ -279,6 +288,7 @@ def command_controls(workers: int, executor: Any) -> int:
                                        indent=1, default=json_default) + "\n")
         print(f"{r['label']:<38} learned from users {verdict(record)}; reproduced "
               f"{record['reproduces_documented_run']}  ({record['wall_seconds']:.0f} s)", flush=True)
+    (OUT / "summary.md").write_text(markdown_table(document["runs"], controls))
     return 0
 
 
@@ -340,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             "runs": done,
         }
         (out / "results.json").write_text(json.dumps(document, indent=1, default=json_default) + "\n")
-        (out / "summary.md").write_text(markdown_table(done))
+        controls = json.loads(CONTROLS.read_text())["controls"] if CONTROLS.exists() and out == OUT else None
+        (out / "summary.md").write_text(markdown_table(done, controls))
 
     for entry in experiments(k_sahu, k_liao):
         if entry["agent"] not in AGENTS:
