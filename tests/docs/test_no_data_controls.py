@@ -85,10 +85,11 @@ def test_the_summaries_carry_a_control_for_every_private_row(summary: Path) -> N
     assert rows_without_control(summary.read_text(encoding="utf-8")) == []
 
 
-def _check_record(record: dict[str, Any], documented: dict[str, Any]) -> None:
+def _check_record(record: dict[str, Any], documented: dict[str, Any], options: dict[str, Any]) -> None:
+    """``record`` is the control of ``documented``, run with ``options``; its rerun with users reproduced it."""
     assert record["K"] == documented["K"] and record["agent"] == documented["agent"]
     assert record["num_seeds"] == len(documented["seeds"])
-    assert record["agent_options"] == documented["agent_options"]
+    assert record["agent_options"] == options
     assert record["env_options"] == documented["env_options"]
     assert record["reproduces_documented_run"] is True
     comparison = record["comparison"]
@@ -100,10 +101,12 @@ def test_every_private_frontier_cell_has_its_control_on_disk() -> None:
     cells = {p.name: json.loads(p.read_text()) for p in sorted((FRONTIER / "runs").glob("*.json"))}
     private = {name: cell for name, cell in cells.items() if cell.get("epsilon") is not None}
     assert len(private) >= 50
+    frontier = _docs_module("make_frontier")
     for name, cell in private.items():
         path = FRONTIER / "runs" / "controls" / name
         assert path.exists(), f"{name}: no no-data control"
-        _check_record(json.loads(path.read_text()), cell)
+        # the options make_frontier.py runs the cell with (an imported cell may spell out a default besides)
+        _check_record(json.loads(path.read_text()), cell, frontier.cell_options(cell["label"], cell["epsilon"]))
 
 
 def test_every_private_run_of_results_json_has_its_control() -> None:
@@ -113,7 +116,7 @@ def test_every_private_run_of_results_json_has_its_control() -> None:
     assert len(private) >= 19
     for run in private:
         assert run["label"] in controls, f"{run['label']}: no no-data control"
-        _check_record(controls[run["label"]], run)
+        _check_record(controls[run["label"]], run, run["agent_options"])
 
 
 def test_a_control_record_pairs_the_run_with_its_data_free_twin() -> None:
