@@ -121,8 +121,8 @@ def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width
     labelled = [NeighbourPair((i, p.first), (i, p.second), p.label) for i, p in enumerate(pairs)]
     result = run_audit(mechanism, labelled, audit_spec, executor=executor, progress=progress)
     # The (ε, δ) lower bound is Clopper–Pearson's alone; the μ-GDP test's μ (and the ε of the Gaussian curve it
-    # rules out) is reported beside it, for a Gaussian claim only (issue 20: a one-bit post-processing of μ = 1 has
-    # ε(1e-5) = 0.807 while the μ route reads 4.24).
+    # rules out) is reported beside it, for a Gaussian claim only: a one-bit post-processing of μ = 1 has
+    # ε(1e-5) = 0.807 while the μ route reads 4.24 (docs/auditing.md, "Two bounds, two labels").
     gaussian = result.gaussian if claim.gaussian else None
     points = tuple(
         (r.false_positives / r.trials, r.false_negatives / r.trials, r.fpr_upper, r.fnr_upper)
