@@ -1,6 +1,8 @@
 """The privacy–regret frontier on the Min et al. MDP: every JDP agent against ε, at two horizons K.
 
     .venv/bin/python docs/make_frontier.py all [--workers 2 | --scheduler tcp://host:port]   # everything below
+                                              [--K ...] [--agents ...] [--epsilons ...]  # or a part of it
+    .venv/bin/python docs/make_frontier.py --out /tmp/frontier all ...   # a scratch rerun beside the committed one
     .venv/bin/python docs/make_frontier.py run [--K 3000 10000] [--agents ...] [--epsilons 1 10 100 1000]
                                               [--seeds 10] [--workers 2 | --scheduler tcp://host:port]
     .venv/bin/python docs/make_frontier.py import     # reuse docs/make_results.py's K = 3000 cells
@@ -85,6 +87,15 @@ COLORS = {"LSVI-UCB": "tab:gray", "LSVI-UCB++": "tab:olive", "DP-LSVI-UCB++ fres
 SLUGS = {"LSVI-UCB": "lsvi-ucb", "LSVI-UCB++": "lsvi-ucb-pp", "DP-LSVI-UCB++ fresh": "dp-fresh",
          "DP-LSVI-UCB++ tree": "dp-tree", "DP-LSVI-UCB++ tree, c_Λ = 0.25": "dp-tree-shift0.25",
          "Luyo et al.": "luyo", "Ngo et al.": "ngo"}
+
+
+def use_output(directory: Path) -> None:
+    """Write (and read) the cells, controls, noise, table and plot under ``directory`` instead of
+    docs/results/frontier (``--out``: a scratch rerun to compare with the committed one)."""
+    global OUT, CONTROLS, PLOT
+    OUT = directory
+    CONTROLS = OUT / "runs" / "controls"
+    PLOT = OUT / "frontier_min2021.png"
 
 
 def cell_path(label: str, K: int, epsilon: float | None) -> Path:
@@ -195,9 +206,15 @@ def command_import(args: argparse.Namespace) -> int:
     (OUT / "runs").mkdir(parents=True, exist_ok=True)
     document = json.loads((ROOT / "docs" / "results" / "results.json").read_text())
     labels = {"dp-lsvi-ucb++": "DP-LSVI-UCB++ fresh", "luyo": "Luyo et al.", "ngo": "Ngo et al."}
+    wanted_K, wanted_labels = getattr(args, "K", None), getattr(args, "agents", None)
+    wanted_epsilons = getattr(args, "epsilons", None)
     for r in document["runs"]:
         eps = r["agent_options"].get("epsilon")
         beyond = r["agent"] == "dp-lsvi-ucb++" and eps is not None and eps > max(EPSILONS)  # the ε → ∞ sweep
+        if ((wanted_K is not None and r["K"] not in wanted_K)
+                or (wanted_labels is not None and labels.get(r["agent"]) not in wanted_labels)
+                or (wanted_epsilons is not None and eps not in wanted_epsilons)):
+            continue
         if (r["env"] != "min2021" or r["env_options"] != MIN2021 or r["agent"] not in labels
                 or (eps not in EPSILONS and not beyond)
                 or r["agent_options"].get("sensitivity_model", "derived") != "derived"
@@ -418,13 +435,15 @@ def command_report(args: argparse.Namespace) -> int:
 
 
 def command_all(args: argparse.Namespace) -> int:
-    """The whole frontier from one command: every step with its defaults (cells already on disk are kept)."""
-    defaults = argparse.Namespace(K=list(HORIZONS_K), agents=list(AGENT_TABLE), epsilons=list(EPSILONS),
-                                  seeds=args.seeds, workers=args.workers, force=False, executor=args.executor)
-    steps = (command_import, command_run, command_control, command_noise, command_report)
-    for step in steps:
-        step(argparse.Namespace(**{**vars(defaults), "epsilons": None if step is command_control
-                                   else defaults.epsilons}))
+    """The whole frontier from one command: every step, over the same (K, agents, ε) selection (the defaults:
+    all of it); cells and controls already on disk are kept."""
+    selection = argparse.Namespace(K=list(args.K), agents=list(args.agents), epsilons=args.epsilons,
+                                   seeds=args.seeds, workers=args.workers, force=False, executor=args.executor)
+    grid = argparse.Namespace(**{**vars(selection), "epsilons": args.epsilons or list(EPSILONS)})
+    # import and control take every ε of the selection on disk (None: the imported ε → ∞ sweep included)
+    for step, namespace in ((command_import, selection), (command_run, grid), (command_control, selection),
+                            (command_noise, grid), (command_report, selection)):
+        step(namespace)
     return 0
 
 
@@ -450,6 +469,10 @@ def main(argv: list[str] | None = None) -> int:
     control_parser.add_argument("--scheduler", default=None,
                                 help="run the seeds on a Dask cluster at this address (tcp://host:port)")
     all_parser = sub.add_parser("all", help="import, run, control, noise and report, in that order (resumable)")
+    all_parser.add_argument("--K", type=int, nargs="+", default=list(HORIZONS_K))
+    all_parser.add_argument("--agents", nargs="+", default=list(AGENT_TABLE), choices=list(AGENT_TABLE))
+    all_parser.add_argument("--epsilons", type=float, nargs="+", default=None,
+                            help="only these ε (default: the grid, and every ε imported or on disk)")
     all_parser.add_argument("--seeds", type=int, default=NUM_SEEDS)
     all_parser.add_argument("--workers", type=int, default=2)
     all_parser.add_argument("--scheduler", default=None,
@@ -459,7 +482,11 @@ def main(argv: list[str] | None = None) -> int:
     noise_parser = sub.add_parser("noise", help="signal against noise per statistic (noise.json)")
     noise_parser.add_argument("--K", type=int, nargs="+", default=list(HORIZONS_K))
     noise_parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    parser.add_argument("--out", type=Path, default=None,
+                        help="read and write under this directory instead of docs/results/frontier")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        use_output(args.out)
     args.executor = cluster_executor(run_parser, getattr(args, "scheduler", None))
     commands = {"run": command_run, "control": command_control, "report": command_report, "import": command_import,
                 "noise": command_noise, "all": command_all}

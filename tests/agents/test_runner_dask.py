@@ -116,20 +116,34 @@ def _script(name: str):
     return importlib.import_module(name)
 
 
-def test_frontier_script_on_a_cluster_writes_the_cells_it_writes_locally(client, tmp_path, monkeypatch) -> None:
+def test_the_whole_frontier_from_one_command_is_the_same_on_a_cluster(client, tmp_path) -> None:
+    # `all` (import, run, control, noise, report) on a small selection, serially and on the cluster: every
+    # cell and every no-data control bit-identical, and each control reproduced its cell.
     frontier = _script("make_frontier")
-    argv = ["run", "--K", "4", "--agents", "LSVI-UCB", "Luyo et al.", "--epsilons", "10", "--seeds", "2"]
-    cells = {}
-    for where, extra in (("local", ["--workers", "1"]), ("dask", ["--scheduler", client.scheduler.address])):
-        monkeypatch.setattr(frontier, "OUT", tmp_path / where)
-        with contextlib.redirect_stdout(io.StringIO()):
-            assert frontier.main([*argv, *extra]) == 0
-        cells[where] = {p.name: json.loads(p.read_text()) for p in (tmp_path / where / "runs").glob("*.json")}
-    assert sorted(cells["dask"]) == sorted(cells["local"]) == ["lsvi-ucb_K4_epsnone.json", "luyo_K4_eps10.json"]
-    for name, cell in cells["dask"].items():
-        assert cell["final_cumulative_regret"] == cells["local"][name]["final_cumulative_regret"]
-        assert cell["curve"] == cells["local"][name]["curve"]
-        assert cell["settings"]["executor"] == "dask"
+    argv = ["all", "--K", "4", "--agents", "LSVI-UCB", "Luyo et al.", "--epsilons", "10", "--seeds", "2"]
+    written = {}
+    try:
+        for where, extra in (("local", ["--workers", "1"]), ("dask", ["--scheduler", client.scheduler.address])):
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert frontier.main(["--out", str(tmp_path / where), *argv, *extra]) == 0
+            written[where] = {str(p.relative_to(tmp_path / where)): p for p in (tmp_path / where).rglob("*.json")}
+    finally:
+        frontier.use_output(frontier.ROOT / "docs" / "results" / "frontier")
+    assert sorted(written["dask"]) == sorted(written["local"]) == [
+        "frontier.json", "noise.json", "runs/controls/luyo_K4_eps10.json", "runs/lsvi-ucb_K4_epsnone.json",
+        "runs/luyo_K4_eps10.json"]
+    volatile = {"wall_seconds", "source", "versions", "settings"}
+    for name in ("runs/lsvi-ucb_K4_epsnone.json", "runs/luyo_K4_eps10.json"):
+        dask, local = (json.loads(written[w][name].read_text()) for w in ("dask", "local"))
+        assert dask["settings"]["executor"] == "dask" and local["settings"]["executor"] == "serial"
+        assert {k: v for k, v in dask.items() if k not in volatile} == {
+            k: v for k, v in local.items() if k not in volatile} | {"seeds": dask["seeds"]}
+        assert [{**s, "seconds": 0} for s in dask["seeds"]] == [{**s, "seconds": 0} for s in local["seeds"]]
+    dask, local = (json.loads(written[w]["runs/controls/luyo_K4_eps10.json"].read_text()) for w in ("dask", "local"))
+    assert dask["final_without_users_per_seed"] == local["final_without_users_per_seed"]
+    assert dask["reproduces_documented_run"] and local["reproduces_documented_run"]
+    assert (tmp_path / "dask" / "summary.md").read_text() == (tmp_path / "local" / "summary.md").read_text()
+    assert (tmp_path / "dask" / "frontier_min2021.png").exists()
 
 
 def test_results_scripts_refuse_a_bad_scheduler_address() -> None:
