@@ -1,5 +1,6 @@
 """The one-run route of an agent audit: Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1)
-training run", Theorem 3 (:mod:`dpverify.audit.one_run`).
+training run", Theorem 3 (:mod:`dpverify.audit.one_run`), and for a Gaussian claim also its μ-GDP curve by
+the f-DP analysis of Mahloujifar, Melis & Chaudhuri (2025) (:mod:`dpverify.audit.one_run_fdp`).
 
 m canary slots spread over the K users each hold the high canary or (replace-one) the low canary or
 (add/remove-one) an empty slot by an independent fair coin; the agent runs once; a score per slot (a
@@ -22,7 +23,10 @@ import numpy as np
 from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
 from dpverify.audit.agent_views import observe, observe_batch, output_view
+from dpverify.audit.bounds import epsilon_of_mu
+from dpverify.audit.one_run_fdp import best_of_rules
 from dpverify.audit.result import NO_VIOLATION_FOUND, NOT_A_CERTIFICATE, VIOLATION
+from dpverify.conversions import mu_for_epsilon_delta
 
 #: One-run guess rules as fractions of m (k_plus = k_minus = fraction · m), sharing α by Bonferroni.
 GUESS_FRACTIONS: tuple[float, ...] = (0.05, 0.2, 0.5)
@@ -136,18 +140,35 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
 
     rules = [(max(1, int(f * total)), max(1, int(f * total))) for f in GUESS_FRACTIONS]
     rules = [(min(kp, total // 2), min(km, total - min(kp, total // 2))) for kp, km in rules]
-    result = steinke.run_one_run_audit(experiment, total, np.random.default_rng(audit_seq), guesses=rules,
-                                       delta=spec.delta, confidence=spec.confidence)
+    counts = steinke.one_run_counts(experiment, total, np.random.default_rng(audit_seq), guesses=rules)
+    # A Gaussian claim is also tested against its μ-GDP curve (Mahloujifar et al. 2025); the two analyses of
+    # the same counts then share the error budget, half each.
+    alpha = 1.0 - spec.confidence
+    share = 0.5 if claim.gaussian else 1.0
+    result = steinke.best_rule(counts, total, delta=spec.delta, confidence=1.0 - share * alpha)
+    fdp = None
+    claimed_mu = None
+    if claim.gaussian:
+        claimed_mu = mu_for_epsilon_delta(spec.epsilon, spec.delta)
+        fdp = best_of_rules(counts, total, delta=spec.delta, confidence=1.0 - share * alpha, claimed_mu=claimed_mu)
     eps = float(result.epsilon_lower_bound)
-    verdict = VIOLATION if result.refutes(spec.epsilon) else NO_VIOLATION_FOUND
+    verdict_by = [result.method] if result.refutes(spec.epsilon) else []
+    if fdp is not None and claimed_mu is not None and fdp.refutes_mu(claimed_mu):
+        verdict_by.append(fdp.method)
+    verdict = VIOLATION if verdict_by else NO_VIOLATION_FOUND
     wrong = 1.0 - result.v / result.r if result.r else 1.0
     notes = [NOT_A_CERTIFICATE,
              f"One-run bound (Steinke, Nasr & Jagielski 2023, Theorem 3) over {runs} run(s) of {m} canary slots; "
              f"guess rules {rules} share alpha by Bonferroni; the slot score ({scorer.feature.name}) was learned on an "
              "independent pilot run.", _scope_note(spec)]
+    if fdp is not None:
+        notes.append(f"The Gaussian claim's mu-GDP curve (mu = {claimed_mu:.4g}) was tested on the same counts by the "
+                     "f-DP analysis of Mahloujifar, Melis & Chaudhuri (2025); each analysis at half the error budget.")
     return AgentAuditResult(
         verdict=verdict, spec=spec, epsilon_lower_bound=eps, method=result.method, claimed_epsilon=spec.epsilon,
         delta=spec.delta, agent_claim=claim, trials=runs, canaries=m, seconds=time.perf_counter() - start,
         batched=batch_factory is not None or _is_batched(setup, spec.batched), audit=None, one_run=result,
         points=((wrong, wrong, wrong, wrong),), notes=tuple(notes),
-        verdict_by=(result.method,) if verdict == VIOLATION else ())
+        mu_lower_bound=None if fdp is None else fdp.mu_lower_bound, claimed_mu=claimed_mu,
+        gdp_epsilon=None if fdp is None else epsilon_of_mu(fdp.mu_lower_bound, spec.delta),
+        verdict_by=tuple(verdict_by), one_run_fdp=fdp)

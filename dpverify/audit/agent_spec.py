@@ -196,13 +196,16 @@ class AgentAuditResult:
         one_run: the one-run result (:class:`dpverify.audit.one_run.OneRunResult`) or None.
         points: tested (FPR, FNR, FPR upper, FNR upper) points for the trade-off plot.
         notes: caveats, always including that an audit is not a certificate.
-        mu_lower_bound: for a two-world audit of a Gaussian claim, the μ lower bound of the μ-GDP test — valid
-            for a μ-GDP claim only (it says no μ-GDP mechanism with a smaller μ produced these outputs, not that
-            the outputs' (ε, δ) is large); else None. ``claimed_mu``: the claim's μ (None without one).
+        mu_lower_bound: for an audit of a Gaussian claim, the μ lower bound of the μ-GDP test (two-world) or of
+            the f-DP one-run analysis (one-run, ``one_run_fdp``) — valid for a μ-GDP claim only (it says no
+            μ-GDP mechanism with a smaller μ produced these outputs, not that the outputs' (ε, δ) is large);
+            else None. ``claimed_mu``: the claim's μ (None without one).
         gdp_epsilon: ε at δ of the μ-GDP curve that ``mu_lower_bound`` rules out (None without it): the ε of a
             Gaussian mechanism, not a lower bound on the audited output's ε.
         verdict_by: the tests whose bound exceeded the claim (empty when the verdict is NO VIOLATION FOUND):
-            "clopper-pearson", "gaussian-dp" or the one-run method.
+            "clopper-pearson", "gaussian-dp" or the one-run methods.
+        one_run_fdp: the f-DP one-run result (:class:`dpverify.audit.one_run_fdp.FdpOneRunResult`) of a
+            one-run audit of a Gaussian claim, else None.
     """
 
     verdict: str
@@ -224,6 +227,7 @@ class AgentAuditResult:
     claimed_mu: float | None = None
     gdp_epsilon: float | None = None
     verdict_by: tuple[str, ...] = ()
+    one_run_fdp: Any = None
 
     def __post_init__(self) -> None:
         _validate.one_of("verdict", self.verdict, (VIOLATION, NO_VIOLATION_FOUND))
@@ -268,6 +272,7 @@ class AgentAuditResult:
             "spec": self.spec.to_dict(),
             "audit": None if self.audit is None else self.audit.to_dict(),
             "one_run": None if self.one_run is None else self.one_run.to_dict(),
+            "one_run_fdp": None if self.one_run_fdp is None else self.one_run_fdp.to_dict(),
             "points": [list(p) for p in self.points],
             "notes": list(self.notes),
         }
@@ -297,6 +302,8 @@ class AgentAuditResult:
         if self.one_run is not None:
             lines.append(f"runs: {self.trials}, canaries per run: {self.canaries}; {self.one_run.v} of "
                          f"{self.one_run.r} guesses correct (m = {self.one_run.m})")
+        if self.one_run_fdp is not None:
+            lines.append(self.one_run_fdp.summary())
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 

@@ -361,6 +361,41 @@ def _guess_rules(guesses: object, m: int) -> list[tuple[int, int]]:
     return rules
 
 
+def one_run_counts(experiment: Callable[[np.ndarray, np.random.Generator], object], m: int,
+                   rng: np.random.Generator, *, guesses: object) -> list[tuple[int, int]]:
+    """Run ONE experiment with m coin-flipped canaries; the (r, v) count of every pre-registered guess rule.
+
+    The arguments are those of :func:`run_one_run_audit` (which analyses these counts with Theorem 3; the
+    f-DP analysis of :mod:`dpverify.audit.one_run_fdp` reads the same counts)."""
+    m_ = _validate.integer("m", m, minimum=1)
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
+    if not callable(experiment):
+        raise InvalidParameterError("experiment", "must be callable as experiment(inclusion, rng)", experiment)
+    rules = _guess_rules(guesses, m_)
+    coin_rng, run_rng = rng.spawn(2)
+    inclusion = draw_inclusion(m_, coin_rng)
+    scores = np.asarray(experiment(inclusion, run_rng), dtype=float)
+    if scores.shape != (m_,):
+        raise InvalidParameterError("experiment", f"must return one score per canary, shape ({m_},)", scores.shape)
+    return [count_correct(guesses_from_scores(scores, kp, km), inclusion) for kp, km in rules]
+
+
+def best_rule(counts: Sequence[tuple[int, int]], m: int, *, delta: float = 0.0,
+              confidence: float = 0.95) -> OneRunResult:
+    """Theorem 3 on each rule's (r, v) count at (1 − confidence)/len(counts) (Bonferroni); the largest bound."""
+    d = _check_delta(delta)
+    conf = _validate.open_unit("confidence", confidence)
+    best: OneRunResult | None = None
+    for r, v in counts:
+        res = one_run_epsilon_lower_bound(m, r, v, delta=d, confidence=conf, guess_rules=len(counts))
+        if best is None or res.epsilon_lower_bound > best.epsilon_lower_bound:
+            best = res
+    if best is None:
+        raise InvalidParameterError("counts", "must hold at least one (r, v) count", counts)
+    return best
+
+
 def run_one_run_audit(experiment: Callable[[np.ndarray, np.random.Generator], object], m: int,
                       rng: np.random.Generator, *, guesses: object, delta: float = 0.0,
                       confidence: float = 0.95) -> OneRunResult:
@@ -380,25 +415,7 @@ def run_one_run_audit(experiment: Callable[[np.ndarray, np.random.Generator], ob
         delta: δ of the claims tested.
         confidence: probability that the reported bound holds.
     """
-    m_ = _validate.integer("m", m, minimum=1)
-    if not isinstance(rng, np.random.Generator):
-        raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(rng).__name__)
-    if not callable(experiment):
-        raise InvalidParameterError("experiment", "must be callable as experiment(inclusion, rng)", experiment)
-    rules = _guess_rules(guesses, m_)
     d = _check_delta(delta)
     conf = _validate.open_unit("confidence", confidence)
-    coin_rng, run_rng = rng.spawn(2)
-    inclusion = draw_inclusion(m_, coin_rng)
-    scores = np.asarray(experiment(inclusion, run_rng), dtype=float)
-    if scores.shape != (m_,):
-        raise InvalidParameterError("experiment", f"must return one score per canary, shape ({m_},)", scores.shape)
-    best: OneRunResult | None = None
-    for kp, km in rules:
-        r, v = count_correct(guesses_from_scores(scores, kp, km), inclusion)
-        res = one_run_epsilon_lower_bound(m_, r, v, delta=d, confidence=conf, guess_rules=len(rules))
-        if best is None or res.epsilon_lower_bound > best.epsilon_lower_bound:
-            best = res
-    if best is None:
-        raise RuntimeError("no guess size to choose from")
-    return best
+    counts = one_run_counts(experiment, m, rng, guesses=guesses)
+    return best_rule(counts, m, delta=d, confidence=conf)

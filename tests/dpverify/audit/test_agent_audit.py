@@ -127,6 +127,26 @@ def test_one_run_audit_of_a_third_party_agent_at_scale() -> None:
     assert result.epsilon_lower_bound >= 0.0
 
 
+def test_one_run_audit_of_a_gaussian_claim_reports_the_f_dp_analysis() -> None:
+    """A Gaussian claim's one-run audit also tests its μ-GDP curve on the same counts (Mahloujifar et al. 2025),
+    each analysis at half the error budget; the correct agent (canaries at its sensitivity) is cleared."""
+    spec = AgentAuditSpec(f"{EXAMPLE}:make_fixed_agent", "min2021", 40, "billboard", 1.0, route="one-run",
+                          trials=1, canaries=20, env_options=(("horizon", 2), ("num_actions", 2)),
+                          gaussian_claim=True)
+    result = audit_agent(spec)
+    fdp = result.one_run_fdp
+    assert fdp is not None and result.mu_lower_bound == fdp.mu_lower_bound
+    assert result.claimed_mu == pytest.approx(0.268, abs=1e-3) and fdp.claimed_mu == result.claimed_mu
+    assert fdp.confidence == pytest.approx(1 - 0.05 / 2) and result.one_run.confidence == pytest.approx(1 - 0.05 / 2)
+    assert fdp.guess_rules == result.one_run.guess_rules == 3  # the three pre-registered guess sizes
+    assert result.verdict == NO_VIOLATION_FOUND and result.verdict_by == ()
+    assert "f-DP one-run" in result.summary() and result.to_dict()["one_run_fdp"]["claimed_mu"] == result.claimed_mu
+    # a claim not declared Gaussian keeps the whole budget for Theorem 3 and has no f-DP reading
+    plain = audit_agent(replace(spec, gaussian_claim=False))
+    assert plain.one_run_fdp is None and plain.mu_lower_bound is None
+    assert plain.one_run.confidence == pytest.approx(0.95)
+
+
 def test_core_modules_do_not_import_the_agents() -> None:
     import subprocess
     import sys
