@@ -105,6 +105,7 @@ def test_defaults_are_the_documented_ones() -> None:
     assert legacy.settings()["regularization_used"] == 1 / 16  # None still means 1/H²
 
 
+@pytest.mark.slow
 def test_defaults_learn_on_full_min2021() -> None:
     # The full instance (H = 20, A = 100, ‖φ‖ ≤ 1): with the former λ = 1/H² the regret plateaued at ≈ 4 per
     # episode (the always-a=0 policy has 2.45); the defaults reach ≈ 0.3–0.6 by K = 3000 (module docstring).

@@ -31,6 +31,7 @@ STEP_LEVEL_TWINS = {"step-level-lsvi": "noisy-lsvi", "step-level-mean-for-sum": 
                     "step-level-self-noised": "self-noised-lsvi", "step-level-half-noise": "half-noise"}
 
 
+@pytest.mark.slow
 def test_the_step_level_route_reaches_the_table_route_s_verdicts_by_the_same_checks() -> None:
     outcomes = {o.case.name: o for o in whitebox_outcomes(only=[*STEP_LEVEL_TWINS, *STEP_LEVEL_TWINS.values()])}
     for step, table in STEP_LEVEL_TWINS.items():
@@ -38,6 +39,7 @@ def test_the_step_level_route_reaches_the_table_route_s_verdicts_by_the_same_che
         assert (outcomes[step].verdict, outcomes[step].failed) == (outcomes[table].verdict, outcomes[table].failed)
 
 
+@pytest.mark.slow
 def test_the_closed_loop_route_refutes_reused_noise_and_clears_its_fresh_noise_twin() -> None:
     outcomes = {o.case.name: o for o in whitebox_outcomes(only=["closed-loop-lsvi", "closed-loop-reused-noise"])}
     assert outcomes["closed-loop-lsvi"].verdict == CONSISTENT and outcomes["closed-loop-lsvi"].as_expected

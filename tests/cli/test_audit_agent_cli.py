@@ -52,6 +52,7 @@ def test_audit_json_and_out_dir(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert (out_dir / "tradeoff.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_third_party_bug_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(["--agent", f"{EXAMPLE}:make_agent", "--env", "min2021", "--env-option", "horizon=2",
                          "--env-option", "num_actions=2", "--episodes", "10", "--notion", "billboard",

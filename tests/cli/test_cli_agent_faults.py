@@ -77,6 +77,7 @@ MET = {
 }
 
 
+@pytest.mark.slow
 @FUZZ_AGENTS
 @given(data=st.data())
 def test_fuzz_agent_loading_commands_with_misbehaving_agents(data: st.DataObject, tmp_path_factory) -> None:

@@ -41,6 +41,7 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], needle: str, capsys: 
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_text_json_and_files(fast: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "report"
     assert main(BASE + ["--out", str(out_dir)]) == 2  # INCONCLUSIVE: no audit ran

@@ -50,7 +50,16 @@ def transcripts(block: str) -> list[tuple[list[str], str]]:
     return items
 
 
-@pytest.mark.parametrize("path", checked_files(), ids=lambda p: str(p.relative_to(ROOT)))
+#: Pages whose examples run audits for seconds: in the slow pass (``pytest -m slow``).
+SLOW_PAGES = ("docs/auditing.md", "docs/testing.md", "docs/verify.md")
+
+
+def example_params() -> list[object]:
+    return [pytest.param(p, marks=pytest.mark.slow if str(p.relative_to(ROOT)) in SLOW_PAGES else (),
+                         id=str(p.relative_to(ROOT))) for p in checked_files()]
+
+
+@pytest.mark.parametrize("path", example_params())
 def test_examples(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "docs_example"}

@@ -4,7 +4,7 @@ import math
 
 import mpmath as mp
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpverify.conversions import (
@@ -27,6 +27,8 @@ mp.mp.dps = 50
 rhos = st.floats(min_value=1e-6, max_value=50.0)
 deltas = st.floats(min_value=1e-12, max_value=0.1)
 mus = st.floats(min_value=1e-3, max_value=20.0)
+#: The mpmath references are slow: a third of the profile's examples (20 under the CI profile, 667 under stress).
+MPMATH_EXAMPLES = max(10, settings.default.max_examples // 3)
 
 
 def mp_exact_epsilon(mu: float, delta: float) -> mp.mpf:
@@ -79,6 +81,7 @@ def test_bun_steinke_closed_form():
     assert epsilon_bun_steinke(rho, delta) >= rho + 2 * math.sqrt(rho * math.log(1 / delta))
 
 
+@settings(max_examples=MPMATH_EXAMPLES)
 @given(mus, deltas)
 def test_exact_epsilon_is_conservative_and_tight_against_mpmath(mu, delta):
     ref = mp_exact_epsilon(mu, delta)
@@ -87,6 +90,7 @@ def test_exact_epsilon_is_conservative_and_tight_against_mpmath(mu, delta):
     assert got <= float(ref) * (1 + 1e-7) + 1e-12  # and tight
 
 
+@settings(max_examples=MPMATH_EXAMPLES)
 @given(rhos, deltas)
 def test_cks_against_mpmath(rho, delta):
     ref = max(0.0, float(mp_cks_epsilon(rho, delta)))  # ε < 0 means (0, δ)-DP: reported as 0

@@ -77,6 +77,7 @@ def test_pairs_are_an_empty_slot_versus_a_canary_at_the_same_time_slot() -> None
     assert all(a is b for k, (a, b) in enumerate(zip(pair.first, pair.second, strict=True)) if k != 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["luyo", "dp-lsvi-ucb++"])
 def test_correct_registered_agents_pass_under_add_remove(agent: str) -> None:
     spec = AgentAuditSpec(agent, "random-linear", 3, "billboard", 1.0, trials=200, env_options=SMALL,
@@ -92,6 +93,7 @@ def _count_spec(factory: str, **changes: object) -> AgentAuditSpec:
     return replace(base, **changes)
 
 
+@pytest.mark.slow
 def test_noise_for_a_quarter_of_the_removal_scale_is_a_violation() -> None:
     broken = audit_agent(_count_spec("make_scaled_down_agent"), executor=SerialExecutor(), progress=False)
     # Refuted by the μ-GDP test against the Gaussian claim; its μ is reported as a μ bound, and the (ε, δ) lower
@@ -114,6 +116,7 @@ def test_batch_factory_is_refused_under_add_remove() -> None:
     assert info.value.parameter == "batch_factory"
 
 
+@pytest.mark.slow
 def test_cli_audits_an_add_remove_claim(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["audit", "agent", "--agent", "luyo", "--env", "random-linear", "--episodes", "3", "--notion", "billboard",
             "--epsilon", "1", "--trials", "100", "--position", "first", "--agent-option", "relation=add-remove-one"]

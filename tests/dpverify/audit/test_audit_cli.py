@@ -83,6 +83,7 @@ def test_usage_errors_exit_2(capsys, argv):
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_zoo_table_and_json(capsys):
     code, out, _ = run(capsys, ["audit", "zoo", "--trials", "3e4", "--workers", "1"])
     assert code == 0

@@ -35,6 +35,7 @@ def test_verify_refuses_an_impossible_k_before_building_anything() -> None:
         verify("dp-lsvi-ucb++", "min2021", 1.0, 1e-5, episodes=10**12)
 
 
+@pytest.mark.slow
 def test_audit_agent_refuses_trials_and_canaries_that_cannot_fit() -> None:
     common = {"agent": "ngo", "env": "min2021", "notion": "billboard", "epsilon": 1.0, "delta": 1e-5}
     with pytest.raises(InvalidParameterError, match="--episodes is too large"):

@@ -149,6 +149,7 @@ def test_compare_over_epsilon(capsys) -> None:
     assert code == 0 and "crossover ε = 7.36794e-07 (numeric" in out
 
 
+@pytest.mark.slow
 def test_check_reports_the_papers_inconsistency(capsys) -> None:
     code, out, _ = run(capsys, "check")
     assert code == 0

@@ -218,6 +218,7 @@ def test_the_third_party_example_and_its_fixed_twin() -> None:
     assert buggy.claim.status == FAIL
 
 
+@pytest.mark.slow
 def test_gaussian_claim_makes_the_audits_test_the_mu_gdp_curve_of_a_third_party_agent() -> None:
     from dpverify.audits.third_party_zoo import case
     from dpverify.verify.audits import audit_section

@@ -131,6 +131,7 @@ def test_families_sharing_a_draw_are_correlated() -> None:
     assert result.status == "fail" and result.correlated_families
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_of_correct_noise_is_within_the_level() -> None:
     """300 independent checks of correct noise (two families, every test) at level 0.05: the number of false
     alarms is Binomial(300, ≤ 0.05); ≤ 25 fails with probability < 0.01 if the level holds (mean 15)."""
