@@ -43,9 +43,16 @@ class AgentSetup:
     episodes: int
     env_options: tuple[tuple[str, Any], ...]
     agent_options: tuple[tuple[str, Any], ...]
+    #: Run in the audit linear MDP of the named environment's dimensions (the worst-case canary design).
+    audit_environment: bool = False
 
     def environment(self) -> Any:
-        return build_environment(self.env, self.episodes, self.env_options)
+        mdp = build_environment(self.env, self.episodes, self.env_options)
+        if self.audit_environment:
+            from dpverify.audit.agent_canaries import audit_environment
+
+            return audit_environment(mdp)
+        return mdp
 
     def build(self, mdp: Any, rng: np.random.Generator, billboard: Any) -> Any:
         factory = resolve_factory(self.agent)

@@ -22,6 +22,8 @@ from dpverify.errors import InvalidParameterError
 NOTIONS: tuple[str, ...] = ("billboard", "jdp", "ldp")
 ROUTES: tuple[str, ...] = ("two-world", "one-run")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
+#: Canary designs of a two-world audit (:mod:`dpverify.audit.agent_canaries`).
+CANARY_DESIGNS: tuple[str, ...] = ("environment", "worst-case")
 #: Which audit notions an agent's own notion supports: JDP agents publish a private billboard (whose
 #: post-processing gives the actions); LDP agents' claim is about each user's messages.
 SUPPORTED: dict[str, tuple[str, ...]] = {"jdp": ("billboard", "jdp"), "ldp": ("ldp",)}
@@ -76,6 +78,9 @@ class AgentAuditSpec:
         gaussian_claim: whether the claim is a μ-GDP (Gaussian-mechanism) claim; None = the agent says so
             (a registered private agent adds only Gaussian noise), False for third-party agents.
         batched: use the batched DP-LSVI-UCB++ when the agent is it (None = yes).
+        canary_design: two-world: "environment" (the environment's own low/high-value canaries) or
+            "worst-case" (the audit linear MDP of its dimensions and its path canaries, the pairs of largest
+            measured μ; :mod:`dpverify.audit.agent_canaries`).
     """
 
     agent: str
@@ -96,6 +101,7 @@ class AgentAuditSpec:
     agent_options: tuple[tuple[str, Any], ...] = ()
     gaussian_claim: bool | None = None
     batched: bool | None = None
+    canary_design: str = "environment"
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent, str) or not self.agent:
@@ -133,6 +139,10 @@ class AgentAuditSpec:
         for name in ("gaussian_claim", "batched"):
             if getattr(self, name) not in (None, True, False):
                 raise InvalidParameterError(name, "must be True, False or None", getattr(self, name))
+        _validate.one_of("canary_design", self.canary_design, CANARY_DESIGNS)
+        if self.canary_design == "worst-case" and self.route != "two-world":
+            raise InvalidParameterError("canary_design", "worst-case is a two-world design (route two-world)",
+                                        self.route)
 
     @property
     def add_remove(self) -> bool:
@@ -204,6 +214,9 @@ class AgentAuditResult:
             Gaussian mechanism, not a lower bound on the audited output's ε.
         verdict_by: the tests whose bound exceeded the claim (empty when the verdict is NO VIOLATION FOUND):
             "clopper-pearson", "gaussian-dp" or the one-run methods.
+        measured_pairs: two-world: the candidate canary pairs as measured before the audit
+            (:class:`dpverify.audit.agent_canaries.MeasuredPair`: realised fraction of each family's sensitivity,
+            the pair's μ), the engine's choice first; empty for one-run audits.
         one_run_fdp: the f-DP one-run result (:class:`dpverify.audit.one_run_fdp.FdpOneRunResult`) of a
             one-run audit of a Gaussian claim, else None.
     """
@@ -228,6 +241,7 @@ class AgentAuditResult:
     gdp_epsilon: float | None = None
     verdict_by: tuple[str, ...] = ()
     one_run_fdp: Any = None
+    measured_pairs: Any = ()
 
     def __post_init__(self) -> None:
         _validate.one_of("verdict", self.verdict, (VIOLATION, NO_VIOLATION_FOUND))
@@ -273,6 +287,8 @@ class AgentAuditResult:
             "audit": None if self.audit is None else self.audit.to_dict(),
             "one_run": None if self.one_run is None else self.one_run.to_dict(),
             "one_run_fdp": None if self.one_run_fdp is None else self.one_run_fdp.to_dict(),
+            "canary_design": self.spec.canary_design,
+            "measured_pairs": [p.to_dict() for p in self.measured_pairs],
             "points": [list(p) for p in self.points],
             "notes": list(self.notes),
         }
@@ -304,6 +320,9 @@ class AgentAuditResult:
                          f"{self.one_run.r} guesses correct (m = {self.one_run.m})")
         if self.one_run_fdp is not None:
             lines.append(self.one_run_fdp.summary())
+        if self.measured_pairs:
+            lines.append(f"canaries ({self.spec.canary_design} design), as measured before the audit: "
+                         + self.measured_pairs[0].describe())
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 

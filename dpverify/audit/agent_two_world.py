@@ -15,6 +15,7 @@ batch schedule). DP-LSVI-UCB++ runs through the batched implementation
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
+from dpverify.audit.agent_canaries import MeasuredPair, measure_pair, worst_case_pairs
+from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, probe_agent, run_agent_once
 from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
 from dpverify.audit.agent_views import View, observe, observe_batch, output_view
 from dpverify.audit.engine import run_audit
@@ -104,21 +106,34 @@ def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
     return pairs
 
 
+def _design(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any,
+            width: int) -> tuple[AgentSetup, Any, int, list[MeasuredPair]]:
+    """The audit's setup, environment, row width and measured candidate pairs, by ``spec.canary_design``
+    (:mod:`dpverify.audit.agent_canaries`)."""
+    from dpverify.agents.tapes import position_index
+
+    if spec.canary_design == "worst-case":
+        setup = dataclasses.replace(setup, audit_environment=True)
+        _, width, mdp = probe_agent(spec, setup)  # the audit environment's releases may be wider
+        return setup, mdp, width, worst_case_pairs(spec, setup, mdp)
+    measured = [measure_pair(setup, mdp, pair.first, pair.second, position_index(p, spec.episodes), pair.label,
+                             "environment", spec.seed)
+                for pair, p in zip(neighbour_pairs(spec, mdp), spec.positions, strict=True)]
+    return setup, mdp, width, measured
+
+
 def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
                executor: Executor | None, progress: bool | None, batch_factory: Callable[..., Any] | None,
                start: float) -> AgentAuditResult:
-    from dpverify.agents.tapes import position_index
-
-    pairs = neighbour_pairs(spec, mdp)
+    setup, mdp, width, measured = _design(spec, setup, mdp, width)
     batched = batch_factory is not None or _is_batched(setup, spec.batched)
-    # one mechanism per position: its view reads the episodes around that position
-    mechanisms = [AgentWorld(setup, output_view(spec.notion, position_index(p, spec.episodes), spec.window,
-                                                spec.episodes, width), batched, batch_factory)
-                  for p in spec.positions]
+    # one mechanism per pair: its view reads the episodes around that pair's position
+    mechanisms = [AgentWorld(setup, output_view(spec.notion, pair.position, spec.window, spec.episodes, width),
+                             batched, batch_factory) for pair in measured]
     audit_spec = AuditSpec(epsilon=spec.epsilon, delta=spec.delta, trials=spec.trials, confidence=spec.confidence,
-                           seed=spec.seed, gaussian_claim=claim.gaussian, max_pairs=max(1, len(pairs)))
+                           seed=spec.seed, gaussian_claim=claim.gaussian, max_pairs=max(1, len(measured)))
     mechanism = PositionedWorlds(tuple(mechanisms))
-    labelled = [NeighbourPair((i, p.first), (i, p.second), p.label) for i, p in enumerate(pairs)]
+    labelled = [NeighbourPair((i, p.first), (i, p.second), p.label) for i, p in enumerate(measured)]
     result = run_audit(mechanism, labelled, audit_spec, executor=executor, progress=progress)
     # The (ε, δ) lower bound is Clopper–Pearson's alone; the μ-GDP test's μ (and the ε of the Gaussian curve it
     # rules out) is reported beside it, for a Gaussian claim only: a one-bit post-processing of μ = 1 has
@@ -129,6 +144,8 @@ def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width
         for r in (result.clopper_pearson, result.gaussian))
     notes = list(result.notes)
     notes.append(_scope_note(spec))
+    chosen = measured[result.pair_index]
+    ordered = (chosen, *(p for i, p in enumerate(measured) if i != result.pair_index))
     return AgentAuditResult(
         verdict=result.verdict, spec=spec, epsilon_lower_bound=float(result.clopper_pearson.epsilon_lower),
         method="clopper-pearson", claimed_epsilon=spec.epsilon, delta=spec.delta, agent_claim=claim,
@@ -137,4 +154,4 @@ def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width
         mu_lower_bound=None if gaussian is None or gaussian.mu_lower is None else float(gaussian.mu_lower),
         claimed_mu=None if gaussian is None else result.claimed_mu,
         gdp_epsilon=None if gaussian is None else float(gaussian.epsilon_lower),
-        verdict_by=tuple(result.violated_by))
+        verdict_by=tuple(result.violated_by), measured_pairs=ordered)

@@ -52,6 +52,9 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.add_argument("--position", action="append", default=None, metavar="first|middle|last|J",
                        help="two-world: replaced position, repeatable (default first, middle and last)")
     agent.add_argument("--window", type=count, default=1, help="episodes after the replaced user read (default 1)")
+    agent.add_argument("--canary-design", choices=("environment", "worst-case"), default="environment",
+                       help="two-world: the environment's own canaries, or the audit linear MDP of its dimensions "
+                            "with the measured pairs of largest mu (default environment)")
     agent.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE", help="environment option")
     agent.add_argument("--agent-option", action="append", default=[], metavar="NAME=VALUE", help="agent option")
     agent.add_argument("--gaussian-claim", choices=("yes", "no"), default=None,
@@ -105,7 +108,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         delta=args.delta, route=args.route, trials=trials, canaries=args.canaries, confidence=args.confidence,
         seed=args.seed, data_seed=args.data_seed, positions=_positions(args.position), window=args.window,
         env_options=_options("--env-option", args.env_option),
-        agent_options=_options("--agent-option", args.agent_option), gaussian_claim=gaussian)
+        agent_options=_options("--agent-option", args.agent_option), gaussian_claim=gaussian,
+        canary_design=args.canary_design)
 
 
 def _executor(args: argparse.Namespace) -> Any:

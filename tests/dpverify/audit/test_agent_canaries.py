@@ -1,0 +1,74 @@
+"""The canaries of two-world agent audits (dpverify.audit.agent_canaries): every pair is measured before the
+audit (realised fraction of each family's sensitivity, the pair's μ), and the worst-case design — the audit
+linear MDP with its path canaries — realises more of DP-LSVI-UCB++'s sensitivity than the environment's own
+canaries."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.audit.agent_canaries import WORST_CASE_PAIRS
+from dpverify.audit.agent_spec import CANARY_DESIGNS
+from dpverify.audit.executors import SerialExecutor
+from dpverify.audit.result import NO_VIOLATION_FOUND
+from dpverify.errors import InvalidParameterError
+
+SMALL = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
+
+
+def _spec(**changes: object) -> AgentAuditSpec:
+    spec = AgentAuditSpec("dp-lsvi-ucb++", "random-linear", 3, "billboard", 1.0, 1e-5, trials=400,
+                          env_options=SMALL, positions=("first",), window=3)
+    return replace(spec, **changes)
+
+
+@pytest.fixture(scope="module")
+def both() -> dict[str, object]:
+    return {design: audit_agent(_spec(canary_design=design), executor=SerialExecutor(), progress=False)
+            for design in CANARY_DESIGNS}
+
+
+def test_every_two_world_audit_reports_its_measured_pairs(both) -> None:
+    result = both["environment"]
+    assert result.verdict == NO_VIOLATION_FOUND and len(result.measured_pairs) == 1
+    pair = result.measured_pairs[0]
+    fractions = {f.family: f.fraction for f in pair.fractions}
+    assert set(fractions) == {"gram", "w_hat", "w_check", "w_bar"}
+    assert all(0.0 <= f <= 1.0 + 1e-9 for f in fractions.values())  # a correct agent stays within its record
+    assert pair.mu is not None and pair.mu > 0
+    data = result.to_dict()
+    assert data["canary_design"] == "environment" and data["measured_pairs"][0]["mu"] == pair.mu
+    assert "canaries (environment design)" in result.summary() and "realised fraction" in result.summary()
+
+
+def test_worst_case_canaries_realise_more_of_the_sensitivity(both) -> None:
+    own, worst = both["environment"].measured_pairs[0], both["worst-case"].measured_pairs
+    assert len(worst) == WORST_CASE_PAIRS and all(p.environment == "audit environment" for p in worst)
+    gram = {p.label: {f.family: f.fraction for f in p.fractions}["gram"] for p in (own, worst[0])}
+    # measured: gram 0.236 -> 1.000, the pair's mu 0.031 -> 0.139 (claimed mu 0.268)
+    assert gram[worst[0].label] >= 0.99 > 0.5 > gram[own.label]
+    assert worst[0].mu is not None and own.mu is not None and worst[0].mu >= 3 * own.mu
+    assert both["worst-case"].verdict == NO_VIOLATION_FOUND  # the correct agent is cleared at the larger signal
+
+
+def test_the_design_is_validated() -> None:
+    with pytest.raises(InvalidParameterError, match="^canary_design "):
+        _spec(canary_design="best")
+    with pytest.raises(InvalidParameterError, match="^canary_design .*two-world"):
+        _spec(canary_design="worst-case", route="one-run", trials=1)
+    mixture = AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=40,
+                             env_options=(("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3)),
+                             positions=("first",), canary_design="worst-case")
+    with pytest.raises(InvalidParameterError, match="^canary_design .*linear MDP"):
+        audit_agent(mixture, executor=SerialExecutor(), progress=False)
+
+
+def test_the_command_line_offers_the_same_designs(capsys: pytest.CaptureFixture[str]) -> None:
+    from dpverify.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["audit", "agent", "--help"])
+    assert "--canary-design {" + ",".join(CANARY_DESIGNS) + "}" in capsys.readouterr().out
