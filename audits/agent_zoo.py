@@ -132,6 +132,17 @@ class BudgetPerEpisode(BatchedDpLsviUcbPlusPlus):
         return self.noise_scale * super().vector_noise(family, h)
 
 
+class HalfSensitivity(BatchedDpLsviUcbPlusPlus):
+    """Bug: every release's noise calibrated for half its true sensitivity (σ/2; a ledger written from the
+    same halved sensitivity would still meet the claim) — the true μ is twice the claimed one."""
+
+    def gram_noise(self, h: int) -> np.ndarray:
+        return 0.5 * super().gram_noise(h)
+
+    def vector_noise(self, family: str, h: int) -> np.ndarray:
+        return 0.5 * super().vector_noise(family, h)
+
+
 @dataclass(frozen=True)
 class BatchedVariant:
     """A picklable batch factory ``(setup, mdp, randomness, record) -> agent`` for one variant class."""
@@ -152,6 +163,7 @@ VARIANTS: dict[str, type[BatchedDpLsviUcbPlusPlus]] = {
     "feature-norm-3": FeatureNorm3,
     "jdp-leak": JdpLeak,
     "budget-per-episode": BudgetPerEpisode,
+    "half-sensitivity": HalfSensitivity,
 }
 
 

@@ -1,0 +1,90 @@
+"""Two-world agent audits by canary design: how much of each agent's sensitivity its canaries realise, the
+pair's μ, and the bounds the audit reaches (docs/auditing.md, "Canaries that realise the sensitivity").
+
+    .venv/bin/python docs/make_canary_audits.py [--scale 1]
+
+Every case is a two-world audit of the claim (1, 1e-5), Gaussian, replace-one, of the first user in a small
+random linear MDP (H = 2, d = 3, |A| = 2, K = 3; the LDP agent in a linear mixture MDP), the billboard view over
+every later release (window K), once with the environment's own canaries and once with the worst-case design
+(``canary_design="worst-case"``). DP-LSVI-UCB++ runs batched (10⁵ and 10⁶ trials per side, and its
+half-sensitivity twin ``audits/agent_zoo.py: HalfSensitivity``); the other agents one trial at a time (10⁴).
+``--scale`` multiplies every trial count. Writes docs/results/canary_audits.json and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
+from dpverify.audits.agent_zoo import BatchedVariant  # noqa: E402
+
+OUT = ROOT / "docs" / "results" / "canary_audits.json"
+LINEAR = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
+MIXTURE = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
+#: (label, agent, batch variant or None, environment, notion, designs, trials per side)
+CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] = (
+    ("DP-LSVI-UCB++", "dp-lsvi-ucb++", "correct", "random-linear", "billboard", ("environment", "worst-case"),
+     100_000),
+    ("DP-LSVI-UCB++", "dp-lsvi-ucb++", "correct", "random-linear", "billboard", ("worst-case",), 1_000_000),
+    ("DP-LSVI-UCB++, half sensitivity (bug)", "dp-lsvi-ucb++", "half-sensitivity", "random-linear", "billboard",
+     ("worst-case",), 100_000),
+    ("DP-LSVI-UCB++, half sensitivity (bug)", "dp-lsvi-ucb++", "half-sensitivity", "random-linear", "billboard",
+     ("worst-case",), 1_000_000),
+    ("Luyo et al.", "luyo", None, "random-linear", "billboard", ("environment", "worst-case"), 10_000),
+    ("Ngo et al.", "ngo", None, "random-linear", "billboard", ("environment", "worst-case"), 10_000),
+    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("environment",), 10_000),
+)
+
+
+def run_case(label: str, agent: str, variant: str | None, env: str, notion: str, design: str,
+             trials: int) -> dict[str, Any]:
+    spec = AgentAuditSpec(agent, env, 3, notion, 1.0, 1e-5, trials=trials,
+                          env_options=LINEAR if env == "random-linear" else MIXTURE, positions=("first",), window=3,
+                          canary_design=design, gaussian_claim=True)
+    start = time.perf_counter()
+    result = audit_agent(spec, progress=False, batch_factory=None if variant is None else BatchedVariant(variant))
+    pair = result.measured_pairs[0]
+    return {"label": label, "agent": agent, "variant": variant, "design": design, "trials": trials,
+            "verdict": result.verdict, "verdict_by": list(result.verdict_by),
+            "epsilon_lower_bound": result.epsilon_lower_bound, "mu_lower_bound": result.mu_lower_bound,
+            "claimed_mu": result.claimed_mu, "pair": pair.to_dict(), "seconds": time.perf_counter() - start}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| agent | canaries | trials/side | realised fraction per family | pair μ | μ lower bound (claim μ) | "
+             "(ε, δ) lower bound | verdict | s |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        pair = r["pair"]
+        fractions = ", ".join(f"{k} {v:.2f}" for k, v in pair["fractions"].items()) or pair["note"]
+        mu = "—" if pair["mu"] is None else f"{pair['mu']:.3f}"
+        lines.append(f"| {r['label']} | {r['design']} | {r['trials']:.0e} | {fractions} | {mu} | "
+                     f"{r['mu_lower_bound'] or 0:.3f} ({r['claimed_mu']:.3f}) | {r['epsilon_lower_bound']:.3f} | "
+                     f"{r['verdict']} | {r['seconds']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every trial count")
+    args = parser.parse_args(argv)
+    rows = []
+    for label, agent, variant, env, notion, designs, trials in CASES:
+        for design in designs:
+            rows.append(run_case(label, agent, variant, env, notion, design, max(20, int(trials * args.scale))))
+            print(table(rows[-1:]).splitlines()[-1], flush=True)
+    OUT.write_text(json.dumps({"description": __doc__.splitlines()[0], "rows": rows}, indent=1) + "\n")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
