@@ -7,6 +7,9 @@ outgoing messages (:data:`dpverify.audit.agent_audit.SUPPORTED`). Each audit not
 * two-world at a small configuration (:data:`SMALL_ENV_OPTIONS`: the environment at H = 2, and
   K = ``budget.two_world_episodes`` users), with the budget's trials per side — the batched
   DP-LSVI-UCB++ affords ``budget.batched_trials``;
+* two-world with worst-case canaries, where the environment is a linear MDP: the same size in the audit
+  linear MDP of its dimensions, the measured canary pairs of largest μ, the view over every later release
+  (:mod:`dpverify.audit.agent_canaries`) — the audit that realises most of the sensitivity;
 * one-run (Steinke, Nasr & Jagielski 2023) at the requested K with the budget's canaries and runs.
 
 ``dpverify verify`` calls :func:`dpverify.audit.agent_audit.audit_agent` as it is; it re-implements no
@@ -39,6 +42,18 @@ def audit_notions(notion: str) -> tuple[str, ...]:
     return tuple(SUPPORTED.get(notion, ()))
 
 
+def _has_audit_environment(env: str, env_options: dict[str, Any]) -> bool:
+    """Whether the environment is a linear MDP that has an audit linear MDP (the worst-case canary design)."""
+    from dpverify.audit.agent_canaries import audit_environment
+    from dpverify.audit.agent_factories import build_environment
+
+    try:
+        audit_environment(build_environment(env, 2, tuple(sorted(env_options.items()))))
+    except DpverifyError:
+        return False
+    return True
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -52,9 +67,17 @@ def _run(spec_kwargs: dict[str, Any], executor: Any) -> Any:
 def _configuration(kwargs: dict[str, Any]) -> str:
     options = ", ".join(f"{k}={v}" for k, v in sorted(kwargs["env_options"].items()))
     size = f"{kwargs['env']}{f' ({options})' if options else ''}, K = {kwargs['episodes']}"
+    if kwargs.get("canary_design") == "worst-case":
+        return (f"audit linear MDP of {size}; worst-case canaries, window {kwargs['window']}; "
+                f"{kwargs['trials']} trials per side")
     if kwargs["route"] == "two-world":
         return f"{size}; {kwargs['trials']} trials per side"
     return f"{size}; {kwargs['trials']} run(s) × {kwargs['canaries']} canaries"
+
+
+def _route_label(kwargs: dict[str, Any]) -> str:
+    """The route as the report names it: "two-world", "two-world, worst-case" or "one-run"."""
+    return kwargs["route"] + (", worst-case" if kwargs.get("canary_design") == "worst-case" else "")
 
 
 def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
@@ -65,9 +88,12 @@ def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
         detail += f"; {one_run.v} of {one_run.r} guesses correct over {one_run.m} canary slots"
     if audit is not None:
         detail += f"; pair {audit.pair_label}"
+    if result.measured_pairs:
+        detail += f"; canaries as measured: {result.measured_pairs[0].describe()}"
+    route = _route_label(kwargs)
     return AuditRun(
         notion=kwargs["notion"],
-        route=kwargs["route"],
+        route=route,
         configuration=_configuration(kwargs),
         verdict=AUDIT_VIOLATION if result.verdict == AUDIT_VIOLATION else AUDIT_NO_VIOLATION,
         claimed_epsilon=result.claimed_epsilon,
@@ -80,9 +106,24 @@ def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
         trials=int(result.trials),
         seconds=float(result.seconds),
         detail=detail,
-        figure=f"audit_{kwargs['notion']}_{kwargs['route']}.png" if result.points and audit is not None else None,
+        figure=(f"audit_{kwargs['notion']}_{route.replace(', ', '_')}.png" if result.points and audit is not None
+                else None),
         raw=result.to_dict(),
     )
+
+
+def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], env: str, small: dict[str, Any],
+                     episodes: int, budget: Any, batched: bool) -> list[dict[str, Any]]:
+    """The two-world audits at the small configuration: one per notion with the environment's canaries, and
+    one per notion with worst-case canaries where the environment is a linear MDP."""
+    k = min(budget.two_world_episodes, episodes) if episodes >= 2 else 2
+    size = {"route": "two-world", "episodes": k, "env_options": small,
+            "trials": budget.batched_trials if batched else budget.two_world_trials}
+    plans = [{**common, **size, "notion": n} for n in notions]
+    if _has_audit_environment(env, small):
+        plans += [{**common, **size, "notion": n, "canary_design": "worst-case", "window": k, "positions": ("first",)}
+                  for n in notions]
+    return plans
 
 
 def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, Any], agent_options: dict[str, Any],
@@ -105,11 +146,7 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
     common = {"agent": agent, "env": env, "epsilon": epsilon, "delta": delta, "seed": budget.audit_seed,
               "agent_options": {**agent_options, "epsilon": epsilon, "delta": delta},
               "gaussian_claim": gaussian_claim}
-    plans = []
-    for audit_notion in notions:
-        plans.append({**common, "notion": audit_notion, "route": "two-world",
-                      "episodes": min(budget.two_world_episodes, episodes) if episodes >= 2 else 2,
-                      "env_options": small, "trials": budget.batched_trials if batched else budget.two_world_trials})
+    plans = _two_world_plans(common, notions, env, small, episodes, budget, batched)
     one_run_notions = {"all": notions, "first": notions[:1], "none": ()}[budget.one_run_audits]
     for audit_notion in one_run_notions:
         plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
@@ -124,10 +161,10 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         try:
             runs.append(_audit_run(_run(kwargs, executor), kwargs))
         except DpverifyError as exc:
-            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN, epsilon,
+            runs.append(AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN, epsilon,
                                  detail=f"the audit could not run the agent: {_one_line(exc)}"))
         except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
-            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN, epsilon,
+            runs.append(AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN, epsilon,
                                  detail=f"the audit raised {type(exc).__name__}: {_one_line(exc)}"))
     statuses = {r.status for r in runs}
     status = FAIL if FAIL in statuses else (NOT_RUN if NOT_RUN in statuses else PASS)

@@ -8,6 +8,7 @@ only.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
@@ -51,3 +52,19 @@ def test_sensitivity_bugs_and_the_other_agents() -> None:
         outcomes += run_agent_zoo(scale=scale, only=(bug, f"{bug} (twin)"))
     assert len(outcomes) == 2 * len(SLOW)
     _check(outcomes)
+
+
+def test_half_sensitivity_draws_half_the_noise_of_the_correct_agent() -> None:
+    # the planted bug of docs/make_canary_audits.py: the same draws, scaled by 1/2 (noise for Δ/2)
+    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus, BatchRandomness
+    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+    from dpverify.agents.registry import ENVIRONMENTS
+    from dpverify.audits.agent_zoo import VARIANTS, HalfSensitivity
+
+    assert VARIANTS["half-sensitivity"] is HalfSensitivity
+    mdp = ENVIRONMENTS["random-linear"].factory(3, dim=3, horizon=2, num_actions=2, num_states=3, seed=3)
+    config = DpLsviUcbPlusPlusConfig(3, epsilon=1.0, delta=1e-5)
+    correct, half = (cls(mdp, config, BatchRandomness(np.random.default_rng(5), 4))
+                     for cls in (BatchedDpLsviUcbPlusPlus, HalfSensitivity))
+    assert np.array_equal(half.gram_noise(0), 0.5 * correct.gram_noise(0))
+    assert np.array_equal(half.vector_noise("w_hat", 1), 0.5 * correct.vector_noise("w_hat", 1))

@@ -45,7 +45,8 @@ def test_reference_agent_is_consistent_at_a_tiny_budget() -> None:
     assert report.whitebox.status == PASS and [c.status for c in report.whitebox.checks] == [PASS] * 6
     assert report.whitebox.epsilon_lower is not None and 0 < report.whitebox.epsilon_lower <= 1.0
     routes = [(r.notion, r.route) for r in report.audits.runs]
-    assert routes == [("billboard", "two-world"), ("jdp", "two-world"), ("billboard", "one-run")]
+    assert routes == [("billboard", "two-world"), ("jdp", "two-world"), ("billboard", "two-world, worst-case"),
+                      ("jdp", "two-world, worst-case"), ("billboard", "one-run")]
     assert all(r.verdict == AUDIT_NO_VIOLATION for r in report.audits.runs)
     utility = report.utility
     assert utility.counterpart_name == "lsvi-ucb++" and utility.agent is not None
