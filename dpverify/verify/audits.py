@@ -31,6 +31,8 @@ SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {
     "random-linear": {"horizon": 2},
     "random-mixture": {"horizon": 2},
 }
+#: The probability, over all of a verification's audits together, of a VIOLATION on a correct agent.
+ERROR_LEVEL = 0.05
 #: Agents whose two-world audits run through a vectorised implementation (many trials per call).
 BATCHED_AGENTS: frozenset[str] = frozenset({"dp-lsvi-ucb++"})
 
@@ -152,6 +154,8 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
                       "env_options": dict(env_options), "trials": budget.one_run_runs,
                       "canaries": max(2, min(budget.one_run_canaries, episodes // 2))})
+    for kwargs in plans:  # the audits share one error budget: any one VIOLATION refutes the claim
+        kwargs["confidence"] = 1.0 - ERROR_LEVEL / len(plans)
     runs = []
     for kwargs in plans:
         if kwargs["route"] == "one-run" and episodes < 4:
@@ -168,11 +172,15 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
                                  detail=f"the audit raised {type(exc).__name__}: {_one_line(exc)}"))
     statuses = {r.status for r in runs}
     status = FAIL if FAIL in statuses else (NOT_RUN if NOT_RUN in statuses else PASS)
-    note = ""
+    share = (f"The {len(plans)} audits share the error level {ERROR_LEVEL:g} (Bonferroni: each at confidence "
+             f"{1.0 - ERROR_LEVEL / len(plans):.4g}), so a correct agent is refuted by an audit with probability "
+             f"at most {ERROR_LEVEL:g}.")
+    note = share
     if budget.one_run_audits == "none":
-        note = (f"The {budget.name} budget runs no one-run audit at K = {episodes} (the standard and thorough "
-                "budgets do); the two-world audits at the small configuration are its audits.")
+        note += (f" The {budget.name} budget runs no one-run audit at K = {episodes} (the standard and thorough "
+                 "budgets do); the two-world audits at the small configuration are its audits.")
     elif budget.one_run_audits == "first" and len(notions) > 1:
-        note = (f"The {budget.name} budget runs the one-run audit at K = {episodes} for the {notions[0]} notion only "
-                f"(not for {', '.join(notions[1:])}); the standard and thorough budgets run it for every notion.")
+        note += (f" The {budget.name} budget runs the one-run audit at K = {episodes} for the {notions[0]} notion "
+                 f"only (not for {', '.join(notions[1:])}); the standard and thorough budgets run it for every "
+                 "notion.")
     return AuditSection(status, note, tuple(runs))
