@@ -36,12 +36,6 @@ def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: np.ndarray | fl
     return updated, ratio
 
 
-def logdet_increment(inverse: np.ndarray, x: np.ndarray, weight: np.ndarray | float = 1.0) -> np.ndarray:
-    """log det(A + w x xᵀ) − log det A = log(1 + w xᵀA⁻¹x) (matrix determinant lemma)."""
-    weight = np.asarray(weight, dtype=np.float64)
-    return np.log1p(weight * np.einsum("...i,...ij,...j->...", x, inverse, x))
-
-
 def weighted_norms_squared(features: np.ndarray, inverse: np.ndarray) -> np.ndarray:
     """φᵀA⁻¹φ for features of shape (H, ..., d) and per-stage inverses (H, d, d) → shape (H, ...)."""
     flat = features.reshape(features.shape[0], -1, features.shape[-1])

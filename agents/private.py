@@ -39,8 +39,6 @@ from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import Mechanism
 from dpverify.neighbouring import Neighbouring
 
-PRIVACY_NOTIONS = ("jdp", "ldp")
-
 
 def check_feature_norm(declared_bound: float, assumed: float) -> None:
     """Refuse an environment whose declared ‖φ‖ bound exceeds the bound the sensitivities assume.

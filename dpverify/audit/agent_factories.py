@@ -18,14 +18,7 @@ __all__ = ["build_environment", "import_factory", "resolve_factory"]
 
 
 def _registry() -> Any:
-    try:
-        return importlib.import_module("dpverify.agents.registry")
-    except ImportError:  # older layout: the runner holds the registries
-        runner = importlib.import_module("dpverify.agents.runner")
-        runner.load_registrations()
-        return runner
-
-
+    return importlib.import_module("dpverify.agents.registry")
 
 
 def resolve_factory(agent: str) -> Callable[..., Any]:

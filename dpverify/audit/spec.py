@@ -15,7 +15,6 @@ from dpverify.errors import InvalidParameterError
 #: Clopper–Pearson bound lives in a tail where every bit of level counts.
 CP_SHARE = 3.0 / 8.0
 GDP_SHARE = 1.0 / 8.0
-BOUNDS_PER_AUDIT = 4
 
 
 @dataclass(frozen=True)

@@ -64,13 +64,10 @@ class AgentTarget:
 
 
 def registries() -> tuple[dict[str, Any], dict[str, Any]]:
-    """The runner's agent and environment registries (name → entry), every registration loaded."""
-    from dpverify.agents import runner
+    """The agent and environment registries (name → entry) of :mod:`dpverify.agents.registry`."""
+    from dpverify.agents.registry import AGENTS, ENVIRONMENTS
 
-    load = getattr(runner, "load_registrations", None)
-    if load is not None:
-        load()
-    return runner.AGENTS, runner.ENVIRONMENTS
+    return AGENTS, ENVIRONMENTS
 
 
 def resolve_agent(text: str) -> AgentTarget:
