@@ -73,7 +73,7 @@ def _configuration(kwargs: dict[str, Any]) -> str:
         return (f"audit linear MDP of {size}; worst-case canaries, window {kwargs['window']}; "
                 f"{kwargs['trials']} trials per side")
     if kwargs["route"] == "two-world":
-        return f"{size}; {kwargs['trials']} trials per side"
+        return f"{size}; window {kwargs['window']}; {kwargs['trials']} trials per side"
     return f"{size}; {kwargs['trials']} run(s) × {kwargs['canaries']} canaries"
 
 
@@ -119,11 +119,12 @@ def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], env: str,
     """The two-world audits at the small configuration: one per notion with the environment's canaries, and
     one per notion with worst-case canaries where the environment is a linear MDP."""
     k = min(budget.two_world_episodes, episodes) if episodes >= 2 else 2
-    size = {"route": "two-world", "episodes": k, "env_options": small,
+    # the window covers every later release: a user's data enters all of them (prefix and tree patterns)
+    size = {"route": "two-world", "episodes": k, "env_options": small, "window": k,
             "trials": budget.batched_trials if batched else budget.two_world_trials}
     plans = [{**common, **size, "notion": n} for n in notions]
     if _has_audit_environment(env, small):
-        plans += [{**common, **size, "notion": n, "canary_design": "worst-case", "window": k, "positions": ("first",)}
+        plans += [{**common, **size, "notion": n, "canary_design": "worst-case", "positions": ("first",)}
                   for n in notions]
     return plans
 
