@@ -77,7 +77,8 @@ def _setup(spec: AgentAuditSpec) -> AgentSetup:
     options = dict(spec.agent_options)
     options.setdefault("epsilon", spec.epsilon)
     options.setdefault("delta", spec.delta)
-    return AgentSetup(spec.agent, spec.env, spec.episodes, spec.env_options, tuple(sorted(options.items())))
+    return AgentSetup(spec.agent, spec.env, spec.episodes, spec.env_options, tuple(sorted(options.items())),
+                      audit_environment=spec.canary_design == "worst-case")
 
 
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],

@@ -15,7 +15,6 @@ batch schedule). DP-LSVI-UCB++ runs through the batched implementation
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.audit.agent_canaries import MeasuredPair, measure_pair, worst_case_pairs
-from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, probe_agent, run_agent_once
+from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
 from dpverify.audit.agent_views import View, observe, observe_batch, output_view
 from dpverify.audit.engine import run_audit
@@ -106,26 +105,23 @@ def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
     return pairs
 
 
-def _design(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any,
-            width: int) -> tuple[AgentSetup, Any, int, list[MeasuredPair]]:
-    """The audit's setup, environment, row width and measured candidate pairs, by ``spec.canary_design``
-    (:mod:`dpverify.audit.agent_canaries`)."""
+def _measured_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:
+    """The candidate pairs, measured, by ``spec.canary_design`` (:mod:`dpverify.audit.agent_canaries`); for the
+    worst-case design ``setup`` and ``mdp`` are already the audit environment's (:func:`~dpverify.audit.
+    agent_runs._setup`)."""
     from dpverify.agents.tapes import position_index
 
     if spec.canary_design == "worst-case":
-        setup = dataclasses.replace(setup, audit_environment=True)
-        _, width, mdp = probe_agent(spec, setup)  # the audit environment's releases may be wider
-        return setup, mdp, width, worst_case_pairs(spec, setup, mdp)
-    measured = [measure_pair(setup, mdp, pair.first, pair.second, position_index(p, spec.episodes), pair.label,
-                             "environment", spec.seed)
-                for pair, p in zip(neighbour_pairs(spec, mdp), spec.positions, strict=True)]
-    return setup, mdp, width, measured
+        return worst_case_pairs(spec, setup, mdp)
+    return [measure_pair(setup, mdp, pair.first, pair.second, position_index(p, spec.episodes), pair.label,
+                         "environment", spec.seed)
+            for pair, p in zip(neighbour_pairs(spec, mdp), spec.positions, strict=True)]
 
 
 def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
                executor: Executor | None, progress: bool | None, batch_factory: Callable[..., Any] | None,
                start: float) -> AgentAuditResult:
-    setup, mdp, width, measured = _design(spec, setup, mdp, width)
+    measured = _measured_pairs(spec, setup, mdp)
     batched = batch_factory is not None or _is_batched(setup, spec.batched)
     # one mechanism per pair: its view reads the episodes around that pair's position
     mechanisms = [AgentWorld(setup, output_view(spec.notion, pair.position, spec.window, spec.episodes, width),

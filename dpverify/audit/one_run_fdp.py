@@ -85,6 +85,18 @@ class TradeOffCurve(Protocol):
         ...
 
 
+def _gaussian_least_alpha(power: np.ndarray, mu: np.ndarray | float) -> np.ndarray:
+    """α(y) = Φ(Φ⁻¹(y) − μ) of μ-GDP; ``mu`` may be an array (a grid of curves)."""
+    return special.ndtr(special.ndtri(np.clip(power, 0.0, 1.0)) - mu)
+
+
+def _epsilon_delta_least_alpha(power: np.ndarray, epsilon: np.ndarray | float, delta: float) -> np.ndarray:
+    """α(y) = max((y − δ)e^{−ε}, 1 − δ − e^ε(1 − y)) of (ε, δ)-DP, in [0, 1]; ``epsilon`` may be an array."""
+    y = np.clip(power, 0.0, 1.0)
+    e = np.exp(np.minimum(epsilon, 700.0))
+    return np.clip(np.maximum((y - delta) / e, 1.0 - delta - e * (1.0 - y)), 0.0, 1.0)
+
+
 @dataclass(frozen=True)
 class GaussianCurve:
     """μ-GDP (Dong, Roth & Su 2022, Definition 2.5): g(α) = Φ(Φ⁻¹(α) + μ), α(y) = Φ(Φ⁻¹(y) − μ)."""
@@ -102,7 +114,7 @@ class GaussianCurve:
         return special.ndtr(special.ndtri(np.clip(alpha, 0.0, 1.0)) + self.mu)
 
     def least_alpha(self, power: np.ndarray) -> np.ndarray:
-        return special.ndtr(special.ndtri(np.clip(power, 0.0, 1.0)) - self.mu)
+        return _gaussian_least_alpha(power, self.mu)
 
     def power_slope(self, alpha: float) -> float:
         z = float(special.ndtri(min(max(alpha, 1e-300), 1.0 - 1e-16)))
@@ -134,10 +146,7 @@ class EpsilonDeltaCurve:
         return np.minimum(1.0, np.minimum(self.delta + e * a, 1.0 - (1.0 - self.delta - a) / e))
 
     def least_alpha(self, power: np.ndarray) -> np.ndarray:
-        y = np.clip(power, 0.0, 1.0)
-        e = math.exp(min(self.epsilon, 700.0))
-        alpha = np.maximum((y - self.delta) / e, 1.0 - self.delta - e * (1.0 - y))
-        return np.clip(alpha, 0.0, 1.0)
+        return _epsilon_delta_least_alpha(power, self.epsilon, self.delta)
 
     def power_slope(self, alpha: float) -> float:
         e = math.exp(min(self.epsilon, 700.0))
@@ -146,25 +155,23 @@ class EpsilonDeltaCurve:
 
 @dataclass(frozen=True, eq=False)
 class _GaussianGrid:
-    """μ-GDP curves for an array of μ (the searches' grids; same formulas as :class:`GaussianCurve`)."""
+    """μ-GDP curves for an array of μ (the searches' grids), by :class:`GaussianCurve`'s formula."""
 
     mu: np.ndarray
 
     def least_alpha(self, power: np.ndarray) -> np.ndarray:
-        return special.ndtr(special.ndtri(np.clip(power, 0.0, 1.0)) - self.mu)
+        return _gaussian_least_alpha(power, self.mu)
 
 
 @dataclass(frozen=True, eq=False)
 class _EpsilonDeltaGrid:
-    """(ε, δ) curves for an array of ε (same formulas as :class:`EpsilonDeltaCurve`)."""
+    """(ε, δ) curves for an array of ε, by :class:`EpsilonDeltaCurve`'s formula."""
 
     epsilon: np.ndarray
     delta: float
 
     def least_alpha(self, power: np.ndarray) -> np.ndarray:
-        y = np.clip(power, 0.0, 1.0)
-        e = np.exp(np.minimum(self.epsilon, 700.0))
-        return np.clip(np.maximum((y - self.delta) / e, 1.0 - self.delta - e * (1.0 - y)), 0.0, 1.0)
+        return _epsilon_delta_least_alpha(power, self.epsilon, self.delta)
 
 
 def least_mass(m: int, k: int, v: int, tau: np.ndarray | float, curve: TradeOffCurve) -> np.ndarray:
@@ -191,18 +198,19 @@ def _last_true(flags: np.ndarray) -> int:
     return int(np.flatnonzero(flags)[-1])
 
 
-def _refine(allowed: Any, lo: float, hi: float) -> float:
-    """The largest x in [lo, hi] with ``allowed(x)`` True, by grid refinement (:data:`GRID` points,
-    :data:`PASSES` passes) that keeps its lower end at a point found True; ``allowed(lo)`` must be True."""
+def _refine(allowed: Any, lo: float, hi: float) -> tuple[float, float]:
+    """A bracket [lo′, hi′] of the largest x in [lo, hi] with ``allowed(x)`` True, by grid refinement
+    (:data:`GRID` points, :data:`PASSES` passes): lo′ was found True, hi′ found False or is ``hi`` (then lo′ = hi′
+    when ``hi`` itself was found True). ``allowed(lo)`` must be True."""
     for _ in range(PASSES):
         grid = np.linspace(lo, hi, GRID)
         flags = np.asarray(allowed(grid), dtype=bool)
         flags[0] = True  # lo was found True before
         i = _last_true(flags)
         if i == GRID - 1:
-            return float(grid[-1])
+            return float(grid[-1]), float(grid[-1])
         lo, hi = float(grid[i]), float(grid[i + 1])
-    return lo
+    return lo, hi
 
 
 def tail_bound(m: int, k: int, v: int, curve: TradeOffCurve) -> float:
@@ -211,14 +219,7 @@ def tail_bound(m: int, k: int, v: int, curve: TradeOffCurve) -> float:
     m_, k_, v_ = _check_counts(m, k, v)
     if v_ == 0 or least_mass(m_, k_, v_, 1.0, curve)[()] <= 1.0:
         return 1.0
-    lo, hi = 0.0, 1.0
-    for _ in range(PASSES):
-        grid = np.linspace(lo, hi, GRID)
-        feasible = least_mass(m_, k_, v_, grid, curve) <= 1.0
-        feasible[0] = True
-        i = _last_true(feasible)
-        lo, hi = float(grid[i]), float(grid[min(i + 1, GRID - 1)])
-    return hi
+    return _refine(lambda taus: least_mass(m_, k_, v_, taus, curve) <= 1.0, 0.0, 1.0)[1]
 
 
 def tail_bound_lp(m: int, k: int, v: int, curve: TradeOffCurve, *, rounds: int = 40,
@@ -274,7 +275,7 @@ def _largest_rejected(m: int, k: int, v: int, alpha: float, curve_at: Any, upper
 
     if v == 0 or not rejected(np.array([0.0]))[0]:
         return 0.0
-    return _refine(rejected, 0.0, upper)
+    return _refine(rejected, 0.0, upper)[0]
 
 
 @dataclass(frozen=True)

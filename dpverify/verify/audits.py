@@ -156,8 +156,9 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
                       "env_options": dict(env_options), "trials": budget.one_run_runs,
                       "canaries": max(2, min(budget.one_run_canaries, episodes // 2))})
-    for kwargs in plans:  # the audits share one error budget: any one VIOLATION refutes the claim
-        kwargs["confidence"] = 1.0 - ERROR_LEVEL / len(plans)
+    confidence = 1.0 - ERROR_LEVEL / len(plans)  # the audits share one error budget: any VIOLATION refutes
+    for kwargs in plans:
+        kwargs["confidence"] = confidence
     runs = []
     for kwargs in plans:
         if kwargs["route"] == "one-run" and episodes < 4:
@@ -175,7 +176,7 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
     statuses = {r.status for r in runs}
     status = FAIL if FAIL in statuses else (NOT_RUN if NOT_RUN in statuses else PASS)
     share = (f"The {len(plans)} audits share the error level {ERROR_LEVEL:g} (Bonferroni: each at confidence "
-             f"{1.0 - ERROR_LEVEL / len(plans):.4g}), so a correct agent is refuted by an audit with probability "
+             f"{confidence:.4g}), so a correct agent is refuted by an audit with probability "
              f"at most {ERROR_LEVEL:g}.")
     note = share
     if budget.one_run_audits == "none":

@@ -1,4 +1,4 @@
-"""The agent-loading commands against misbehaving third-party agents (issue 21): the user's fault is said in
+"""The agent-loading commands against misbehaving third-party agents: the user's fault is said in
 one line, with exit status 2, within its limit, whatever the agent does.
 
 Every planted fault of :mod:`_misbehaving` (raise, ``sys.exit``, ``MemoryError`` or a hang at import, in the

@@ -1,4 +1,4 @@
-"""Every documented learning statement carries its no-data control (issue 22).
+"""Every documented learning statement carries its no-data control.
 
 A private run in the frontier (docs/results/frontier/runs) or in results.json must have a control record (the
 same agent, seeds and options with every user slot empty, docs/no_data_controls.py) whose rerun with users
