@@ -132,7 +132,7 @@ def test_false_alarms_of_gaussian_canaries_are_within_the_level_and_half_mu_is_r
     at_claim = _gaussian_counts(rng, runs, m, k, mu)
     critical = _critical_count(m, k, GaussianCurve(mu), alpha)
     assert np.sum(at_claim >= critical) <= stats.binom.ppf(0.999, runs, alpha)
-    # the same test refutes μ = 1 most of the time when the canaries carry μ = 2 (measured 0.91)
+    # the same test refutes μ = 1 most of the time when the canaries carry μ = 2 (measured 0.90)
     twice = _gaussian_counts(rng, 1000, m, k, 2 * mu)
     assert np.mean(twice >= critical) >= 0.8
 
