@@ -11,12 +11,12 @@ linear algebra (batched ``eigh``, ``matmul``) instead of 10⁵ Python loops.
 Constants (calibrated noise, shift, radii, regulariser, weight bound) are read from one reference agent
 constructed with the same config, so both paths use the same numbers by construction.
 
-Randomness. The reference agent draws its tie-breaking keys from its generator ``rng`` and its noise
-from ``rng.spawn(1)[0]``. :class:`PerTrialRandomness` reproduces that exactly for a list of n generators
-(trial i uses generator i as the reference agent would), which is how the test proves that this is the
-same algorithm: identical policies and published values, trial by trial. :class:`BatchRandomness`
-draws the same distributions for all trials at once from one generator — the fast path of audits
-(independent trials, fresh noise per release, but not the reference agent's streams).
+Randomness (:mod:`dpverify.agents.batching`). The reference agent draws its tie-breaking keys from its
+generator ``rng`` and its noise from ``rng.spawn(1)[0]``; ``PerTrialRandomness`` reproduces that for n
+generators, which is how the test proves that this is the same algorithm: identical policies and published
+values, trial by trial. ``BatchRandomness`` draws the same distributions for all trials from one generator
+(the audits' fast path). The registry card names :func:`build_twin` and :func:`covers` as the agent's
+batched twin.
 
 Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): ``gram_noise``, ``vector_noise``,
 ``clip_targets``, ``user_features``, ``planning_statistics`` and the attribute ``value_floor``; the
@@ -42,44 +42,13 @@ CHECK_TOLERANCE = 1e-9
 VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 
 
-class PerTrialRandomness:
-    """Trial i draws exactly as a reference agent constructed with ``generators[i]`` would."""
-
-    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
-        self.ties = list(generators)
-        self.noise = [g.spawn(1)[0] for g in self.ties]
-        self.n = len(self.ties)
-
-    def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
-        return np.stack([g.normal(0.0, scale, size=shape) for g in self.noise])
-
-    def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
-        return np.stack([g.random(shape) for g in self.ties])
-
-
-class BatchRandomness:
-    """All n trials from one generator: N(0, s²) and U[0, 1) arrays of shape (n, *shape)."""
-
-    def __init__(self, generator: np.random.Generator, n: int) -> None:
-        if not isinstance(generator, np.random.Generator):
-            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(generator).__name__)
-        self.generator = generator
-        self.n = int(n)
-
-    def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
-        return self.generator.normal(0.0, scale, size=(self.n, *shape))
-
-    def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
-        return self.generator.random((self.n, *shape))
-
-
 class BatchedDpLsviUcbPlusPlus:
     """n independent DP-LSVI-UCB++ runs (module docstring).
 
     Args:
         mdp: the linear MDP (‖φ‖ ≤ ``config.feature_norm``; checked by the reference constructor).
         config: :class:`~dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig`.
-        randomness: :class:`PerTrialRandomness` or :class:`BatchRandomness` (n = its ``n``).
+        randomness: ``PerTrialRandomness`` or ``BatchRandomness`` (:mod:`dpverify.agents.batching`; n = its ``n``).
         record: 1-based episodes whose releases are kept in :attr:`releases` (family, episode, stage,
             value (n, ...)); ``None`` keeps every release.
     """
@@ -274,30 +243,19 @@ class BatchedDpLsviUcbPlusPlus:
         self.count += 1
 
 
-def rollout_batch(policies: np.ndarray, initial_state: int, next_states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every trial follows its policy (n, H, S) on one user tape: (states (n, H + 1), actions (n, H))."""
-    n, H = policies.shape[0], policies.shape[1]
-    trial = np.arange(n)
-    states = np.empty((n, H + 1), dtype=np.int64)
-    actions = np.empty((n, H), dtype=np.int64)
-    states[:, 0] = initial_state
-    for h in range(H):
-        actions[:, h] = policies[trial, h, states[:, h]]
-        states[:, h + 1] = next_states[h, states[:, h], actions[:, h]]
-    return states, actions
+def covers(options: dict[str, Any]) -> bool:
+    """Whether this twin implements DP-LSVI-UCB++ with these factory options: the fresh-noise variant under
+    replace-one (the tree variants and add/remove audits, with their empty slots, run the reference agent)."""
+    return options.get("aggregation", "fresh") == "fresh" and options.get("relation") != "add-remove-one"
 
 
-def run_batch(agent: BatchedDpLsviUcbPlusPlus, initial_states: np.ndarray, next_states: np.ndarray,
-              keep_policies: Sequence[int] | None = None) -> dict[int, np.ndarray]:
-    """Run every trial over the K tapes (arrays from :func:`dpverify.agents.tapes.tape_arrays`).
-
-    Returns the policies (n, H, S) of the 1-based episodes in ``keep_policies`` (all when None).
-    """
-    kept: dict[int, np.ndarray] = {}
-    for k in range(len(initial_states)):
-        policies = agent.begin_episode()
-        if keep_policies is None or (k + 1) in keep_policies:
-            kept[k + 1] = policies
-        states, actions = rollout_batch(policies, int(initial_states[k]), next_states[k])
-        agent.end_episode(states, actions)
-    return kept
+def build_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
+               record: Sequence[int] | None) -> BatchedDpLsviUcbPlusPlus:
+    """The batched agent for the factory options of the reference agent (the audits' twin, registry card)."""
+    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
+    try:
+        config = DpLsviUcbPlusPlusConfig(num_episodes, **options)
+    except TypeError as exc:
+        raise InvalidParameterError("--agent-option", f"is not accepted by dp-lsvi-ucb++ ({exc})",
+                                    ", ".join(options)) from None
+    return BatchedDpLsviUcbPlusPlus(mdp, config, randomness, record=record)

@@ -15,7 +15,7 @@ Releases of episode k (users 1..k−1 are read; episode-k user's data is added a
   ``w_check`` Σ_{i<k} σ̄_{i,h}⁻² φ_i V̌_{k,h+1}(s'_i)  + N(0, σ̂²I)       (fresh draw)
   ``w_bar``   Σ_{i<k} σ̄_{i,h}⁻² φ_i V̂_{k,h+1}(s'_i)² + N(0, σ̄²I)       (fresh draw)
 
-i.e. exactly the 4HK releases of :func:`dpverify.calibration.dp_lsvi_ucbpp_schedule`, each published
+i.e. exactly the 4HK releases of :func:`dpverify.agents.dp_lsvi_ucb_pp_schedule.dp_lsvi_ucbpp_schedule`, each published
 through :meth:`dpverify.agents.billboard.Billboard.publish` (``users="prefix"``) so that the agent's
 :attr:`~DpLsviUcbPlusPlus.ledger` records what was actually released. Noise levels come from
 :func:`dpverify.calibration.calibrate` for the target (ε, δ), with the ``"paper"`` (Appendix A:
@@ -92,6 +92,7 @@ import sympy
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard, ReleasePlan, ReservedReleases
+from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.dp_lsvi_ucb_pp_tree import TreeRidgeStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
@@ -103,7 +104,7 @@ from dpverify.bounds.symbols import H as H_symbol
 from dpverify.bounds.symbols import K as K_symbol
 from dpverify.bounds.symbols import d as d_symbol
 from dpverify.bounds.symbols import delta as delta_symbol
-from dpverify.calibration import Calibration, ReleaseSchedule, dp_lsvi_ucbpp_schedule
+from dpverify.calibration import Calibration, ReleaseSchedule
 from dpverify.errors import InvalidParameterError
 
 #: Default multipliers of the registry radii (see the module docstring and docs/private_agents.md).

@@ -84,12 +84,13 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard
+from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_setting
 from dpverify.agents.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
 from dpverify.agents.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
 from dpverify.agents.private import require_mechanism
 from dpverify.agents.statistics import PublishedRidgeStatistics
 from dpverify.agents.tree_lsvi import BinaryTreeSum
-from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec, dp_lsvi_ucbpp_setting
+from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.neighbouring import Neighbouring

@@ -16,7 +16,7 @@ decision processes" (§4). The protocol has two explicit parties:
   :class:`dpverify.mechanisms.GaussianMechanism`, published through the billboard with
   ``users="current"`` and ``episode=k``, so ``billboard.messages_of(k)`` is exactly what user k sent.
 
-Sensitivities and accounting (:func:`dpverify.calibration.ldp_ucrl_vtr_schedule`). Local DP compares any
+Sensitivities and accounting (:func:`ldp_ucrl_vtr_schedule`). Local DP compares any
 two inputs of one user (replace-one). With V_{h+1} ∈ [0, H − h − 1] ⊂ [0, H] (values capped, targets
 clipped) and the environment's bound L on ‖Σ_{s′}ψ(s′|s,a)V(s′)‖ for V ∈ [0, 1]^S, ‖φ_V‖ ≤ F = H·L
 (checked at run time before every message): Δ_gram = √2·F² (Frobenius), Δ_target = 2·F·H (ℓ2). Each user
@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify import _validate
 from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard, ReleasePlan
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
@@ -61,9 +62,12 @@ from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms
 from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
-from dpverify.calibration import ReleaseSchedule, ldp_ucrl_vtr_schedule
+from dpverify.calibration import NamedSchedule, ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import user_pattern
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
+from dpverify.neighbouring import Neighbouring
+from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
 DEFAULT_BETA_MULTIPLIER = 0.1
 DEFAULT_PRIVACY_BETA_MULTIPLIER = 1e-3
@@ -300,3 +304,61 @@ class LdpUcrlVtr(PrivateAgent):
         gram_messages, target_messages = messages["gram"], messages["target"]
         self.server.receive(gram_messages, target_messages)
         self.episode += 1
+
+
+def ldp_ucrl_vtr_schedule(
+    horizon: int,
+    episodes: int,
+    dim: int,
+    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    feature_norm: float | None = None,
+) -> ReleaseSchedule:
+    """LDP-UCRL-VTR (Liao et al. 2021, Algorithm 1, lines 13–14): each user privatises its own statistics.
+
+    User k sends, for each stage h, ΔΛ = φ_V φ_Vᵀ with a symmetric Gaussian matrix and Δu = φ_V·V(s′)
+    with a Gaussian vector, where φ_V = Σ_{s′} φ(s′|s,a) V(s′). With ‖φ_V‖₂ ≤ F (F = H by default: the
+    standard linear-mixture bound for V ∈ [0, H]) and V ∈ [0, H], local DP compares any two inputs of
+    one user (replacement): sensitivities √2·F² (Frobenius) and 2·F·H (ℓ2). Each user's 2H releases
+    compose; users do not compose with each other (each release touches its own user only).
+    """
+    horizon = _validate.integer("horizon", horizon, minimum=1)
+    episodes = _validate.integer("episodes", episodes, minimum=1)
+    dim = _validate.integer("dim", dim, minimum=1)
+    relation = Neighbouring.parse(relation)
+    H = float(horizon)
+    F = H if feature_norm is None else _validate.positive("feature_norm", feature_norm)
+    bound = SumBound(1.0, F, H)
+    own = user_pattern("current")
+    stats = (
+        StatisticSpec(
+            "gram", "φ_V φ_Vᵀ of user k (Alg. 1 line 13)", "symmetric-matrix", dim,
+            gram_sum_sensitivity(bound, relation), own,
+        ),
+        StatisticSpec(
+            "target", "φ_V·V(s′) of user k (Alg. 1 line 14)", "vector", dim,
+            vector_sum_sensitivity(bound, relation), own,
+        ),
+    )
+    return ReleaseSchedule(
+        name="ldp-ucrl-vtr",
+        source="Liao et al. 2021, Algorithm 1 (lines 13–14) and Section 5",
+        relation=relation,
+        episodes=episodes,
+        stages=horizon,
+        statistics=stats,
+        assumptions=(
+            f"‖φ_V(s,a)‖₂ ≤ {F:g} (φ_V = Σ φ(s′|s,a)V(s′), V ∈ [0, H])",
+            "targets V(s′) clipped to [0, H]",
+            f"neighbouring relation: {relation.value} (local DP: any two inputs of one user)",
+            "each user's releases touch only that user; fresh noise per release",
+        ),
+    )
+
+
+def _named_build(horizon: int, episodes: int, dim: int, model: str, relation: Neighbouring) -> ReleaseSchedule:
+    return ldp_ucrl_vtr_schedule(horizon, episodes, dim, relation)
+
+
+#: The schedule the registry card of ``ldp-ucrl-vtr`` offers to ``dpverify calibrate`` (one model: local DP,
+#: F = H; Liao et al. 2021 prints no noise scale).
+NAMED_SCHEDULE = NamedSchedule(name="ldp-ucrl-vtr", build=_named_build, models=("ldp",), default_model="ldp")

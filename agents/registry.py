@@ -1,23 +1,29 @@
-"""The one registry of the agents and environments that ``dpverify run`` (and the results scripts) know by name.
+"""The one registry of the agents and environments dpverify knows by name, and the one way to build them.
 
-* :data:`AGENTS` — name → :class:`AgentEntry`: a factory ``(mdp, num_episodes, rng, /, **options) -> Agent``,
-  the environment kind it needs (``"linear"`` or ``"mixture"``) and whether the agent is private. Every
-  private agent's factory also accepts ``billboard=`` (a :class:`~dpverify.agents.billboard.Billboard` or
-  :class:`~dpverify.agents.billboard.ReplayBillboard` to publish on), and the agent it returns has
+* :data:`AGENTS` — name → :class:`AgentEntry`, the agent's *card*: its factory
+  ``(mdp, num_episodes, rng, /, **options) -> Agent``, the environment kind it needs (``"linear"`` or
+  ``"mixture"``), and for a private agent everything the other layers know about it — its privacy notion,
+  its non-private counterpart, its regret bound in :data:`dpverify.bounds.REGISTRY`, its release schedule,
+  the published calibration ``dpverify verify`` checks, and the vectorised twin the two-world audits use.
+  Every private agent's factory also accepts ``billboard=`` (a :class:`~dpverify.agents.billboard.Billboard`
+  or :class:`~dpverify.agents.billboard.ReplayBillboard` to publish on), and the agent it returns has
   ``billboard``, ``ledger``, ``claimed_guarantee()``, ``privacy_notion`` ("jdp" or "ldp") and
   ``config.num_episodes``/``epsilon``/``delta``/``relation`` (:class:`dpverify.agents.private.PrivateAgent`).
 * :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry`: a factory ``(num_episodes, /, **options) -> MDP``
   (``num_episodes`` is the run's K, positional-only so that an option may carry the same name).
+* :func:`agent_factory`, :func:`build_environment`, :func:`build_agent` — the runner, the audits,
+  ``dpverify verify`` and the testing helpers build agents and environments here, with one error wording.
 
-Adding an agent is one module plus one :func:`register_agent` line below (and its tests). A factory is
-given as a callable or as ``"module:attribute"``, imported on first use, so that naming the agents
-does not import every agent (and its dependencies) before a run.
+Adding an agent is one module plus one :func:`register_agent` call below (and its tests): CONTRIBUTING.md.
+A factory is given as a callable or as ``"module:attribute"``, imported on first use, so that naming the
+agents does not import every agent (and its dependencies) before a run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +35,7 @@ from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.errors import InvalidParameterError
+from dpverify.usercode import guarded_factory, is_factory_path
 
 ENV_KINDS = ("linear", "mixture")
 
@@ -43,18 +50,69 @@ def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
     return value
 
 
+NOTIONS = ("jdp", "ldp")
+
+
+@dataclass(frozen=True)
+class BatchedTwin:
+    """A vectorised twin of a private agent for the two-world audits: many trials per call, each trial
+    bit-identical to the reference agent run with the same generators (its tests tie the two together).
+
+    Attributes:
+        build: ``build(mdp, num_episodes, options, randomness, record) -> batched agent`` (or its
+            ``"module:attribute"``); ``options`` are the agent's factory options.
+        covers: ``covers(options) -> bool``: whether the twin implements the agent with these options (else the
+            audit runs the reference agent one trial at a time).
+    """
+
+    build: Callable[..., Any] | str
+    covers: Callable[..., bool] | str
+
+    def applies(self, options: dict[str, Any]) -> bool:
+        return bool(_resolve(self.covers)(options))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _resolve(self.build)(*args, **kwargs)
+
+
 @dataclass(frozen=True)
 class AgentEntry:
-    """A registered agent (module docstring); ``target`` is the factory or its ``"module:attribute"``."""
+    """A registered agent: its card (module docstring).
+
+    Attributes:
+        name: the name ``--agent`` takes.
+        target: the factory or its ``"module:attribute"``.
+        env_kind: "linear" (linear MDPs) or "mixture" (linear mixture MDPs).
+        description: one line for listings.
+        private: whether the agent makes a privacy claim.
+        notion: "jdp" or "ldp" for a private agent (None for a non-private one).
+        counterpart: the registered non-private agent with the same learning rule (regret comparisons).
+        bound: the name of the agent's regret bound in :data:`dpverify.bounds.REGISTRY`.
+        schedule: the agent's release schedule for ``dpverify calibrate``: a
+            :class:`~dpverify.calibration.NamedSchedule` or the ``"module:attribute"`` of one.
+        batched: the vectorised twin the two-world audits run (:class:`BatchedTwin`).
+    """
 
     name: str
     target: Callable[..., Any] | str
     env_kind: str
     description: str
     private: bool = False
+    notion: str | None = None
+    counterpart: str | None = None
+    bound: str | None = None
+    schedule: Any = None
+    batched: BatchedTwin | None = None
 
     def __post_init__(self) -> None:
         _validate.one_of("env_kind", self.env_kind, ENV_KINDS)
+        if self.private:
+            _validate.one_of("notion", self.notion, NOTIONS)
+        elif self.notion is not None or self.batched is not None:
+            raise InvalidParameterError("private", "must be True for an agent with a privacy notion or an audit "
+                                        "twin", self.private)
+        if self.batched is not None and not isinstance(self.batched, BatchedTwin):
+            raise InvalidParameterError("batched", "must be a BatchedTwin", self.batched)
 
     @property
     def factory(self) -> Callable[..., Any]:
@@ -63,6 +121,12 @@ class AgentEntry:
     @property
     def env_type(self) -> type:
         return LinearMDP if self.env_kind == "linear" else LinearMixtureMDP
+
+    @property
+    def named_schedule(self) -> Any:
+        """The agent's :class:`~dpverify.calibration.NamedSchedule` (None when it registers none)."""
+        return None if self.schedule is None else (_resolve(self.schedule) if isinstance(self.schedule, str)
+                                                   else self.schedule)
 
 
 @dataclass(frozen=True)
@@ -83,11 +147,15 @@ ENVIRONMENTS: dict[str, EnvironmentEntry] = {}
 
 
 def register_agent(name: str, factory: Callable[..., Any] | str, env_kind: str, description: str,
-                   private: bool = False, replace: bool = False) -> None:
-    """Add an agent to :data:`AGENTS` (an existing name is an error unless ``replace``)."""
+                   private: bool = False, replace: bool = False, **card: Any) -> None:
+    """Add an agent to :data:`AGENTS` (an existing name is an error unless ``replace``); ``card`` holds the
+    other fields of :class:`AgentEntry` (``notion``, ``counterpart``, ``bound``, ``schedule``, ``batched``)."""
     if name in AGENTS and not replace:
         raise InvalidParameterError("agent", "is already registered", name)
-    AGENTS[name] = AgentEntry(name, factory, env_kind, description, private)
+    unknown = sorted(set(card) - {f.name for f in dataclasses.fields(AgentEntry)})
+    if unknown:
+        raise InvalidParameterError("card", f"has no field {', '.join(unknown)}", name)
+    AGENTS[name] = AgentEntry(name, factory, env_kind, description, private, **card)
 
 
 def register_environment(name: str, factory: Callable[..., Any] | str, description: str,
@@ -96,6 +164,96 @@ def register_environment(name: str, factory: Callable[..., Any] | str, descripti
     if name in ENVIRONMENTS and not replace:
         raise InvalidParameterError("env", "is already registered", name)
     ENVIRONMENTS[name] = EnvironmentEntry(name, factory, description)
+
+
+def schedules() -> dict[str, Any]:
+    """The release schedules the registered agents offer (``--schedule`` name → :class:`~dpverify.calibration.
+    NamedSchedule`), in registration order."""
+    return {name: entry.named_schedule for name, entry in AGENTS.items() if entry.schedule is not None}
+
+
+def named_schedule(name: str, *, parameter: str = "schedule") -> Any:
+    """The :class:`~dpverify.calibration.NamedSchedule` of the agent ``name`` (one clear error otherwise)."""
+    offered = schedules()
+    if name not in offered:
+        raise InvalidParameterError(parameter, f"must be one of {', '.join(offered)}", name)
+    return offered[name]
+
+
+def card(agent: str | None) -> AgentEntry | None:
+    """The card of a registered agent, None for anything else (a factory path, an unknown name, None)."""
+    return AGENTS.get(agent) if isinstance(agent, str) else None
+
+
+# ---- building (one wording for every caller) ---------------------------------------------------------------
+
+
+def options_error(kind: str, name: str, options: Any, exc: TypeError) -> InvalidParameterError:
+    """The error for options a factory refused (``kind`` "agent" or "env"): the missing ones, or those given."""
+    reason = str(exc).split(": ", 1)[-1].split("() ", 1)[-1]
+    if "missing" in str(exc) and "required" in str(exc):
+        names = str(exc).split(": ", 1)[-1].replace(" and ", ", ").split(",")
+        missing = ", ".join(part.strip(" '") for part in names)
+        return InvalidParameterError(f"--{kind}-option", f"{missing} is required by {name} (give NAME=VALUE)", missing)
+    keys = options.keys() if isinstance(options, Mapping) else (key for key, _ in options)
+    return InvalidParameterError(f"--{kind}-option", f"is not accepted by {name} ({reason})", ", ".join(keys))
+
+
+def agent_factory(agent: str, *, parameter: str = "agent") -> Callable[..., Any]:
+    """A registered agent's factory, or the user's factory named ``module.path:factory`` / ``file.py:factory``
+    (a :class:`~dpverify.usercode.GuardedFactory`: its import, call and methods are guarded, its module
+    imported here so that a path that does not import is refused at once)."""
+    if isinstance(agent, str) and is_factory_path(agent):
+        try:
+            return guarded_factory(agent)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(parameter, exc.rule, agent) from None
+    if not isinstance(agent, str) or agent not in AGENTS:
+        raise InvalidParameterError(parameter, f"must be one of {', '.join(sorted(AGENTS))} or module.path:factory",
+                                    agent)
+    return AGENTS[agent].factory
+
+
+def build_environment(env: str, num_episodes: int, options: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+                      *, parameter: str = "env") -> Any:
+    """The registered environment ``env`` for a run of ``num_episodes`` episodes, with its options."""
+    if not isinstance(env, str) or env not in ENVIRONMENTS:
+        raise InvalidParameterError(parameter, f"must be one of {', '.join(sorted(ENVIRONMENTS))}", env)
+    options = dict(options)
+    try:
+        return ENVIRONMENTS[env].factory(num_episodes, **options)
+    except TypeError as exc:
+        raise options_error("env", env, options, exc) from None
+
+
+def build_agent(agent: str | Callable[..., Any], mdp: Any, num_episodes: int, rng: np.random.Generator,
+                options: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), *, billboard: Any = None,
+                billboard_required: bool = True, name: str | None = None) -> Any:
+    """Call the agent's factory (a registered name, a factory path, or the factory itself) on ``mdp``.
+
+    A registered agent refuses an environment of the other kind; ``billboard`` (when given) is passed as
+    ``billboard=`` — a factory that does not take it is an error, or, unless ``billboard_required``, is called
+    without it; a factory's ``TypeError`` is bad input naming the options (:func:`options_error`)."""
+    label = name or (agent if isinstance(agent, str) else str(getattr(agent, "__name__", "the factory")))
+    entry = card(agent) if isinstance(agent, str) else None
+    if entry is not None and not isinstance(mdp, entry.env_type):
+        kind = "linear" if entry.env_kind == "linear" else "linear mixture"
+        raise InvalidParameterError("env", f"must be a {kind} MDP for agent {label}", getattr(mdp, "name", mdp))
+    factory = agent_factory(agent) if isinstance(agent, str) else agent
+    options = dict(options)
+    extra = {} if billboard is None else {"billboard": billboard}
+    try:
+        return factory(mdp, num_episodes, rng, **extra, **options)
+    except TypeError as exc:
+        if not (extra and "billboard" in str(exc)):
+            raise options_error("agent", label, options, exc) from None
+        if billboard_required:
+            raise InvalidParameterError("agent", "factory must accept (mdp, num_episodes, rng, billboard=..., "
+                                        f"**options) ({exc})", label) from None
+    try:
+        return factory(mdp, num_episodes, rng, **options)
+    except TypeError as exc:
+        raise options_error("agent", label, options, exc) from None
 
 
 def private_agents() -> tuple[str, ...]:
@@ -146,13 +304,20 @@ register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlu
                "DP-LSVI-UCB++ (Sahu 2025, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "
                "sensitivity_model, conversion, *_multiplier, aggregation=fresh|tree|honaker: binary-tree counters, "
                "or the full dyadic tree with Honaker's estimator)",
-               private=True)
+               private=True, notion="jdp", counterpart="lsvi-ucb++", bound="dp-lsvi-ucb++/theorem-3.2",
+               schedule="dpverify.agents.dp_lsvi_ucb_pp_schedule:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp:build_twin",
+                                   "dpverify.agents.batched_dp_lsvi_ucb_pp:covers"))
 register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "
-               "delta, batch_length, *_multiplier)", private=True)
+               "delta, batch_length, *_multiplier)",
+               private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp")
 register_agent("ngo", "dpverify.agents.ngo:NgoAgent.from_options", "linear",
                "Ngo et al. 2022 private LSVI-UCB (adaptive batching on determinant doubling; options "
-               "epsilon, delta, max_updates, *_multiplier)", private=True)
+               "epsilon, delta, max_updates, *_multiplier)",
+               private=True, notion="jdp", counterpart="lsvi-ucb", bound="ngo-2022/linear-mdp")
 register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
-               "*_multiplier)", private=True)
+               "*_multiplier)",
+               private=True, notion="ldp", counterpart="ucrl-vtr", bound="ldp-ucrl-vtr/upper",
+               schedule="dpverify.agents.ldp_ucrl_vtr:NAMED_SCHEDULE")

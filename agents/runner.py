@@ -39,32 +39,14 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify._pools import abandon, gather
+from dpverify.agents import registry
 from dpverify.agents.base import Agent, run_episodes
 from dpverify.agents.registry import AGENTS, ENVIRONMENTS
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
-from dpverify.usercode import guarded_factory, is_factory_path
-
-
-def _options_error(kind: str, name: str, options: tuple[tuple[str, Any], ...], exc: TypeError) -> InvalidParameterError:
-    reason = str(exc).split(": ", 1)[-1].split("() ", 1)[-1]
-    if "missing" in str(exc) and "required" in str(exc):
-        names = str(exc).split(": ", 1)[-1].replace(" and ", ", ").split(",")
-        missing = ", ".join(part.strip(" '") for part in names)
-        return InvalidParameterError(f"--{kind}-option", f"{missing} is required by {name} (give NAME=VALUE)", missing)
-    return InvalidParameterError(f"--{kind}-option", f"is not accepted by {name} ({reason})",
-                                 ", ".join(key for key, _ in options))
-
+from dpverify.usercode import is_factory_path
 
 # ---- specs and results --------------------------------------------------------------------------------
-
-
-def _frozen_options(name: str, options: Mapping[str, Any] | tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
-    items = tuple(options.items()) if isinstance(options, Mapping) else tuple(options)
-    for item in items:
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
-            raise InvalidParameterError(name, "must map option names to values", options)
-    return tuple(sorted(items))
 
 
 @dataclass(frozen=True)
@@ -104,8 +86,8 @@ class RunSpec:
         _validate.integer("workers", self.workers, minimum=1)
         if not isinstance(self.users, bool):
             raise InvalidParameterError("users", "must be True or False", self.users)
-        object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
-        object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
+        object.__setattr__(self, "agent_options", _validate.options("agent_options", self.agent_options))
+        object.__setattr__(self, "env_options", _validate.options("env_options", self.env_options))
 
 
 @dataclass(frozen=True, eq=False)
@@ -140,29 +122,13 @@ class RunResult:
 
 
 def build_environment(spec: RunSpec) -> Any:
-    entry = ENVIRONMENTS[spec.env]
-    try:
-        return entry.factory(spec.num_episodes, **dict(spec.env_options))
-    except TypeError as exc:
-        raise _options_error("env", spec.env, _frozen_options("env_options", spec.env_options), exc) from exc
+    """The spec's environment (:func:`dpverify.agents.registry.build_environment`)."""
+    return registry.build_environment(spec.env, spec.num_episodes, spec.env_options)
 
 
 def build_agent(spec: RunSpec, mdp: Any, rng: np.random.Generator) -> Agent:
-    if is_factory_path(spec.agent):
-        factory = guarded_factory(spec.agent)
-        try:
-            return factory(mdp, spec.num_episodes, rng, **dict(spec.agent_options))
-        except TypeError as exc:
-            raise _options_error("agent", spec.agent, _frozen_options("agent_options", spec.agent_options),
-                                 exc) from exc
-    entry = AGENTS[spec.agent]
-    if not isinstance(mdp, entry.env_type):
-        kind = "linear" if entry.env_kind == "linear" else "linear mixture"
-        raise InvalidParameterError("env", f"must be a {kind} MDP for agent {spec.agent}", spec.env)
-    try:
-        return entry.factory(mdp, spec.num_episodes, rng, **dict(spec.agent_options))
-    except TypeError as exc:
-        raise _options_error("agent", spec.agent, _frozen_options("agent_options", spec.agent_options), exc) from exc
+    """The spec's agent on ``mdp`` (:func:`dpverify.agents.registry.build_agent`)."""
+    return registry.build_agent(spec.agent, mdp, spec.num_episodes, rng, spec.agent_options)
 
 
 def describe_environment(mdp: Any, spec: RunSpec) -> dict[str, Any]:

@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent, resolve_factory
+from dpverify.agents.registry import agent_factory
+from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
 from dpverify.audit.executors import Executor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
 from dpverify.errors import InvalidParameterError
@@ -181,7 +182,7 @@ def _unnoised(mechanism: Any) -> Any:
 def luyo_vector_noise_never_added(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *,
                                   billboard: Any = None, **options: Any) -> Any:
     """Bug: Luyo et al. whose next-state and reward trees publish their nodes without noise."""
-    agent = resolve_factory("luyo")(mdp, num_episodes, rng, billboard=billboard, **options)
+    agent = agent_factory("luyo")(mdp, num_episodes, rng, billboard=billboard, **options)
     for tree in (agent.next_state_tree, agent.reward_tree):
         tree.mechanism = _unnoised(tree.mechanism)
     return agent
@@ -190,7 +191,7 @@ def luyo_vector_noise_never_added(mdp: Any, num_episodes: int, rng: np.random.Ge
 def ldp_ucrl_vtr_unnoised_message(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *,
                                   billboard: Any = None, **options: Any) -> Any:
     """Bug: LDP-UCRL-VTR whose users send their target message Δu without noise."""
-    agent = resolve_factory("ldp-ucrl-vtr")(mdp, num_episodes, rng, billboard=billboard, **options)
+    agent = agent_factory("ldp-ucrl-vtr")(mdp, num_episodes, rng, billboard=billboard, **options)
     agent.target_mechanism = _unnoised(agent.target_mechanism)
     return agent
 

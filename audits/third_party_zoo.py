@@ -150,7 +150,7 @@ def whitebox_outcomes(env: str = "min2021", episodes: int = 16, env_options: Map
                       ) -> list[ThirdPartyOutcome]:
     """The white-box checks alone on every case (or those named in ``only``), at a small size: the verdict is
     the checks' own (a failure refutes, a check that could not run leaves it inconclusive)."""
-    from dpverify.audit.agent_factories import build_environment, resolve_factory
+    from dpverify.agents.registry import agent_factory, build_environment
     from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
     mdp = build_environment(env, episodes, tuple(dict(env_options or {"horizon": 3, "num_actions": 4}).items()))
@@ -159,7 +159,7 @@ def whitebox_outcomes(env: str = "min2021", episodes: int = 16, env_options: Map
         if only is not None and c.name not in only:
             continue
         start = time.perf_counter()
-        subject = Subject(resolve_factory(c.agent), mdp, episodes, {"epsilon": 1.0, "delta": 1e-5}, name=c.name)
+        subject = Subject(agent_factory(c.agent), mdp, episodes, {"epsilon": 1.0, "delta": 1e-5}, name=c.name)
         result = check_releases(subject, WhiteBoxPlan(episodes, search_episodes, seed=seed, claim_epsilon=1.0))
         out.append(ThirdPartyOutcome(c, _whitebox_verdict(result.status), tuple(x.name for x in result.failures),
                                      tuple(x.name for x in result.not_run), time.perf_counter() - start))

@@ -21,8 +21,7 @@ from scipy import stats
 
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.registry import AGENTS
-from dpverify.audit.agent_factories import resolve_factory
+from dpverify.agents.registry import AGENTS, agent_factory
 from dpverify.audits.third_party_zoo import CASES, CONSISTENT
 from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
@@ -33,7 +32,7 @@ def subjects(episodes: int) -> list[Subject]:
     linear, mixture = min2021_mdp(horizon=3, num_actions=4), zhou2021_mixture_mdp(horizon=3)
     out = [Subject(AGENTS[n].factory, mixture if n == "ldp-ucrl-vtr" else linear, episodes, {"epsilon": 1.0}, name=n)
            for n in ("dp-lsvi-ucb++", "luyo", "ngo", "ldp-ucrl-vtr")]
-    out += [Subject(resolve_factory(c.agent), linear, episodes, {"epsilon": 1.0}, name=c.name)
+    out += [Subject(agent_factory(c.agent), linear, episodes, {"epsilon": 1.0}, name=c.name)
             for c in CASES if c.expected == CONSISTENT]
     return out
 

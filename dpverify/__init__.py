@@ -14,7 +14,8 @@ scipy.optimize, sympy, matplotlib — until a name that needs them is used.
   :func:`rho_for_epsilon_delta`, :func:`epsilon_exact_gaussian`, :func:`mu_for_epsilon_delta`;
 - calibration (:mod:`dpverify.calibration`, :mod:`dpverify.sensitivity`): :func:`calibrate`,
   :class:`Calibration`, :class:`ReleaseSchedule`, :class:`StatisticSpec`,
-  :func:`dp_lsvi_ucbpp_schedule`, :func:`ldp_ucrl_vtr_schedule`, :func:`check_printed_calibration`,
+  :func:`dp_lsvi_ucbpp_schedule`, :func:`ldp_ucrl_vtr_schedule`, :func:`check_printed_calibration` (the papers'
+  schedules, defined with their agents),
   :class:`SumBound`, :func:`vector_sum_sensitivity`, :func:`gram_sum_sensitivity`;
 - audits (:mod:`dpverify.audit`): :func:`audit_mechanism`, :func:`run_audit`, :class:`AuditSpec`,
   :class:`NeighbourPair`, :class:`AuditResult`;
@@ -56,13 +57,10 @@ _EXPORTS: dict[str, str] = {
         ),
         "dpverify.conversions",
     ),
-    **dict.fromkeys(
-        (
-            "calibrate", "Calibration", "ReleaseSchedule", "StatisticSpec", "dp_lsvi_ucbpp_schedule",
-            "ldp_ucrl_vtr_schedule", "check_printed_calibration",
-        ),
-        "dpverify.calibration",
-    ),
+    **dict.fromkeys(("calibrate", "Calibration", "ReleaseSchedule", "StatisticSpec"), "dpverify.calibration"),
+    # the papers' schedules live with their agents (the core modules import no agent)
+    **dict.fromkeys(("dp_lsvi_ucbpp_schedule", "check_printed_calibration"), "dpverify.agents.dp_lsvi_ucb_pp_schedule"),
+    "ldp_ucrl_vtr_schedule": "dpverify.agents.ldp_ucrl_vtr",
     **dict.fromkeys(("SumBound", "vector_sum_sensitivity", "gram_sum_sensitivity"), "dpverify.sensitivity"),
     **dict.fromkeys(
         ("audit_mechanism", "run_audit", "AuditSpec", "NeighbourPair", "AuditResult"), "dpverify.audit"
@@ -93,6 +91,15 @@ def _map_source_checkout() -> None:
 _map_source_checkout()
 
 if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
+    from dpverify.agents.dp_lsvi_ucb_pp_schedule import (
+        check_printed_calibration as check_printed_calibration,
+    )
+    from dpverify.agents.dp_lsvi_ucb_pp_schedule import (
+        dp_lsvi_ucbpp_schedule as dp_lsvi_ucbpp_schedule,
+    )
+    from dpverify.agents.ldp_ucrl_vtr import (
+        ldp_ucrl_vtr_schedule as ldp_ucrl_vtr_schedule,
+    )
     from dpverify.audit import (
         AuditResult as AuditResult,
     )
@@ -119,15 +126,6 @@ if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-e
     )
     from dpverify.calibration import (
         calibrate as calibrate,
-    )
-    from dpverify.calibration import (
-        check_printed_calibration as check_printed_calibration,
-    )
-    from dpverify.calibration import (
-        dp_lsvi_ucbpp_schedule as dp_lsvi_ucbpp_schedule,
-    )
-    from dpverify.calibration import (
-        ldp_ucrl_vtr_schedule as ldp_ucrl_vtr_schedule,
     )
     from dpverify.conversions import (
         CONVERSIONS as CONVERSIONS,

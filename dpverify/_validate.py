@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
+from typing import Any
 
 from dpverify.errors import InvalidParameterError
 
@@ -71,3 +73,16 @@ def one_of(name: str, value: object, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise InvalidParameterError(name, f"must be one of {', '.join(allowed)}", value)
     return str(value)
+
+
+def options(name: str, value: object) -> tuple[tuple[str, object], ...]:
+    """Keyword options given as a mapping or as (name, value) pairs, as sorted pairs (names must be strings)."""
+    items: Any = tuple(value.items()) if isinstance(value, Mapping) else value
+    try:
+        pairs: tuple[Any, ...] = tuple(items)
+    except TypeError:
+        raise InvalidParameterError(name, "must map option names to values", value) from None
+    for item in pairs:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+            raise InvalidParameterError(name, "must map option names to values", value)
+    return tuple(sorted(pairs))

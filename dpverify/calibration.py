@@ -12,29 +12,24 @@ sensitivity, shape and which users each release touches) over K episodes and H s
    and accounted again; the result must give ε ≤ target (and within 1e-9 relative of it), or the
    calibrator fails loudly. Noise is rounded up, ρ0 down: the error is always on the safe side.
 
-Built-in schedules: :func:`dp_lsvi_ucbpp_schedule` (Sahu 2025, Algorithm 1) with the "paper" or the
-"derived" sensitivity model, and :func:`ldp_ucrl_vtr_schedule` (Liao et al. 2021, Algorithm 1).
+An algorithm's schedules live with the algorithm (e.g. :mod:`dpverify.agents.dp_lsvi_ucb_pp_schedule`, Sahu
+2025, Algorithm 1; :mod:`dpverify.agents.ldp_ucrl_vtr`, Liao et al. 2021); a :class:`NamedSchedule` is how an
+agent's registry card offers its schedule to ``dpverify calibrate``. This module imports no agent.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from dpverify import _validate
-from dpverify.conversions import CONVERSION_REGISTRY, get_conversion, rho_for_epsilon_delta
+from dpverify.conversions import get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ToeplitzFactor, UserPattern, user_pattern
 from dpverify.mechanisms import GaussianMechanism, Mechanism, mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
-from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
-
-SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived")
-SCHEDULES: tuple[str, ...] = ("dp-lsvi-ucb++", "ldp-ucrl-vtr")  #: the built-in schedules below
-
-
 
 #: The calibrated ε must be within this relative distance below the target.
 ROUND_TRIP_TOLERANCE = 1e-9
@@ -222,185 +217,21 @@ def calibrate(
     return Calibration(schedule, epsilon, delta, conversion, accounting, rho, rho0, counted, total, stats, accounted)
 
 
-# --------------------------------------------------------------------------------------------
-# Built-in schedules
-
-
-@dataclass(frozen=True)
-class DpLsviUcbPlusPlusSetting:
-    """The validated arguments of the DP-LSVI-UCB++ schedules (:func:`dp_lsvi_ucbpp_schedule` and the
-    tree-aggregated :func:`dpverify.agents.dp_lsvi_ucb_pp_tree.dp_lsvi_ucbpp_tree_schedule`) and the per-user
-    weight bound they imply (Sahu 2025, Algorithm 1 line 25 and Appendix A). Build it with
-    :func:`dp_lsvi_ucbpp_setting`."""
-
-    horizon: int
-    episodes: int
-    dim: int
-    num_states: int | None
-    model: str
-    relation: Neighbouring
-    feature_norm: float
-
-    @property
-    def weight(self) -> float:
-        """W ≥ σ̄⁻²: 1 under ``"paper"`` (Appendix A), 1/H² under ``"derived"`` (σ̄ ≥ H, line 25)."""
-        H = float(self.horizon)
-        return 1.0 if self.model == "paper" else 1.0 / (H * H)
-
-    @property
-    def weight_rule(self) -> str:
-        """Why the weight bound holds, for the schedule's assumptions."""
-        return "σ̄⁻² ≤ 1 (paper, Appendix A)" if self.model == "paper" else "σ̄⁻² ≤ 1/H² because σ̄ ≥ H (Alg. 1 line 25)"
-
-
-def dp_lsvi_ucbpp_setting(
-    horizon: int,
-    episodes: int,
-    dim: int,
-    sensitivity_model: str,
-    relation: Neighbouring | str,
-    feature_norm: float,
-    num_states: int | None = None,
-) -> DpLsviUcbPlusPlusSetting:
-    """Validate the arguments of a DP-LSVI-UCB++ schedule (``num_states`` only where the schedule needs it)."""
-    horizon = _validate.integer("horizon", horizon, minimum=1)
-    episodes = _validate.integer("episodes", episodes, minimum=1)
-    dim = _validate.integer("dim", dim, minimum=1)
-    if num_states is not None:
-        num_states = _validate.integer("num_states", num_states, minimum=1)
-    model = _validate.one_of("sensitivity_model", sensitivity_model, SENSITIVITY_MODELS)
-    relation = Neighbouring.parse(relation)
-    feature_norm = _validate.positive("feature_norm", feature_norm)
-    return DpLsviUcbPlusPlusSetting(horizon, episodes, dim, num_states, model, relation, feature_norm)
-
-
-def dp_lsvi_ucbpp_schedule(
-    horizon: int,
-    episodes: int,
-    dim: int,
-    sensitivity_model: str = "derived",
-    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-    feature_norm: float = 1.0,
-) -> ReleaseSchedule:
-    """DP-LSVI-UCB++ (Sahu 2025, Algorithm 1): per (k, h) three d-vectors and one d×d Gram matrix.
-
-    Each release at episode k sums over users i = 1..k−1 (lines 6–8; the Gram matrix Λ̃_{k,h},
-    line 26), with fresh noise at every release (the printed algorithm reuses one draw, which is not
-    private: docs/derivations.md, "Reused noise is not private"). Per-user term bounds
-    (docs/derivations.md, "Sensitivities of the released sums"):
-
-    ``paper`` (Appendix A, proof of Theorem A.1): weight σ̄⁻² ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H] ⇒ under
-        replacement 2H, 2H, 2H² for the vectors (as the paper states) and √2 for the Gram matrix in
-        Frobenius norm (the paper's GOE noise s² = 1/(4ρ0) corresponds to 1: an add/remove bound).
-    ``derived``: σ̄ ≥ H (line 25) so σ̄⁻² ≤ 1/H², ‖φ‖ ≤ 1, V clipped to [0, H] ⇒ under replacement
-        2/H, 2/H, 2 and √2/H² — H² smaller.
-
-    ``feature_norm`` scales every bound (F for vectors, F² for the Gram matrix) for agents whose
-    features are not normalised.
-    """
-    setting = dp_lsvi_ucbpp_setting(horizon, episodes, dim, sensitivity_model, relation, feature_norm)
-    horizon, episodes, dim, model = setting.horizon, setting.episodes, setting.dim, setting.model
-    relation, feature_norm, weight = setting.relation, setting.feature_norm, setting.weight
-    H = float(horizon)
-    value = SumBound(weight, feature_norm, H)
-    square = SumBound(weight, feature_norm, H * H)
-    prefix = user_pattern("prefix")
-    vector, square_vector = vector_sum_sensitivity(value, relation), vector_sum_sensitivity(square, relation)
-    gram = gram_sum_sensitivity(value, relation)
-    stats = (
-        StatisticSpec("w_hat", "Σ σ̄⁻² φ·V̂ (Alg. 1 line 6)", "vector", dim, vector, prefix),
-        StatisticSpec("w_check", "Σ σ̄⁻² φ·V̌ (Alg. 1 line 7)", "vector", dim, vector, prefix),
-        StatisticSpec("w_bar", "Σ σ̄⁻² φ·V̂² (Alg. 1 line 8)", "vector", dim, square_vector, prefix),
-        StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram, prefix),
-    )
-    assumptions = (
-        f"per-user weight {setting.weight_rule}",
-        f"‖φ(s,a)‖₂ ≤ {feature_norm:g}, checked at run time",
-        "regression targets V̂, V̌ clipped to [0, H] (so V̂² ∈ [0, H²])",
-        f"neighbouring relation: {relation.value}",
-        "fresh noise at every release (4HK independent draws)",
-        "release at episode k reads users 1..k−1 only",
-    )
-    return ReleaseSchedule(
-        name=f"dp-lsvi-ucb++ ({model} sensitivities)",
-        source="Sahu 2025, Algorithm 1 and Appendix A (Theorem A.1)",
-        relation=relation,
-        episodes=episodes,
-        stages=horizon,
-        statistics=stats,
-        assumptions=assumptions,
-    )
-
-
-def ldp_ucrl_vtr_schedule(
-    horizon: int,
-    episodes: int,
-    dim: int,
-    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-    feature_norm: float | None = None,
-) -> ReleaseSchedule:
-    """LDP-UCRL-VTR (Liao et al. 2021, Algorithm 1, lines 13–14): each user privatises its own statistics.
-
-    User k sends, for each stage h, ΔΛ = φ_V φ_Vᵀ with a symmetric Gaussian matrix and Δu = φ_V·V(s′)
-    with a Gaussian vector, where φ_V = Σ_{s′} φ(s′|s,a) V(s′). With ‖φ_V‖₂ ≤ F (F = H by default: the
-    standard linear-mixture bound for V ∈ [0, H]) and V ∈ [0, H], local DP compares any two inputs of
-    one user (replacement): sensitivities √2·F² (Frobenius) and 2·F·H (ℓ2). Each user's 2H releases
-    compose; users do not compose with each other (each release touches its own user only).
-    """
-    horizon = _validate.integer("horizon", horizon, minimum=1)
-    episodes = _validate.integer("episodes", episodes, minimum=1)
-    dim = _validate.integer("dim", dim, minimum=1)
-    relation = Neighbouring.parse(relation)
-    H = float(horizon)
-    F = H if feature_norm is None else _validate.positive("feature_norm", feature_norm)
-    bound = SumBound(1.0, F, H)
-    own = user_pattern("current")
-    stats = (
-        StatisticSpec(
-            "gram", "φ_V φ_Vᵀ of user k (Alg. 1 line 13)", "symmetric-matrix", dim,
-            gram_sum_sensitivity(bound, relation), own,
-        ),
-        StatisticSpec(
-            "target", "φ_V·V(s′) of user k (Alg. 1 line 14)", "vector", dim,
-            vector_sum_sensitivity(bound, relation), own,
-        ),
-    )
-    return ReleaseSchedule(
-        name="ldp-ucrl-vtr",
-        source="Liao et al. 2021, Algorithm 1 (lines 13–14) and Section 5",
-        relation=relation,
-        episodes=episodes,
-        stages=horizon,
-        statistics=stats,
-        assumptions=(
-            f"‖φ_V(s,a)‖₂ ≤ {F:g} (φ_V = Σ φ(s′|s,a)V(s′), V ∈ [0, H])",
-            "targets V(s′) clipped to [0, H]",
-            f"neighbouring relation: {relation.value} (local DP: any two inputs of one user)",
-            "each user's releases touch only that user; fresh noise per release",
-        ),
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# The paper's own calibration, checked
-
-
 @dataclass(frozen=True)
 class PrintedCalibrationCheck:
-    """Sahu 2025's printed noise (Algorithm 1 line 1) accounted under a stated relation.
-
-    The paper sets ρ from (ε, δ) by Lemma 2.1 (Bun–Steinke), ρ0 = ρ/(4HK), and draws
-    φ1, φ2 ~ N(0, 2H²/ρ0), φ3 ~ N(0, 2H⁴/ρ0), Z_ij ~ N(0, 1/(4ρ0)). Under its own per-user bounds
-    (weight ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H]) the vectors cost ρ0 each, but the Gram release costs
-    ‖ΔG‖_F²·ρ0 = 2ρ0 under replacement (1·ρ0 under add/remove).
+    """A paper's printed noise accounted by dpverify under a stated relation (the paper's own route and every
+    conversion): e.g. Sahu 2025, Algorithm 1 line 1 (:func:`dpverify.agents.dp_lsvi_ucb_pp_schedule.
+    check_printed_calibration`).
 
     Attributes:
-        claimed_rho: ρ the paper claims (4HK·ρ0).
+        relation: the neighbouring relation of the accounting.
+        rho0: the paper's per-release ρ.
+        printed_noise_std: the printed noise standard deviation per statistic family.
+        claimed_rho: ρ the paper claims.
         true_rho: the worst user's ρ under the paper's assumptions and ``relation``.
         claimed_epsilon: the target ε.
         true_epsilon: ε of the printed noise by each conversion (per-user accounting).
-        falls_short: True when the printed noise is not (target ε, δ)-DP by the paper's own route
-            (Bun–Steinke), i.e. the paper's claim fails under ``relation``.
+        falls_short: True when the printed noise is not (target ε, δ)-DP by the paper's own route.
     """
 
     relation: Neighbouring
@@ -413,35 +244,30 @@ class PrintedCalibrationCheck:
     falls_short: bool
 
 
-def check_printed_calibration(
-    horizon: int, episodes: int, dim: int, epsilon: float, delta: float,
-    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
-) -> PrintedCalibrationCheck:
-    """Account Sahu 2025's printed noise under its own sensitivity assumptions and ``relation``."""
-    epsilon = _validate.positive("epsilon", epsilon)
-    delta = _validate.open_unit("delta", delta)
-    relation = Neighbouring.parse(relation)
-    schedule = dp_lsvi_ucbpp_schedule(horizon, episodes, dim, "paper", relation)
-    H, K = float(schedule.stages), float(schedule.episodes)
-    rho = rho_for_epsilon_delta(epsilon, delta, "bun-steinke")
-    rho0 = rho / (4.0 * H * K)
-    printed = {
-        "w_hat": math.sqrt(2.0 * H * H / rho0),
-        "w_check": math.sqrt(2.0 * H * H / rho0),
-        "w_bar": math.sqrt(2.0 * H**4 / rho0),
-        "gram": math.sqrt(1.0 / (4.0 * rho0)),
-    }
-    mechanisms = {s.family: s.mechanism_with_noise(printed[s.family], relation) for s in schedule.statistics}
-    ledger = schedule.ledger(mechanisms)
-    true_eps = {c: ledger.guarantee(delta, c).epsilon for c in CONVERSION_REGISTRY}
-    return PrintedCalibrationCheck(
-        relation=relation,
-        rho0=rho0,
-        printed_noise_std=printed,
-        claimed_rho=rho,
-        true_rho=ledger.worst_user_rho(),
-        claimed_epsilon=epsilon,
-        true_epsilon=true_eps,
-        falls_short=true_eps["bun-steinke"] > epsilon,
-    )
+@dataclass(frozen=True)
+class NamedSchedule:
+    """An algorithm's release schedule as ``dpverify calibrate`` offers it (an agent's registry card holds one).
 
+    Attributes:
+        name: the ``--schedule`` name (the agent's registered name).
+        build: ``build(horizon, episodes, dim, model, relation) -> ReleaseSchedule``.
+        models: the sensitivity models ``build`` accepts; ``default_model`` is the one the agent uses.
+        printed: where the algorithm's paper prints a noise scale, ``printed(horizon, episodes, dim, epsilon,
+            delta, relation) -> PrintedCalibrationCheck``; ``printed_source`` and ``printed_note`` say where
+            it is printed and under which sensitivities it is accounted; ``printed_route`` is the (model,
+            conversion) of the paper's own proof.
+    """
+
+    name: str
+    build: Callable[[int, int, int, str, Neighbouring], ReleaseSchedule]
+    models: tuple[str, ...]
+    default_model: str
+    printed: Callable[..., PrintedCalibrationCheck] | None = None
+    printed_source: str = ""
+    printed_note: str = ""
+    printed_route: tuple[str, str] = ("", "")
+
+    def __post_init__(self) -> None:
+        if not self.models or self.default_model not in self.models:
+            raise InvalidParameterError("default_model", f"must be one of the models {self.models}",
+                                        self.default_model)

@@ -1,10 +1,10 @@
 """Everything ``dpverify calibrate`` reports, computed by one library call with named results.
 
-:func:`calibration_report` calibrates a schedule under every conversion (headline sensitivity
-model) and under every sensitivity model (chosen conversion), and, for DP-LSVI-UCB++, accounts the
-noise printed in Sahu 2025 (Algorithm 1, line 1) under *each* sensitivity model and *each*
-conversion, so that every statement about the printed noise says which model and which conversion it
-holds under:
+:func:`calibration_report` calibrates a schedule (a :class:`~dpverify.calibration.NamedSchedule`, which
+an agent's registry card offers) under every conversion (headline sensitivity model) and under every
+sensitivity model (chosen conversion), and, where the agent's paper prints its noise (DP-LSVI-UCB++: Sahu
+2025, Algorithm 1, line 1), accounts that noise under *each* sensitivity model and *each* conversion,
+so that every statement about the printed noise says which model and which conversion it holds under:
 
 - under the paper's own proof route (its stated per-user sensitivities and the Bun–Steinke
   conversion, Lemma 2.1) the printed noise falls short of its claim under replace-one neighbours,
@@ -19,20 +19,16 @@ holds under:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 from dpverify import _validate
 from dpverify.calibration import (
-    SCHEDULES,
-    SENSITIVITY_MODELS,
     CalibratedStatistic,
     Calibration,
+    NamedSchedule,
     PrintedCalibrationCheck,
     ReleaseSchedule,
     calibrate,
-    check_printed_calibration,
-    dp_lsvi_ucbpp_schedule,
-    ldp_ucrl_vtr_schedule,
 )
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
@@ -98,7 +94,7 @@ class PrintedNoiseReport:
 
 @dataclass(frozen=True)
 class CalibrationSettings:
-    """The validated inputs of a report."""
+    """The validated inputs of a report (``schedule`` is the schedule's name; :meth:`to_dict` for JSON)."""
 
     epsilon: float
     delta: float
@@ -110,6 +106,11 @@ class CalibrationSettings:
     conversion: str
     accounting: str
     relation: Neighbouring
+    named_schedule: NamedSchedule = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, object]:
+        return {f.name: (getattr(self, f.name).value if f.name == "relation" else getattr(self, f.name))
+                for f in fields(self) if f.name != "named_schedule"}
 
 
 @dataclass(frozen=True)
@@ -155,14 +156,18 @@ def _count(name: str, value: object) -> int:
 
 
 def validate_settings(
-    epsilon: float, delta: float, horizon: int, episodes: int, dim: int, schedule: str = "dp-lsvi-ucb++",
+    epsilon: float, delta: float, horizon: int, episodes: int, dim: int, schedule: NamedSchedule,
     sensitivity: str | None = None, conversion: str = "exact", accounting: str = "per-user",
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
 ) -> CalibrationSettings:
-    """The settings, each checked against its documented range (names as the parameters are named)."""
-    schedule = _validate.one_of("schedule", schedule, SCHEDULES)
-    if sensitivity is not None and schedule != "dp-lsvi-ucb++":
-        raise InvalidParameterError("sensitivity", "applies only to schedule dp-lsvi-ucb++", sensitivity)
+    """The settings, each checked against its documented range (names as the parameters are named);
+    ``sensitivity`` is one of the schedule's models (default: the one its agent uses)."""
+    if not isinstance(schedule, NamedSchedule):
+        raise InvalidParameterError("schedule", "must be a NamedSchedule (an agent's registry card offers it)",
+                                    schedule)
+    if sensitivity is not None and len(schedule.models) == 1:
+        raise InvalidParameterError("sensitivity", f"does not apply to schedule {schedule.name} (it has one "
+                                    "sensitivity model)", sensitivity)
     epsilon = _validate.positive("epsilon", epsilon)
     low, high = EPSILON_RANGE
     if not low <= epsilon <= high:
@@ -175,11 +180,12 @@ def validate_settings(
         horizon=_count("horizon", horizon),
         episodes=_count("episodes", episodes),
         dim=_count("dim", dim),
-        schedule=schedule,
-        sensitivity=_validate.one_of("sensitivity", sensitivity or "derived", SENSITIVITY_MODELS),
+        schedule=schedule.name,
+        sensitivity=_validate.one_of("sensitivity", sensitivity or schedule.default_model, schedule.models),
         conversion=_validate.one_of("conversion", conversion, CONVERSIONS),
         accounting=_validate.one_of("accounting", accounting, ACCOUNTING_MODES),
         relation=Neighbouring.parse(relation) if not isinstance(relation, str) else _relation(relation),
+        named_schedule=schedule,
     )
 
 
@@ -190,13 +196,16 @@ def _relation(value: str) -> Neighbouring:
         raise InvalidParameterError("relation", exc.rule, value) from None
 
 
-def printed_noise_report(settings: CalibrationSettings) -> PrintedNoiseReport:
-    """Sahu 2025's printed noise accounted under every sensitivity model and conversion."""
-    s = settings
-    check = check_printed_calibration(s.horizon, s.episodes, s.dim, s.epsilon, s.delta, s.relation)
+def printed_noise_report(settings: CalibrationSettings) -> PrintedNoiseReport | None:
+    """The paper's printed noise accounted under every sensitivity model and conversion (None when the
+    schedule's paper prints none)."""
+    s, named = settings, settings.named_schedule
+    if named.printed is None:
+        return None
+    check = named.printed(s.horizon, s.episodes, s.dim, s.epsilon, s.delta, s.relation)
     accounts = []
-    for model in SENSITIVITY_MODELS:
-        schedule = dp_lsvi_ucbpp_schedule(s.horizon, s.episodes, s.dim, model, s.relation)
+    for model in named.models:
+        schedule = named.build(s.horizon, s.episodes, s.dim, model, s.relation)
         mechanisms = {
             spec.family: spec.mechanism_with_noise(check.printed_noise_std[spec.family], s.relation)
             for spec in schedule.statistics
@@ -206,35 +215,30 @@ def printed_noise_report(settings: CalibrationSettings) -> PrintedNoiseReport:
             eps = ledger.guarantee(s.delta, conversion).epsilon
             accounts.append(PrintedNoiseAccount(
                 sensitivity_model=model, conversion=conversion, epsilon=eps, meets_claim=eps <= s.epsilon,
-                is_papers_route=(model == "paper" and conversion == "bun-steinke"),
+                is_papers_route=(model, conversion) == named.printed_route,
             ))
     return PrintedNoiseReport(check, tuple(accounts))
 
 
 def calibration_report(settings: CalibrationSettings) -> CalibrationReport:
     """Every calibration ``dpverify calibrate`` shows (module docstring), with named results."""
-    s = settings
-    schedules: dict[str, ReleaseSchedule]
-    if s.schedule == "dp-lsvi-ucb++":
-        schedules = {m: dp_lsvi_ucbpp_schedule(s.horizon, s.episodes, s.dim, m, s.relation) for m in SENSITIVITY_MODELS}
-        headline = s.sensitivity
-    else:
-        schedules = {"ldp": ldp_ucrl_vtr_schedule(s.horizon, s.episodes, s.dim, s.relation)}
-        headline = "ldp"
+    s, named = settings, settings.named_schedule
+    schedules: dict[str, ReleaseSchedule] = {
+        m: named.build(s.horizon, s.episodes, s.dim, m, s.relation) for m in named.models}
+    headline = s.sensitivity
     by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in CONVERSIONS}
     by_model = {
         m: by_conversion[s.conversion] if m == headline
         else calibrate(sch, s.epsilon, s.delta, s.conversion, s.accounting)
         for m, sch in schedules.items()
     }
-    printed = printed_noise_report(s) if s.schedule == "dp-lsvi-ucb++" else None
     return CalibrationReport(
         settings=s,
         headline_model=headline,
         by_conversion=by_conversion,
         by_sensitivity_model=by_model,
         lead_family=schedules[headline].statistics[0].family,
-        printed=printed,
+        printed=printed_noise_report(s),
     )
 
 

@@ -15,14 +15,13 @@ Theorem 3). An ``"ldp"`` audit is replace-one only; add/remove audits run one tr
 The modules, one job each:
 
 * :mod:`dpverify.audit.agent_spec` — :class:`AgentAuditSpec`, :class:`AgentClaim`, :class:`AgentAuditResult`;
-* :mod:`dpverify.audit.agent_factories` — :func:`resolve_factory`, :func:`build_environment`;
 * :mod:`dpverify.audit.agent_runs` — :class:`AgentSetup`, one run on tapes, the probe run;
 * :mod:`dpverify.audit.agent_views` — the output of each notion (:func:`output_view`, :func:`observe`);
 * :mod:`dpverify.audit.agent_two_world` — the two-world route and its :func:`neighbour_pairs`;
 * :mod:`dpverify.audit.agent_one_run` — the one-run route with a pilot-learned slot score.
 
-The private-agent protocol (third-party agents) is described in :mod:`dpverify.audit.agent_runs`. None of
-these modules imports :mod:`dpverify.agents` at module level (lazily, inside functions).
+Agents and environments are built by :mod:`dpverify.agents.registry` (one wording for every caller). The
+private-agent protocol (third-party agents) is described in :mod:`dpverify.audit.agent_runs`.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dpverify.audit.agent_factories import build_environment, resolve_factory
 from dpverify.audit.agent_one_run import GUESS_FRACTIONS, SlotScorer, _one_run, canary_slots, learn_scorer
 from dpverify.audit.agent_runs import PROBE_EPISODES, AgentSetup, _batched_agent, _setup, probe_agent, run_agent_once
 from dpverify.audit.agent_spec import (
@@ -73,7 +71,6 @@ __all__ = [
     "_batched_agent",
     "_setup",
     "audit_agent",
-    "build_environment",
     "canary_slots",
     "check_claim",
     "learn_scorer",
@@ -82,7 +79,6 @@ __all__ = [
     "observe_batch",
     "output_view",
     "probe_agent",
-    "resolve_factory",
     "run_agent_once",
 ]
 

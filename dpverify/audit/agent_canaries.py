@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audit.agent_factories import resolve_factory
+from dpverify.agents.registry import agent_factory
 from dpverify.audit.agent_runs import AgentSetup
 from dpverify.audit.agent_spec import AgentAuditSpec
 from dpverify.errors import InvalidParameterError
@@ -94,7 +94,7 @@ def _subject(setup: AgentSetup, mdp: Any) -> Any:
     from dpverify.whitebox.runs import Subject
 
     options = dict(setup.agent_options)
-    return Subject(resolve_factory(setup.agent), mdp, setup.episodes, options,
+    return Subject(agent_factory(setup.agent), mdp, setup.episodes, options,
                    options.get("relation", "replace-one"), setup.agent)
 
 

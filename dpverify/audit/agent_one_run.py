@@ -57,7 +57,7 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
         tapes = replace(tapes, int(slot), high if included else low)
     views = [output_view(spec.notion, int(j), spec.window, spec.episodes, width) for j in slots]
     if batch_factory is not None or _is_batched(setup, spec.batched):
-        from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchRandomness, run_batch
+        from dpverify.agents.batching import BatchRandomness, run_batch
         from dpverify.agents.tapes import tape_arrays
 
         episodes = sorted({e for v in views for e in v.episodes})

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audit.agent_factories import build_environment, resolve_factory
+from dpverify.agents.registry import build_agent, build_environment, card
 from dpverify.audit.agent_spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.audit.agent_views import _flat
 from dpverify.errors import InvalidParameterError
@@ -55,14 +55,7 @@ class AgentSetup:
         return mdp
 
     def build(self, mdp: Any, rng: np.random.Generator, billboard: Any) -> Any:
-        factory = resolve_factory(self.agent)
-        options = dict(self.agent_options)
-        try:
-            return factory(mdp, self.episodes, rng, billboard=billboard, **options)
-        except TypeError as exc:
-            raise InvalidParameterError(
-                "agent", f"factory must accept (mdp, num_episodes, rng, billboard=..., **options) ({exc})",
-                self.agent) from None
+        return build_agent(self.agent, mdp, self.episodes, rng, self.agent_options, billboard=billboard)
 
     def billboard(self, rng: np.random.Generator) -> Any:
         """The billboard a run of the agent with generator ``rng`` publishes on: it keeps its history, and its
@@ -94,25 +87,27 @@ def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
     return history, policies
 
 
+def _twin(setup: AgentSetup) -> Any:
+    """The batched twin on the agent's registry card, when it covers the agent's options (else None)."""
+    entry = card(setup.agent)
+    twin = None if entry is None else entry.batched
+    return twin if twin is not None and twin.applies(dict(setup.agent_options)) else None
+
+
 def _is_batched(setup: AgentSetup, batched: bool | None) -> bool:
-    # The batched implementation is the fresh-noise variant; aggregation="tree" runs the reference agent, and
-    # add/remove audits (empty slots) run one trial at a time through the protocol.
-    options = dict(setup.agent_options)
-    return (batched is not False and setup.agent == "dp-lsvi-ucb++"
-            and options.get("aggregation", "fresh") == "fresh" and options.get("relation") != "add-remove-one")
+    """Whether the trials run through the agent's batched twin (``batched`` False: never; None or True: when
+    the card has a twin for these options — e.g. DP-LSVI-UCB++'s covers the fresh-noise variant under
+    replace-one; add/remove audits, with their empty slots, run one trial at a time through the protocol)."""
+    return batched is not False and _twin(setup) is not None
 
 
 def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequence[int]) -> Any:
-    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
-
-    options = {k: v for k, v in setup.agent_options if k not in ("keep_history", "keep_noise")}
-    try:
-        config = DpLsviUcbPlusPlusConfig(setup.episodes, **options)
-    except TypeError as exc:
-        raise InvalidParameterError("--agent-option", f"is not accepted by dp-lsvi-ucb++ ({exc})",
-                                    ", ".join(options)) from None
-    return BatchedDpLsviUcbPlusPlus(mdp, config, randomness, record=record)
+    """The batched twin of the setup's agent for ``randomness.n`` trials, keeping the releases of ``record``."""
+    twin = _twin(setup)
+    if twin is None:
+        raise InvalidParameterError("batched", f"has no batched twin for agent {setup.agent} with these options",
+                                    setup.agent)
+    return twin(mdp, setup.episodes, dict(setup.agent_options), randomness, record)
 
 
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:

@@ -34,16 +34,6 @@ MIN_TRIALS = 10
 RELATIONS: tuple[str, ...] = ("replace-one", "add-remove-one")
 
 
-def _frozen_options(name: str, options: Any) -> tuple[tuple[str, Any], ...]:
-    if isinstance(options, dict):
-        options = tuple(options.items())
-    try:
-        pairs = tuple((str(k), v) for k, v in options)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(name, "must be a mapping or (key, value) pairs", options) from None
-    return tuple(sorted(pairs))
-
-
 def _check_positions(positions: Any, episodes: int) -> tuple[Any, ...]:
     out = tuple(positions)
     if not out:
@@ -128,8 +118,8 @@ class AgentAuditSpec:
         _validate.integer("data_seed", self.data_seed, minimum=0)
         object.__setattr__(self, "positions", _check_positions(self.positions, self.episodes))
         _validate.integer("window", self.window, minimum=1)
-        object.__setattr__(self, "env_options", _frozen_options("env_options", self.env_options))
-        object.__setattr__(self, "agent_options", _frozen_options("agent_options", self.agent_options))
+        object.__setattr__(self, "env_options", _validate.options("env_options", self.env_options))
+        object.__setattr__(self, "agent_options", _validate.options("agent_options", self.agent_options))
         relation = dict(self.agent_options).get("relation", "replace-one")
         if relation not in RELATIONS:
             raise InvalidParameterError("relation", f"must be one of {', '.join(RELATIONS)}", relation)

@@ -60,7 +60,7 @@ class AgentWorld:
         return np.stack(outputs)
 
     def _batched(self, mdp: Any, tapes: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchRandomness, run_batch
+        from dpverify.agents.batching import BatchRandomness, run_batch
         from dpverify.agents.tapes import tape_arrays
 
         initial, table = tape_arrays(tapes)

@@ -123,7 +123,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
 def whitebox_of(spec: Any, executor: Any) -> Any:
     """The white-box release checks of the audited agent, at the audit's K and environment."""
-    from dpverify.audit.agent_factories import build_environment, resolve_factory
+    from dpverify.agents.registry import agent_factory, build_environment
     from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
     from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
@@ -132,7 +132,7 @@ def whitebox_of(spec: Any, executor: Any) -> Any:
     options.setdefault("delta", spec.delta)
     mdp = build_environment(spec.env, spec.episodes, spec.env_options)
     require_episodes("--episodes", spec.episodes, mdp, spec.episodes, WHITEBOX_RUNS_AT_K, "the white-box checks")
-    subject = Subject(resolve_factory(spec.agent), mdp, spec.episodes, options,
+    subject = Subject(agent_factory(spec.agent), mdp, spec.episodes, options,
                       str(options.get("relation", "replace-one")), spec.agent)
     plan = WhiteBoxPlan(spec.episodes, search_episodes=min(spec.episodes, WHITEBOX_SEARCH_EPISODES), seed=spec.seed,
                         claim_epsilon=spec.epsilon, delta=spec.delta)

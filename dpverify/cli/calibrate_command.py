@@ -56,9 +56,11 @@ def _calibration_dict(c: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from dpverify._io import atomic_write_text, check_output_file
+    from dpverify.agents.registry import named_schedule
     from dpverify.calibration_report import calibration_report, validate_settings
 
-    settings = validate_settings(args.epsilon, args.delta, args.horizon, args.episodes, args.dim, args.schedule,
+    schedule = named_schedule(args.schedule, parameter="--schedule")
+    settings = validate_settings(args.epsilon, args.delta, args.horizon, args.episodes, args.dim, schedule,
                                  args.sensitivity, args.conversion, args.accounting, args.relation)
     ledger_path = (check_output_file("--write-ledger", args.write_ledger, force=args.force) if args.write_ledger
                    else None)
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(ledger_path, report.headline.ledger().to_json())
     if args.json:
         payload: dict[str, Any] = {
-            "settings": {k: (x.value if hasattr(x, "value") else x) for k, x in vars(settings).items()},
+            "settings": settings.to_dict(),
             "by_conversion": {c: _calibration_dict(cal) for c, cal in report.by_conversion.items()},
             "by_sensitivity_model": {m: _calibration_dict(cal) for m, cal in report.by_sensitivity_model.items()},
         }

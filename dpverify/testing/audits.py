@@ -78,11 +78,11 @@ def _seed_of(seed: int | np.random.Generator) -> int:
 
 def _agent_name(agent: Any) -> str:
     """A registered name or ``module:attribute`` string for the agent audit (which imports it by name)."""
-    from dpverify.audit.agent_audit import resolve_factory
+    from dpverify.agents.registry import agent_factory
     from dpverify.usercode import GuardedFactory
 
     if isinstance(agent, str):
-        resolve_factory(agent)
+        agent_factory(agent)
         return agent
     module_name = getattr(agent, "__module__", None) or ""
     module = sys.modules.get(module_name)
@@ -91,7 +91,7 @@ def _agent_name(agent: Any) -> str:
         candidates += [attr for attr, value in vars(module).items() if value is agent]
     for attribute in candidates:
         try:
-            resolved = resolve_factory(f"{module_name}:{attribute}") if attribute else None
+            resolved = agent_factory(f"{module_name}:{attribute}") if attribute else None
         except InvalidParameterError:
             continue
         # a path resolves to the user's factory behind its guard (dpverify.usercode.GuardedFactory)

@@ -33,8 +33,6 @@ SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {
 }
 #: The probability, over all of a verification's audits together, of a VIOLATION on a correct agent.
 ERROR_LEVEL = 0.05
-#: Agents whose two-world audits run through a vectorised implementation (many trials per call).
-BATCHED_AGENTS: frozenset[str] = frozenset({"dp-lsvi-ucb++"})
 
 
 def audit_notions(notion: str) -> tuple[str, ...]:
@@ -46,8 +44,8 @@ def audit_notions(notion: str) -> tuple[str, ...]:
 
 def _has_audit_environment(env: str, env_options: dict[str, Any]) -> bool:
     """Whether the environment is a linear MDP that has an audit linear MDP (the worst-case canary design)."""
+    from dpverify.agents.registry import build_environment
     from dpverify.audit.agent_canaries import audit_environment
-    from dpverify.audit.agent_factories import build_environment
 
     try:
         audit_environment(build_environment(env, 2, tuple(sorted(env_options.items()))))

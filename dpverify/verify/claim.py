@@ -4,9 +4,9 @@ The ledger (:class:`dpverify.ledger.PrivacyLedger`) is read from the agent after
 episode it was built for, so it records exactly what was published. It is accounted with the claim's
 δ and accounting (per user, unless the agent's config says otherwise) under every applicable
 conversion; the claim holds on paper when the ledger's ε under the claim's conversion does not exceed
-the claimed ε (relative slack :data:`LEDGER_TOLERANCE`, floating-point rounding only). For
-DP-LSVI-UCB++ the noise of each statistic is shown next to the noise printed in Sahu 2025,
-Algorithm 1 line 1 (:func:`dpverify.calibration.check_printed_calibration`).
+the claimed ε (relative slack :data:`LEDGER_TOLERANCE`, floating-point rounding only). Where the
+agent's paper prints its noise (its registry card's schedule has ``printed``: DP-LSVI-UCB++, Sahu 2025,
+Algorithm 1 line 1) the noise of each statistic is shown next to the printed one.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpverify.calibration import check_printed_calibration
+from dpverify.agents.registry import card
+from dpverify.calibration import NamedSchedule
 from dpverify.conversions import CONVERSIONS, DPGuarantee
 from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, ClaimSection, FamilyAccount, PaperCalibration
@@ -45,24 +46,22 @@ def _noise_by_family(agent: Any, ledger: PrivacyLedger) -> tuple[dict[str, float
     return noise, sensitivity
 
 
-def paper_calibration(known: str | None, mdp: Any, episodes: int, epsilon: float, delta: float,
+def paper_calibration(schedule: NamedSchedule | None, mdp: Any, episodes: int, epsilon: float, delta: float,
                       relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
-    """Sahu 2025's printed noise at the run's (H, K, d, ε, δ) for DP-LSVI-UCB++, with the printed noise std
-    per family; None for other agents
-    (Liao et al. 2021 prints no noise scale in its text; Luyo et al. and Ngo et al. are not among the
-    papers whose calibration dpverify checks)."""
-    if known != "dp-lsvi-ucb++":
+    """The paper's printed noise at the run's (H, K, d, ε, δ), with the printed noise std per family; None when
+    the agent's schedule has no printed noise (Liao et al. 2021 prints no noise scale in its text; Luyo et al.
+    and Ngo et al. are not among the papers whose calibration dpverify checks)."""
+    if schedule is None or schedule.printed is None:
         return None
-    check = check_printed_calibration(mdp.horizon, episodes, mdp.dim, epsilon, delta, relation)
+    check = schedule.printed(mdp.horizon, episodes, mdp.dim, epsilon, delta, relation)
     return PaperCalibration(
-        source="Sahu 2025, Algorithm 1 line 1 (ρ by Lemma 2.1, ρ0 = ρ/(4HK))",
+        source=schedule.printed_source,
         claimed_epsilon=check.claimed_epsilon,
         claimed_rho=check.claimed_rho,
         true_rho=check.true_rho,
         true_epsilon=dict(check.true_epsilon),
         falls_short=check.falls_short,
-        note=("The printed noise is accounted under the paper's own sensitivities (weight ≤ 1, ‖φ‖ ≤ 1, V ∈ [0, H]); "
-              "the Gram release costs ‖ΔG‖_F²·ρ0 = 2ρ0 under replace-one"),
+        note=schedule.printed_note,
     ), check.printed_noise_std
 
 
@@ -93,7 +92,9 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
         _relation_check(ledger, config),
     ]
     noise, sensitivity = _noise_by_family(agent, ledger)
-    printed_check = paper_calibration(known, mdp, getattr(config, "num_episodes", episodes_run), requested_epsilon,
+    entry = card(known)
+    printed_check = paper_calibration(None if entry is None else entry.named_schedule, mdp,
+                                      getattr(config, "num_episodes", episodes_run), requested_epsilon,
                                       requested_delta, relation)
     paper, printed = printed_check if printed_check is not None else (None, {})
     account = ledger.account(claim.delta, accounting)

@@ -22,20 +22,20 @@ from typing import Any, TextIO
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.registry import build_environment
 from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
 from dpverify.errors import DpverifyError, InvalidParameterError
-from dpverify.verify.audits import BATCHED_AGENTS, audit_section
+from dpverify.verify.audits import audit_section
 from dpverify.verify.budget import Budget, budget_by_name
 from dpverify.verify.claim import claim_section
 from dpverify.verify.result import NOT_RUN, ClaimSection, Settings, VerifyReport, decide
 from dpverify.verify.structure import structure_section
 from dpverify.verify.target import (
-    REGISTERED,
+    bound_of,
     build_agent,
     claim_route,
     counterpart_for,
     notion_of,
-    registries,
     relation_of,
     resolve_agent,
 )
@@ -74,13 +74,7 @@ class Stages:
 
 
 def _environment(env: str, episodes: int, options: Mapping[str, Any]) -> Any:
-    _, environments = registries()
-    if env not in environments:
-        raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(environments))}", env)
-    try:
-        return environments[env].factory(episodes, **dict(options))
-    except TypeError as exc:
-        raise InvalidParameterError("--env-option", f"is not accepted by {env} ({exc})", ", ".join(options)) from None
+    return build_environment(env, episodes, options, parameter="--env")
 
 
 def _versions() -> dict[str, str]:
@@ -174,14 +168,14 @@ def verify(
         audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
                                agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
                                budget=plan, executor=executor, gaussian_claim=gaussian_claim,
-                               batched=target.source == REGISTERED and target.name in BATCHED_AGENTS)
+                               batched=target.batched)
         stages.end(audits.status)
 
     counterpart = counterpart_for(target, instance, mdp)
     stages.begin(f"utility: {plan.utility_seeds} seeds of {target.name} and {counterpart}")
-    utility = utility_section(target, known=known, counterpart=counterpart, env=env, env_options=env_options,
-                              agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
-                              seeds=plan.utility_seeds, base_seed=seed, workers=workers,
+    utility = utility_section(target, bound_name=bound_of(target, instance), counterpart=counterpart, env=env,
+                              env_options=env_options, agent_options=agent_options, episodes=episodes,
+                              epsilon=epsilon, delta=delta, seeds=plan.utility_seeds, base_seed=seed, workers=workers,
                               progress_stream=progress_stream)
     stages.end(utility.status)
 

@@ -27,7 +27,7 @@ import numpy as np
 from dpverify.errors import DpverifyError
 from dpverify.usercode import UserCodeError
 from dpverify.verify.result import NOT_RUN, PASS, BoundValue, Curve, UtilitySection
-from dpverify.verify.target import BOUNDS, REGISTERED, AgentTarget, build_agent
+from dpverify.verify.target import REGISTERED, AgentTarget, build_agent
 
 #: At most this many points of each curve are kept in the report (the plot needs no more).
 CURVE_POINTS = 400
@@ -76,7 +76,7 @@ def _seeded_regret(make_agent: Callable[[Any, np.random.Generator], Any], make_e
     return np.stack(rows)
 
 
-def utility_section(target: AgentTarget, *, known: str | None, counterpart: str, env: str,
+def utility_section(target: AgentTarget, *, bound_name: str | None, counterpart: str, env: str,
                     env_options: dict[str, Any], agent_options: dict[str, Any], episodes: int, epsilon: float,
                     delta: float, seeds: int, base_seed: int = 0, workers: int = 1,
                     progress_stream: TextIO | None = None) -> UtilitySection:
@@ -118,11 +118,11 @@ def utility_section(target: AgentTarget, *, known: str | None, counterpart: str,
         return UtilitySection(NOT_RUN, f"the regret runs failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
                               episodes=episodes, seeds=seeds, seconds=time.perf_counter() - start)
     bound = counterpart_bound = None
-    if known is not None and known in BOUNDS:
+    if bound_name is not None:
         from dpverify.bounds import get
 
-        bound = bound_value(BOUNDS[known], mdp, episodes, epsilon, delta)
-        base = get(BOUNDS[known]).base
+        bound = bound_value(bound_name, mdp, episodes, epsilon, delta)
+        base = get(bound_name).base
         if base is not None:
             counterpart_bound = bound_value(base, mdp, episodes, epsilon, delta)
     return UtilitySection(

@@ -5,12 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.batched_dp_lsvi_ucb_pp import (
-    BatchedDpLsviUcbPlusPlus,
-    BatchRandomness,
-    PerTrialRandomness,
-    run_batch,
-)
+from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+from dpverify.agents.batching import BatchRandomness, PerTrialRandomness, run_batch
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.min2021 import min2021_mdp

@@ -22,10 +22,10 @@ from dp_lsvi_ucb_pp_runs import (
 
 from dpverify.agents.base import rollout, run_episodes
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus
 from dpverify.agents.runner import RunSpec, run
-from dpverify.calibration import dp_lsvi_ucbpp_schedule
 from dpverify.errors import InvalidParameterError
 
 

@@ -11,7 +11,18 @@ import pytest
 from dpverify.agents.base import run_episodes
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.private import PrivateAgent
-from dpverify.agents.registry import AGENTS, ENVIRONMENTS, private_agents, register_agent
+from dpverify.agents.registry import (
+    AGENTS,
+    ENVIRONMENTS,
+    AgentEntry,
+    BatchedTwin,
+    agent_factory,
+    build_agent,
+    build_environment,
+    private_agents,
+    register_agent,
+    schedules,
+)
 from dpverify.errors import InvalidParameterError
 
 SMALL_ENV = {"linear": ("min2021", {"horizon": 3, "num_actions": 4}), "mixture": ("zhou2021", {"horizon": 3, "dim": 3})}
@@ -77,3 +88,84 @@ def test_naming_the_agents_imports_none_of_them() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('dpverify.agents.') and 'envs' not in m))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['dpverify.agents.registry']"
+
+
+# ---- the card and the one way to build ---------------------------------------------------------------------
+
+
+def test_every_private_agent_has_a_full_card() -> None:
+    from dpverify.bounds import REGISTRY
+
+    for name in private_agents():
+        entry = AGENTS[name]
+        assert entry.notion in ("jdp", "ldp") and entry.counterpart in AGENTS and not AGENTS[entry.counterpart].private
+        assert entry.bound in REGISTRY
+    assert AGENTS["ldp-ucrl-vtr"].notion == "ldp" and AGENTS["dp-lsvi-ucb++"].batched is not None
+    assert set(schedules()) == {"dp-lsvi-ucb++", "ldp-ucrl-vtr"}
+
+
+def test_a_card_is_validated() -> None:
+    with pytest.raises(InvalidParameterError, match="notion"):
+        AgentEntry("x", lambda *a, **k: None, "linear", "", private=True)
+    with pytest.raises(InvalidParameterError, match="private"):
+        AgentEntry("x", lambda *a, **k: None, "linear", "", notion="jdp")
+    with pytest.raises(InvalidParameterError, match="BatchedTwin"):
+        AgentEntry("x", lambda *a, **k: None, "linear", "", private=True, notion="jdp", batched="module:twin")
+    with pytest.raises(InvalidParameterError, match="has no field colour"):
+        register_agent("card-test", lambda *a, **k: None, "linear", "", colour="red")
+    assert "card-test" not in AGENTS
+
+
+def test_the_batched_twin_covers_the_fresh_replace_one_variant_only() -> None:
+    twin = AGENTS["dp-lsvi-ucb++"].batched
+    assert twin is not None and twin.applies({"epsilon": 1.0})
+    assert not twin.applies({"aggregation": "tree"}) and not twin.applies({"relation": "add-remove-one"})
+
+
+def test_one_wording_for_every_builder() -> None:
+    with pytest.raises(InvalidParameterError, match="must be one of .*min2021") as info:
+        build_environment("nope", 3)
+    assert info.value.parameter == "env"
+    with pytest.raises(InvalidParameterError, match="--env-option is not accepted by min2021") as info:
+        build_environment("min2021", 3, {"colour": "red"})
+    with pytest.raises(InvalidParameterError, match="or module.path:factory") as info:
+        agent_factory("nope", parameter="--agent")
+    assert info.value.parameter == "--agent"
+    mdp = build_environment("min2021", 3, (("horizon", 2),))
+    with pytest.raises(InvalidParameterError, match="--agent-option is not accepted by lsvi-ucb"):
+        build_agent("lsvi-ucb", mdp, 3, np.random.default_rng(0), {"colour": "red"})
+    with pytest.raises(InvalidParameterError, match="must be a linear mixture MDP for agent ucrl-vtr"):
+        build_agent("ucrl-vtr", mdp, 3, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="billboard=") as info:
+        build_agent("lsvi-ucb", mdp, 3, np.random.default_rng(0), billboard=Billboard("replace-one"))
+    assert info.value.parameter == "agent"
+    plain = build_agent("lsvi-ucb", mdp, 3, np.random.default_rng(0), billboard=Billboard("replace-one"),
+                        billboard_required=False)
+    assert plain.begin_episode().shape == (2, mdp.num_states)
+
+
+def test_a_new_private_agent_needs_its_module_its_registration_and_its_test() -> None:
+    """The recipe of CONTRIBUTING.md, followed once: a registered agent with a card is known to ``verify`` (its
+    notion, counterpart and bound), to the two-world audits (its batched twin) and to the runner, with no
+    change in dpverify/verify, dpverify/audit or dpverify/cli."""
+    from dpverify.audit.agent_runs import AgentSetup, _is_batched
+    from dpverify.verify.target import bound_of, counterpart_for, notion_of, resolve_agent
+
+    def covers(options):
+        return options.get("relation") != "add-remove-one"
+
+    register_agent("recipe-agent", "dpverify.agents.luyo:LuyoAgent.from_options", "linear", "a new private agent",
+                   private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp",
+                   batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp:build_twin", covers))
+    try:
+        target = resolve_agent("recipe-agent")
+        mdp = build_environment("min2021", 4, {"horizon": 2})
+        agent = build_agent("recipe-agent", mdp, 4, np.random.default_rng(0), {"epsilon": 1.0},
+                            billboard=Billboard("replace-one"))
+        assert (notion_of(target, agent), counterpart_for(target, agent, mdp), bound_of(target, agent)) == (
+            "jdp", "lsvi-ucb", "luyo-2021/linear-mdp")
+        assert target.batched and _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), ()), None)
+        assert not _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), (("relation", "add-remove-one"),)), None)
+        assert "recipe-agent" in private_agents()
+    finally:
+        del AGENTS["recipe-agent"]

@@ -67,7 +67,7 @@ def test_convert(capsys):
         (["calibrate", "--horizon", "2.5"], "--horizon must be an integer"),
         (["calibrate", "--horizon", "0"], "--horizon must be an integer >= 1"),
         (["calibrate", "--schedule", "ucb"], "--schedule must be one of"),
-        (["calibrate", "--schedule", "ldp-ucrl-vtr", "--sensitivity", "paper"], "--sensitivity applies only"),
+        (["calibrate", "--schedule", "ldp-ucrl-vtr", "--sensitivity", "paper"], "--sensitivity does not apply to"),
         (["calibrate", "--relation", "swap"], "--relation must be one of"),
         (["convert", "--rho", "-1"], "--rho must be >= 0"),
         (["convert"], "required"),

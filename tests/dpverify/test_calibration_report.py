@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpverify.calibration import SENSITIVITY_MODELS
+from dpverify.agents.dp_lsvi_ucb_pp_schedule import NAMED_SCHEDULE, SENSITIVITY_MODELS
+from dpverify.agents.ldp_ucrl_vtr import NAMED_SCHEDULE as LDP_SCHEDULE
+from dpverify.agents.registry import named_schedule, schedules
 from dpverify.calibration_report import EPSILON_RANGE, calibration_report, ratio_text, validate_settings
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
@@ -12,7 +14,7 @@ from dpverify.errors import InvalidParameterError
 
 @pytest.fixture(scope="module")
 def report():
-    return calibration_report(validate_settings(1.0, 1e-5, 20, 1000, 10))
+    return calibration_report(validate_settings(1.0, 1e-5, 20, 1000, 10, NAMED_SCHEDULE))
 
 
 def test_named_results(report):
@@ -41,26 +43,26 @@ def test_printed_noise_is_accounted_under_every_model_and_conversion(report):
 
 
 def test_ldp_schedule_has_no_printed_noise():
-    r = calibration_report(validate_settings(1.0, 1e-5, 6, 50, 5, schedule="ldp-ucrl-vtr"))
+    r = calibration_report(validate_settings(1.0, 1e-5, 6, 50, 5, LDP_SCHEDULE))
     assert r.printed is None and r.headline_model == "ldp"
 
 
 @pytest.mark.parametrize("epsilon", [EPSILON_RANGE[0] / 2, EPSILON_RANGE[1] * 2, 1e308, 1e-300])
 def test_targets_outside_the_documented_range_are_refused(epsilon):
     with pytest.raises(InvalidParameterError, match=r"must be in \[1e-06, 1e\+06\]") as info:
-        validate_settings(epsilon, 1e-5, 20, 1000, 10)
+        validate_settings(epsilon, 1e-5, 20, 1000, 10, NAMED_SCHEDULE)
     assert info.value.parameter == "epsilon"
 
 
 @pytest.mark.parametrize("epsilon", EPSILON_RANGE)
 def test_the_ends_of_the_range_calibrate(epsilon):
-    r = calibration_report(validate_settings(epsilon, 1e-5, 5, 20, 3))
+    r = calibration_report(validate_settings(epsilon, 1e-5, 5, 20, 3, NAMED_SCHEDULE))
     assert all(c.accounted_epsilon <= epsilon for c in r.by_conversion.values())
 
 
 def test_counts_above_2_to_the_53_are_refused():
     with pytest.raises(InvalidParameterError, match="2\\^53") as info:
-        validate_settings(1.0, 1e-5, 20, 2**53 + 1, 10)
+        validate_settings(1.0, 1e-5, 20, 2**53 + 1, 10, NAMED_SCHEDULE)
     assert info.value.parameter == "episodes"
 
 
@@ -68,3 +70,21 @@ def test_ratio_text():
     assert ratio_text(2.0, 1.0) == "2x over the claim"
     assert ratio_text(0.01, 1.0) == "meets the claim (100x below it)"
     assert ratio_text(float("inf"), 1.0) == "no finite epsilon"
+
+
+def test_the_schedules_are_the_agents_cards_and_the_cli_lists_them():
+    from dpverify.cli import calibrate_command
+
+    assert schedules() == {"dp-lsvi-ucb++": NAMED_SCHEDULE, "ldp-ucrl-vtr": LDP_SCHEDULE}
+    assert calibrate_command._SCHEDULES == tuple(schedules())  # --help lists them without importing the agents
+    with pytest.raises(InvalidParameterError, match="must be one of dp-lsvi-ucb\\+\\+, ldp-ucrl-vtr") as info:
+        named_schedule("luyo", parameter="--schedule")
+    assert info.value.parameter == "--schedule"
+
+
+def test_a_sensitivity_model_for_a_schedule_with_one_is_refused():
+    with pytest.raises(InvalidParameterError, match="one sensitivity model") as info:
+        validate_settings(1.0, 1e-5, 6, 50, 5, LDP_SCHEDULE, "paper")
+    assert info.value.parameter == "sensitivity"
+    with pytest.raises(InvalidParameterError, match="NamedSchedule"):
+        validate_settings(1.0, 1e-5, 6, 50, 5, "dp-lsvi-ucb++")

@@ -1,0 +1,80 @@
+"""Running many independent trials of an agent at once: the randomness and the loop of a *batched twin*.
+
+A batched twin (registry card ``batched``, :class:`dpverify.agents.registry.BatchedTwin`) carries a leading
+axis of n independent runs through every step of its agent: ``begin_episode() -> (n, H, S)`` policies,
+``end_episode(states (n, H + 1), actions (n, H))``, and the releases it kept. Its randomness comes from
+:class:`PerTrialRandomness` — trial i draws exactly as a reference agent constructed with generator i
+(tie-breaking keys from the generator, noise from its first spawned child), which is how the twin's tests
+prove it is the same algorithm, trial by trial — or :class:`BatchRandomness`, the same distributions for
+all trials from one generator (the audits' fast path: independent trials, fresh noise per release).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import InvalidParameterError
+
+
+class PerTrialRandomness:
+    """Trial i draws exactly as a reference agent constructed with ``generators[i]`` would."""
+
+    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
+        self.ties = list(generators)
+        self.noise = [g.spawn(1)[0] for g in self.ties]
+        self.n = len(self.ties)
+
+    def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        return np.stack([g.normal(0.0, scale, size=shape) for g in self.noise])
+
+    def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.stack([g.random(shape) for g in self.ties])
+
+
+class BatchRandomness:
+    """All n trials from one generator: N(0, s²) and U[0, 1) arrays of shape (n, *shape)."""
+
+    def __init__(self, generator: np.random.Generator, n: int) -> None:
+        if not isinstance(generator, np.random.Generator):
+            raise InvalidParameterError("rng", "must be a numpy.random.Generator", type(generator).__name__)
+        self.generator = generator
+        self.n = int(n)
+
+    def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        return self.generator.normal(0.0, scale, size=(self.n, *shape))
+
+    def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
+        return self.generator.random((self.n, *shape))
+
+
+
+def rollout_batch(policies: np.ndarray, initial_state: int, next_states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every trial follows its policy (n, H, S) on one user tape: (states (n, H + 1), actions (n, H))."""
+    n, H = policies.shape[0], policies.shape[1]
+    trial = np.arange(n)
+    states = np.empty((n, H + 1), dtype=np.int64)
+    actions = np.empty((n, H), dtype=np.int64)
+    states[:, 0] = initial_state
+    for h in range(H):
+        actions[:, h] = policies[trial, h, states[:, h]]
+        states[:, h + 1] = next_states[h, states[:, h], actions[:, h]]
+    return states, actions
+
+
+def run_batch(agent: Any, initial_states: np.ndarray, next_states: np.ndarray,
+              keep_policies: Sequence[int] | None = None) -> dict[int, np.ndarray]:
+    """Run every trial over the K tapes (arrays from :func:`dpverify.agents.tapes.tape_arrays`).
+
+    Returns the policies (n, H, S) of the 1-based episodes in ``keep_policies`` (all when None).
+    """
+    kept: dict[int, np.ndarray] = {}
+    for k in range(len(initial_states)):
+        policies = agent.begin_episode()
+        if keep_policies is None or (k + 1) in keep_policies:
+            kept[k + 1] = policies
+        states, actions = rollout_batch(policies, int(initial_states[k]), next_states[k])
+        agent.end_episode(states, actions)
+    return kept
