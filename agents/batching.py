@@ -19,13 +19,23 @@ import numpy as np
 from dpverify.errors import InvalidParameterError
 
 
-class PerTrialRandomness:
-    """Trial i draws exactly as a reference agent constructed with ``generators[i]`` would."""
+def CHILD_NOISE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
+    """(noise, ties) as DP-LSVI-UCB++ derives them: noise from ``rng.spawn(1)[0]``, tie keys from ``rng``."""
+    return generator.spawn(1)[0], generator
 
-    def __init__(self, generators: Sequence[np.random.Generator]) -> None:
-        self.ties = list(generators)
-        self.noise = [g.spawn(1)[0] for g in self.ties]
-        self.n = len(self.ties)
+
+class PerTrialRandomness:
+    """Trial i draws exactly as a reference agent constructed with ``generators[i]`` would.
+
+    ``streams(generator) -> (noise generator, tie generator)`` is how the reference agent derives its two
+    streams from its generator (default :func:`CHILD_NOISE_STREAMS`, DP-LSVI-UCB++'s)."""
+
+    def __init__(self, generators: Sequence[np.random.Generator], streams: Any = None) -> None:
+        derive = CHILD_NOISE_STREAMS if streams is None else streams
+        pairs = [derive(g) for g in generators]
+        self.noise = [noise for noise, _ in pairs]
+        self.ties = [ties for _, ties in pairs]
+        self.n = len(pairs)
 
     def normal(self, scale: float, shape: tuple[int, ...]) -> np.ndarray:
         return np.stack([g.normal(0.0, scale, size=shape) for g in self.noise])

@@ -311,7 +311,9 @@ register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlu
 register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "
                "delta, batch_length, *_multiplier)",
-               private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp")
+               private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp",
+               batched=BatchedTwin("dpverify.agents.batched_tree_lsvi:build_luyo_twin",
+                                   "dpverify.agents.batched_tree_lsvi:covers"))
 register_agent("ngo", "dpverify.agents.ngo:NgoAgent.from_options", "linear",
                "Ngo et al. 2022 private LSVI-UCB (adaptive batching on determinant doubling; options "
                "epsilon, delta, max_updates, *_multiplier)",

@@ -1,0 +1,72 @@
+"""The batched tree agents are the reference algorithms: identical outputs for identical seeds, trial by trial."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpverify.agents.batched_tree_lsvi import TREE_STREAMS, BatchedLuyo, build_luyo_twin, covers
+from dpverify.agents.batching import BatchRandomness, PerTrialRandomness, run_batch
+from dpverify.agents.billboard import Billboard
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp
+from dpverify.agents.luyo import LuyoAgent, LuyoConfig
+from dpverify.agents.tapes import canary_tape, ordinary_tapes, replace, run_on_tapes, tape_arrays
+from dpverify.errors import InvalidParameterError
+
+
+def _mdp(env: str):
+    return (min2021_mdp(horizon=3, num_actions=4) if env == "min2021"
+            else random_linear_mdp(np.random.default_rng(3), num_states=3, num_actions=2, dim=3, horizon=3))
+
+
+def _assert_same_runs(batched, reference_factory, mdp, tapes, seeds, episodes):
+    initial, table = tape_arrays(tapes)
+    policies = run_batch(batched, initial, table)
+    for i, seed in enumerate(seeds):
+        board = Billboard("replace-one", keep_history=True)
+        agent = reference_factory(np.random.default_rng(seed), board)
+        reference = run_on_tapes(agent, mdp, tapes)
+        for k in range(episodes):
+            assert np.array_equal(reference[k], policies[k + 1][i])
+        history = board.history()
+        assert len(history) == len(batched.releases)
+        for release, (family, episode, stage, value) in zip(history, batched.releases, strict=True):
+            assert (release.family, release.episode, release.stage) == (family, episode, stage)
+            assert np.array_equal(release.value, value[i])  # bit for bit
+
+
+@pytest.mark.parametrize(("env", "episodes", "options"), [
+    ("min2021", 9, {"epsilon": 1.0}),
+    ("min2021", 12, {"epsilon": 1e6, "batch_length": 2}),       # re-plans often, data dominate the noise
+    ("random", 8, {"epsilon": 1e9, "batch_length": 1, "beta_multiplier": 1.0}),
+    ("random", 7, {"epsilon": 3.0, "shift_multiplier": 0.0}),   # unshifted: eigenvalues floored (fallback path)
+])
+def test_luyo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes: int, options: dict) -> None:
+    mdp = _mdp(env)
+    config = LuyoConfig(episodes, **options)
+    tapes = replace(ordinary_tapes(mdp, episodes, 1), 2, canary_tape(mdp, "high"))
+    seeds = [21, 22, 23, 24, 25]
+    batched = BatchedLuyo(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], TREE_STREAMS))
+    _assert_same_runs(batched, lambda rng, board: LuyoAgent(mdp, config, rng, billboard=board), mdp, tapes, seeds,
+                      episodes)
+
+
+def test_luyo_twin_is_on_the_card_for_replace_one_only() -> None:
+    from dpverify.agents.registry import AGENTS
+
+    twin = AGENTS["luyo"].batched
+    assert twin is not None and twin.applies({"epsilon": 1.0}) and not twin.applies({"relation": "add-remove-one"})
+    assert covers({}) and not covers({"relation": "add-remove-one"})
+    mdp = _mdp("min2021")
+    randomness = BatchRandomness(np.random.default_rng(0), 3)
+    agent = build_luyo_twin(mdp, 4, {"epsilon": 1.0, "keep_history": True}, randomness, (1, 2))
+    initial, table = tape_arrays(ordinary_tapes(mdp, 4, 0))
+    run_batch(agent, initial, table)
+    assert {e for _, e, _, _ in agent.releases} == {1, 2} and agent.releases[0][3].shape[0] == 3
+    with pytest.raises(InvalidParameterError, match="--agent-option"):
+        build_luyo_twin(mdp, 4, {"colour": 1}, BatchRandomness(np.random.default_rng(0), 3), None)
+    with pytest.raises(InvalidParameterError, match="relation"):
+        build_luyo_twin(mdp, 4, {"relation": "add-remove-one"}, BatchRandomness(np.random.default_rng(0), 3), None)
+    with pytest.raises(InvalidParameterError, match="episodes"):
+        agent.begin_episode()
