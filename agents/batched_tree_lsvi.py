@@ -7,6 +7,13 @@ LSVI-UCB of Jin et al. 2020 on the published prefix sums), with a leading axis o
 algebra per episode. Every constant (calibrated noise, shift Γ, radius β, batch length) is read from one
 reference agent built with the same config, so both paths use the same numbers by construction.
 
+Arithmetic. Every product is the reference agent's, trial by trial: a matrix–vector product ``A @ x`` of
+contiguous arrays is ``np.matvec`` over the trials (the same BLAS call per trial; a batched ``einsum`` or
+``@`` sums in another order and differs in the last bits), the product with the environment's feature array
+(a strided view, which numpy multiplies in its unblocked loop) is made trial by trial, the reference's
+``einsum`` is the same ``einsum`` with a trial index, and its factorisations are numpy's stacked LAPACK calls,
+made matrix by matrix.
+
 Randomness (:mod:`dpverify.agents.batching`): the reference agent spawns two generators from its own, noise
 first and tie-breaking second (:data:`TREE_STREAMS`); per episode it draws one tie key per (h, s, a) at the
 start and, at the end, one noise block per family (all H stages in one call), gram, then the agent's target
@@ -25,6 +32,7 @@ import numpy as np
 
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig
+from dpverify.agents.ngo import NgoAgent, NgoConfig
 from dpverify.agents.noise_bounds import floored_inverse
 from dpverify.agents.planning import TIE_TOLERANCE
 from dpverify.agents.private import NORM_TOLERANCE
@@ -98,7 +106,7 @@ class BatchedTreeLsvi:
         self.gram_shift = float(reference.gram_shift)
         self.beta = float(reference.beta)
         self.record = None if record is None else {int(k) for k in record}
-        self.releases: list[tuple[str, int, int, np.ndarray]] = []
+        self.releases: list[tuple[Any, ...]] = []  # (family, episode, stage, value (n, ...)[, made (n,)])
         self.q = np.zeros((n, H, S, A))
         self.count = 0
 
@@ -124,23 +132,33 @@ class BatchedTreeLsvi:
 
     # ---- planning ----------------------------------------------------------------------------------
 
-    def gram_inverse(self) -> np.ndarray:
-        """Λ̃⁻¹ of every trial and stage from the published prefix, eigenvalues floored at λ."""
-        gram = self.gram_tree.prefix + (self.regularization + self.gram_shift) * np.eye(self.dim)
-        inverse, _, _ = floored_inverse(gram, self.regularization)
+    def shifted_gram(self) -> np.ndarray:
+        """Λ̃_h = G̃_h + (λ + Γ)I of every trial and stage, from the published tree prefix."""
+        return self.gram_tree.prefix + (self.regularization + self.gram_shift) * np.eye(self.dim)
+
+    def gram_inverse(self, gram: np.ndarray | None = None) -> np.ndarray:
+        """Λ̃⁻¹ (eigenvalues floored at λ) of ``gram`` (default every trial's :meth:`shifted_gram`)."""
+        inverse, _, _ = floored_inverse(self.shifted_gram() if gram is None else gram, self.regularization)
         return inverse
 
-    def backward_pass(self, inverse: np.ndarray, targets: Any) -> np.ndarray:
-        """LSVI with Λ̃⁻¹ = ``inverse`` (n, H, d, d) and ũ_h = ``targets(h, V_{h+1})`` (n, d) for every trial."""
+    def backward_pass(self, inverse: np.ndarray, targets: Any, trials: np.ndarray | None = None) -> np.ndarray:
+        """LSVI with Λ̃⁻¹ = ``inverse`` (m, H, d, d) and ũ_h = ``targets(h, V_{h+1})`` (m, d) for the m trials
+        ``trials`` (default all); fills their rows of Q and returns Q, shape (n, H, S, A)."""
         H, S, A = self.horizon, self.num_states, self.num_actions
+        rows = np.arange(self.n) if trials is None else trials
+        m = len(rows)
         bonus_sq = np.einsum("hnd,thde,hne->thn", self.flat_features, inverse, self.flat_features)
-        bonus = self.beta * np.sqrt(np.maximum(bonus_sq, 0.0)).reshape(self.n, H, S, A)
-        next_values = np.zeros((self.n, S))
+        bonus = self.beta * np.sqrt(np.maximum(bonus_sq, 0.0)).reshape(m, H, S, A)
+        q = np.empty((m, H, S, A))
+        next_values = np.zeros((m, S))
         for h in range(H - 1, -1, -1):
-            w = np.einsum("tde,te->td", inverse[:, h], targets(h, next_values))
+            w = np.matvec(inverse[:, h], targets(h, next_values))
             cap = float(H - h)
-            self.q[:, h] = np.minimum(np.einsum("sad,td->tsa", self.features[h], w) + bonus[:, h], cap)
-            next_values = np.minimum(np.maximum(self.q[:, h].max(axis=-1), 0.0), cap)
+            # φ_h w of the reference is numpy's unblocked loop on a strided view: made per trial, the same call
+            values = np.stack([self.features[h] @ w[t] for t in range(m)])
+            q[:, h] = np.minimum(values + bonus[:, h], cap)
+            next_values = np.minimum(np.maximum(q[:, h].max(axis=-1), 0.0), cap)
+        self.q[rows] = q
         return self.q
 
     def greedy_actions(self) -> np.ndarray:
@@ -169,6 +187,7 @@ class BatchedLuyo(BatchedTreeLsvi):
     """n independent Luyo et al. 2021 runs (:class:`~dpverify.agents.luyo.LuyoAgent`; module docstring)."""
 
     name = "luyo (batched)"
+    config_class = LuyoConfig
 
     def __init__(self, mdp: LinearMDP, config: LuyoConfig, randomness: Any,
                  record: Sequence[int] | None = None) -> None:
@@ -187,7 +206,7 @@ class BatchedLuyo(BatchedTreeLsvi):
         next_state = self.next_state_tree.prefix.reshape(n, H, d, S)
         rewards = self.reward_tree.prefix
         return self.backward_pass(self.gram_inverse(),
-                                  lambda h, v: np.einsum("tds,ts->td", next_state[:, h], v) + rewards[:, h])
+                                  lambda h, v: np.matvec(next_state[:, h], v) + rewards[:, h])
 
     def begin_episode(self) -> np.ndarray:
         """The deployed policies of every trial, shape (n, H, S) (re-planned at the start of each batch)."""
@@ -210,6 +229,115 @@ class BatchedLuyo(BatchedTreeLsvi):
         self.count += 1
 
 
+class BatchedNgo(BatchedTreeLsvi):
+    """n independent Ngo et al. 2022 runs (:class:`~dpverify.agents.ngo.NgoAgent`; module docstring).
+
+    Each trial re-plans when its own released log-determinants double (and its update budget allows): at
+    those episodes it publishes its H target vectors (releases made by those trials only)."""
+
+    name = "ngo (batched)"
+    config_class = NgoConfig
+
+    def __init__(self, mdp: LinearMDP, config: NgoConfig, randomness: Any,
+                 record: Sequence[int] | None = None) -> None:
+        reference = NgoAgent(mdp, config, np.random.default_rng(0))
+        super().__init__(reference, randomness, record)
+        n, H, d, S = self.n, self.horizon, self.dim, self.num_states
+        self.target_mechanism = reference.target_mechanism
+        self.max_updates = int(reference.max_updates)
+        self.next_state_sums = np.zeros((n, H, d, S))
+        self.reward_sums = np.zeros((n, H, d))
+        self.last_logdet = np.full((n, H), -np.inf)
+        self.policy_updates = np.zeros(n, dtype=np.int64)
+
+    def _log_determinants(self, gram: np.ndarray) -> np.ndarray:
+        """log det Λ̃_h of the trials' stacks ``gram`` (m, H, d, d), as :meth:`NgoAgent._log_determinant` computes
+        it for each trial: by Cholesky where no eigenvalue is below λ, else by the floored eigendecomposition
+        (decided trial by trial, so a trial's value does not depend on the others)."""
+        try:
+            return self._cholesky_log_determinants(gram)
+        except np.linalg.LinAlgError:
+            return np.stack([self._trial_log_determinants(g) for g in gram])
+
+    def _trial_log_determinants(self, gram: np.ndarray) -> np.ndarray:
+        try:
+            return self._cholesky_log_determinants(gram)
+        except np.linalg.LinAlgError:
+            return floored_inverse(gram, self.regularization)[1]
+
+    def _cholesky_log_determinants(self, gram: np.ndarray) -> np.ndarray:
+        np.linalg.cholesky(gram - self.regularization * np.eye(self.dim))
+        chol = np.linalg.cholesky(gram)
+        return 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1)
+
+    def _plan(self, trials: np.ndarray, release: bool) -> np.ndarray:
+        """Re-plan the trials ``trials`` (publishing their targets with ``release``); their new log-dets."""
+        gram = self.shifted_gram()[trials]
+        inverse, logdet, _ = floored_inverse(gram, self.regularization)
+        k = self.count + 1
+        made = np.zeros(self.n, dtype=bool)
+        made[trials] = True
+
+        def targets(h: int, next_values: np.ndarray) -> np.ndarray:
+            if not release:  # no data yet: the sum over zero users is 0 and nothing is read
+                return np.zeros((len(trials), self.dim))
+            raw = np.matvec(self.next_state_sums[trials, h], next_values) + self.reward_sums[trials, h]
+            noise = self.randomness.normal_where(made, self.target_mechanism.sigma, (self.dim,))
+            noisy = raw + noise[trials]
+            if self.record is None or k in self.record:
+                value = np.zeros((self.n, self.dim))
+                value[trials] = noisy
+                self.releases.append(("target", k, h + 1, value, made.copy()))
+            return noisy
+
+        self.backward_pass(inverse, targets, trials)
+        return logdet
+
+    def begin_episode(self) -> np.ndarray:
+        """The deployed policies of every trial, shape (n, H, S) (re-planned where its log-dets doubled)."""
+        self.check_episode()
+        every = np.arange(self.n)
+        if self.count == 0:
+            self.last_logdet = self._plan(every, release=False)
+        else:
+            open_budget = self.policy_updates < self.max_updates
+            update = np.zeros(self.n, dtype=bool)
+            if np.any(open_budget):
+                candidates = every[open_budget]
+                logdet = self._log_determinants(self.shifted_gram()[candidates])
+                update[candidates] = np.any(logdet >= self.last_logdet[candidates] + math.log(2.0), axis=1)
+            if np.any(update):
+                trials = every[update]
+                self.last_logdet[trials] = self._plan(trials, release=True)
+                self.policy_updates[trials] += 1
+        return self.greedy_actions()
+
+    def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
+        """Add every trial's user (states (n, H + 1), actions (n, H)): the Gram tree's node, and the raw sums."""
+        n, H = self.n, self.horizon
+        x = self.visited_features(states, actions)
+        trial, h = np.arange(n)[:, None], np.arange(H)[None, :]
+        self.release(self.gram_tree, "gram", self.gram_mechanism, x[..., :, None] * x[..., None, :])
+        self.next_state_sums[trial, h, :, states[:, 1:]] += x
+        self.reward_sums += x * self.rewards[h, states[:, :-1], actions][..., None]
+        self.count += 1
+
+
+def build_ngo_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
+                   record: Sequence[int] | None) -> BatchedNgo:
+    """The batched Ngo et al. agent for the reference agent's factory options (its registry card's twin)."""
+    return BatchedNgo(mdp, _config(NgoConfig, "ngo", num_episodes, options), randomness, record=record)
+
+
+def _config(config_class: Any, name: str, num_episodes: int, options: dict[str, Any]) -> Any:
+    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
+    try:
+        return config_class(num_episodes, **options)
+    except TypeError as exc:
+        raise InvalidParameterError("--agent-option", f"is not accepted by {name} ({exc})",
+                                    ", ".join(options)) from None
+
+
 def covers(options: dict[str, Any]) -> bool:
     """Whether the batched twin implements the agent with these factory options (replace-one runs)."""
     return options.get("relation", "replace-one") == "replace-one"
@@ -218,9 +346,4 @@ def covers(options: dict[str, Any]) -> bool:
 def build_luyo_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
                     record: Sequence[int] | None) -> BatchedLuyo:
     """The batched Luyo et al. agent for the reference agent's factory options (its registry card's twin)."""
-    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
-    try:
-        config = LuyoConfig(num_episodes, **options)
-    except TypeError as exc:
-        raise InvalidParameterError("--agent-option", f"is not accepted by luyo ({exc})", ", ".join(options)) from None
-    return BatchedLuyo(mdp, config, randomness, record=record)
+    return BatchedLuyo(mdp, _config(LuyoConfig, "luyo", num_episodes, options), randomness, record=record)

@@ -2,11 +2,15 @@
 
 A batched twin (registry card ``batched``, :class:`dpverify.agents.registry.BatchedTwin`) carries a leading
 axis of n independent runs through every step of its agent: ``begin_episode() -> (n, H, S)`` policies,
-``end_episode(states (n, H + 1), actions (n, H))``, and the releases it kept. Its randomness comes from
-:class:`PerTrialRandomness` — trial i draws exactly as a reference agent constructed with generator i
-(tie-breaking keys from the generator, noise from its first spawned child), which is how the twin's tests
-prove it is the same algorithm, trial by trial — or :class:`BatchRandomness`, the same distributions for
-all trials from one generator (the audits' fast path: independent trials, fresh noise per release).
+``end_episode(states (n, H + 1), actions (n, H))``, and the releases it kept, in publication order:
+``(family, episode, stage, value (n, ...))``, or ``(family, episode, stage, value, made (n,))`` for a release
+only some trials make (e.g. at a data-dependent policy update; ``value`` is then zero where not ``made``).
+
+Its randomness comes from :class:`PerTrialRandomness` — trial i draws exactly as a reference agent
+constructed with generator i (its noise and tie-breaking streams derived as that agent derives them), which
+is how the twin's tests prove it is the same algorithm, trial by trial — or :class:`BatchRandomness`, the
+same distributions for all trials from one generator (the audits' fast path: independent trials, fresh
+noise per release).
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ class PerTrialRandomness:
     def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.stack([g.random(shape) for g in self.ties])
 
+    def normal_where(self, mask: np.ndarray, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        """N(0, s²) of the given shape for the trials in ``mask`` (the others draw nothing: zeros)."""
+        out = np.zeros((self.n, *shape))
+        for i in np.flatnonzero(mask):
+            out[i] = self.noise[i].normal(0.0, scale, size=shape)
+        return out
+
 
 class BatchRandomness:
     """All n trials from one generator: N(0, s²) and U[0, 1) arrays of shape (n, *shape)."""
@@ -58,6 +69,12 @@ class BatchRandomness:
 
     def uniform(self, shape: tuple[int, ...]) -> np.ndarray:
         return self.generator.random((self.n, *shape))
+
+    def normal_where(self, mask: np.ndarray, scale: float, shape: tuple[int, ...]) -> np.ndarray:
+        """N(0, s²) of the given shape for the trials in ``mask`` (zeros elsewhere)."""
+        out = np.zeros((self.n, *shape))
+        out[mask] = self.generator.normal(0.0, scale, size=(int(np.count_nonzero(mask)), *shape))
+        return out
 
 
 

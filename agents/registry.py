@@ -317,7 +317,9 @@ register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
 register_agent("ngo", "dpverify.agents.ngo:NgoAgent.from_options", "linear",
                "Ngo et al. 2022 private LSVI-UCB (adaptive batching on determinant doubling; options "
                "epsilon, delta, max_updates, *_multiplier)",
-               private=True, notion="jdp", counterpart="lsvi-ucb", bound="ngo-2022/linear-mdp")
+               private=True, notion="jdp", counterpart="lsvi-ucb", bound="ngo-2022/linear-mdp",
+               batched=BatchedTwin("dpverify.agents.batched_tree_lsvi:build_ngo_twin",
+                                   "dpverify.agents.batched_tree_lsvi:covers"))
 register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
                "*_multiplier)",

@@ -97,7 +97,10 @@ def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.nda
 
 
 def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_actions: int) -> np.ndarray:
-    """The outputs (n, rows, width) of a batched run (same layout as :func:`observe`)."""
+    """The outputs (n, rows, width) of a batched run (same layout as :func:`observe`).
+
+    A release that only some trials made (``(family, episode, stage, value, made)``: a data-dependent update)
+    takes its place in the rows of those trials only, as in their transcripts."""
     n = agent.n
     out = np.zeros((n, len(view.episodes), view.width))
     if view.notion == "jdp":
@@ -105,12 +108,18 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
             if e in policies:
                 out[:, i] = _one_hot(policies[e], num_actions)
         return out
-    parts: dict[int, list[np.ndarray]] = {e: [] for e in view.episodes}
-    for _family, episode, _stage, value in agent.releases:
-        if episode in parts:
-            parts[episode].append(_flat_batch(value))
-    for i, e in enumerate(view.episodes):
-        if parts[e]:
-            flat = np.concatenate(parts[e], axis=1)[:, : view.width]
-            out[:, i, : flat.shape[1]] = flat
+    row = {e: i for i, e in enumerate(view.episodes)}
+    filled = np.zeros((n, len(view.episodes)), dtype=np.int64)  # next free column of each trial's row
+    trials = np.arange(n)
+    for release in agent.releases:
+        episode, value = release[1], release[3]
+        if episode not in row:
+            continue
+        flat = _flat_batch(value)
+        made = np.ones(n, dtype=bool) if len(release) < 5 else np.asarray(release[4], dtype=bool)
+        i, width = row[episode], flat.shape[1]
+        columns = filled[:, i, None] + np.arange(width)[None, :]
+        keep = made[:, None] & (columns < view.width)
+        out[np.broadcast_to(trials[:, None], columns.shape)[keep], i, columns[keep]] = flat[keep]
+        filled[:, i] += np.where(made, width, 0)
     return _billboard_rows(out) if view.notion == "billboard" else out

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.batched_tree_lsvi import TREE_STREAMS, BatchedLuyo, build_luyo_twin, covers
+from dpverify.agents.batched_tree_lsvi import TREE_STREAMS, BatchedLuyo, BatchedNgo, build_luyo_twin, covers
 from dpverify.agents.batching import BatchRandomness, PerTrialRandomness, run_batch
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig
+from dpverify.agents.ngo import NgoAgent, NgoConfig
 from dpverify.agents.tapes import canary_tape, ordinary_tapes, replace, run_on_tapes, tape_arrays
 from dpverify.errors import InvalidParameterError
 
@@ -29,6 +30,7 @@ def _assert_same_runs(batched, reference_factory, mdp, tapes, seeds, episodes):
         reference = run_on_tapes(agent, mdp, tapes)
         for k in range(episodes):
             assert np.array_equal(reference[k], policies[k + 1][i])
+        assert np.array_equal(agent.q, batched.q[i])  # the planner's values too, not only its argmax
         history = board.history()
         assert len(history) == len(batched.releases)
         for release, (family, episode, stage, value) in zip(history, batched.releases, strict=True):
@@ -70,3 +72,38 @@ def test_luyo_twin_is_on_the_card_for_replace_one_only() -> None:
         build_luyo_twin(mdp, 4, {"relation": "add-remove-one"}, BatchRandomness(np.random.default_rng(0), 3), None)
     with pytest.raises(InvalidParameterError, match="episodes"):
         agent.begin_episode()
+
+
+@pytest.mark.parametrize(("env", "episodes", "options"), [
+    ("min2021", 9, {"epsilon": 1.0}),
+    ("min2021", 12, {"epsilon": 1e6}),                         # data dominate: updates at different episodes
+    ("random", 10, {"epsilon": 1e9, "beta_multiplier": 1.0, "max_updates": 2}),   # the budget runs out
+    ("random", 7, {"epsilon": 3.0, "shift_multiplier": 0.0}),   # unshifted: eigenvalues floored (fallback path)
+])
+def test_ngo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes: int, options: dict) -> None:
+    mdp = _mdp(env)
+    config = NgoConfig(episodes, **options)
+    tapes = replace(ordinary_tapes(mdp, episodes, 1), 2, canary_tape(mdp, "high"))
+    seeds = [31, 32, 33, 34, 35, 36]
+    batched = BatchedNgo(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], TREE_STREAMS))
+    references = []
+
+    def reference(rng, board):
+        references.append(NgoAgent(mdp, config, rng, billboard=board))
+        return references[-1]
+
+    initial, table = tape_arrays(tapes)
+    policies = run_batch(batched, initial, table)
+    for i, seed in enumerate(seeds):
+        board = Billboard("replace-one", keep_history=True)
+        agent = reference(np.random.default_rng(seed), board)
+        assert [np.array_equal(p, policies[k + 1][i]) for k, p in enumerate(run_on_tapes(agent, mdp, tapes))] == [
+            True] * episodes
+        mine = [(f, e, s, v[i]) for f, e, s, v, *made in batched.releases if not made or made[0][i]]
+        assert [(r.family, r.episode, r.stage) for r in board.history()] == [(f, e, s) for f, e, s, _ in mine]
+        for release, (_, _, _, value) in zip(board.history(), mine, strict=True):
+            assert np.array_equal(release.value, value)  # bit for bit
+        assert agent.policy_updates == batched.policy_updates[i] and np.array_equal(agent.q, batched.q[i])
+    updates = {tuple(a.update_episodes) for a in references}
+    if options["epsilon"] >= 1e6:
+        assert len(updates) > 1 or options.get("max_updates") == 2  # the trials update at their own episodes
