@@ -324,4 +324,6 @@ register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_opt
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
                "*_multiplier)",
                private=True, notion="ldp", counterpart="ucrl-vtr", bound="ldp-ucrl-vtr/upper",
-               schedule="dpverify.agents.ldp_ucrl_vtr:NAMED_SCHEDULE")
+               schedule="dpverify.agents.ldp_ucrl_vtr:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.batched_ldp_ucrl_vtr:build_twin",
+                                   "dpverify.agents.batched_ldp_ucrl_vtr:covers"))

@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.registry import agent_factory
 from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
 from dpverify.audit.executors import Executor
@@ -144,20 +146,35 @@ class HalfSensitivity(BatchedDpLsviUcbPlusPlus):
         return 0.5 * super().vector_noise(family, h)
 
 
+class LuyoHalfSensitivity(BatchedLuyo):
+    """Bug: Luyo et al. with every tree node's noise calibrated for half its true sensitivity (σ/2, s/2; the
+    ledger still meets the claim) — the true μ is twice the claimed one."""
+
+    def _noise(self, mechanism: Any, shape: tuple[int, ...]) -> np.ndarray:
+        return 0.5 * super()._noise(mechanism, shape)
+
+
+class NgoHalfSensitivity(BatchedNgo):
+    """Bug: Ngo et al. with the Gram tree's noise calibrated for half its true sensitivity (s/2)."""
+
+    def _noise(self, mechanism: Any, shape: tuple[int, ...]) -> np.ndarray:
+        return 0.5 * super()._noise(mechanism, shape)
+
+
 @dataclass(frozen=True)
 class BatchedVariant:
-    """A picklable batch factory ``(setup, mdp, randomness, record) -> agent`` for one variant class."""
+    """A picklable batch factory ``(setup, mdp, randomness, record) -> agent`` for one variant class (its config
+    class is the twin's ``config_class``, DP-LSVI-UCB++'s by default)."""
 
     variant: str
 
-    def __call__(self, setup: AgentSetup, mdp: Any, randomness: Any, record: Any) -> BatchedDpLsviUcbPlusPlus:
-        from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+    def __call__(self, setup: AgentSetup, mdp: Any, randomness: Any, record: Any) -> Any:
+        cls = VARIANTS[self.variant]
+        config = getattr(cls, "config_class", DpLsviUcbPlusPlusConfig)(setup.episodes, **dict(setup.agent_options))
+        return cls(mdp, config, randomness, record=record)
 
-        config = DpLsviUcbPlusPlusConfig(setup.episodes, **dict(setup.agent_options))
-        return VARIANTS[self.variant](mdp, config, randomness, record=record)
 
-
-VARIANTS: dict[str, type[BatchedDpLsviUcbPlusPlus]] = {
+VARIANTS: dict[str, type] = {
     "correct": BatchedDpLsviUcbPlusPlus,
     "noise-reused": ReusedNoise,
     "targets-clipped-above": TargetsClippedAbove,
@@ -165,6 +182,10 @@ VARIANTS: dict[str, type[BatchedDpLsviUcbPlusPlus]] = {
     "jdp-leak": JdpLeak,
     "budget-per-episode": BudgetPerEpisode,
     "half-sensitivity": HalfSensitivity,
+    "luyo": BatchedLuyo,
+    "luyo-half-sensitivity": LuyoHalfSensitivity,
+    "ngo": BatchedNgo,
+    "ngo-half-sensitivity": NgoHalfSensitivity,
 }
 
 

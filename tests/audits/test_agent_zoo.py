@@ -69,3 +69,22 @@ def test_half_sensitivity_draws_half_the_noise_of_the_correct_agent() -> None:
                      for cls in (BatchedDpLsviUcbPlusPlus, HalfSensitivity))
     assert np.array_equal(half.gram_noise(0), 0.5 * correct.gram_noise(0))
     assert np.array_equal(half.vector_noise("w_hat", 1), 0.5 * correct.vector_noise("w_hat", 1))
+
+
+@pytest.mark.parametrize(("correct_name", "bug_name"), [("luyo", "luyo-half-sensitivity"),
+                                                        ("ngo", "ngo-half-sensitivity")])
+def test_tree_agents_half_sensitivity_draws_half_the_noise(correct_name: str, bug_name: str) -> None:
+    # the same draws, scaled by 1/2, for every tree node the agent releases
+    from dpverify.agents.batching import BatchRandomness
+    from dpverify.agents.registry import ENVIRONMENTS
+    from dpverify.audit.agent_runs import AgentSetup
+    from dpverify.audits.agent_zoo import BatchedVariant
+
+    mdp = ENVIRONMENTS["random-linear"].factory(3, dim=3, horizon=2, num_actions=2, num_states=3, seed=3)
+    setup = AgentSetup(correct_name, "random-linear", 3, (), (("delta", 1e-5), ("epsilon", 1.0)))
+    correct, half = (BatchedVariant(name)(setup, mdp, BatchRandomness(np.random.default_rng(5), 4), (1,))
+                     for name in (correct_name, bug_name))
+    assert type(half).__name__.endswith("HalfSensitivity")
+    mechanisms = [correct.gram_mechanism, getattr(correct, "next_state_mechanism", correct.gram_mechanism)]
+    for mechanism, shape in zip(mechanisms, [(3, 3), (9,) if correct_name == "luyo" else (3, 3)], strict=True):
+        assert np.array_equal(half._noise(mechanism, shape), 0.5 * correct._noise(mechanism, shape))

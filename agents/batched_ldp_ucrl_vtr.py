@@ -1,0 +1,152 @@
+"""LDP-UCRL-VTR (Liao, He & Gu 2021) for many independent runs at once: a leading trial axis through every step.
+
+The same algorithm as :class:`dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtr`: per episode k the server broadcasts
+Σ_{k,h}⁻¹ and θ̂_{k,h} from the privatised messages of users 1..k−1 (shifted by r_{k−1}I), user k plans
+optimistically from the broadcast alone (Algorithm 1, line 7), acts, and sends its 2H messages — per stage a
+GOE-privatised φ_Vφ_Vᵀ and a Gaussian-privatised φ_V·V_{h+1}(s_{h+1}) (lines 13–14). Every constant (noise,
+radii, shift) is read from one reference agent built with the same config.
+
+Randomness (:mod:`dpverify.agents.batching`): as the reference agent, two streams spawned from the trial's
+generator, noise first (:data:`~dpverify.agents.batched_tree_lsvi.TREE_STREAMS`); per episode one tie key
+per (h, s, a), then one block of standard normals for the user's 2H messages in publication order (the
+billboard's :func:`~dpverify.agents.billboard.draw_noise`). The planner's products are the reference's, trial
+by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so the twin's
+policies and messages equal the reference agent's bit for bit (``tests/agents/test_batched_ldp_ucrl_vtr.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpverify.agents.envs.linear_mdp import NORM_TOLERANCE, LinearMixtureMDP
+from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
+from dpverify.agents.noise_bounds import floored_inverse
+from dpverify.agents.planning import TIE_TOLERANCE
+from dpverify.errors import InvalidParameterError
+
+
+class BatchedLdpUcrlVtr:
+    """n independent LDP-UCRL-VTR runs (module docstring).
+
+    Args:
+        mdp: the linear mixture MDP.
+        config: :class:`~dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtrConfig`.
+        randomness: ``PerTrialRandomness(generators, TREE_STREAMS)`` or ``BatchRandomness``.
+        record: 1-based episodes whose messages are kept in :attr:`releases` (family, episode, stage,
+            value (n, ...)); ``None`` keeps every message.
+    """
+
+    name = "ldp-ucrl-vtr (batched)"
+    privacy_notion = "ldp"
+    config_class = LdpUcrlVtrConfig
+
+    def __init__(self, mdp: LinearMixtureMDP, config: LdpUcrlVtrConfig, randomness: Any,
+                 record: Sequence[int] | None = None) -> None:
+        reference = LdpUcrlVtr(mdp, config, np.random.default_rng(0))
+        self.reference, self.config, self.mdp, self.randomness = reference, config, mdp, randomness
+        self.n = n = int(randomness.n)
+        H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
+        self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
+        self.basis = mdp.basis
+        self.rewards = np.asarray(mdp.rewards)
+        self.gram_mechanism, self.target_mechanism = reference.gram_mechanism, reference.target_mechanism
+        self.value_feature_bound = float(reference.value_feature_bound)
+        self.regularization = float(config.regularization)
+        self.record = None if record is None else {int(k) for k in record}
+        self.releases: list[tuple[Any, ...]] = []
+        self.gram_sums = np.zeros((n, H, d, d))
+        self.target_sums = np.zeros((n, H, d))
+        self.values = np.zeros((n, H + 1, S))
+        self.value_features = np.zeros((n, H, S, A, d))
+        self.q = np.zeros((n, H, S, A))
+        self.count = 0
+
+    # ---- the server and the user's plan --------------------------------------------------------------------
+
+    def broadcast(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(Σ⁻¹ (n, H, d, d), θ̂ (n, H, d), β (H,)) for user k = count + 1 of every trial (line 21)."""
+        k = self.count + 1
+        server = self.reference.server
+        shift = server.shift_for(self.count)
+        gram = self.gram_sums + (self.regularization + shift) * np.eye(self.dim)
+        inverse, _, _ = floored_inverse(gram, self.regularization)
+        theta = np.einsum("nhij,nhj->nhi", inverse, self.target_sums)
+        return inverse, theta, self.reference.beta(k)
+
+    def plan(self) -> np.ndarray:
+        """Every trial's user plans from its broadcast (:func:`~dpverify.agents.ldp_ucrl_vtr.user_plan`)."""
+        inverse, theta, beta = self.broadcast()
+        H = self.horizon
+        self.values = np.zeros((self.n, H + 1, self.num_states))
+        for h in range(H - 1, -1, -1):
+            x = np.einsum("satd,nt->nsad", self.basis[h], self.values[:, h + 1])
+            norms = np.sqrt(np.maximum(np.einsum("nsad,nde,nsae->nsa", x, inverse[:, h], x), 0.0))
+            cap = float(H - h)
+            self.q[:, h] = np.minimum(self.rewards[h] + np.matvec(x, theta[:, h, None, :]) + beta[h] * norms, cap)
+            self.values[:, h] = np.clip(self.q[:, h].max(axis=-1), 0.0, cap)
+            self.value_features[:, h] = x
+        return self.q
+
+    def begin_episode(self) -> np.ndarray:
+        """The policies every trial's user k deploys, shape (n, H, S)."""
+        if self.count + 1 > self.config.num_episodes:
+            raise InvalidParameterError("episodes", f"must be <= num_episodes = {self.config.num_episodes} (the "
+                                        "budget covers K episodes)", self.count + 1)
+        self.plan()
+        keys = self.randomness.uniform(self.q.shape[1:])
+        keys[~(self.q >= self.q.max(axis=-1, keepdims=True) - TIE_TOLERANCE)] = -1.0
+        return np.argmax(keys, axis=-1)
+
+    # ---- the user's messages -------------------------------------------------------------------------------
+
+    def message_noise(self) -> tuple[np.ndarray, np.ndarray]:
+        """The noise of every trial's 2H messages, drawn as one block in publication order (per stage a Gram
+        message, then a target message): shapes (n, H, d, d) and (n, H, d)."""
+        H, d = self.horizon, self.dim
+        block = self.randomness.normal(1.0, (H * (d * d + d),)).reshape(self.n, H, d * d + d)
+        z = self.gram_mechanism.entry_std * block[:, :, : d * d].reshape(self.n, H, d, d)
+        gram = (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+        return gram, self.target_mechanism.noise_scale * block[:, :, d * d:]
+
+    def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
+        """Every trial's user privatises its statistics and sends them; the server adds them (lines 13–20)."""
+        n, H = self.n, self.horizon
+        trial, h = np.arange(n)[:, None], np.arange(H)[None, :]
+        x = self.value_features[trial, h, states[:, :-1], actions]
+        norms = np.linalg.norm(x, axis=-1)
+        if np.any(norms > self.value_feature_bound * (1.0 + NORM_TOLERANCE)):
+            raise InvalidParameterError("value features φ_V", f"norm must be <= {self.value_feature_bound:g}, the "
+                                        "bound the privacy calibration assumes", float(np.max(norms)))
+        y = np.clip(self.values[trial, h + 1, states[:, 1:]], 0.0, float(H))
+        gram_noise, target_noise = self.message_noise()
+        gram = x[..., :, None] * x[..., None, :] + gram_noise
+        target = x * y[..., None] + target_noise
+        k = self.count + 1
+        if self.record is None or k in self.record:
+            for stage in range(H):
+                self.releases.append(("gram", k, stage + 1, gram[:, stage]))
+                self.releases.append(("target", k, stage + 1, target[:, stage]))
+        self.gram_sums += gram
+        self.target_sums += target
+        self.count = k
+
+
+def covers(options: dict[str, Any]) -> bool:
+    """Whether the batched twin implements the agent with these options (local DP is replace-one only)."""
+    return options.get("relation", "replace-one") == "replace-one"
+
+
+def build_twin(mdp: LinearMixtureMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
+               record: Sequence[int] | None) -> BatchedLdpUcrlVtr:
+    """The batched LDP-UCRL-VTR for the reference agent's factory options (its registry card's twin)."""
+    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
+    try:
+        config = LdpUcrlVtrConfig(num_episodes, **options)
+    except TypeError as exc:
+        raise InvalidParameterError("--agent-option", f"is not accepted by ldp-ucrl-vtr ({exc})",
+                                    ", ".join(options)) from None
+    return BatchedLdpUcrlVtr(mdp, config, randomness, record=record)
