@@ -242,11 +242,15 @@ class BatchedDpLsviUcbPlusPlus:
         self.next_state_sums[trial, h, :, s_next] += weighted_x
         self.count += 1
 
+    def end_episode_empty(self) -> None:
+        """An empty slot in every trial (add/remove-one): the episode passes, nothing is added to any sum."""
+        self.count += 1
+
 
 def covers(options: dict[str, Any]) -> bool:
-    """Whether this twin implements DP-LSVI-UCB++ with these factory options: the fresh-noise variant under
-    replace-one (the tree variants and add/remove audits, with their empty slots, run the reference agent)."""
-    return options.get("aggregation", "fresh") == "fresh" and options.get("relation") != "add-remove-one"
+    """Whether this twin implements DP-LSVI-UCB++ with these factory options: the fresh-noise variant, under
+    either relation (the tree-aggregated variants run the reference agent)."""
+    return options.get("aggregation", "fresh") == "fresh"
 
 
 def build_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,

@@ -134,6 +134,11 @@ class BatchedLdpUcrlVtr:
         self.target_sums += target
         self.count = k
 
+    def end_episode_empty(self) -> None:
+        """Refused, as the reference agent refuses ``end_episode(None)``: local DP has no empty slot."""
+        raise InvalidParameterError("trajectory", "must be given: a local-DP agent's claim is about one user's "
+                                    "messages, so it has no empty slot (add/remove is not audited for local DP)", None)
+
 
 def covers(options: dict[str, Any]) -> bool:
     """Whether the batched twin implements the agent with these options (local DP is replace-one only)."""

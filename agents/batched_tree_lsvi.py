@@ -19,7 +19,8 @@ first and tie-breaking second (:data:`TREE_STREAMS`); per episode it draws one t
 start and, at the end, one noise block per family (all H stages in one call), gram, then the agent's target
 families. Under ``PerTrialRandomness(generators, TREE_STREAMS)`` this twin makes the same draws, so its
 policies and releases equal the reference agent's trial by trial (``tests/agents/test_batched_tree_lsvi.py``).
-Only replace-one runs without empty slots are batched (add/remove audits run the reference agent).
+Both relations are batched: under add/remove-one an empty slot (``end_episode_empty``: the episode happens,
+the nodes are released on schedule, nothing of a user is in them) is the reference agent's ``end_episode(None)``.
 """
 
 from __future__ import annotations
@@ -89,9 +90,6 @@ class BatchedTreeLsvi:
     privacy_notion = "jdp"
 
     def __init__(self, reference: TreeLsviAgent, randomness: Any, record: Sequence[int] | None) -> None:
-        if reference.config.relation != "replace-one":
-            raise InvalidParameterError("relation", "must be 'replace-one' for the batched agent (add/remove audits "
-                                        "run one agent at a time)", reference.config.relation)
         self.reference, self.config, self.randomness = reference, reference.config, randomness
         self.n = n = int(randomness.n)
         mdp = reference.mdp
@@ -228,6 +226,14 @@ class BatchedLuyo(BatchedTreeLsvi):
         self.release(self.reward_tree, "reward", self.reward_mechanism, x * rewards[..., None])
         self.count += 1
 
+    def end_episode_empty(self) -> None:
+        """An empty slot in every trial: the three nodes are released on schedule with no user's terms in them."""
+        n, H, d, S = self.n, self.horizon, self.dim, self.num_states
+        self.release(self.gram_tree, "gram", self.gram_mechanism, np.zeros((n, H, d, d)))
+        self.release(self.next_state_tree, "next_state", self.next_state_mechanism, np.zeros((n, H, d * S)))
+        self.release(self.reward_tree, "reward", self.reward_mechanism, np.zeros((n, H, d)))
+        self.count += 1
+
 
 class BatchedNgo(BatchedTreeLsvi):
     """n independent Ngo et al. 2022 runs (:class:`~dpverify.agents.ngo.NgoAgent`; module docstring).
@@ -322,6 +328,11 @@ class BatchedNgo(BatchedTreeLsvi):
         self.reward_sums += x * self.rewards[h, states[:, :-1], actions][..., None]
         self.count += 1
 
+    def end_episode_empty(self) -> None:
+        """An empty slot in every trial: the Gram node is released on schedule with no user's terms in it."""
+        self.release(self.gram_tree, "gram", self.gram_mechanism, np.zeros((self.n, self.horizon, self.dim, self.dim)))
+        self.count += 1
+
 
 def build_ngo_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
                    record: Sequence[int] | None) -> BatchedNgo:
@@ -339,8 +350,8 @@ def _config(config_class: Any, name: str, num_episodes: int, options: dict[str, 
 
 
 def covers(options: dict[str, Any]) -> bool:
-    """Whether the batched twin implements the agent with these factory options (replace-one runs)."""
-    return options.get("relation", "replace-one") == "replace-one"
+    """Whether the batched twin implements the agent with these factory options: every option, both relations."""
+    return True
 
 
 def build_luyo_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,

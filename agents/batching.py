@@ -92,16 +92,22 @@ def rollout_batch(policies: np.ndarray, initial_state: int, next_states: np.ndar
 
 
 def run_batch(agent: Any, initial_states: np.ndarray, next_states: np.ndarray,
-              keep_policies: Sequence[int] | None = None) -> dict[int, np.ndarray]:
+              keep_policies: Sequence[int] | None = None, empty: Sequence[int] = ()) -> dict[int, np.ndarray]:
     """Run every trial over the K tapes (arrays from :func:`dpverify.agents.tapes.tape_arrays`).
 
+    The 0-based episodes in ``empty`` are empty slots (an add/remove neighbour: the episode happens, the agent
+    plans and releases on schedule, no user data arrives): ``agent.end_episode_empty()`` in place of a rollout.
     Returns the policies (n, H, S) of the 1-based episodes in ``keep_policies`` (all when None).
     """
     kept: dict[int, np.ndarray] = {}
+    empty_set = {int(k) for k in empty}
     for k in range(len(initial_states)):
         policies = agent.begin_episode()
         if keep_policies is None or (k + 1) in keep_policies:
             kept[k + 1] = policies
+        if k in empty_set:
+            agent.end_episode_empty()
+            continue
         states, actions = rollout_batch(policies, int(initial_states[k]), next_states[k])
         agent.end_episode(states, actions)
     return kept

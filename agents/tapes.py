@@ -274,7 +274,17 @@ def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape | None]) -> list
     return [play_on_tape(agent, mdp, tape, k)[0] for k, tape in enumerate(tapes, start=1)]
 
 
-def tape_arrays(tapes: Sequence[UserTape]) -> tuple[np.ndarray, np.ndarray]:
-    """(initial states (K,), next-state tables (K, H, S, A)) of a sequence, for batched rollouts."""
-    return (np.array([t.initial_state for t in tapes], dtype=np.int64),
-            np.stack([t.next_states for t in tapes]).astype(np.int64))
+def tape_arrays(tapes: Sequence[UserTape | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(initial states (K,), next-state tables (K, H, S, A)) of a sequence, for batched rollouts; an empty slot
+    (None) has zeros in its place (:func:`empty_slots` lists them)."""
+    present = [t for t in tapes if t is not None]
+    if not present:
+        raise InvalidParameterError("tapes", "must hold at least one user (every slot is empty)", len(tapes))
+    shape = present[0].next_states.shape
+    return (np.array([0 if t is None else t.initial_state for t in tapes], dtype=np.int64),
+            np.stack([np.zeros(shape, dtype=np.int64) if t is None else t.next_states for t in tapes]).astype(np.int64))
+
+
+def empty_slots(tapes: Sequence[UserTape | None]) -> tuple[int, ...]:
+    """The 0-based episodes whose slot is empty (None: no user), for :func:`dpverify.agents.batching.run_batch`."""
+    return tuple(k for k, t in enumerate(tapes) if t is None)

@@ -6,9 +6,11 @@ pair's μ, and the bounds the audit reaches (docs/auditing.md, "Canaries that re
 Every case is a two-world audit of the claim (1, 1e-5), Gaussian, replace-one, of the first user in a small
 random linear MDP (H = 2, d = 3, |A| = 2, K = 3; the LDP agent in a linear mixture MDP), the billboard view over
 every later release (window K), once with the environment's own canaries and once with the worst-case design
-(``canary_design="worst-case"``). DP-LSVI-UCB++ runs batched (10⁵ and 10⁶ trials per side, and its
-half-sensitivity twin ``audits/agent_zoo.py: HalfSensitivity``); the other agents one trial at a time (10⁴).
-``--scale`` multiplies every trial count. Writes docs/results/canary_audits.json and prints the table.
+(``canary_design="worst-case"``). Every agent runs through the batched twin on its registry card
+(bit-identical to the reference agent trial by trial), at 10⁵ to 3·10⁶ trials per side, and each JDP agent's
+half-sensitivity bug (``audits/agent_zoo.py``: noise for half the true sensitivity, the ledger still meeting
+the claim) beside it. ``--scale`` multiplies every trial count; ``--only LABEL`` runs the cases of one label
+and keeps the other rows of the JSON. Writes docs/results/canary_audits.json and prints the table.
 """
 
 from __future__ import annotations
@@ -39,9 +41,15 @@ CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] =
      ("worst-case",), 100_000),
     ("DP-LSVI-UCB++, half sensitivity (bug)", "dp-lsvi-ucb++", "half-sensitivity", "random-linear", "billboard",
      ("worst-case",), 1_000_000),
-    ("Luyo et al.", "luyo", None, "random-linear", "billboard", ("environment", "worst-case"), 10_000),
-    ("Ngo et al.", "ngo", None, "random-linear", "billboard", ("environment", "worst-case"), 10_000),
-    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("environment",), 10_000),
+    ("Luyo et al.", "luyo", None, "random-linear", "billboard", ("environment", "worst-case"), 100_000),
+    ("Luyo et al.", "luyo", None, "random-linear", "billboard", ("worst-case",), 3_000_000),
+    ("Luyo et al., half sensitivity (bug)", "luyo", "luyo-half-sensitivity", "random-linear", "billboard",
+     ("worst-case",), 1_000_000),
+    ("Ngo et al.", "ngo", None, "random-linear", "billboard", ("environment", "worst-case"), 100_000),
+    ("Ngo et al.", "ngo", None, "random-linear", "billboard", ("worst-case",), 1_000_000),
+    ("Ngo et al., half sensitivity (bug)", "ngo", "ngo-half-sensitivity", "random-linear", "billboard",
+     ("worst-case",), 1_000_000),
+    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("environment",), 1_000_000),
 )
 
 
@@ -54,7 +62,7 @@ def run_case(label: str, agent: str, variant: str | None, env: str, notion: str,
     result = audit_agent(spec, progress=False, batch_factory=None if variant is None else BatchedVariant(variant))
     pair = result.measured_pairs[0]
     return {"label": label, "agent": agent, "variant": variant, "design": design, "trials": trials,
-            "verdict": result.verdict, "verdict_by": list(result.verdict_by),
+            "batched": result.batched, "verdict": result.verdict, "verdict_by": list(result.verdict_by),
             "epsilon_lower_bound": result.epsilon_lower_bound, "mu_lower_bound": result.mu_lower_bound,
             "claimed_mu": result.claimed_mu, "pair": pair.to_dict(), "seconds": time.perf_counter() - start}
 
@@ -75,9 +83,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every trial count")
+    parser.add_argument("--only", action="append", default=None, help="run the cases of this label only")
     args = parser.parse_args(argv)
     rows = []
+    if args.only and OUT.exists():  # keep the rows of the other cases
+        rows = [r for r in json.loads(OUT.read_text())["rows"] if r["label"] not in args.only]
     for label, agent, variant, env, notion, designs, trials in CASES:
+        if args.only and label not in args.only:
+            continue
         for design in designs:
             rows.append(run_case(label, agent, variant, env, notion, design, max(20, int(trials * args.scale))))
             print(table(rows[-1:]).splitlines()[-1], flush=True)

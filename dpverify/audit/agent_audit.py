@@ -93,9 +93,6 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
     if not isinstance(spec, AgentAuditSpec):
         raise InvalidParameterError("spec", "must be an AgentAuditSpec", type(spec).__name__)
     start = time.perf_counter()
-    if spec.add_remove and batch_factory is not None:
-        raise InvalidParameterError("batch_factory", "must be None for an add/remove audit (the batched path has no "
-                                    "empty slots)", type(batch_factory).__name__)
     setup = _setup(spec)
     require_episodes("--episodes", spec.episodes, setup.environment(), spec.episodes, 1, "the audited agent")
     claim, width, mdp = probe_agent(spec, setup)

@@ -58,12 +58,13 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
     views = [output_view(spec.notion, int(j), spec.window, spec.episodes, width) for j in slots]
     if batch_factory is not None or _is_batched(setup, spec.batched):
         from dpverify.agents.batching import BatchRandomness, run_batch
-        from dpverify.agents.tapes import tape_arrays
+        from dpverify.agents.tapes import empty_slots, tape_arrays
 
         episodes = sorted({e for v in views for e in v.episodes})
         agent = (batch_factory or _batched_agent)(setup, mdp, BatchRandomness(rng, 1), episodes)
         initial, table = tape_arrays(tapes)
-        policies = run_batch(agent, initial, table, keep_policies=episodes if spec.notion == "jdp" else ())
+        policies = run_batch(agent, initial, table, keep_policies=episodes if spec.notion == "jdp" else (),
+                             empty=empty_slots(tapes))
         rows = [observe_batch(v, agent, policies, mdp.num_actions)[0] for v in views]
     else:
         history, plist = run_agent_once(setup, mdp, tapes, rng)

@@ -9,8 +9,8 @@ value versus one that always moves to the state of highest value (the regression
 one end of their range to the other). Add/remove-one: user j absent (an empty slot: episode j still
 happens, no data) versus the high canary at j; shifting later users one episode earlier would instead
 reveal, through the episode index, how many users came before, and flag correct agents (e.g. a fixed
-batch schedule). DP-LSVI-UCB++ runs through the batched implementation
-(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`, replace-one only), every other agent one run at a time.
+batch schedule). An agent whose registry card has a batched twin for its options runs through it (many
+trials per vectorised call, empty slots included); every other agent runs one trial at a time.
 """
 
 from __future__ import annotations
@@ -61,16 +61,17 @@ class AgentWorld:
 
     def _batched(self, mdp: Any, tapes: Any, n: int, rng: np.random.Generator) -> np.ndarray:
         from dpverify.agents.batching import BatchRandomness, run_batch
-        from dpverify.agents.tapes import tape_arrays
+        from dpverify.agents.tapes import empty_slots, tape_arrays
 
         initial, table = tape_arrays(tapes)
+        empty = empty_slots(tapes)
         build = self.batch_factory or _batched_agent
         outputs = []
         for start in range(0, n, BATCH):
             size = min(BATCH, n - start)
             agent = build(self.setup, mdp, BatchRandomness(rng, size), self.view.episodes)
             keep = self.view.episodes if self.view.notion == "jdp" else ()
-            policies = run_batch(agent, initial, table, keep_policies=keep)
+            policies = run_batch(agent, initial, table, keep_policies=keep, empty=empty)
             outputs.append(observe_batch(self.view, agent, policies, mdp.num_actions))
         return np.concatenate(outputs)
 

@@ -54,12 +54,12 @@ def test_luyo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes
                       episodes)
 
 
-def test_luyo_twin_is_on_the_card_for_replace_one_only() -> None:
+def test_luyo_twin_is_on_the_card_for_both_relations() -> None:
     from dpverify.agents.registry import AGENTS
 
     twin = AGENTS["luyo"].batched
-    assert twin is not None and twin.applies({"epsilon": 1.0}) and not twin.applies({"relation": "add-remove-one"})
-    assert covers({}) and not covers({"relation": "add-remove-one"})
+    assert twin is not None and twin.applies({"epsilon": 1.0}) and twin.applies({"relation": "add-remove-one"})
+    assert covers({}) and covers({"relation": "add-remove-one"})
     mdp = _mdp("min2021")
     randomness = BatchRandomness(np.random.default_rng(0), 3)
     agent = build_luyo_twin(mdp, 4, {"epsilon": 1.0, "keep_history": True}, randomness, (1, 2))
@@ -68,8 +68,6 @@ def test_luyo_twin_is_on_the_card_for_replace_one_only() -> None:
     assert {e for _, e, _, _ in agent.releases} == {1, 2} and agent.releases[0][3].shape[0] == 3
     with pytest.raises(InvalidParameterError, match="--agent-option"):
         build_luyo_twin(mdp, 4, {"colour": 1}, BatchRandomness(np.random.default_rng(0), 3), None)
-    with pytest.raises(InvalidParameterError, match="relation"):
-        build_luyo_twin(mdp, 4, {"relation": "add-remove-one"}, BatchRandomness(np.random.default_rng(0), 3), None)
     with pytest.raises(InvalidParameterError, match="episodes"):
         agent.begin_episode()
 
@@ -107,3 +105,34 @@ def test_ngo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes:
     updates = {tuple(a.update_episodes) for a in references}
     if options["epsilon"] >= 1e6:
         assert len(updates) > 1 or options.get("max_updates") == 2  # the trials update at their own episodes
+
+
+@pytest.mark.parametrize("agent", ["luyo", "ngo", "dp-lsvi-ucb++"])
+def test_add_remove_with_empty_slots_is_the_reference_agent_trial_by_trial(agent: str) -> None:
+    """An add/remove neighbour (user 2 absent, user 4 absent) runs batched exactly as the reference agent runs
+    ``end_episode(None)``: the same policies and the same releases, bit for bit."""
+    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+    from dpverify.agents.batching import CHILD_NOISE_STREAMS
+    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+    from dpverify.agents.tapes import empty_slots
+
+    mdp, episodes = _mdp("min2021"), 9
+    twins = {"luyo": (LuyoConfig, BatchedLuyo, LuyoAgent, TREE_STREAMS), "ngo": (NgoConfig, BatchedNgo, NgoAgent,
+             TREE_STREAMS), "dp-lsvi-ucb++": (DpLsviUcbPlusPlusConfig, BatchedDpLsviUcbPlusPlus, DpLsviUcbPlusPlus,
+                                             CHILD_NOISE_STREAMS)}
+    config_class, twin, reference_class, streams = twins[agent]
+    config = config_class(episodes, epsilon=1e6, relation="add-remove-one")
+    tapes = replace(replace(ordinary_tapes(mdp, episodes, 1), 2, None), 4, None)
+    assert empty_slots(tapes) == (1, 3)
+    seeds = [51, 52, 53]
+    batched = twin(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], streams))
+    initial, table = tape_arrays(tapes)
+    policies = run_batch(batched, initial, table, empty=empty_slots(tapes))
+    for i, seed in enumerate(seeds):
+        board = Billboard("add-remove-one", keep_history=True)
+        reference = reference_class(mdp, config, np.random.default_rng(seed), billboard=board)
+        assert all(np.array_equal(p, policies[k + 1][i]) for k, p in enumerate(run_on_tapes(reference, mdp, tapes)))
+        mine = [(r[0], r[1], r[2], r[3][i]) for r in batched.releases if len(r) < 5 or r[4][i]]
+        history = board.history()
+        assert [(r.family, r.episode, r.stage) for r in history] == [m[:3] for m in mine]
+        assert all(np.array_equal(r.value, m[3]) for r, m in zip(history, mine, strict=True))

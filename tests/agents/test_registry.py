@@ -116,10 +116,11 @@ def test_a_card_is_validated() -> None:
     assert "card-test" not in AGENTS
 
 
-def test_the_batched_twin_covers_the_fresh_replace_one_variant_only() -> None:
+def test_every_private_agent_has_a_batched_twin_and_says_what_it_covers() -> None:
+    assert all(AGENTS[name].batched is not None for name in private_agents())
     twin = AGENTS["dp-lsvi-ucb++"].batched
-    assert twin is not None and twin.applies({"epsilon": 1.0})
-    assert not twin.applies({"aggregation": "tree"}) and not twin.applies({"relation": "add-remove-one"})
+    assert twin is not None and twin.applies({"epsilon": 1.0}) and twin.applies({"relation": "add-remove-one"})
+    assert not twin.applies({"aggregation": "tree"})  # the tree-aggregated variants run the reference agent
 
 
 def test_one_wording_for_every_builder() -> None:
@@ -166,6 +167,7 @@ def test_a_new_private_agent_needs_its_module_its_registration_and_its_test() ->
             "jdp", "lsvi-ucb", "luyo-2021/linear-mdp")
         assert target.batched and _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), ()), None)
         assert not _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), (("relation", "add-remove-one"),)), None)
+        assert not _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), ()), False)  # batched=False: never
         assert "recipe-agent" in private_agents()
     finally:
         del AGENTS["recipe-agent"]

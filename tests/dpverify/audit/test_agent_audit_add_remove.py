@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 from pathlib import Path
 
@@ -110,10 +111,14 @@ def test_one_run_coins_choose_a_canary_or_an_empty_slot() -> None:
     assert result.verdict == NO_VIOLATION_FOUND and result.canaries == 3
 
 
-def test_batch_factory_is_refused_under_add_remove() -> None:
-    with pytest.raises(InvalidParameterError) as info:
-        audit_agent(_count_spec("make_agent"), batch_factory=lambda *a: None)
-    assert info.value.parameter == "batch_factory"
+def test_add_remove_audits_run_through_the_batched_twin_with_empty_slots() -> None:
+    spec = AgentAuditSpec("luyo", "random-linear", 3, "billboard", 1.0, 1e-5, trials=400, env_options=SMALL,
+                          positions=("first",), agent_options=(("relation", "add-remove-one"),))
+    batched = audit_agent(spec, progress=False)
+    reference = audit_agent(dataclasses.replace(spec, batched=False), progress=False)
+    assert batched.batched and not reference.batched
+    assert batched.verdict == reference.verdict == NO_VIOLATION_FOUND
+    assert "empty slot" in batched.measured_pairs[0].label or "absent" in batched.measured_pairs[0].label
 
 
 @pytest.mark.slow
