@@ -168,7 +168,7 @@ def verify(
         audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
                                agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
                                budget=plan, executor=executor, gaussian_claim=gaussian_claim,
-                               batched=target.batched)
+                               batched=target.batched(agent_options))
         stages.end(audits.status)
 
     counterpart = counterpart_for(target, instance, mdp)

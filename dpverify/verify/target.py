@@ -53,12 +53,12 @@ class AgentTarget:
         """The registry card of :meth:`known_name` (None for an agent dpverify does not know)."""
         return card(self.known_name(agent))
 
-    @property
-    def batched(self) -> bool:
-        """Whether the two-world audits may run this agent through its card's batched twin (a registered
-        agent with one; the twin itself says which options it covers)."""
+    def batched(self, options: dict[str, Any]) -> bool:
+        """Whether the two-world audits run this agent with these options through its card's batched twin (a
+        registered agent whose twin covers the options)."""
         entry = card(self.name) if self.source == REGISTERED else None
-        return entry is not None and entry.batched is not None
+        twin = None if entry is None else entry.batched
+        return twin is not None and twin.applies(dict(options))
 
 
 def _is_private_card(name: str) -> bool:

@@ -165,7 +165,7 @@ def test_a_new_private_agent_needs_its_module_its_registration_and_its_test() ->
                             billboard=Billboard("replace-one"))
         assert (notion_of(target, agent), counterpart_for(target, agent, mdp), bound_of(target, agent)) == (
             "jdp", "lsvi-ucb", "luyo-2021/linear-mdp")
-        assert target.batched and _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), ()), None)
+        assert target.batched({}) and _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), ()), None)
         assert not _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), (("relation", "add-remove-one"),)), None)
         assert not _is_batched(AgentSetup("recipe-agent", "min2021", 4, (), ()), False)  # batched=False: never
         assert "recipe-agent" in private_agents()

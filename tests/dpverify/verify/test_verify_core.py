@@ -237,3 +237,11 @@ def test_gaussian_claim_makes_the_audits_test_the_mu_gdp_curve_of_a_third_party_
     assert undeclared.runs and all(r.gdp_epsilon_lower is None for r in undeclared.runs)
     assert declared.runs and all(r.gdp_epsilon_lower is not None for r in declared.runs), declared.runs
     assert [r.raw["gaussian_claim"] for r in declared.runs] == [True] * len(declared.runs)
+
+
+def test_the_audits_run_batched_where_the_card_has_a_twin_for_the_options() -> None:
+    target = resolve_agent("dp-lsvi-ucb++")
+    assert target.batched({}) and target.batched({"relation": "add-remove-one"})
+    assert not target.batched({"aggregation": "tree"})  # the tree variant runs the reference agent
+    assert resolve_agent("luyo").batched({}) and resolve_agent("ldp-ucrl-vtr").batched({})
+    assert not resolve_agent("dpverify.audits.agent_zoo:luyo_vector_noise_never_added").batched({})
