@@ -55,12 +55,14 @@ class BatchedDpLsviUcbPlusPlus:
 
     name = "dp-lsvi-ucb++ (batched)"
     privacy_notion = "jdp"
+    #: The aggregation this twin implements (the tree twin subclasses it: ``batched_dp_lsvi_ucb_pp_tree``).
+    aggregation = "fresh"
 
     def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, randomness: Any,
                  record: Sequence[int] | None = None) -> None:
-        if getattr(config, "aggregation", "fresh") != "fresh":
-            raise InvalidParameterError("aggregation", "must be 'fresh' for the batched agent (the tree variant runs "
-                                        "one agent at a time)", config.aggregation)
+        if getattr(config, "aggregation", "fresh") != self.aggregation:
+            raise InvalidParameterError("aggregation", f"must be {self.aggregation!r} for this batched agent",
+                                        config.aggregation)
         reference = DpLsviUcbPlusPlus(mdp, config, np.random.default_rng(0))
         self.reference = reference
         self.config = config
@@ -73,8 +75,9 @@ class BatchedDpLsviUcbPlusPlus:
         self.flat_features = self.features.reshape(H, S * A, d)
         self.rewards = np.asarray(mdp.rewards)
         stats: Any = reference.statistics
-        self.gram_mechanism = stats.mechanisms["gram"]
-        self.vector_mechanisms = {f: stats.mechanisms[f] for f in VECTOR_FAMILIES}
+        self.gram_mechanism = reference.calibration.mechanism("gram")
+        self.vector_mechanisms = {f: reference.calibration.mechanism(f) for f in VECTOR_FAMILIES
+                                  if self.aggregation == "fresh"}
         self.regularization = float(stats.regularization)
         self.shift = float(stats.shift)
         self.max_weight = float(stats.max_weight)
@@ -139,16 +142,22 @@ class BatchedDpLsviUcbPlusPlus:
         if self.record is None or self.episode in self.record:
             self.releases.append((family, self.episode, h + 1, value))
 
-    def release_grams(self) -> None:
-        H, d = self.horizon, self.dim
+    def published_grams(self) -> np.ndarray:
+        """The H Gram releases of this episode (fresh GOE noise on the prefix sums), published: (n, H, d, d)."""
         noisy = np.empty_like(self.raw_gram)
         # the GOE mechanism releases the symmetric part of the raw sums (exactly them where already symmetric)
         symmetric = 0.5 * (self.raw_gram + np.swapaxes(self.raw_gram, -1, -2))
-        for h in range(H):
+        for h in range(self.horizon):
             z = self.gram_noise(h)
             noisy[:, h] = symmetric[:, h] + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
             self._publish("gram", h, noisy[:, h])
-        noisy = self.planning_statistics(self.raw_gram, noisy)
+        return self.planning_statistics(self.raw_gram, noisy)
+
+    def release_grams(self) -> None:
+        """Λ̃ = the published Grams, symmetrised, + (λ + shift)I, eigenvalues floored at λ: its inverse, log-dets
+        and bonuses (``PublishedRidgeStatistics._set_published_grams``)."""
+        H, d = self.horizon, self.dim
+        noisy = self.published_grams()
         noisy = 0.5 * (noisy + np.swapaxes(noisy, -1, -2)) + (self.regularization + self.shift) * np.eye(d)
         scaled, self.noisy_logdet, _ = floored_inverse_factor(noisy, self.regularization)
         self.noisy_inverse = scaled @ np.swapaxes(scaled, -1, -2)
@@ -172,10 +181,14 @@ class BatchedDpLsviUcbPlusPlus:
         self.w_bar[:, h] = (inverse @ self.release_sum("w_bar", h, v_hat**2)[:, :, None])[:, :, 0]
         self.bonus_norm[:, h] = np.sqrt(self.noisy_bonus[:, h])
 
-    def plan(self) -> np.ndarray:
-        switch = np.any(self.noisy_logdet >= self.last_switch_logdet + math.log(2.0), axis=1)
+    def switching_trials(self) -> np.ndarray:
+        """Which trials re-plan Q̂, Q̌ this episode (line 10: a released log-det doubled; all without switching)."""
         if not self.switching:
-            switch = np.ones(self.n, dtype=bool)
+            return np.ones(self.n, dtype=bool)
+        return np.any(self.noisy_logdet >= self.last_switch_logdet + math.log(2.0), axis=1)
+
+    def plan(self) -> np.ndarray:
+        switch = self.switching_trials()
         mask = switch[:, None, None]
         for h in range(self.horizon - 1, -1, -1):
             self.regress(h)

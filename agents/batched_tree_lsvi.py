@@ -48,6 +48,17 @@ def TREE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, n
     return noise, ties
 
 
+def node_noise(randomness: Any, mechanism: Mechanism, horizon: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The noise ``Billboard.publish_stages`` adds to H releases of ``mechanism`` (one draw of shape (H, *shape)
+    from each trial's noise stream, as ``mechanism.release(zeros, rng, H)``), for every trial: (n, H, *shape)."""
+    if isinstance(mechanism, GOEMechanism):
+        z = randomness.normal(mechanism.entry_std, (horizon, *shape))
+        return np.zeros(shape) + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+    if isinstance(mechanism, GaussianMechanism):
+        return np.zeros(shape) + randomness.normal(mechanism.sigma, (horizon, *shape))
+    raise InvalidParameterError("mechanism", "must be a GOE or Gaussian mechanism", type(mechanism).__name__)
+
+
 class BatchedTreeSum:
     """:class:`~dpverify.agents.tree_lsvi.BinaryTreeSum` for n trials: at user k, the node (k − lowbit(k), k] of
     every trial and stage is released with the noise given, and :attr:`prefix` is the noisy sum over 1..k."""
@@ -60,14 +71,18 @@ class BatchedTreeSum:
         self.prefix = np.zeros((n, horizon, *shape))
         self.count = 0
 
-    def add(self, terms: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        """Add user k's terms (n, H, *shape) and release the node ending at k with ``noise``; the noisy node."""
+    def add(self, terms: np.ndarray, noise: np.ndarray, symmetrise: bool = False) -> np.ndarray:
+        """Add user k's terms (n, H, *shape) and release the node ending at k with ``noise``; the noisy node.
+
+        With ``symmetrise`` (a GOE release) the node's symmetric part is released, as the billboard releases it
+        (exactly the node where it is symmetric); the raw partial sums keep the node as summed."""
         k = self.count + 1
         if k > self.max_users:
             raise InvalidParameterError("episodes", f"must be <= {self.max_users} (the calibrated K)", k)
         level = (k & -k).bit_length() - 1
         node = self._raw[:, :level].sum(axis=1) + terms
-        noisy = node + noise
+        released = 0.5 * (node + np.swapaxes(node, -1, -2)) if symmetrise else node
+        noisy = released + noise
         self._raw[:, level] = node
         self._raw[:, :level] = 0.0
         self._noisy[:, level] = noisy
@@ -112,18 +127,12 @@ class BatchedTreeLsvi:
 
     def _noise(self, mechanism: Mechanism, shape: tuple[int, ...]) -> np.ndarray:
         """One release of every stage of every trial, drawn as the mechanism draws it (n, H, *shape)."""
-        H = self.horizon
-        if isinstance(mechanism, GOEMechanism):
-            z = self.randomness.normal(mechanism.entry_std, (H, *shape))
-            return np.zeros(shape) + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
-        if isinstance(mechanism, GaussianMechanism):
-            return np.zeros(shape) + self.randomness.normal(mechanism.sigma, (H, *shape))
-        raise InvalidParameterError("mechanism", "must be a GOE or Gaussian mechanism", type(mechanism).__name__)
+        return node_noise(self.randomness, mechanism, self.horizon, shape)
 
     def release(self, tree: BatchedTreeSum, family: str, mechanism: Mechanism, terms: np.ndarray) -> None:
         """Add the users' terms to ``tree`` and publish its node for every stage (kept when recorded)."""
         shape = terms.shape[2:]
-        noisy = tree.add(terms, self._noise(mechanism, shape))
+        noisy = tree.add(terms, self._noise(mechanism, shape), symmetrise=isinstance(mechanism, GOEMechanism))
         k = tree.count
         if self.record is None or k in self.record:
             self.releases.extend((family, k, h + 1, noisy[:, h]) for h in range(self.horizon))

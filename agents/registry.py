@@ -306,8 +306,8 @@ register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlu
                "or the full dyadic tree with Honaker's estimator)",
                private=True, notion="jdp", counterpart="lsvi-ucb++", bound="dp-lsvi-ucb++/theorem-3.2",
                schedule="dpverify.agents.dp_lsvi_ucb_pp_schedule:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp:build_twin",
-                                   "dpverify.agents.batched_dp_lsvi_ucb_pp:covers"))
+               batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp_tree:build_twin",
+                                   "dpverify.agents.batched_dp_lsvi_ucb_pp_tree:covers"))
 register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "
                "delta, batch_length, *_multiplier)",

@@ -120,7 +120,8 @@ def test_every_private_agent_has_a_batched_twin_and_says_what_it_covers() -> Non
     assert all(AGENTS[name].batched is not None for name in private_agents())
     twin = AGENTS["dp-lsvi-ucb++"].batched
     assert twin is not None and twin.applies({"epsilon": 1.0}) and twin.applies({"relation": "add-remove-one"})
-    assert not twin.applies({"aggregation": "tree"})  # the tree-aggregated variants run the reference agent
+    assert twin.applies({"aggregation": "tree"})  # the binary-tree variant has its twin too
+    assert not twin.applies({"aggregation": "honaker"})  # the dyadic and factorised counters run the reference
 
 
 def test_one_wording_for_every_builder() -> None:

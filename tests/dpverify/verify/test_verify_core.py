@@ -242,6 +242,6 @@ def test_gaussian_claim_makes_the_audits_test_the_mu_gdp_curve_of_a_third_party_
 def test_the_audits_run_batched_where_the_card_has_a_twin_for_the_options() -> None:
     target = resolve_agent("dp-lsvi-ucb++")
     assert target.batched({}) and target.batched({"relation": "add-remove-one"})
-    assert not target.batched({"aggregation": "tree"})  # the tree variant runs the reference agent
+    assert target.batched({"aggregation": "tree"}) and not target.batched({"aggregation": "factorised"})
     assert resolve_agent("luyo").batched({}) and resolve_agent("ldp-ucrl-vtr").batched({})
     assert not resolve_agent("dpverify.audits.agent_zoo:luyo_vector_noise_never_added").batched({})
