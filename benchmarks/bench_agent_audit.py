@@ -4,6 +4,7 @@
     python benchmarks/bench_agent_audit.py one-run [--episodes 1000] [--horizon 20] [--canaries 500]
     python benchmarks/bench_agent_audit.py zoo [--scale 1]
     python benchmarks/bench_agent_audit.py equivalence
+    python benchmarks/bench_agent_audit.py twins [--trials 1e5] [--workers 2] [--reference-trials 400]
 
 * two-world: DP-LSVI-UCB++ billboard audit on the Min et al. MDP (H = 2, K = 16, d = 10, A = 100) at its
   default claim (ε, δ) = (1, 1e-5), trials per side as given, three candidate positions, on local worker
@@ -12,6 +13,10 @@
   canary slots, one audited run plus one pilot run.
 * zoo: the planted-bug zoo table (audits/agent_zoo.py).
 * equivalence: batched vs reference DP-LSVI-UCB++, trials per second of each on one core.
+* twins: for every private agent (and the tree-aggregated DP-LSVI-UCB++), a two-world billboard audit (LDP-UCRL-VTR:
+  its LDP view) of the first user at (1, 1e-5) on the Min et al. MDP (H = 2, K = 16, d = 10, |A| = 100; Zhou et al.
+  H = 2, d = 5 for LDP-UCRL-VTR) through its batched twin at ``--trials`` per side, and through the reference agent
+  at ``--reference-trials`` per side; prints both wall times and the reference's time projected to ``--trials``.
 """
 
 from __future__ import annotations
@@ -86,9 +91,41 @@ def equivalence() -> None:
           f"({batched / reference:.0f}x)")
 
 
+TWIN_CASES = (
+    ("DP-LSVI-UCB++", "dp-lsvi-ucb++", "min2021", (("horizon", 2),), (), "billboard"),
+    ("DP-LSVI-UCB++ tree", "dp-lsvi-ucb++", "min2021", (("horizon", 2),), (("aggregation", "tree"),), "billboard"),
+    ("Luyo et al.", "luyo", "min2021", (("horizon", 2),), (), "billboard"),
+    ("Ngo et al.", "ngo", "min2021", (("horizon", 2),), (), "billboard"),
+    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", "zhou2021", (("dim", 5), ("horizon", 2)), (), "ldp"),
+)
+
+
+def twins(trials: int, workers: int, reference_trials: int) -> None:
+    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+    from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+
+    for label, agent, env, env_options, agent_options, notion in TWIN_CASES:
+        seconds = {}
+        for batched, n in ((True, trials), (False, reference_trials)):
+            spec = AgentAuditSpec(agent, env, 16, notion, 1.0, 1e-5, trials=n, env_options=env_options,
+                                  agent_options=agent_options, positions=("first",), batched=batched)
+            executor = SerialExecutor() if workers == 1 else ProcessExecutor(workers)
+            start = time.perf_counter()
+            result = audit_agent(spec, executor=executor, progress=False)
+            seconds[batched] = time.perf_counter() - start
+            executor.close()
+            if result.batched != batched:
+                raise RuntimeError(f"{label}: expected batched={batched}, ran batched={result.batched}")
+        projected = seconds[False] * trials / reference_trials
+        print(f"{label:20s} batched {trials:.0e} trials/side {seconds[True]:7.1f} s | reference {reference_trials} "
+              f"trials/side {seconds[False]:6.1f} s, projected to {trials:.0e}: {projected:8.0f} s "
+              f"({projected / seconds[True]:.0f}x), {workers} worker(s)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("two-world", "one-run", "zoo", "equivalence"))
+    parser.add_argument("what", choices=("two-world", "one-run", "zoo", "equivalence", "twins"))
+    parser.add_argument("--reference-trials", type=int, default=400)
     parser.add_argument("--trials", type=float, default=1e5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--episodes", type=int, default=1000)
@@ -102,6 +139,8 @@ def main() -> None:
         one_run(args.episodes, args.horizon, args.canaries)
     elif args.what == "zoo":
         zoo(args.scale)
+    elif args.what == "twins":
+        twins(int(args.trials), args.workers, args.reference_trials)
     else:
         equivalence()
 

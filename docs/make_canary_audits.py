@@ -50,14 +50,17 @@ CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] =
     ("Ngo et al., half sensitivity (bug)", "ngo", "ngo-half-sensitivity", "random-linear", "billboard",
      ("worst-case",), 1_000_000),
     ("LDP-UCRL-VTR", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("environment",), 1_000_000),
+    ("DP-LSVI-UCB++ tree", "dp-lsvi-ucb++", None, "random-linear", "billboard", ("worst-case",), 1_000_000),
 )
+#: Agent options of the cases that need them (the tree-aggregated variant runs through the same card's twin).
+AGENT_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {"DP-LSVI-UCB++ tree": (("aggregation", "tree"),)}
 
 
 def run_case(label: str, agent: str, variant: str | None, env: str, notion: str, design: str,
              trials: int) -> dict[str, Any]:
     spec = AgentAuditSpec(agent, env, 3, notion, 1.0, 1e-5, trials=trials,
                           env_options=LINEAR if env == "random-linear" else MIXTURE, positions=("first",), window=3,
-                          canary_design=design, gaussian_claim=True)
+                          canary_design=design, gaussian_claim=True, agent_options=AGENT_OPTIONS.get(label, ()))
     start = time.perf_counter()
     result = audit_agent(spec, progress=False, batch_factory=None if variant is None else BatchedVariant(variant))
     pair = result.measured_pairs[0]

@@ -30,15 +30,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dpverify.audit.agent_notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
 from dpverify.audit.agent_one_run import GUESS_FRACTIONS, SlotScorer, _one_run, canary_slots, learn_scorer
 from dpverify.audit.agent_runs import PROBE_EPISODES, AgentSetup, _batched_agent, _setup, probe_agent, run_agent_once
 from dpverify.audit.agent_spec import (
     MIN_TRIALS,
-    NOTIONS,
     POSITIONS,
     RELATIONS,
     ROUTES,
-    SUPPORTED,
     AgentAuditResult,
     AgentAuditSpec,
     AgentClaim,
@@ -55,11 +54,14 @@ __all__ = [
     "GUESS_FRACTIONS",
     "MIN_TRIALS",
     "NOTIONS",
+    "AuditNotion",
+    "audit_notion",
+    "notions_for",
+    "register_notion",
     "POSITIONS",
     "PROBE_EPISODES",
     "RELATIONS",
     "ROUTES",
-    "SUPPORTED",
     "AgentAuditResult",
     "AgentAuditSpec",
     "AgentClaim",

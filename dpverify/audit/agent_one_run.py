@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.audit.agent_notions import audit_notion
 from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
 from dpverify.audit.agent_views import observe, observe_batch, output_view
@@ -63,8 +64,8 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
         episodes = sorted({e for v in views for e in v.episodes})
         agent = (batch_factory or _batched_agent)(setup, mdp, BatchRandomness(rng, 1), episodes)
         initial, table = tape_arrays(tapes)
-        policies = run_batch(agent, initial, table, keep_policies=episodes if spec.notion == "jdp" else (),
-                             empty=empty_slots(tapes))
+        keep = episodes if audit_notion(spec.notion).reads_policies else ()
+        policies = run_batch(agent, initial, table, keep_policies=keep, empty=empty_slots(tapes))
         rows = [observe_batch(v, agent, policies, mdp.num_actions)[0] for v in views]
     else:
         history, plist = run_agent_once(setup, mdp, tapes, rng)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.registry import build_agent, build_environment, card
+from dpverify.audit.agent_notions import audit_notion
 from dpverify.audit.agent_spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.audit.agent_views import _flat
 from dpverify.errors import InvalidParameterError
@@ -140,7 +141,8 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
 
     policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
     width = 1
-    if spec.notion == "jdp":
+    audited = audit_notion(spec.notion)
+    if audited.reads_policies:
         width = mdp.horizon * mdp.num_states * mdp.num_actions
         del policies
     else:
@@ -148,14 +150,13 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
         if not getattr(published, "keep_history", False):
             published = board
         history = published.history()
-        users = "current" if spec.notion == "ldp" else None
+        users = audited.users
         per_episode: dict[int, int] = {}
         for r in history:
             if users is None or r.users == users:
                 per_episode[r.episode] = per_episode.get(r.episode, 0) + _flat(np.asarray(r.value)).size
         if not per_episode:
-            what = "messages (users='current')" if spec.notion == "ldp" else "releases"
-            raise InvalidParameterError(
-                "notion", f"{spec.notion} needs an agent that publishes {what} on its billboard", spec.agent)
+            raise InvalidParameterError("notion", f"{spec.notion} needs an agent that publishes "
+                                        f"{audited.what_is_published()} on its billboard", spec.agent)
         width = max(per_episode.values())
     return claim, width, mdp

@@ -1,10 +1,11 @@
 """What an agent audit audits and what it reports: :class:`AgentAuditSpec` (validated, frozen), the claim
 the agent itself states (:class:`AgentClaim`, checked by :func:`check_claim`) and :class:`AgentAuditResult`.
 
-The notions ("billboard", "jdp", "ldp") and routes ("two-world", "one-run") are described in
-:mod:`dpverify.audit.agent_audit`. Which notions an agent's own notion supports follows joint DP
-(Kearns et al. 2014; Vietri et al. 2020: a JDP agent's private billboard and, by post-processing, the
-actions given to the other users) and local DP (Liao et al. 2021: each user's messages). An audit never
+The notions ("billboard", "jdp", "ldp": :mod:`dpverify.audit.agent_notions`) and routes ("two-world",
+"one-run") are described in :mod:`dpverify.audit.agent_audit`. Which notions an agent's own notion
+supports follows joint DP (Kearns et al. 2014; Vietri et al. 2020: a JDP agent's private billboard and, by
+post-processing, the actions given to the other users) and local DP (Liao et al. 2021: each user's
+messages). An audit never
 certifies a claim: the verdict is VIOLATION or NO VIOLATION FOUND (Jagielski, Ullman & Oprea 2020).
 """
 
@@ -16,17 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify import _validate
+from dpverify.audit.agent_notions import audit_notion, notions_for
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
 from dpverify.errors import InvalidParameterError
 
-NOTIONS: tuple[str, ...] = ("billboard", "jdp", "ldp")
 ROUTES: tuple[str, ...] = ("two-world", "one-run")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
 #: Canary designs of a two-world audit (:mod:`dpverify.audit.agent_canaries`).
 CANARY_DESIGNS: tuple[str, ...] = ("environment", "worst-case")
-#: Which audit notions an agent's own notion supports: JDP agents publish a private billboard (whose
-#: post-processing gives the actions); LDP agents' claim is about each user's messages.
-SUPPORTED: dict[str, tuple[str, ...]] = {"jdp": ("billboard", "jdp"), "ldp": ("ldp",)}
 #: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
 MIN_TRIALS = 10
 #: The neighbouring relations a claim may be audited under (the agents' spelling,
@@ -99,7 +97,7 @@ class AgentAuditSpec:
         if not isinstance(self.env, str) or not self.env:
             raise InvalidParameterError("env", "must be a registered environment name", self.env)
         _validate.integer("episodes", self.episodes, minimum=2)
-        _validate.one_of("notion", self.notion, NOTIONS)
+        audit_notion(self.notion)
         _validate.one_of("route", self.route, ROUTES)
         object.__setattr__(self, "epsilon", _validate.positive("epsilon", self.epsilon))
         object.__setattr__(self, "delta", _validate.open_unit("delta", self.delta))
@@ -123,9 +121,10 @@ class AgentAuditSpec:
         relation = dict(self.agent_options).get("relation", "replace-one")
         if relation not in RELATIONS:
             raise InvalidParameterError("relation", f"must be one of {', '.join(RELATIONS)}", relation)
-        if relation == "add-remove-one" and self.notion == "ldp":
+        if relation == "add-remove-one" and not audit_notion(self.notion).add_remove:
             raise InvalidParameterError(
-                "relation", "must be replace-one for an ldp audit (local DP compares two data of one user)", relation)
+                "relation", f"must be replace-one for an {self.notion} audit (local DP compares two data of one user)",
+                relation)
         for name in ("gaussian_claim", "batched"):
             if getattr(self, name) not in (None, True, False):
                 raise InvalidParameterError(name, "must be True, False or None", getattr(self, name))
@@ -164,7 +163,7 @@ class AgentClaim:
 def check_claim(spec: AgentAuditSpec, claim: AgentClaim) -> None:
     """The notion must be one the agent supports, and (ε, δ) a claim it makes (one line otherwise)."""
     if claim.notion is not None:
-        supported = SUPPORTED.get(claim.notion, ())
+        supported = notions_for(claim.notion)
         if spec.notion not in supported:
             raise InvalidParameterError(
                 "notion", f"must be one of {', '.join(supported) or 'none'} for a {claim.notion} agent", spec.notion)
@@ -318,9 +317,7 @@ class AgentAuditResult:
 
 
 def _scope_note(spec: AgentAuditSpec) -> str:
-    seen = {"billboard": "the published releases of episodes j..j+window",
-            "jdp": "the policies deployed to users j+1..j+window",
-            "ldp": "user j's own messages"}[spec.notion]
+    seen = audit_notion(spec.notion).sees
     moved = ("add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
              if spec.add_remove else "canaries moved the targets between the lowest- and highest-value states")
     return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "

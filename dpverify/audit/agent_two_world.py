@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.audit.agent_canaries import MeasuredPair, measure_pair, worst_case_pairs
+from dpverify.audit.agent_notions import audit_notion
 from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
 from dpverify.audit.agent_views import View, observe, observe_batch, output_view
@@ -70,7 +71,7 @@ class AgentWorld:
         for start in range(0, n, BATCH):
             size = min(BATCH, n - start)
             agent = build(self.setup, mdp, BatchRandomness(rng, size), self.view.episodes)
-            keep = self.view.episodes if self.view.notion == "jdp" else ()
+            keep = self.view.episodes if audit_notion(self.view.notion).reads_policies else ()
             policies = run_batch(agent, initial, table, keep_policies=keep, empty=empty)
             outputs.append(observe_batch(self.view, agent, policies, mdp.num_actions))
         return np.concatenate(outputs)

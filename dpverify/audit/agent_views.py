@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.audit.agent_notions import audit_notion
+
 
 def _billboard_rows(rows: np.ndarray) -> np.ndarray:
     """The billboard view of episode rows j, j+1, …, j+w: (row j, mean of rows j+1..j+w) — every later
@@ -73,18 +75,16 @@ class View:
 
 
 def output_view(notion: str, position: int, window: int, episodes: int, width: int) -> View:
-    """Billboard: releases of episodes j … j + window (as two rows, :func:`_billboard_rows`); JDP: policies
-    of users j + 1 … j + window; LDP: the messages of user j."""
-    if notion == "billboard":
-        return View(notion, tuple(range(position, position + window + 1)), width)
-    if notion == "jdp":
-        return View(notion, tuple(range(position + 1, position + window + 1)), width)
-    return View(notion, (position,), width)
+    """The episodes the notion reads (:meth:`~dpverify.audit.agent_notions.AuditNotion.episodes`): billboard,
+    releases of episodes j … j + window (as two rows, :func:`_billboard_rows`); JDP, policies of users
+    j + 1 … j + window; LDP, the messages of user j."""
+    return View(notion, audit_notion(notion).episodes(position, window), width)
 
 
 def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.ndarray], num_actions: int) -> np.ndarray:
     """The output (rows, width) of one run of the reference (non-batched) path."""
-    if view.notion == "jdp":
+    notion = audit_notion(view.notion)
+    if notion.reads_policies:
         rows = np.zeros((len(view.episodes), view.width))
         for i, e in enumerate(view.episodes):
             if 1 <= e <= len(policies):
@@ -92,8 +92,8 @@ def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.nda
         return rows
     if history is None:
         raise RuntimeError("a billboard view needs the run's published history")
-    rows = _episode_rows(history, view.episodes, view.width, "current" if view.notion == "ldp" else None)
-    return _billboard_rows(rows) if view.notion == "billboard" else rows
+    rows = _episode_rows(history, view.episodes, view.width, notion.users)
+    return _billboard_rows(rows) if notion.summarises_window else rows
 
 
 def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_actions: int) -> np.ndarray:
@@ -102,8 +102,9 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
     A release that only some trials made (``(family, episode, stage, value, made)``: a data-dependent update)
     takes its place in the rows of those trials only, as in their transcripts."""
     n = agent.n
+    notion = audit_notion(view.notion)
     out = np.zeros((n, len(view.episodes), view.width))
-    if view.notion == "jdp":
+    if notion.reads_policies:
         for i, e in enumerate(view.episodes):
             if e in policies:
                 out[:, i] = _one_hot(policies[e], num_actions)
@@ -122,4 +123,4 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
         keep = made[:, None] & (columns < view.width)
         out[np.broadcast_to(trials[:, None], columns.shape)[keep], i, columns[keep]] = flat[keep]
         filled[:, i] += np.where(made, width, 0)
-    return _billboard_rows(out) if view.notion == "billboard" else out
+    return _billboard_rows(out) if notion.summarises_window else out

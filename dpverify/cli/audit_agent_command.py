@@ -32,6 +32,10 @@ EXIT_NOT_RUN = 2
 WHITEBOX_SEARCH_EPISODES = 24
 
 
+#: The registered audit notions (:data:`dpverify.audit.agent_notions.NOTIONS`), listed without importing the
+#: library so that ``--help`` stays fast (a test keeps the two equal).
+NOTION_CHOICES: tuple[str, ...] = ("billboard", "jdp", "ldp")
+
 def add_parsers(targets: argparse._SubParsersAction) -> None:
     """Add ``agent`` and ``agent-zoo`` to the ``dpverify audit`` sub-commands."""
     agent = targets.add_parser(
@@ -41,7 +45,7 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.add_argument("--agent", required=True, help="registered agent name, module.path:factory or file.py:factory")
     agent.add_argument("--env", required=True, help="registered environment name")
     agent.add_argument("--episodes", type=count, required=True, help="K, the number of users")
-    agent.add_argument("--notion", required=True, choices=("billboard", "jdp", "ldp"), help="what the auditor sees")
+    agent.add_argument("--notion", required=True, choices=NOTION_CHOICES, help="what the auditor sees")
     agent.add_argument("--route", default="two-world", choices=("two-world", "one-run"),
                        help="two-world (many runs on D and D') or one-run (canaries, Steinke et al. 2023)")
     agent.add_argument("--epsilon", type=number, required=True, help="claimed epsilon")

@@ -2,7 +2,7 @@
 
 JDP agents (DP-LSVI-UCB++, Luyo et al., Ngo et al.) are audited on their billboard (the published
 transcript) and on the actions given to the other users; LDP agents (LDP-UCRL-VTR) on one user's
-outgoing messages (:data:`dpverify.audit.agent_audit.SUPPORTED`). Each audit notion runs by two routes:
+outgoing messages (:func:`dpverify.audit.agent_notions.notions_for`). Each audit notion runs by two routes:
 
 * two-world at a small configuration (:data:`SMALL_ENV_OPTIONS`: the environment at H = 2, and
   K = ``budget.two_world_episodes`` users), with the budget's trials per side — the batched
@@ -37,9 +37,9 @@ ERROR_LEVEL = 0.05
 
 def audit_notions(notion: str) -> tuple[str, ...]:
     """The audit notions that apply to an agent of privacy notion ``notion`` ("jdp" or "ldp")."""
-    from dpverify.audit.agent_audit import SUPPORTED
+    from dpverify.audit.agent_notions import notions_for
 
-    return tuple(SUPPORTED.get(notion, ()))
+    return notions_for(notion)
 
 
 def _has_audit_environment(env: str, env_options: dict[str, Any]) -> bool:
