@@ -6,8 +6,10 @@ configuration). :func:`run_agent_zoo` audits every case by the route(s) listed f
 (:func:`dpverify.audit.agent_audit.audit_agent`) and compares each verdict with the expected one: a
 bug must be flagged VIOLATION by every route that can see it, and no twin may be flagged.
 
-DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of the batched implementation
-(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`), overriding one hook each:
+DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of its batched twin
+(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`), overriding one hook each (and ``half-sensitivity``, with the
+Luyo et al. and Ngo et al. twins' ``luyo-half-sensitivity`` and ``ngo-half-sensitivity``: noise for half the true
+sensitivity, the ledger still meeting the claim):
 
 * ``noise-reused`` — one noise draw per statistic and stage, reused at every episode (Algorithm 1
   line 1 as printed: φ1, φ2, φ3, K1 sampled once): release(k+1) − release(k) is noise-free.

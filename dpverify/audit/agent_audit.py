@@ -10,7 +10,8 @@ et al. 2020) or one user's messages (``"ldp"``; Liao et al. 2021); every output 
 that view, so a lower bound on ε for it is a lower bound for the claim (post-processing). The routes
 (``route``) are ``"two-world"`` (many runs on two neighbouring datasets through the audit engine;
 Jagielski, Ullman & Oprea 2020; Nasr et al. 2021) and ``"one-run"`` (Steinke, Nasr & Jagielski 2023,
-Theorem 3). An ``"ldp"`` audit is replace-one only; add/remove audits run one trial at a time.
+Theorem 3). An ``"ldp"`` audit is replace-one only. An agent whose registry card has a batched twin for its
+options runs through it (both relations; :mod:`dpverify.agents.batching`).
 
 The modules, one job each:
 
@@ -90,7 +91,8 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
     """Audit an agent's claim by the spec's route (module docstring); bad input raises InvalidParameterError.
 
     ``batch_factory`` optionally supplies a vectorised agent for the two-world route (planted-bug variants
-    of the batched DP-LSVI-UCB++ use it); it must be picklable for process executors.
+    of the batched twins use it, ``dpverify.audits.agent_zoo.BatchedVariant``); it must be picklable for process
+    executors.
     """
     if not isinstance(spec, AgentAuditSpec):
         raise InvalidParameterError("spec", "must be an AgentAuditSpec", type(spec).__name__)

@@ -11,8 +11,8 @@ schedule, but it receives no data — what the ledgers account under add/remove,
 term). For ``"billboard"`` and ``"ldp"`` audits the agent publishes on the billboard it was given (or
 exposes ``agent.billboard``); for ``"jdp"`` only the policies are read. ``claimed_guarantee()`` (an object
 with ``epsilon`` and ``delta``) and ``privacy_notion`` ("jdp" or "ldp") state the claim; without them the
-claim given to the audit is used. The batched DP-LSVI-UCB++ runs only its fresh-noise, replace-one variant;
-add/remove audits run one trial at a time through the protocol.
+claim given to the audit is used. An agent whose registry card has a batched twin covering its options runs
+through the twin (:func:`_is_batched`), empty slots included.
 
 This module imports :mod:`dpverify.agents` lazily (inside functions), never at module level.
 """
@@ -97,8 +97,8 @@ def _twin(setup: AgentSetup) -> Any:
 
 def _is_batched(setup: AgentSetup, batched: bool | None) -> bool:
     """Whether the trials run through the agent's batched twin (``batched`` False: never; None or True: when
-    the card has a twin for these options — e.g. DP-LSVI-UCB++'s covers the fresh-noise variant under
-    replace-one; add/remove audits, with their empty slots, run one trial at a time through the protocol)."""
+    the card has a twin for these options — e.g. DP-LSVI-UCB++'s covers the fresh-noise and binary-tree variants
+    under both relations, not the dyadic and factorised counters)."""
     return batched is not False and _twin(setup) is not None
 
 

@@ -65,7 +65,7 @@ class AgentAuditSpec:
         window: episodes after j in a billboard/JDP output.
         gaussian_claim: whether the claim is a μ-GDP (Gaussian-mechanism) claim; None = the agent says so
             (a registered private agent adds only Gaussian noise), False for third-party agents.
-        batched: use the batched DP-LSVI-UCB++ when the agent is it (None = yes).
+        batched: run the agent's batched twin where its registry card has one for the options (None = yes).
         canary_design: two-world: "environment" (the environment's own low/high-value canaries) or
             "worst-case" (the audit linear MDP of its dimensions and its path canaries, the pairs of largest
             measured μ; :mod:`dpverify.audit.agent_canaries`).
@@ -190,7 +190,7 @@ class AgentAuditResult:
         claimed_epsilon, delta: the claim audited; ``agent_claim``: what the agent itself claims.
         trials: two-world trials per side, or one-run runs; ``canaries``: one-run m per run (else None).
         seconds: wall time of the audit.
-        batched: whether the batched DP-LSVI-UCB++ ran the trials.
+        batched: whether a batched twin ran the trials.
         audit: the engine's :class:`~dpverify.audit.AuditResult` (two-world) or None.
         one_run: the one-run result (:class:`dpverify.audit.one_run.OneRunResult`) or None.
         points: tested (FPR, FNR, FPR upper, FNR upper) points for the trade-off plot.
@@ -299,7 +299,7 @@ class AgentAuditResult:
         if self.audit is not None:
             lines.append(f"trials: {self.trials} per side ({self.audit.selection_trials} selection, "
                          f"{self.audit.evaluation_trials} evaluation); pair: {self.audit.pair_label}"
-                         + ("; batched DP-LSVI-UCB++" if self.batched else ""))
+                         + ("; batched twin" if self.batched else ""))
             lines.append(f"Clopper-Pearson: {self.audit.clopper_pearson.epsilon_lower:.4f} "
                          f"[{self.audit.clopper_pearson.test}]")
             lines.append(f"mu-GDP: mu >= {self.audit.gaussian.mu_lower or 0.0:.4f} -> epsilon "
