@@ -117,7 +117,6 @@ def run_episodes(
     The second value is a boolean array: entry k is True when π_k differs from π_{k−1} (used by tests to
     check that an agent changes its policy).
     """
-    from dpverify.agents.tapes import acts_step_by_step, checked_policy
 
     evaluator = DeterministicPolicyEvaluator(mdp)
     regrets = np.empty(num_episodes)
@@ -162,7 +161,6 @@ def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
     whole, so the regret is the one-sample estimate V*_0(s_0) − Σ_h r_h, unbiased for ρᵀ(V*_0 − V^{π_k}_0)
     given the agent's state at the episode's start (the expectation over s_0 ~ ρ and the transitions). Returns
     (the estimate, the partial policy of the episode)."""
-    from dpverify.agents.tapes import play_step_by_step
 
     uniforms = rng.random(mdp.horizon)
     initial = mdp.sample_initial_state(rng)
@@ -170,3 +168,86 @@ def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
         agent, mdp, initial, lambda h, s, a: int(mdp.sample_next_state(h, s, a, uniforms[h])), episode)
     value = float(evaluator.optimal.values[0, trajectory.states[0]])
     return value - float(np.sum(trajectory.rewards)), partial
+
+
+# ---- driving an agent: policy-level (begin_episode) or step-level (act) -----------------------------------
+
+
+def checked_policy(policy: object, mdp: Any, episode: int | None = None) -> np.ndarray:
+    """The deployed policy as an (H, S) int64 array, or an error naming what was expected.
+
+    A policy must be an array of integers (any integer dtype; booleans and floats are refused, so an action
+    is never silently truncated) of shape (H, S) with every action in [0, A) — action −1 is an error, never
+    the last action.
+    """
+    where = f" (episode {episode})" if episode is not None else ""
+    expected = (int(mdp.horizon), int(mdp.num_states))
+    if policy is None:
+        raise InvalidParameterError("policy", f"must be an integer array of shape (H, S) = {expected}{where}", None)
+    array = np.asarray(policy)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise InvalidParameterError("policy", f"must be an integer array of shape (H, S) = {expected}{where}",
+                                    f"dtype {array.dtype}")
+    if array.shape != expected:
+        raise InvalidParameterError("policy", f"must have shape (H, S) = {expected}{where}", array.shape)
+    actions = int(mdp.num_actions)
+    if array.size and (int(array.min()) < 0 or int(array.max()) >= actions):
+        bad = int(array.min()) if int(array.min()) < 0 else int(array.max())
+        raise InvalidParameterError("policy", f"actions must lie in [0, {actions}){where}", bad)
+    return array.astype(np.int64, copy=False)
+
+
+#: The entry of a step-level agent's partial policy at a state the user did not visit (module docstring).
+UNSEEN = -1
+
+
+def acts_step_by_step(agent: Any) -> bool:
+    """Whether ``agent`` is a step-level agent (it has a callable ``act``; module docstring)."""
+    return callable(getattr(agent, "act", None))
+
+
+def checked_action(action: object, mdp: Any, stage: int, episode: int | None = None) -> int:
+    """A step-level agent's action as an int in [0, A), or an error naming what was expected (no float, bool
+    or negative action is ever truncated or wrapped)."""
+    where = f" (episode {episode}, stage {stage + 1})" if episode is not None else f" (stage {stage + 1})"
+    actions = int(mdp.num_actions)
+    value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidParameterError("act()", f"must return an integer action in [0, {actions}){where}",
+                                    f"{type(action).__name__} {action!r:.40}")
+    if not 0 <= int(value) < actions:
+        raise InvalidParameterError("act()", f"must return an action in [0, {actions}){where}", int(value))
+    return int(value)
+
+
+def begin_step_episode(agent: Any, episode: int) -> None:
+    """A step-level agent's optional ``begin_episode()``, which must return None."""
+    begin = getattr(agent, "begin_episode", None)
+    if callable(begin) and begin() is not None:
+        raise InvalidParameterError("begin_episode()", "must return None for an agent that acts step by step "
+                                    "(with act(h, state))", f"episode {episode}")
+
+
+def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Callable[[int, int, int], int],
+                      episode: int) -> tuple[np.ndarray, Trajectory]:
+    """One episode of a step-level agent: ``begin_episode()`` (optional), then per stage ``act(h, s)``, the
+    user's move ``next_state(h, s, a)`` and ``observe(h, s, a, r, s')`` (optional), then
+    ``end_episode(trajectory)``; returns (the partial policy, the trajectory)."""
+    begin_step_episode(agent, episode)
+    horizon = int(mdp.horizon)
+    rewards = np.asarray(mdp.rewards)
+    observe = getattr(agent, "observe", None)
+    partial = np.full((horizon, int(mdp.num_states)), UNSEEN, dtype=np.int64)
+    states = np.empty(horizon + 1, dtype=np.int64)
+    actions = np.empty(horizon, dtype=np.int64)
+    states[0] = initial_state
+    for h in range(horizon):
+        s = int(states[h])
+        a = checked_action(agent.act(h, s), mdp, h, episode)
+        actions[h] = partial[h, s] = a
+        states[h + 1] = next_state(h, s, a)
+        if callable(observe):
+            observe(h, s, a, float(rewards[h, s, a]), int(states[h + 1]))
+    trajectory = Trajectory(states, actions, rewards[np.arange(horizon), states[:-1], actions])
+    agent.end_episode(trajectory)
+    return partial, trajectory

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents import planning
+from dpverify.agents.planning import DeterministicPolicyEvaluator
 from dpverify.errors import InvalidParameterError
 
 #: The share of the episodes (the last ones) whose regret per episode the comparison uses.
@@ -56,14 +58,12 @@ def known_reward_greedy_policy(mdp: Any) -> np.ndarray:
 
 def known_reward_greedy_regret(mdp: Any) -> float:
     """Exact per-episode regret of :func:`known_reward_greedy_policy`."""
-    from dpverify.agents.planning import DeterministicPolicyEvaluator
 
     return float(DeterministicPolicyEvaluator(mdp).regret(known_reward_greedy_policy(mdp)))
 
 
 def uniform_policy_regret(mdp: Any) -> float:
     """Exact per-episode regret of the policy that picks actions uniformly at random."""
-    from dpverify.agents import planning
 
     uniform = np.full((mdp.horizon, mdp.num_states, mdp.num_actions), 1.0 / mdp.num_actions)
     return float(planning.regret(mdp, uniform))

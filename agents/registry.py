@@ -166,18 +166,24 @@ def register_environment(name: str, factory: Callable[..., Any] | str, descripti
     ENVIRONMENTS[name] = EnvironmentEntry(name, factory, description)
 
 
+def schedule_names() -> tuple[str, ...]:
+    """The agents that offer a release schedule to ``dpverify calibrate`` (``--schedule`` names), in registration
+    order (nothing is imported)."""
+    return tuple(name for name, entry in AGENTS.items() if entry.schedule is not None)
+
+
 def schedules() -> dict[str, Any]:
-    """The release schedules the registered agents offer (``--schedule`` name → :class:`~dpverify.calibration.
-    NamedSchedule`), in registration order."""
-    return {name: entry.named_schedule for name, entry in AGENTS.items() if entry.schedule is not None}
+    """Every offered schedule, resolved (``--schedule`` name → :class:`~dpverify.calibration.NamedSchedule`)."""
+    return {name: AGENTS[name].named_schedule for name in schedule_names()}
 
 
 def named_schedule(name: str, *, parameter: str = "schedule") -> Any:
-    """The :class:`~dpverify.calibration.NamedSchedule` of the agent ``name`` (one clear error otherwise)."""
-    offered = schedules()
+    """The :class:`~dpverify.calibration.NamedSchedule` of the agent ``name`` (one clear error otherwise); only
+    that agent's schedule module is imported."""
+    offered = schedule_names()
     if name not in offered:
         raise InvalidParameterError(parameter, f"must be one of {', '.join(offered)}", name)
-    return offered[name]
+    return AGENTS[name].named_schedule
 
 
 def card(agent: str | None) -> AgentEntry | None:

@@ -38,6 +38,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from dpverify import _validate
+from dpverify._io import FileSet
 from dpverify._pools import abandon, gather
 from dpverify.agents import registry
 from dpverify.agents.base import Agent, run_episodes
@@ -378,7 +379,6 @@ def save_results(result: RunResult, out_dir: str | os.PathLike[str], plot: bool 
     """
     import io
 
-    from dpverify._io import FileSet
 
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,7 @@ from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.registry import agent_factory
 from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
-from dpverify.audit.executors import Executor
+from dpverify.audit.executors import Executor, SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
 from dpverify.errors import InvalidParameterError
 
@@ -330,7 +330,6 @@ def run_agent_zoo(scale: float = 1.0, seed: int = 0, executor: Executor | None =
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
         raise InvalidParameterError("scale", "must be a positive number", scale)
     outcomes = []
-    from dpverify.audit.executors import SerialExecutor
 
     runner = executor if executor is not None else SerialExecutor()
     for case in cases(scale):

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpverify.agents.registry import agent_factory, build_environment
 from dpverify.errors import InvalidParameterError
+from dpverify.verify import verify
+from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
 REFUTED, CONSISTENT, INCONCLUSIVE = "CLAIM REFUTED", "CLAIM CONSISTENT", "INCONCLUSIVE"
 HERE = Path(__file__).resolve().parent / "third_party"
@@ -150,8 +153,6 @@ def whitebox_outcomes(env: str = "min2021", episodes: int = 16, env_options: Map
                       ) -> list[ThirdPartyOutcome]:
     """The white-box checks alone on every case (or those named in ``only``), at a small size: the verdict is
     the checks' own (a failure refutes, a check that could not run leaves it inconclusive)."""
-    from dpverify.agents.registry import agent_factory, build_environment
-    from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
     mdp = build_environment(env, episodes, tuple(dict(env_options or {"horizon": 3, "num_actions": 4}).items()))
     out = []
@@ -170,7 +171,6 @@ def run_third_party_zoo(budget: str = "quick", env: str = "min2021", episodes: i
                         env_options: Mapping[str, Any] | None = None, workers: int | None = None,
                         only: Sequence[str] | None = None) -> list[ThirdPartyOutcome]:
     """``dpverify verify`` on every case (or those named in ``only``), claim (1, 1e-5)."""
-    from dpverify.verify import verify
 
     out = []
     for c in CASES:

@@ -26,8 +26,6 @@ Two designs (``AgentAuditSpec.canary_design``):
 The measurement runs use seeds of their own (``spec.seed`` spawned apart from the audit's), so choosing pairs
 by them leaves the audit's error control intact. The measurement reads the agent's records (its recorded σ
 and sensitivities) only to *choose* the canaries; the verdict comes from the black-box test alone.
-
-This module imports :mod:`dpverify.agents` and :mod:`dpverify.whitebox` lazily (inside functions).
 """
 
 from __future__ import annotations
@@ -35,14 +33,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpverify.agents.registry import agent_factory
-from dpverify.audit.agent_runs import AgentSetup
+from dpverify.agents.tapes import ordinary_tapes, position_index, replace
 from dpverify.audit.agent_spec import AgentAuditSpec
 from dpverify.errors import InvalidParameterError
+from dpverify.whitebox.neighbours import audit_linear_mdp, audit_tapes, candidate_pairs
+from dpverify.whitebox.runs import CouldNotRun, Subject, run_agent
+from dpverify.whitebox.sensitivity_replay import compare_replay
+
+if TYPE_CHECKING:  # a type only: agent_runs builds its audit environment here
+    from dpverify.audit.agent_runs import AgentSetup
 
 #: Pairs of the worst-case design handed to the engine (the largest μ first).
 WORST_CASE_PAIRS = 2
@@ -53,7 +57,6 @@ MEASUREMENT_KEY = 0xCA7A
 @dataclass(frozen=True)
 class FamilyFraction:
     """The largest realised fraction of one family's recorded sensitivity seen for a pair."""
-
     family: str
     realised: float
     recorded: float
@@ -91,7 +94,6 @@ class MeasuredPair:
 
 
 def _subject(setup: AgentSetup, mdp: Any) -> Any:
-    from dpverify.whitebox.runs import Subject
 
     options = dict(setup.agent_options)
     return Subject(agent_factory(setup.agent), mdp, setup.episodes, options,
@@ -102,8 +104,6 @@ def measure_pair(setup: AgentSetup, mdp: Any, first: Sequence[Any], second: Sequ
                  label: str, environment: str, seed: int) -> MeasuredPair:
     """Run the agent on ``first`` and replay its transcript on ``second`` (same coins, same noise seed);
     the per-family realised fractions and the pair's μ (module docstring)."""
-    from dpverify.whitebox.runs import CouldNotRun, run_agent
-    from dpverify.whitebox.sensitivity_replay import compare_replay
 
     subject = _subject(setup, mdp)
     coins, noise = np.random.SeedSequence([seed, MEASUREMENT_KEY, position]).spawn(2)
@@ -121,8 +121,6 @@ def measure_pair(setup: AgentSetup, mdp: Any, first: Sequence[Any], second: Sequ
 
 def audit_environment(mdp: Any) -> Any:
     """The audit linear MDP of ``mdp``'s dimensions (module docstring), or a one-line error."""
-    from dpverify.whitebox.neighbours import audit_linear_mdp
-
     if not all(hasattr(mdp, a) for a in ("horizon", "num_states", "num_actions", "dim", "features")):
         raise InvalidParameterError("canary_design", "worst-case needs an environment that is a linear MDP (the "
                                     "audit environment is a linear MDP of its dimensions)", type(mdp).__name__)
@@ -135,8 +133,6 @@ def audit_environment(mdp: Any) -> Any:
 def worst_case_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:
     """Every candidate pair of the audit environment at every tested position, measured; the
     :data:`WORST_CASE_PAIRS` of largest μ (unmeasurable pairs last)."""
-    from dpverify.agents.tapes import ordinary_tapes, position_index, replace
-    from dpverify.whitebox.neighbours import audit_tapes, candidate_pairs
 
     tapes = audit_tapes(mdp)
     relation = dict(setup.agent_options).get("relation", "replace-one")

@@ -20,11 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.batching import BatchRandomness, run_batch
+from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, replace, tape_arrays
+from dpverify.audit import one_run as steinke
 from dpverify.audit.agent_notions import audit_notion
 from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
 from dpverify.audit.agent_views import observe, observe_batch, output_view
 from dpverify.audit.bounds import epsilon_of_mu
+from dpverify.audit.distinguishers import LinearFeature, propose_features
 from dpverify.audit.one_run_fdp import best_of_rules
 from dpverify.audit.result import NO_VIOLATION_FOUND, NOT_A_CERTIFICATE, VIOLATION
 from dpverify.conversions import mu_for_epsilon_delta
@@ -49,8 +53,6 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
                       inclusion: np.ndarray, rng: np.random.Generator,
                       batch_factory: Callable[..., Any] | None) -> np.ndarray:
     """Run the agent once with the canaries the coins select; one feature row per slot."""
-    from dpverify.agents.tapes import canary_tape, ordinary_tapes, replace
-
     tapes: tuple[Any, ...] = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
     # add/remove: the coin chooses between the canary and an empty slot (user absent)
     high, low = canary_tape(mdp, "high"), None if spec.add_remove else canary_tape(mdp, "low")
@@ -58,8 +60,6 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
         tapes = replace(tapes, int(slot), high if included else low)
     views = [output_view(spec.notion, int(j), spec.window, spec.episodes, width) for j in slots]
     if batch_factory is not None or _is_batched(setup, spec.batched):
-        from dpverify.agents.batching import BatchRandomness, run_batch
-        from dpverify.agents.tapes import empty_slots, tape_arrays
 
         episodes = sorted({e for v in views for e in v.episodes})
         agent = (batch_factory or _batched_agent)(setup, mdp, BatchRandomness(rng, 1), episodes)
@@ -101,7 +101,6 @@ class SlotScorer:
 def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
     """Candidate features of :func:`dpverify.audit.distinguishers.propose_features` fitted on the pilot's
     excluded vs included slots; the one whose pilot rank statistic is furthest from 1/2 wins."""
-    from dpverify.audit.distinguishers import LinearFeature, propose_features
 
     if inclusion.all() or not inclusion.any():
         return SlotScorer(LinearFeature("slot coordinate 0", "release", np.eye(pilot.shape[1])[0]), 1.0)
@@ -120,7 +119,6 @@ def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
 
 def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
              batch_factory: Callable[..., Any] | None, start: float) -> AgentAuditResult:
-    from dpverify.audit import one_run as steinke
 
     slots = canary_slots(spec.episodes, spec.canary_count)
     m = len(slots)

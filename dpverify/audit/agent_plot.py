@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.conversions import mu_for_epsilon_delta
+from dpverify.jsonable import to_jsonable
+
 
 def claimed_curve(alpha: Any, epsilon: float, delta: float, mu: float | None) -> np.ndarray:
     """The smallest FNR the claim allows at FPR = α: G_μ for a Gaussian claim (``mu`` finite), otherwise
@@ -32,8 +35,6 @@ def claimed_curve(alpha: Any, epsilon: float, delta: float, mu: float | None) ->
 
 def write_outputs(result: Any, out_dir: Path) -> dict[str, Path]:
     """Write ``result.json`` and ``tradeoff.png`` into ``out_dir`` (created if needed)."""
-    from dpverify.jsonable import to_jsonable
-
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / "result.json", "plot": out_dir / "tradeoff.png"}
     paths["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2) + "\n", encoding="utf-8")
@@ -50,7 +51,6 @@ def plot_tradeoff(result: Any, path: Path) -> None:
 
     mu = None
     if result.gaussian_claim:
-        from dpverify.conversions import mu_for_epsilon_delta
 
         mu = mu_for_epsilon_delta(result.claimed_epsilon, result.delta)
     alpha = np.concatenate([np.geomspace(1e-6, 1e-2, 200), np.linspace(1e-2, 1.0, 300)])

@@ -13,8 +13,6 @@ exposes ``agent.billboard``); for ``"jdp"`` only the policies are read. ``claime
 with ``epsilon`` and ``delta``) and ``privacy_notion`` ("jdp" or "ldp") state the claim; without them the
 claim given to the audit is used. An agent whose registry card has a batched twin covering its options runs
 through the twin (:func:`_is_batched`), empty slots included.
-
-This module imports :mod:`dpverify.agents` lazily (inside functions), never at module level.
 """
 
 from __future__ import annotations
@@ -25,11 +23,16 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.billboard import Billboard, derived_noise_generator
 from dpverify.agents.registry import build_agent, build_environment, card
+from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
+from dpverify.audit.agent_canaries import audit_environment
 from dpverify.audit.agent_notions import audit_notion
 from dpverify.audit.agent_spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.audit.agent_views import _flat
+from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
+from dpverify.usercode import declared_notion
 
 #: Episodes of the probe run (the width of one episode's releases is read from them).
 PROBE_EPISODES = 8
@@ -38,7 +41,6 @@ PROBE_EPISODES = 8
 @dataclass(frozen=True)
 class AgentSetup:
     """Everything needed to build the environment and one agent (picklable: names and options only)."""
-
     agent: str
     env: str
     episodes: int
@@ -50,7 +52,6 @@ class AgentSetup:
     def environment(self) -> Any:
         mdp = build_environment(self.env, self.episodes, self.env_options)
         if self.audit_environment:
-            from dpverify.audit.agent_canaries import audit_environment
 
             return audit_environment(mdp)
         return mdp
@@ -61,7 +62,6 @@ class AgentSetup:
     def billboard(self, rng: np.random.Generator) -> Any:
         """The billboard a run of the agent with generator ``rng`` publishes on: it keeps its history, and its
         ``noise_rng`` (for agents that add their noise themselves) is derived from ``rng`` without touching it."""
-        from dpverify.agents.billboard import Billboard, derived_noise_generator
 
         relation = dict(self.agent_options).get("relation", "replace-one")
         return Billboard(relation, keep_history=True, noise_rng=derived_noise_generator(rng))
@@ -78,8 +78,6 @@ def _setup(spec: AgentAuditSpec) -> AgentSetup:
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
                    rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
     """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies)."""
-    from dpverify.agents.tapes import run_on_tapes
-
     board = setup.billboard(rng)
     agent = setup.build(mdp, rng, board)
     policies = run_on_tapes(agent, mdp, tapes)
@@ -116,20 +114,17 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     :data:`PROBE_EPISODES` episodes on ordinary tapes: (the claim, the widest row of releases of one
     episode, the environment). Rows of later episodes are zero-padded or truncated to that width (a
     fixed post-processing)."""
-    from dpverify.agents.tapes import ordinary_tapes
 
     mdp = setup.environment()
     tapes = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed))
     board = setup.billboard(rng)
     agent = setup.build(mdp, rng, board)
-    from dpverify.usercode import declared_notion
 
     notion = declared_notion(agent)
     epsilon = delta = None
     claimed = getattr(agent, "claimed_guarantee", None)
     if callable(claimed):
-        from dpverify.conversions import DPGuarantee
 
         guarantee = DPGuarantee.of_claim(claimed())
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
@@ -137,7 +132,6 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
     claim = AgentClaim(notion, epsilon, delta, gaussian)
     check_claim(spec, claim)  # before any episode runs
-    from dpverify.agents.tapes import run_on_tapes
 
     policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
     width = 1

@@ -153,7 +153,6 @@ class AgentAuditSpec:
 @dataclass(frozen=True)
 class AgentClaim:
     """The claim the agent itself states: its notion and (ε, δ) (None when it does not say)."""
-
     notion: str | None
     epsilon: float | None
     delta: float | None

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.batching import BatchRandomness, run_batch
+from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
 from dpverify.audit.agent_canaries import MeasuredPair, measure_pair, worst_case_pairs
 from dpverify.audit.agent_notions import audit_notion
 from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
@@ -61,8 +63,6 @@ class AgentWorld:
         return np.stack(outputs)
 
     def _batched(self, mdp: Any, tapes: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        from dpverify.agents.batching import BatchRandomness, run_batch
-        from dpverify.agents.tapes import empty_slots, tape_arrays
 
         initial, table = tape_arrays(tapes)
         empty = empty_slots(tapes)
@@ -80,7 +80,6 @@ class AgentWorld:
 @dataclass(frozen=True, eq=False)
 class PositionedWorlds:
     """Engine mechanism over datasets ``(position index, tapes)``: the world of that position's view."""
-
     worlds: tuple[AgentWorld, ...]
 
     def __call__(self, dataset: Any, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -91,7 +90,6 @@ class PositionedWorlds:
 def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
     """One pair per position, ordinary tapes elsewhere. Replace-one: (low canary at j, high canary at j).
     Add/remove-one: (user j absent — an empty slot, episode j still happens —, high canary at j)."""
-    from dpverify.agents.tapes import canary_tape, ordinary_tapes, position_index, replace
 
     base = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
     low, high = canary_tape(mdp, "low"), canary_tape(mdp, "high")
@@ -111,7 +109,6 @@ def _measured_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[M
     """The candidate pairs, measured, by ``spec.canary_design`` (:mod:`dpverify.audit.agent_canaries`); for the
     worst-case design ``setup`` and ``mdp`` are already the audit environment's (:func:`~dpverify.audit.
     agent_runs._setup`)."""
-    from dpverify.agents.tapes import position_index
 
     if spec.canary_design == "worst-case":
         return worst_case_pairs(spec, setup, mdp)

@@ -68,7 +68,6 @@ def _one_hot(policy: np.ndarray, num_actions: int) -> np.ndarray:
 @dataclass(frozen=True)
 class View:
     """What one audit output holds: the notion, the episodes read and the width of a row."""
-
     notion: str
     episodes: tuple[int, ...]
     width: int

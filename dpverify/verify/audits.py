@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpverify.agents.registry import build_environment
+from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.audit.agent_canaries import audit_environment
+from dpverify.audit.agent_notions import notions_for
 from dpverify.errors import DpverifyError
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
 
@@ -37,15 +41,12 @@ ERROR_LEVEL = 0.05
 
 def audit_notions(notion: str) -> tuple[str, ...]:
     """The audit notions that apply to an agent of privacy notion ``notion`` ("jdp" or "ldp")."""
-    from dpverify.audit.agent_notions import notions_for
 
     return notions_for(notion)
 
 
 def _has_audit_environment(env: str, env_options: dict[str, Any]) -> bool:
     """Whether the environment is a linear MDP that has an audit linear MDP (the worst-case canary design)."""
-    from dpverify.agents.registry import build_environment
-    from dpverify.audit.agent_canaries import audit_environment
 
     try:
         audit_environment(build_environment(env, 2, tuple(sorted(env_options.items()))))
@@ -59,7 +60,6 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _run(spec_kwargs: dict[str, Any], executor: Any) -> Any:
-    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
 
     return audit_agent(AgentAuditSpec(**spec_kwargs), executor=executor)
 

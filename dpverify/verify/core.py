@@ -22,7 +22,10 @@ from typing import Any, TextIO
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.base import run_episodes
 from dpverify.agents.registry import build_environment
+from dpverify.agents.runner import package_versions
+from dpverify.audit.executors import make_executor
 from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
 from dpverify.errors import DpverifyError, InvalidParameterError
 from dpverify.verify.audits import audit_section
@@ -78,7 +81,6 @@ def _environment(env: str, episodes: int, options: Mapping[str, Any]) -> Any:
 
 
 def _versions() -> dict[str, str]:
-    from dpverify.agents.runner import package_versions
 
     return package_versions()
 
@@ -141,7 +143,6 @@ def verify(
     notion = notion_of(target, instance)
     known = target.known_name(instance)
     options = {**agent_options, "epsilon": epsilon, "delta": delta}
-    from dpverify.audit.executors import make_executor
 
     with make_executor(scheduler, workers) as executor:
         K_white = min(episodes, plan.whitebox_episodes)
@@ -197,7 +198,6 @@ def verification_runs(plan: Budget) -> float:
 def _run_and_account(agent: Any, mdp: Any, episodes: int, env_rng: np.random.Generator, *, notion: str,
                      known: str | None, epsilon: float, delta: float) -> ClaimSection:
     """Run every episode the agent was built for, then read its ledger and claim."""
-    from dpverify.agents.base import run_episodes
 
     try:
         run_episodes(mdp, agent, episodes, env_rng)

@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from dpverify._io import atomic_write_bytes
+from dpverify.audit.agent_plot import claimed_curve
 from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, AuditRun, VerifyReport
 
 COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",
@@ -26,7 +28,6 @@ def _save(plt: Any, figure: Any, path: Path) -> None:
     """PNG at 110 dpi, written atomically (a reader never sees half a file)."""
     import io
 
-    from dpverify._io import atomic_write_bytes
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
@@ -214,7 +215,6 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     smallest FNR the claim allows; False when the run has no tested points."""
     import numpy as np
 
-    from dpverify.audit.agent_plot import claimed_curve
 
     points = run.raw.get("points") or []
     audit = run.raw.get("audit") or {}

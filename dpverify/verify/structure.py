@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dpverify.errors import InvalidParameterError
+from dpverify.testing import check_private_agent
 from dpverify.verify.result import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, Check, StructureSection
 
 SOURCE = "dpverify.testing.check_private_agent"
@@ -38,11 +39,6 @@ def structure_section(factory: Callable[..., Any], env: Any, *, episodes: int, o
     properties are left out: ``verify`` runs them as a section of their own, at the claim's K.
     """
     start = time.perf_counter()
-    try:
-        from dpverify.testing import check_private_agent
-    except ImportError as exc:
-        return StructureSection(NOT_RUN, f"checks could not run: {SOURCE} is not available ({exc})", SOURCE,
-                                seconds=time.perf_counter() - start)
     try:
         result = check_private_agent(factory, env, num_episodes=episodes, options=options, seed=seed,
                                      whitebox=False, name=name)

@@ -24,6 +24,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from dpverify.agents import runner
+from dpverify.agents.base import run_episodes
+from dpverify.agents.learning import compare_learning, uniform_policy_regret
+from dpverify.bounds import evaluate, get
 from dpverify.errors import DpverifyError
 from dpverify.usercode import UserCodeError
 from dpverify.verify.result import NOT_RUN, PASS, BoundValue, Curve, UtilitySection
@@ -45,13 +49,11 @@ def curve(label: str, regret: np.ndarray) -> Curve:
 def random_policy_regret(mdp: Any) -> float:
     """Exact per-episode regret of the policy that picks actions uniformly at random
     (:func:`dpverify.agents.learning.uniform_policy_regret`)."""
-    from dpverify.agents.learning import uniform_policy_regret
 
     return uniform_policy_regret(mdp)
 
 
 def bound_value(name: str, mdp: Any, episodes: int, epsilon: float, delta: float) -> BoundValue:
-    from dpverify.bounds import evaluate, get
 
     entry = get(name)
     ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta)
@@ -64,7 +66,6 @@ def _seeded_regret(make_agent: Callable[[Any, np.random.Generator], Any], make_e
                    users: bool = True) -> np.ndarray:
     """The runner's seeding, in this process: child i of SeedSequence(base_seed) → (agent, environment);
     ``users=False`` is the no-data control."""
-    from dpverify.agents.base import run_episodes
 
     rows = []
     for child in np.random.SeedSequence(base_seed).spawn(seeds):
@@ -81,7 +82,6 @@ def utility_section(target: AgentTarget, *, bound_name: str | None, counterpart:
                     delta: float, seeds: int, base_seed: int = 0, workers: int = 1,
                     progress_stream: TextIO | None = None) -> UtilitySection:
     """Regret of the agent, its non-private counterpart and the random policy; the registry bound."""
-    from dpverify.agents import runner
 
     start = time.perf_counter()
     private_options = {**agent_options, "epsilon": epsilon, "delta": delta}
@@ -119,7 +119,6 @@ def utility_section(target: AgentTarget, *, bound_name: str | None, counterpart:
                               episodes=episodes, seeds=seeds, seconds=time.perf_counter() - start)
     bound = counterpart_bound = None
     if bound_name is not None:
-        from dpverify.bounds import get
 
         bound = bound_value(bound_name, mdp, episodes, epsilon, delta)
         base = get(bound_name).base
@@ -147,7 +146,6 @@ def _learning(control: Callable[[], np.ndarray], agent_regret: np.ndarray, mdp: 
                                                                                               str]:
     """The no-data control's comparison (dpverify.agents.learning) and its line, or None and why it could not
     run (an agent that refuses an empty slot, a step-level agent)."""
-    from dpverify.agents.learning import compare_learning
 
     try:
         comparison = compare_learning(agent_regret, control(), mdp)

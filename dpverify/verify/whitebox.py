@@ -25,6 +25,7 @@ from dpverify.verify.result import (
     WhiteBoxSection,
     WitnessFigure,
 )
+from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
 SOURCE = "dpverify.whitebox.check_releases"
 
@@ -33,7 +34,6 @@ def whitebox_section(factory: Any, mdp: Any, *, episodes: int, options: dict[str
                      budget: Any, claim_epsilon: float, delta: float, conversion: str, accounting: str,
                      executor: Any = None) -> WhiteBoxSection:
     """Run the white-box checks of ``factory`` on ``mdp`` (module docstring); ``options`` include the claim."""
-    from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
     start = time.perf_counter()
     K = min(episodes, budget.whitebox_episodes)

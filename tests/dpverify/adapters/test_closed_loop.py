@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from dpverify.adapters import ClosedLoopAgent, LoopProtocolError
-from dpverify.agents.base import run_episodes
+from dpverify.agents.base import play_step_by_step, run_episodes
 from dpverify.agents.envs import min2021_mdp
-from dpverify.agents.tapes import play_step_by_step
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import UserCodeError, UserCodeTimeout
 
