@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import csv
+import io
 import json
 import os
 import platform
@@ -377,9 +378,6 @@ def save_results(result: RunResult, out_dir: str | os.PathLike[str], plot: bool 
     interruption leaves the previous files of ``out_dir`` as they were. Existing files are replaced:
     refusing to overwrite is the caller's decision (``dpverify run`` checks ``--out`` before running).
     """
-    import io
-
-
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     regret = result.regret

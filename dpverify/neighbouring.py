@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from dpverify.errors import InvalidParameterError
+
 
 class Neighbouring(str, Enum):
     """A neighbouring relation between datasets of users."""
@@ -26,8 +28,6 @@ class Neighbouring(str, Enum):
     @classmethod
     def parse(cls, value: str | Neighbouring) -> Neighbouring:
         """Accept the enum or its string value; raise InvalidParameterError otherwise."""
-        from dpverify.errors import InvalidParameterError
-
         if isinstance(value, Neighbouring):
             return value
         for member in cls:

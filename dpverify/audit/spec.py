@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify import _validate
+from dpverify.conversions import mu_for_epsilon_delta
 from dpverify.errors import InvalidParameterError
 
 #: Weighted Bonferroni split of the error budget 1 − confidence over the four one-sided bounds the
@@ -98,8 +99,6 @@ class AuditSpec:
             return None
         if self.epsilon == 0:
             return 0.0
-        from dpverify.conversions import mu_for_epsilon_delta
-
         return mu_for_epsilon_delta(self.epsilon, self.delta)
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@
 * :mod:`~dpverify.bounds.consistency` — the checks ``dpverify bounds check`` runs;
 * :mod:`~dpverify.bounds.constants` — L, λ̃, β̂ = β̌, β̄, β of Sahu 2025, the single source for agents:
   ``dpverify.bounds.constants.dp_lsvi_ucbpp_constants(d=..., H=..., K=..., rho=..., delta=...)``;
-* :mod:`~dpverify.bounds.plot` and :mod:`~dpverify.bounds.docgen` — figures and ``docs/bounds.md``.
+* :mod:`~dpverify.bounds.plot` — figures (``docs/bounds.md`` is generated above the core, by
+  :mod:`dpverify.cli.bounds_docgen`, which runs the command line for its examples).
 """
 
 from typing import TYPE_CHECKING

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sympy
 
+from dpverify._validate import one_of
+
 d = sympy.Symbol("d", positive=True)
 H = sympy.Symbol("H", positive=True)
 K = sympy.Symbol("K", positive=True)
@@ -44,8 +46,6 @@ DISPLAY: dict[str, str] = {"epsilon": "ε", "delta": "δ"}
 
 def symbol(name: str) -> sympy.Symbol:
     """The symbol called ``name`` (one of :data:`VARIABLES`); raises InvalidParameterError otherwise."""
-    from dpverify._validate import one_of
-
     return VARIABLES[one_of("variable", name, tuple(VARIABLES))]
 
 

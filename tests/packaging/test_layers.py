@@ -1,4 +1,4 @@
-"""The layers the imports show: the core and the generic audit engine never import an agent.
+"""The layers the imports show: the core and the generic audit engine never import an agent or the CLI.
 
 Every import statement of a core module is read — at module level and inside functions alike — so a lazy
 import cannot hide an edge of the graph. The core is the accounting, calibration, conversion, mechanism and
@@ -47,7 +47,8 @@ def test_the_core_list_is_not_empty_and_names_the_engine():
 @pytest.mark.parametrize("path", _core_modules(), ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_no_core_module_imports_an_agent(path: Path):
     bad = sorted(n for n in _imported_modules(path)
-                 if n == "dpverify.agents" or n.startswith(("dpverify.agents.", "dpverify.audits")))
+                 if n in ("dpverify.agents", "dpverify.cli") or n.startswith(("dpverify.agents.", "dpverify.audits",
+                                                                              "dpverify.cli.")))
     assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from dpverify.bounds import docgen
 from dpverify.bounds.plot import plot_bounds
 from dpverify.bounds.registry import REGISTRY
+from dpverify.cli import bounds_docgen as docgen
 from dpverify.errors import InvalidParameterError
 
 
 def test_docs_page_equals_the_generated_text() -> None:
     path = docgen.DOC_PATH
-    assert path.exists(), "run: python -m dpverify.bounds.docgen --write"
+    assert path.exists(), "run: python -m dpverify.cli.bounds_docgen --write"
     assert path.read_text(encoding="utf-8") == docgen.generate(), (
-        "docs/bounds.md is out of date: run python -m dpverify.bounds.docgen --write"
+        "docs/bounds.md is out of date: run python -m dpverify.cli.bounds_docgen --write"
     )
 
 
