@@ -13,7 +13,7 @@ An episode k runs as follows (:func:`run_episodes`):
 Private agents also accept ``end_episode(None)``: an *empty slot*, episode k happened (the agent planned
 and made its releases on schedule) but no user's data arrives from it; the episode counter advances and
 nothing is added to any statistic. This is the "user absent" side of an add/remove-one neighbour
-(:mod:`dpverify.audit.agent_audit`); :func:`run_episodes` never passes None.
+(:mod:`dpverify.agent_audit`); :func:`run_episodes` never passes None.
 
 Agents take every random number from the ``numpy.random.Generator`` they are constructed with; the
 environment's sampling uses a separate generator spawned from the same ``SeedSequence``.

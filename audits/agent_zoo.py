@@ -3,7 +3,7 @@
 Every bug is a small change to a reference agent of :mod:`dpverify.agents` that a reviewer could miss and
 that breaks the agent's privacy claim; the twin is the unchanged agent (the same claim, the same
 configuration). :func:`run_agent_zoo` audits every case by the route(s) listed for it
-(:func:`dpverify.audit.agent_audit.audit_agent`) and compares each verdict with the expected one: a
+(:func:`dpverify.agent_audit.audit_agent`) and compares each verdict with the expected one: a
 bug must be flagged VIOLATION by every route that can see it, and no twin may be flagged.
 
 DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of its batched twin
@@ -53,11 +53,11 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
 from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
 from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.registry import agent_factory
-from dpverify.audit.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
 from dpverify.audit.executors import Executor, SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
 from dpverify.errors import InvalidParameterError

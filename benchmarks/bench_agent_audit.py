@@ -29,7 +29,7 @@ import numpy as np
 
 
 def two_world(trials: int, workers: int) -> None:
-    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+    from dpverify.agent_audit import AgentAuditSpec, audit_agent
     from dpverify.audit.executors import ProcessExecutor, SerialExecutor
 
     spec = AgentAuditSpec("dp-lsvi-ucb++", "min2021", 16, "billboard", 1.0, 1e-5, trials=trials,
@@ -47,7 +47,7 @@ def two_world(trials: int, workers: int) -> None:
 
 
 def one_run(episodes: int, horizon: int, canaries: int) -> None:
-    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+    from dpverify.agent_audit import AgentAuditSpec, audit_agent
 
     spec = AgentAuditSpec("dp-lsvi-ucb++", "min2021", episodes, "billboard", 1.0, 1e-5, route="one-run", trials=1,
                           canaries=canaries, env_options=(("horizon", horizon),))
@@ -101,7 +101,7 @@ TWIN_CASES = (
 
 
 def twins(trials: int, workers: int, reference_trials: int) -> None:
-    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+    from dpverify.agent_audit import AgentAuditSpec, audit_agent
     from dpverify.audit.executors import ProcessExecutor, SerialExecutor
 
     for label, agent, env, env_options, agent_options, notion in TWIN_CASES:

@@ -16,7 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
-from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.agent_audit import AgentAuditSpec, audit_agent
 from dpverify.audit.executors import ProcessExecutor, SerialExecutor
 
 OUT = Path(__file__).resolve().parent / "results" / "agent_audits.json"

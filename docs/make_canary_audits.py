@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
+from dpverify.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
 from dpverify.audits.agent_zoo import BatchedVariant  # noqa: E402
 
 OUT = ROOT / "docs" / "results" / "canary_audits.json"

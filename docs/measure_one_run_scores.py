@@ -4,7 +4,7 @@
 
 For three one-run agent audits (K = 400, m = 200 canary slots, billboard, window 1: the visit-count example's
 bug, DP-LSVI-UCB++ with reused noise, the correct DP-LSVI-UCB++), per seed: the pilot run and the audited run
-(independent coins, as ``dpverify.audit.agent_one_run`` draws them), then the rank statistic (AUC) of
+(independent coins, as ``dpverify.agent_audit.one_run`` draws them), then the rank statistic (AUC) of
 
 * the route's rule (the candidate feature with the best AUC on the whole pilot): on the pilot itself, and on
   the audited run;
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audit import agent_one_run as route
+from dpverify.agent_audit import one_run as route
+from dpverify.agent_audit.runs import _setup, probe_agent
+from dpverify.agent_audit.spec import AgentAuditSpec
 from dpverify.audit import one_run
-from dpverify.audit.agent_runs import _setup, probe_agent
-from dpverify.audit.agent_spec import AgentAuditSpec
 from dpverify.audit.distinguishers import propose_features
 from dpverify.audits.agent_zoo import BatchedVariant
 

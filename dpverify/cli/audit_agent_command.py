@@ -11,7 +11,7 @@ as with ``python -m``) or ``path/to/file.py:factory``. Before the audit, the whi
 Exit status: 0 when no violation is found and every white-box check passed (which certifies nothing), 1 on
 VIOLATION or a failed white-box check (``agent-zoo``: when a verdict differs from the expected one), 2 on
 bad input or when a white-box check could not run (one line on stderr). The library behind it is
-:mod:`dpverify.audit.agent_audit`.
+:mod:`dpverify.agent_audit`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ EXIT_NOT_RUN = 2
 WHITEBOX_SEARCH_EPISODES = 24
 
 
-#: The registered audit notions (:data:`dpverify.audit.agent_notions.NOTIONS`), listed without importing the
+#: The registered audit notions (:data:`dpverify.agent_audit.notions.NOTIONS`), listed without importing the
 #: library so that ``--help`` stays fast (a test keeps the two equal).
 NOTION_CHOICES: tuple[str, ...] = ("billboard", "jdp", "ldp")
 
@@ -102,8 +102,8 @@ def _positions(items: list[str] | None) -> tuple[Any, ...]:
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
-    """The :class:`~dpverify.audit.agent_audit.AgentAuditSpec` the options describe (validated)."""
-    from dpverify.audit.agent_audit import AgentAuditSpec
+    """The :class:`~dpverify.agent_audit.AgentAuditSpec` the options describe (validated)."""
+    from dpverify.agent_audit import AgentAuditSpec
 
     trials = args.trials if args.trials is not None else (10_000 if args.route == "two-world" else 1)
     gaussian = None if args.gaussian_claim is None else args.gaussian_claim == "yes"
@@ -144,7 +144,7 @@ def whitebox_of(spec: Any, executor: Any) -> Any:
 
 
 def run_agent(args: argparse.Namespace) -> int:
-    from dpverify.audit.agent_audit import audit_agent
+    from dpverify.agent_audit import audit_agent
 
     spec = spec_from_args(args)
     if args.out is not None:
@@ -158,7 +158,7 @@ def run_agent(args: argparse.Namespace) -> int:
     finally:
         executor.close()
     if args.out is not None:
-        from dpverify.audit.agent_plot import write_outputs
+        from dpverify.agent_audit.plot import write_outputs
 
         write_outputs(result, Path(args.out))
     if args.json:

@@ -5,7 +5,7 @@
   reported ε is never below a reference.
 - :mod:`dpverify.testing.audits` — :func:`assert_audit_passes` and :func:`assert_audit_refutes`: one
   empirical privacy audit (:func:`dpverify.audit.run_audit`, or for a whole agent with ``notion=``,
-  :func:`dpverify.audit.agent_audit.audit_agent`) per assertion, deterministic under a seed, with a
+  :func:`dpverify.agent_audit.audit_agent`) per assertion, deterministic under a seed, with a
   stated false-alarm level.
 - :func:`calibrate_gaussian`, :func:`calibrate_goe`, :func:`calibrate_laplace` (from
   :mod:`dpverify.calibrate_mechanism`) — one-line calibration whose own accounting meets the target.

@@ -14,7 +14,7 @@ Su 2019). They add defaults for a test suite:
   the ``dp_rng`` fixture (or any ``numpy.random.Generator``) to derive the seed from it.
 
 Whole agents too: pass an agent factory (or a registered agent name) with ``notion=`` ("billboard", "jdp"
-or "ldp") and the assertion runs :func:`dpverify.audit.agent_audit.audit_agent` (two neighbouring
+or "ldp") and the assertion runs :func:`dpverify.agent_audit.audit_agent` (two neighbouring
 datasets of K users' response tapes, replaced at one position; or the one-run route with
 ``route="one-run"``). Defaults for agents: K = 3 users on a small random linear (or, for an agent that
 needs one, linear mixture) MDP, the whole transcript after the replaced user in view, and
@@ -107,7 +107,7 @@ def _agent_audit(
     agent: Any, notion: str, epsilon: float | None, delta: float, trials: int | None, gaussian_claim: bool | None,
     seed: int, confidence: float, executor: Executor | None, agent_options: AgentOptions,
 ) -> Any:
-    from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
+    from dpverify.agent_audit import AgentAuditSpec, audit_agent
 
     if epsilon is None:
         raise InvalidParameterError("epsilon", "must be given for an agent audit (the claim audited)", None)
@@ -259,7 +259,7 @@ def assert_audit_passes(
             (default K), ``agent_options`` (passed to the factory).
 
     Returns the :class:`~dpverify.audit.AuditResult` (for an agent, the
-    :class:`~dpverify.audit.agent_audit.AgentAuditResult`), e.g. to assert on its bounds.
+    :class:`~dpverify.agent_audit.AgentAuditResult`), e.g. to assert on its bounds.
     """
     result = audit_for_test(
         mechanism, neighbours, epsilon, delta, trials=trials, gaussian_claim=gaussian_claim, seed=seed,

@@ -1,18 +1,18 @@
-"""Empirical audits: the agent audits of :mod:`dpverify.audit.agent_audit` that apply to the agent's notion.
+"""Empirical audits: the agent audits of :mod:`dpverify.agent_audit` that apply to the agent's notion.
 
 JDP agents (DP-LSVI-UCB++, Luyo et al., Ngo et al.) are audited on their billboard (the published
 transcript) and on the actions given to the other users; LDP agents (LDP-UCRL-VTR) on one user's
-outgoing messages (:func:`dpverify.audit.agent_notions.notions_for`). Each audit notion runs by two routes:
+outgoing messages (:func:`dpverify.agent_audit.notions.notions_for`). Each audit notion runs by two routes:
 
 * two-world at a small configuration (:data:`SMALL_ENV_OPTIONS`: the environment at H = 2, and
   K = ``budget.two_world_episodes`` users), with the budget's trials per side — the batched
   DP-LSVI-UCB++ affords ``budget.batched_trials``;
 * two-world on the billboard with worst-case canaries, where the environment is a linear MDP: the same size in the audit
   linear MDP of its dimensions, the measured canary pairs of largest μ, the view over every later release
-  (:mod:`dpverify.audit.agent_canaries`) — the audit that realises most of the sensitivity;
+  (:mod:`dpverify.agent_audit.canaries`) — the audit that realises most of the sensitivity;
 * one-run (Steinke, Nasr & Jagielski 2023) at the requested K with the budget's canaries and runs.
 
-``dpverify verify`` calls :func:`dpverify.audit.agent_audit.audit_agent` as it is; it re-implements no
+``dpverify verify`` calls :func:`dpverify.agent_audit.audit_agent` as it is; it re-implements no
 test and no bound. An audit that cannot run (the agent does not follow the protocol the audit needs,
 for instance) is reported "not run" with the reason, which makes the verdict INCONCLUSIVE.
 """
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpverify.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.agent_audit.canaries import audit_environment
+from dpverify.agent_audit.notions import notions_for
 from dpverify.agents.registry import build_environment
-from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.audit.agent_canaries import audit_environment
-from dpverify.audit.agent_notions import notions_for
 from dpverify.errors import DpverifyError
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify._io import atomic_write_bytes
-from dpverify.audit.agent_plot import claimed_curve
+from dpverify.agent_audit.plot import claimed_curve
 from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, AuditRun, VerifyReport
 
 COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",

@@ -150,7 +150,7 @@ def test_a_new_private_agent_needs_its_module_its_registration_and_its_test() ->
     """The recipe of CONTRIBUTING.md, followed once: a registered agent with a card is known to ``verify`` (its
     notion, counterpart and bound), to the two-world audits (its batched twin) and to the runner, with no
     change in dpverify/verify, dpverify/audit or dpverify/cli."""
-    from dpverify.audit.agent_runs import AgentSetup, _is_batched
+    from dpverify.agent_audit.runs import AgentSetup, _is_batched
     from dpverify.verify.target import bound_of, counterpart_for, notion_of, resolve_agent
 
     def covers(options):

@@ -75,9 +75,9 @@ def test_half_sensitivity_draws_half_the_noise_of_the_correct_agent() -> None:
                                                         ("ngo", "ngo-half-sensitivity")])
 def test_tree_agents_half_sensitivity_draws_half_the_noise(correct_name: str, bug_name: str) -> None:
     # the same draws, scaled by 1/2, for every tree node the agent releases
+    from dpverify.agent_audit.runs import AgentSetup
     from dpverify.agents.batching import BatchRandomness
     from dpverify.agents.registry import ENVIRONMENTS
-    from dpverify.audit.agent_runs import AgentSetup
     from dpverify.audits.agent_zoo import BatchedVariant
 
     mdp = ENVIRONMENTS["random-linear"].factory(3, dim=3, horizon=2, num_actions=2, num_states=3, seed=3)

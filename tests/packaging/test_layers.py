@@ -2,8 +2,8 @@
 
 Every import statement of a core module is read — at module level and inside functions alike — so a lazy
 import cannot hide an edge of the graph. The core is the accounting, calibration, conversion, mechanism and
-bound modules and the generic audit engine (the audit modules not named ``agent_*``, which audit whole
-agents and sit above them); ``dpverify/__init__.py`` is the façade and may name anything lazily.
+bound modules and the generic audit engine ``dpverify/audit`` (the agent audits, ``dpverify/agent_audit``, sit
+above the agents); ``dpverify/__init__.py`` is the façade and may name anything lazily.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "dpverify"
 #: Above the agents: they build and run agents (the CLI, verify, the white-box checks, the agent audits, the
 #: users' test helpers and the adapters that wrap third-party agents).
-ABOVE_THE_AGENTS = ("cli", "verify", "whitebox", "testing", "adapters")
+ABOVE_THE_AGENTS = ("cli", "verify", "whitebox", "testing", "adapters", "agent_audit")
 
 
 def _core_modules() -> list[Path]:
     files = [p for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
     files += sorted((PACKAGE / "bounds").glob("*.py"))
-    files += [p for p in sorted((PACKAGE / "audit").glob("*.py")) if not p.name.startswith("agent_")]
+    files += sorted((PACKAGE / "audit").glob("*.py"))
     return sorted(files)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dpverify.agent_audit import AgentAuditSpec, audit_agent
 from dpverify.agents.envs import min2021_mdp
-from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
 from dpverify.audit.resources import require_episodes, run_operations, users_memory
 from dpverify.errors import InvalidParameterError
 from dpverify.verify import verify

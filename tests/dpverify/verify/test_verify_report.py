@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from verify_fixtures import report
 
-from dpverify.audit.agent_plot import claimed_curve
+from dpverify.agent_audit.plot import claimed_curve
 from dpverify.verify.report import FILES, fmt, headline, to_html, to_markdown, to_text, write_report
 from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit.notions import audit_notion
+from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
+from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
+from dpverify.agent_audit.views import observe, observe_batch, output_view
 from dpverify.agents.batching import BatchRandomness, run_batch
 from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, replace, tape_arrays
 from dpverify.audit import one_run as steinke
-from dpverify.audit.agent_notions import audit_notion
-from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
-from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
-from dpverify.audit.agent_views import observe, observe_batch, output_view
 from dpverify.audit.bounds import epsilon_of_mu
 from dpverify.audit.distinguishers import LinearFeature, propose_features
 from dpverify.audit.one_run_fdp import best_of_rules

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.audit.agent_notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
-from dpverify.audit.agent_views import output_view
+from dpverify.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.agent_audit.notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
+from dpverify.agent_audit.views import output_view
 from dpverify.errors import InvalidParameterError
 
 SMALL = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))

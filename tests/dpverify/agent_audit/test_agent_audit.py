@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpverify.agents.registry import agent_factory
-from dpverify.audit.agent_audit import (
+from dpverify.agent_audit import (
     AgentAuditSpec,
     AgentSetup,
     _setup,
@@ -18,6 +17,7 @@ from dpverify.audit.agent_audit import (
     observe_batch,
     output_view,
 )
+from dpverify.agents.registry import agent_factory
 from dpverify.audit.executors import SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
 from dpverify.errors import InvalidParameterError
@@ -76,10 +76,10 @@ def test_factory_paths() -> None:
 @pytest.mark.parametrize("notion", ["billboard", "jdp"])
 def test_views_agree_on_the_reference_and_batched_paths(notion: str) -> None:
     """The batched path's audit output equals the reference agent's, trial by trial (same generators)."""
+    from dpverify.agent_audit import _batched_agent, probe_agent, run_agent_once
     from dpverify.agents.batching import PerTrialRandomness, run_batch
     from dpverify.agents.tapes import canary_tape, ordinary_tapes, tape_arrays
     from dpverify.agents.tapes import replace as replace_tape
-    from dpverify.audit.agent_audit import _batched_agent, probe_agent, run_agent_once
 
     spec = _spec(notion=notion, episodes=5, window=2)
     setup: AgentSetup = _setup(spec)

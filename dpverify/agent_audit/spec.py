@@ -1,8 +1,8 @@
 """What an agent audit audits and what it reports: :class:`AgentAuditSpec` (validated, frozen), the claim
 the agent itself states (:class:`AgentClaim`, checked by :func:`check_claim`) and :class:`AgentAuditResult`.
 
-The notions ("billboard", "jdp", "ldp": :mod:`dpverify.audit.agent_notions`) and routes ("two-world",
-"one-run") are described in :mod:`dpverify.audit.agent_audit`. Which notions an agent's own notion
+The notions ("billboard", "jdp", "ldp": :mod:`dpverify.agent_audit.notions`) and routes ("two-world",
+"one-run") are described in :mod:`dpverify.agent_audit`. Which notions an agent's own notion
 supports follows joint DP (Kearns et al. 2014; Vietri et al. 2020: a JDP agent's private billboard and, by
 post-processing, the actions given to the other users) and local DP (Liao et al. 2021: each user's
 messages). An audit never
@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify import _validate
-from dpverify.audit.agent_notions import audit_notion, notions_for
+from dpverify.agent_audit.notions import audit_notion, notions_for
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
 from dpverify.errors import InvalidParameterError
 
 ROUTES: tuple[str, ...] = ("two-world", "one-run")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
-#: Canary designs of a two-world audit (:mod:`dpverify.audit.agent_canaries`).
+#: Canary designs of a two-world audit (:mod:`dpverify.agent_audit.canaries`).
 CANARY_DESIGNS: tuple[str, ...] = ("environment", "worst-case")
 #: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
 MIN_TRIALS = 10
@@ -68,7 +68,7 @@ class AgentAuditSpec:
         batched: run the agent's batched twin where its registry card has one for the options (None = yes).
         canary_design: two-world: "environment" (the environment's own low/high-value canaries) or
             "worst-case" (the audit linear MDP of its dimensions and its path canaries, the pairs of largest
-            measured μ; :mod:`dpverify.audit.agent_canaries`).
+            measured μ; :mod:`dpverify.agent_audit.canaries`).
     """
 
     agent: str
@@ -203,7 +203,7 @@ class AgentAuditResult:
         verdict_by: the tests whose bound exceeded the claim (empty when the verdict is NO VIOLATION FOUND):
             "clopper-pearson", "gaussian-dp" or the one-run methods.
         measured_pairs: two-world: the candidate canary pairs as measured before the audit
-            (:class:`dpverify.audit.agent_canaries.MeasuredPair`: realised fraction of each family's sensitivity,
+            (:class:`dpverify.agent_audit.canaries.MeasuredPair`: realised fraction of each family's sensitivity,
             the pair's μ), the engine's choice first; empty for one-run audits.
         one_run_fdp: the f-DP one-run result (:class:`dpverify.audit.one_run_fdp.FdpOneRunResult`) of a
             one-run audit of a Gaussian claim, else None.

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audit.agent_notions import audit_notion
+from dpverify.agent_audit.notions import audit_notion
 
 
 def _billboard_rows(rows: np.ndarray) -> np.ndarray:
@@ -74,7 +74,7 @@ class View:
 
 
 def output_view(notion: str, position: int, window: int, episodes: int, width: int) -> View:
-    """The episodes the notion reads (:meth:`~dpverify.audit.agent_notions.AuditNotion.episodes`): billboard,
+    """The episodes the notion reads (:meth:`~dpverify.agent_audit.notions.AuditNotion.episodes`): billboard,
     releases of episodes j … j + window (as two rows, :func:`_billboard_rows`); JDP, policies of users
     j + 1 … j + window; LDP, the messages of user j."""
     return View(notion, audit_notion(notion).episodes(position, window), width)

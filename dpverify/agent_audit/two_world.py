@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit.canaries import MeasuredPair, measure_pair, worst_case_pairs
+from dpverify.agent_audit.notions import audit_notion
+from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
+from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
+from dpverify.agent_audit.views import View, observe, observe_batch, output_view
 from dpverify.agents.batching import BatchRandomness, run_batch
 from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
-from dpverify.audit.agent_canaries import MeasuredPair, measure_pair, worst_case_pairs
-from dpverify.audit.agent_notions import audit_notion
-from dpverify.audit.agent_runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
-from dpverify.audit.agent_spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
-from dpverify.audit.agent_views import View, observe, observe_batch, output_view
 from dpverify.audit.engine import run_audit
 from dpverify.audit.executors import Executor
 from dpverify.audit.spec import AuditSpec, NeighbourPair
@@ -106,7 +106,7 @@ def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
 
 
 def _measured_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:
-    """The candidate pairs, measured, by ``spec.canary_design`` (:mod:`dpverify.audit.agent_canaries`); for the
+    """The candidate pairs, measured, by ``spec.canary_design`` (:mod:`dpverify.agent_audit.canaries`); for the
     worst-case design ``setup`` and ``mdp`` are already the audit environment's (:func:`~dpverify.audit.
     agent_runs._setup`)."""
 

@@ -1,5 +1,6 @@
-"""Audits of whole private agents: billboard DP, joint DP and local DP, by two routes — the entry point
-(:func:`audit_agent`), which re-exports the public names of the modules below.
+"""Audits of whole private agents — a layer above the agents and the generic audit engine
+(:mod:`dpverify.audit`): billboard DP, joint DP and local DP, by two routes. This package's entry point is
+:func:`audit_agent`; it re-exports the public names of the modules below.
 
 A user's data is a **response tape** (:mod:`dpverify.agents.tapes`): the initial state and a next-state
 table that fix the user's whole trajectory for any policy. A dataset is a sequence of K tapes; two
@@ -15,14 +16,17 @@ options runs through it (both relations; :mod:`dpverify.agents.batching`).
 
 The modules, one job each:
 
-* :mod:`dpverify.audit.agent_spec` — :class:`AgentAuditSpec`, :class:`AgentClaim`, :class:`AgentAuditResult`;
-* :mod:`dpverify.audit.agent_runs` — :class:`AgentSetup`, one run on tapes, the probe run;
-* :mod:`dpverify.audit.agent_views` — the output of each notion (:func:`output_view`, :func:`observe`);
-* :mod:`dpverify.audit.agent_two_world` — the two-world route and its :func:`neighbour_pairs`;
-* :mod:`dpverify.audit.agent_one_run` — the one-run route with a pilot-learned slot score.
+* :mod:`dpverify.agent_audit.notions` — the audit notions (:class:`AuditNotion`, :func:`register_notion`);
+* :mod:`dpverify.agent_audit.spec` — :class:`AgentAuditSpec`, :class:`AgentClaim`, :class:`AgentAuditResult`;
+* :mod:`dpverify.agent_audit.runs` — :class:`AgentSetup`, one run on tapes, the probe run;
+* :mod:`dpverify.agent_audit.views` — the output of each notion (:func:`output_view`, :func:`observe`);
+* :mod:`dpverify.agent_audit.canaries` — measured canary pairs and the worst-case design;
+* :mod:`dpverify.agent_audit.two_world` — the two-world route and its :func:`neighbour_pairs`;
+* :mod:`dpverify.agent_audit.one_run` — the one-run route with a pilot-learned slot score;
+* :mod:`dpverify.agent_audit.plot` — the figure of a result.
 
 Agents and environments are built by :mod:`dpverify.agents.registry` (one wording for every caller). The
-private-agent protocol (third-party agents) is described in :mod:`dpverify.audit.agent_runs`.
+private-agent protocol (third-party agents) is described in :mod:`dpverify.agent_audit.runs`.
 """
 
 from __future__ import annotations
@@ -31,10 +35,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dpverify.audit.agent_notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
-from dpverify.audit.agent_one_run import GUESS_FRACTIONS, SlotScorer, _one_run, canary_slots, learn_scorer
-from dpverify.audit.agent_runs import PROBE_EPISODES, AgentSetup, _batched_agent, _setup, probe_agent, run_agent_once
-from dpverify.audit.agent_spec import (
+from dpverify.agent_audit.notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
+from dpverify.agent_audit.one_run import GUESS_FRACTIONS, SlotScorer, _one_run, canary_slots, learn_scorer
+from dpverify.agent_audit.runs import PROBE_EPISODES, AgentSetup, _batched_agent, _setup, probe_agent, run_agent_once
+from dpverify.agent_audit.spec import (
     MIN_TRIALS,
     POSITIONS,
     RELATIONS,
@@ -44,8 +48,8 @@ from dpverify.audit.agent_spec import (
     AgentClaim,
     check_claim,
 )
-from dpverify.audit.agent_two_world import BATCH, AgentWorld, PositionedWorlds, _two_world, neighbour_pairs
-from dpverify.audit.agent_views import View, observe, observe_batch, output_view
+from dpverify.agent_audit.two_world import BATCH, AgentWorld, PositionedWorlds, _two_world, neighbour_pairs
+from dpverify.agent_audit.views import View, observe, observe_batch, output_view
 from dpverify.audit.executors import Executor
 from dpverify.audit.resources import require_episodes, require_one_run, require_two_world
 from dpverify.errors import InvalidParameterError

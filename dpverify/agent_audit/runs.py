@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit.canaries import audit_environment
+from dpverify.agent_audit.notions import audit_notion
+from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
+from dpverify.agent_audit.views import _flat
 from dpverify.agents.billboard import Billboard, derived_noise_generator
 from dpverify.agents.registry import build_agent, build_environment, card
 from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
-from dpverify.audit.agent_canaries import audit_environment
-from dpverify.audit.agent_notions import audit_notion
-from dpverify.audit.agent_spec import AgentAuditSpec, AgentClaim, check_claim
-from dpverify.audit.agent_views import _flat
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import declared_notion

@@ -1,4 +1,4 @@
-"""The canaries of two-world agent audits (dpverify.audit.agent_canaries): every pair is measured before the
+"""The canaries of two-world agent audits (dpverify.agent_audit.canaries): every pair is measured before the
 audit (realised fraction of each family's sensitivity, the pair's μ), and the worst-case design — the audit
 linear MDP with its path canaries — realises more of DP-LSVI-UCB++'s sensitivity than the environment's own
 canaries."""
@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from dpverify.audit.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.audit.agent_canaries import WORST_CASE_PAIRS
-from dpverify.audit.agent_spec import CANARY_DESIGNS
+from dpverify.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.agent_audit.canaries import WORST_CASE_PAIRS
+from dpverify.agent_audit.spec import CANARY_DESIGNS
 from dpverify.audit.executors import SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND
 from dpverify.errors import InvalidParameterError

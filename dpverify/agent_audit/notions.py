@@ -2,13 +2,13 @@
 runs, ``dpverify verify`` and the command line read.
 
 * ``"billboard"`` — the published transcript (the premise of the billboard lemma: Hsu et al. 2014; Sahu 2025,
-  Lemma 2.4): every release, as two rows per view (:func:`dpverify.audit.agent_views.output_view`).
+  Lemma 2.4): every release, as two rows per view (:func:`dpverify.agent_audit.views.output_view`).
 * ``"jdp"`` — only the actions given to the *other* users (Kearns et al. 2014; Vietri et al. 2020): the
   deployed policies of the users after the audited one.
 * ``"ldp"`` — one user's outgoing messages (Liao et al. 2021): the releases published with ``users="current"``.
 
 A new notion is an :class:`AuditNotion` registered here with :func:`register_notion`, and the view it needs in
-:mod:`dpverify.audit.agent_views` (its ``rows`` post-processing and its episodes): CONTRIBUTING.md.
+:mod:`dpverify.agent_audit.views` (its ``rows`` post-processing and its episodes): CONTRIBUTING.md.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ seeds, give each release's change ‖Δ_r‖ against its recorded sensitivity Δ
 
 Two designs (``AgentAuditSpec.canary_design``):
 
-* ``"environment"`` — today's pairs in the named environment (:func:`dpverify.audit.agent_two_world.
+* ``"environment"`` — today's pairs in the named environment (:func:`dpverify.agent_audit.two_world.
   neighbour_pairs`): the environment's own low/high-value canaries, measured;
 * ``"worst-case"`` — the claim holds in every environment of the agent's class, so the audit runs in the
   audit linear MDP of the environment's dimensions (:func:`dpverify.whitebox.neighbours.audit_linear_mdp`:
@@ -37,16 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpverify.agent_audit.spec import AgentAuditSpec
 from dpverify.agents.registry import agent_factory
 from dpverify.agents.tapes import ordinary_tapes, position_index, replace
-from dpverify.audit.agent_spec import AgentAuditSpec
 from dpverify.errors import InvalidParameterError
 from dpverify.whitebox.neighbours import audit_linear_mdp, audit_tapes, candidate_pairs
 from dpverify.whitebox.runs import CouldNotRun, Subject, run_agent
 from dpverify.whitebox.sensitivity_replay import compare_replay
 
 if TYPE_CHECKING:  # a type only: agent_runs builds its audit environment here
-    from dpverify.audit.agent_runs import AgentSetup
+    from dpverify.agent_audit.runs import AgentSetup
 
 #: Pairs of the worst-case design handed to the engine (the largest μ first).
 WORST_CASE_PAIRS = 2
