@@ -25,6 +25,7 @@ from typing import Any
 from dpverify import _validate
 from dpverify._pools import abandon, gather
 from dpverify.errors import InvalidParameterError
+from dpverify.usercode import time_limit
 
 Callback = Callable[[], None] | None
 
@@ -187,7 +188,6 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
     """A Client of the scheduler at ``address``, or an error naming ``--scheduler`` within ``timeout`` seconds
     plus a margin: a service that is not a Dask scheduler (it accepts the connection and never answers the
     handshake) would otherwise hold the command forever."""
-    from dpverify.usercode import time_limit
 
     limit = timeout + HANDSHAKE_MARGIN_SECONDS
     try:

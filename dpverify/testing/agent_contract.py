@@ -66,10 +66,14 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.billboard import Billboard, ReplayBillboard
+from dpverify.agents.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import noise_room
 from dpverify.neighbouring import Neighbouring
+from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
+from dpverify.whitebox.runs import fresh_generator
 
 __all__ = [
     "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "NOT_APPLICABLE", "NOT_RUN", "PROPERTY_STATUSES", "WHITEBOX_PROPERTIES",
@@ -293,9 +297,6 @@ class _ContractRun:
 
     def __init__(self, factory: Callable[..., Any], env: Any, num_episodes: int, options: dict[str, Any],
                  seed: int, changed_users: tuple[int, ...], oversized_env: Any) -> None:
-        from dpverify.agents.billboard import Billboard
-        from dpverify.agents.tapes import ordinary_tapes
-        from dpverify.whitebox.runs import fresh_generator
 
         self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
         self.seed, self.changed_users, self.oversized_env = seed, changed_users, oversized_env
@@ -317,7 +318,6 @@ class _ContractRun:
         self.accounting = _accounting(self.agent)
 
     def _run(self, agent: Any, tapes: Sequence[Any]) -> list[np.ndarray]:
-        from dpverify.agents.tapes import run_on_tapes
 
         return run_on_tapes(agent, self.env, tapes)
 
@@ -373,7 +373,6 @@ class _ContractRun:
     def _replacement(self, j: int) -> Any:
         """Another user at position j: a tape on which the agent, as deployed to user j, takes another path (seen
         along the original user's path, where a step-level agent's partial policy is known)."""
-        from dpverify.agents.tapes import follows_until_it_leaves, random_tape
 
         for _ in range(16):
             tape = random_tape(self.env, self.other_rng)
@@ -384,8 +383,6 @@ class _ContractRun:
     def _replay(self, tapes: Sequence[Any], j: int) -> tuple[list[int], Any]:
         """Replay the billboard on ``tapes`` (user j's possibly replaced): the users other than j whose
         policies changed, and the replaying agent."""
-        from dpverify.agents.billboard import ReplayBillboard
-        from dpverify.agents.tapes import play_on_tape
 
         board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=self.fresh(self.noise))
         replay = self.factory(self.env, self.num_episodes, self.fresh(self.coins), billboard=board, **self.options)
@@ -469,7 +466,6 @@ class _ContractRun:
 
     def whitebox(self, name: str | None) -> list[PropertyResult]:
         """The white-box release checks (:mod:`dpverify.whitebox`), one property each."""
-        from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
         subject = Subject(self.factory, self.env, self.num_episodes, self.options, self.relation.value,
                           name or str(getattr(self.agent, "name", "agent")))

@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.agents.registry import agent_factory
 from dpverify.audit import (
     VIOLATION,
     AuditSpec,
@@ -47,6 +49,7 @@ from dpverify.audit import (
 from dpverify.audit.executors import Executor
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+from dpverify.usercode import GuardedFactory
 
 __all__ = [
     "DEFAULT_AGENT_TRIALS", "DEFAULT_CONFIDENCE", "DEFAULT_TRIALS", "assert_audit_passes", "assert_audit_refutes",
@@ -78,8 +81,6 @@ def _seed_of(seed: int | np.random.Generator) -> int:
 
 def _agent_name(agent: Any) -> str:
     """A registered name or ``module:attribute`` string for the agent audit (which imports it by name)."""
-    from dpverify.agents.registry import agent_factory
-    from dpverify.usercode import GuardedFactory
 
     if isinstance(agent, str):
         agent_factory(agent)
@@ -107,7 +108,6 @@ def _agent_audit(
     agent: Any, notion: str, epsilon: float | None, delta: float, trials: int | None, gaussian_claim: bool | None,
     seed: int, confidence: float, executor: Executor | None, agent_options: AgentOptions,
 ) -> Any:
-    from dpverify.agent_audit import AgentAuditSpec, audit_agent
 
     if epsilon is None:
         raise InvalidParameterError("epsilon", "must be given for an agent audit (the claim audited)", None)
