@@ -39,45 +39,20 @@ each multiplied by its own multiplier. The theory coefficients 2d³H² (σ̄ flo
 weight ≈ 10⁻¹³ at d = 10, H = 20, so nothing is learned at practical K; they carry the
 multipliers c_σ and c_D.
 
-Defaults (tuned on the Min et al. MDP with ‖φ‖ ≤ 1, ``min2021_mdp()``: φ/3, d = 10, H = 20, A = 100):
-β̂, β̌, β̄ multipliers 10⁻⁵, c_σ = c_D = 0, λ = 10⁻⁴. The λ reasoning: one observation adds σ̄⁻²φφᵀ to
-Λ_h with σ̄⁻² ≤ 1/H², so entries at most 1/(9H²) ≈ 2.8·10⁻⁴ (trace ≤ 1/H² = 2.5·10⁻³). The earlier
-default λ = 1/H² therefore weighs as much as ~10 observations: the ridge bias under-estimates
-Q̂_h(0, 0) by about V/2 after a few visits, Q̂ being a running minimum the under-estimate is locked in,
-and the regret plateaus (≈ 4.4 per episode); λ = 10⁻⁴ is ~⅓ of one observation. At K = 10⁴ the theory
-β̂ is ≈ 3.5·10⁴ (ι ≈ 56 with λ = 10⁻⁴), so the default effective β̂ is ≈ 0.35 and β̄ ≈ 7.1. Measured (exact
-regret, ``run_episodes``, seeds 0–3, other settings default; V*₁ ≈ 12.45, the always-a=0 policy has
-regret 2.45):
-
-    λ        multiplier   K = 3000: cumulative, last-20% mean        K = 10⁴: cumulative, last-20% mean
-    1/H²     10⁻⁵         ≈ 17 400, 3.8–5.9 (plateau)                —
-    3·10⁻⁴   10⁻⁵         ≈ 8 900, 0.16–0.93                         —
-    3·10⁻⁵   10⁻⁵         —                                          ≈ 11 200, 0.26–0.42
-    10⁻⁴     5·10⁻⁶       ≈ 3 900, 0–0.61 (unstable)                 —
-    10⁻⁴     7·10⁻⁶       —                                          ≈ 6 400, 0.16–0.23
-    10⁻⁴     10⁻⁵         ≈ 6 900, 0.27–0.57                         ≈ 10 800, 0.16–0.34
-    10⁻⁴     1.4·10⁻⁵     —                                          ≈ 17 600, 0.36–0.54
-    10⁻⁴     2·10⁻⁵       ≈ 22 100, 2.45 (never leaves a = 0)        —
-
-The window is narrow: smaller radii are faster on some seeds and lock in on others, larger ones
-converge more slowly or not within K. Because Q̂ is the running minimum of its estimates, a radius too
-small to keep Q̂ optimistic locks in under-estimates (the regret plateaus), so the default leans to the
-larger side. The theory radii scale as d^{3/2}·H·ι while the useful radius does not: on other instances
-(other d, H, feature scales) retune the multipliers and λ, taking λ a fraction of one observation's
-weighted contribution σ̄⁻²φφᵀ: on small random linear MDPs (d = H = 3, stochastic transitions, one
-observation worth up to 1/9) λ = 10⁻⁴ over-fits and learns more slowly than λ = 1/H² (``None``) — the
-tests use λ = 1/H² and multipliers 3·10⁻³ there. Every radius actually used is
-reported by :meth:`LsviUcbPlusPlus.settings`.
+Defaults: β̂, β̌, β̄ multipliers 10⁻⁵, c_σ = c_D = 0, λ = 10⁻⁴, tuned on the Min et al. MDP (‖φ‖ ≤ 1,
+d = 10, H = 20, A = 100); the measurements, and how to choose λ and the multipliers on another instance, are
+in docs/agents.md ("Confidence radii: multipliers and defaults"). Every radius actually used is reported by
+:meth:`LsviUcbPlusPlus.settings`.
 
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
 :class:`dpverify.agents.statistics.RidgeStatistics`).
 
-Extension point (DP-LSVI-UCB++, Sahu 2025 Algorithm 1): pass a subclass of
-:class:`~dpverify.agents.statistics.RidgeStatistics` whose ``gram_matrix``/``gram_inverse``/``bonus_squared``
-return the GOE-perturbed, shifted Gram matrix and whose ``weighted_sum`` adds fresh Gaussian noise to
-each of the three d-vectors; the releases happen in :meth:`LsviUcbPlusPlus.regress` (4 per stage per
-episode: one Gram matrix and three vectors, exactly the 4HK releases of Sahu 2025 §3), and
-:meth:`LsviUcbPlusPlus.switch_condition` reads ``log_determinants``.
+The private variant (DP-LSVI-UCB++, Sahu 2025 Algorithm 1, :mod:`dpverify.agents.dp_lsvi_ucb_pp`) keeps this
+learning rule and passes a :class:`~dpverify.agents.statistics.PublishedRidgeStatistics` as ``statistics``,
+whose ``gram_inverse``, ``bonus_squared`` and ``log_determinants`` (read by :meth:`LsviUcbPlusPlus.regress` and
+:meth:`LsviUcbPlusPlus.switch_condition`) answer from the values published on the billboard; its ``regress``
+reads the three vector releases (``release_sums``) where this one reads the raw ``weighted_sum``, which the
+published statistics refuse.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Sufficient statistics of the agents' ridge regressions.
 
 :class:`RidgeStatistics` is read by LSVI-UCB (directly, all stages at once) and by LSVI-UCB++ through its
-*release* methods only (the names listed below). DP-LSVI-UCB++ passes LSVI-UCB++ a subclass
-(:class:`dpverify.agents.dp_lsvi_ucb_pp.PrivatisedRidgeStatistics`) whose release methods answer from
-statistics published through the billboard with fresh noise, so the learning rule is unchanged. The
-other private agents keep their own statistics (tree nodes, or each user's messages).
+*release* methods only (the names listed below). DP-LSVI-UCB++ passes LSVI-UCB++ a
+:class:`PublishedRidgeStatistics` — :class:`dpverify.agents.dp_lsvi_ucb_pp.PrivatisedRidgeStatistics` (fresh
+noise at every release) or :class:`dpverify.agents.dp_lsvi_ucb_pp_tree.TreeRidgeStatistics` (tree nodes) —
+whose release methods answer from statistics published on the billboard (``release_grams`` at the start of
+an episode, ``release_sums`` in the backward pass), so the learning rule is unchanged. The other private
+agents keep their own statistics (tree nodes, or each user's messages).
 
 :class:`RidgeStatistics` (LSVI-UCB, LSVI-UCB++; a linear MDP with finite S). For each stage h it keeps
 
@@ -17,8 +19,9 @@ LSVI-UCB++). Because S is finite, Σ_i w_i φ_i V(s'_i) = M_h V for *any* value 
 whole regression costs O(d² + dS) however many episodes were seen (no O(K²) replay).
 Release methods: :meth:`~RidgeStatistics.gram_matrix`, :meth:`~RidgeStatistics.gram_inverse`,
 :meth:`~RidgeStatistics.weighted_sum`, :meth:`~RidgeStatistics.bonus_squared`. A Gram release with
-GOE noise is no longer a rank-one update: a private subclass inverts its noisy Λ̃ directly (d × d)
-and computes ``bonus_squared`` from that inverse (:func:`dpverify.agents.linalg.weighted_norms_squared`).
+GOE noise is no longer a rank-one update: :class:`PublishedRidgeStatistics` factors its noisy Λ̃ directly
+(d × d, eigenvalues floored: :func:`dpverify.agents.noise_bounds.floored_inverse_factor`) and computes the
+bonuses from that factor.
 
 :class:`ValueTargetStatistics` (UCRL-VTR; a linear mixture MDP). For each stage h it keeps
 Σ_h = λI + Σ_i x_i x_iᵀ and b_h = Σ_i x_i y_i, where x_i = φ_{V_{i,h+1}}(s_i, a_i) depends on the value
