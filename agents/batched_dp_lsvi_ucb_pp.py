@@ -15,8 +15,8 @@ Randomness (:mod:`dpverify.agents.batching`). The reference agent draws its tie-
 generator ``rng`` and its noise from ``rng.spawn(1)[0]``; ``PerTrialRandomness`` reproduces that for n
 generators, which is how the test proves that this is the same algorithm: identical policies and published
 values, trial by trial. ``BatchRandomness`` draws the same distributions for all trials from one generator
-(the audits' fast path). The registry card names :func:`build_twin` and :func:`covers` as the agent's
-batched twin.
+(the audits' fast path). The registry card's twin is built by
+:func:`dpverify.agents.batched_dp_lsvi_ucb_pp_tree.build_twin` (this class, or its tree subclass).
 
 Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): ``gram_noise``, ``vector_noise``,
 ``clip_targets``, ``user_features``, ``planning_statistics`` and the attribute ``value_floor``; the
@@ -258,21 +258,3 @@ class BatchedDpLsviUcbPlusPlus:
     def end_episode_empty(self) -> None:
         """An empty slot in every trial (add/remove-one): the episode passes, nothing is added to any sum."""
         self.count += 1
-
-
-def covers(options: dict[str, Any]) -> bool:
-    """Whether this twin implements DP-LSVI-UCB++ with these factory options: the fresh-noise variant, under
-    either relation (the tree-aggregated variants run the reference agent)."""
-    return options.get("aggregation", "fresh") == "fresh"
-
-
-def build_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
-               record: Sequence[int] | None) -> BatchedDpLsviUcbPlusPlus:
-    """The batched agent for the factory options of the reference agent (the audits' twin, registry card)."""
-    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
-    try:
-        config = DpLsviUcbPlusPlusConfig(num_episodes, **options)
-    except TypeError as exc:
-        raise InvalidParameterError("--agent-option", f"is not accepted by dp-lsvi-ucb++ ({exc})",
-                                    ", ".join(options)) from None
-    return BatchedDpLsviUcbPlusPlus(mdp, config, randomness, record=record)

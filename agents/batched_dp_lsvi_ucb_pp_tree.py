@@ -26,6 +26,7 @@ import numpy as np
 
 from dpverify.agents.batched_dp_lsvi_ucb_pp import CHECK_TOLERANCE, BatchedDpLsviUcbPlusPlus
 from dpverify.agents.batched_tree_lsvi import BatchedTreeSum, node_noise
+from dpverify.agents.batching import twin_config
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.errors import InvalidParameterError
@@ -111,11 +112,6 @@ def covers(options: dict[str, Any]) -> bool:
 def build_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
                record: Sequence[int] | None) -> BatchedDpLsviUcbPlusPlus:
     """The batched DP-LSVI-UCB++ for the reference agent's options: the fresh twin, or this tree twin."""
-    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
-    try:
-        config = DpLsviUcbPlusPlusConfig(num_episodes, **options)
-    except TypeError as exc:
-        raise InvalidParameterError("--agent-option", f"is not accepted by dp-lsvi-ucb++ ({exc})",
-                                    ", ".join(options)) from None
+    config = twin_config(DpLsviUcbPlusPlusConfig, "dp-lsvi-ucb++", num_episodes, options)
     twin = BatchedDpLsviUcbPlusPlusTree if config.aggregation == "tree" else BatchedDpLsviUcbPlusPlus
     return twin(mdp, config, randomness, record=record)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.batching import twin_config
 from dpverify.agents.envs.linear_mdp import NORM_TOLERANCE, LinearMixtureMDP
 from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
 from dpverify.agents.noise_bounds import floored_inverse
@@ -148,10 +149,5 @@ def covers(options: dict[str, Any]) -> bool:
 def build_twin(mdp: LinearMixtureMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
                record: Sequence[int] | None) -> BatchedLdpUcrlVtr:
     """The batched LDP-UCRL-VTR for the reference agent's factory options (its registry card's twin)."""
-    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
-    try:
-        config = LdpUcrlVtrConfig(num_episodes, **options)
-    except TypeError as exc:
-        raise InvalidParameterError("--agent-option", f"is not accepted by ldp-ucrl-vtr ({exc})",
-                                    ", ".join(options)) from None
-    return BatchedLdpUcrlVtr(mdp, config, randomness, record=record)
+    return BatchedLdpUcrlVtr(mdp, twin_config(LdpUcrlVtrConfig, "ldp-ucrl-vtr", num_episodes, options), randomness,
+                             record=record)

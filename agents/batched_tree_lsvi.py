@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.batching import twin_config
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig
 from dpverify.agents.ngo import NgoAgent, NgoConfig
@@ -346,16 +347,7 @@ class BatchedNgo(BatchedTreeLsvi):
 def build_ngo_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
                    record: Sequence[int] | None) -> BatchedNgo:
     """The batched Ngo et al. agent for the reference agent's factory options (its registry card's twin)."""
-    return BatchedNgo(mdp, _config(NgoConfig, "ngo", num_episodes, options), randomness, record=record)
-
-
-def _config(config_class: Any, name: str, num_episodes: int, options: dict[str, Any]) -> Any:
-    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
-    try:
-        return config_class(num_episodes, **options)
-    except TypeError as exc:
-        raise InvalidParameterError("--agent-option", f"is not accepted by {name} ({exc})",
-                                    ", ".join(options)) from None
+    return BatchedNgo(mdp, twin_config(NgoConfig, "ngo", num_episodes, options), randomness, record=record)
 
 
 def covers(options: dict[str, Any]) -> bool:
@@ -366,4 +358,4 @@ def covers(options: dict[str, Any]) -> bool:
 def build_luyo_twin(mdp: LinearMDP, num_episodes: int, options: dict[str, Any], randomness: Any,
                     record: Sequence[int] | None) -> BatchedLuyo:
     """The batched Luyo et al. agent for the reference agent's factory options (its registry card's twin)."""
-    return BatchedLuyo(mdp, _config(LuyoConfig, "luyo", num_episodes, options), randomness, record=record)
+    return BatchedLuyo(mdp, twin_config(LuyoConfig, "luyo", num_episodes, options), randomness, record=record)

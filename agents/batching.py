@@ -111,3 +111,14 @@ def run_batch(agent: Any, initial_states: np.ndarray, next_states: np.ndarray,
         states, actions = rollout_batch(policies, int(initial_states[k]), next_states[k])
         agent.end_episode(states, actions)
     return kept
+
+
+def twin_config(config_class: Any, name: str, num_episodes: int, options: dict[str, Any]) -> Any:
+    """The reference agent's config for a twin, from its factory options (the billboard's history options, which
+    a twin has no use for, left out); a refused option is bad input naming the agent."""
+    options = {k: v for k, v in options.items() if k not in ("keep_history", "keep_noise")}
+    try:
+        return config_class(num_episodes, **options)
+    except TypeError as exc:
+        raise InvalidParameterError("--agent-option", f"is not accepted by {name} ({exc})",
+                                    ", ".join(options)) from None
