@@ -13,6 +13,7 @@ changes one run's input only).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit.canaries import MeasuredPair, worst_case_pairs
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
@@ -49,18 +51,30 @@ def _slot_features(spec: AgentAuditSpec, view_rows: np.ndarray) -> np.ndarray:
     return view_rows.reshape(-1)
 
 
+def slot_canaries(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> tuple[Any, Any, MeasuredPair | None]:
+    """(excluded, included) tapes of a canary slot, and the measured pair they come from (worst-case design).
+
+    ``"environment"``: the environment's low and high canaries (add/remove: an empty slot and the high canary).
+    ``"worst-case"``: ``mdp`` is the audit environment; every candidate pair at the middle position is measured
+    (:func:`~dpverify.agent_audit.canaries.worst_case_pairs`) and the slot holds the two tapes of the pair of
+    largest μ — chosen on the measurement's own seeds, so the audit's error control is intact."""
+    if spec.canary_design != "worst-case":
+        return None if spec.add_remove else canary_tape(mdp, "low"), canary_tape(mdp, "high"), None
+    best = worst_case_pairs(dataclasses.replace(spec, positions=("middle",)), setup, mdp)[0]
+    return best.first[best.position - 1], best.second[best.position - 1], best
+
+
 def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: int, slots: np.ndarray,
                       inclusion: np.ndarray, rng: np.random.Generator,
-                      batch_factory: Callable[..., Any] | None) -> np.ndarray:
-    """Run the agent once with the canaries the coins select; one feature row per slot."""
+                      batch_factory: Callable[..., Any] | None, canaries: tuple[Any, Any]) -> np.ndarray:
+    """Run the agent once with the canaries the coins select (``canaries`` = (excluded, included) tapes; None is
+    an empty slot); one feature row per slot."""
     tapes: tuple[Any, ...] = ordinary_tapes(mdp, spec.episodes, spec.data_seed)
-    # add/remove: the coin chooses between the canary and an empty slot (user absent)
-    high, low = canary_tape(mdp, "high"), None if spec.add_remove else canary_tape(mdp, "low")
+    low, high = canaries
     for slot, included in zip(slots, inclusion, strict=True):
         tapes = replace(tapes, int(slot), high if included else low)
     views = [output_view(spec.notion, int(j), spec.window, spec.episodes, width) for j in slots]
     if batch_factory is not None or _is_batched(setup, spec.batched):
-
         episodes = sorted({e for v in views for e in v.episodes})
         agent = (batch_factory or _batched_agent)(setup, mdp, BatchRandomness(rng, 1), episodes)
         initial, table = tape_arrays(tapes)
@@ -101,7 +115,6 @@ class SlotScorer:
 def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
     """Candidate features of :func:`dpverify.audit.distinguishers.propose_features` fitted on the pilot's
     excluded vs included slots; the one whose pilot rank statistic is furthest from 1/2 wins."""
-
     if inclusion.all() or not inclusion.any():
         return SlotScorer(LinearFeature("slot coordinate 0", "release", np.eye(pilot.shape[1])[0]), 1.0)
     best: tuple[float, Any, float] | None = None
@@ -119,14 +132,14 @@ def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
 
 def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
              batch_factory: Callable[..., Any] | None, start: float) -> AgentAuditResult:
-
     slots = canary_slots(spec.episodes, spec.canary_count)
+    low, high, measured = slot_canaries(spec, setup, mdp)
     m = len(slots)
     root = np.random.SeedSequence(spec.seed)
     pilot_seq, audit_seq = root.spawn(2)
     pilot_coin, pilot_run = (np.random.default_rng(s) for s in pilot_seq.spawn(2))
     pilot_inclusion = steinke.draw_inclusion(m, pilot_coin)
-    pilot = _one_run_features(spec, setup, mdp, width, slots, pilot_inclusion, pilot_run, batch_factory)
+    pilot = _one_run_features(spec, setup, mdp, width, slots, pilot_inclusion, pilot_run, batch_factory, (low, high))
     scorer = learn_scorer(pilot, pilot_inclusion)
     runs = spec.trials
     total = m * runs
@@ -134,7 +147,8 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
     def experiment(inclusion: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         scores = []
         for r, g in enumerate(rng.spawn(runs)):
-            feats = _one_run_features(spec, setup, mdp, width, slots, inclusion[r * m:(r + 1) * m], g, batch_factory)
+            feats = _one_run_features(spec, setup, mdp, width, slots, inclusion[r * m:(r + 1) * m], g, batch_factory,
+                                      (low, high))
             scores.append(scorer(feats))
         return np.nan_to_num(np.concatenate(scores), posinf=1e300, neginf=-1e300)
 
@@ -171,4 +185,4 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
         points=((wrong, wrong, wrong, wrong),), notes=tuple(notes),
         mu_lower_bound=None if fdp is None else fdp.mu_lower_bound, claimed_mu=claimed_mu,
         gdp_epsilon=None if fdp is None else epsilon_of_mu(fdp.mu_lower_bound, spec.delta),
-        verdict_by=tuple(verdict_by), one_run_fdp=fdp)
+        verdict_by=tuple(verdict_by), one_run_fdp=fdp, measured_pairs=() if measured is None else (measured,))

@@ -66,7 +66,7 @@ class AgentAuditSpec:
         gaussian_claim: whether the claim is a μ-GDP (Gaussian-mechanism) claim; None = the agent says so
             (a registered private agent adds only Gaussian noise), False for third-party agents.
         batched: run the agent's batched twin where its registry card has one for the options (None = yes).
-        canary_design: two-world: "environment" (the environment's own low/high-value canaries) or
+        canary_design: "environment" (the environment's own low/high-value canaries) or
             "worst-case" (the audit linear MDP of its dimensions and its path canaries, the pairs of largest
             measured μ; :mod:`dpverify.agent_audit.canaries`).
     """
@@ -129,9 +129,6 @@ class AgentAuditSpec:
             if getattr(self, name) not in (None, True, False):
                 raise InvalidParameterError(name, "must be True, False or None", getattr(self, name))
         _validate.one_of("canary_design", self.canary_design, CANARY_DESIGNS)
-        if self.canary_design == "worst-case" and self.route != "two-world":
-            raise InvalidParameterError("canary_design", "worst-case is a two-world design (route two-world)",
-                                        self.route)
 
     @property
     def add_remove(self) -> bool:
@@ -202,9 +199,10 @@ class AgentAuditResult:
             Gaussian mechanism, not a lower bound on the audited output's ε.
         verdict_by: the tests whose bound exceeded the claim (empty when the verdict is NO VIOLATION FOUND):
             "clopper-pearson", "gaussian-dp" or the one-run methods.
-        measured_pairs: two-world: the candidate canary pairs as measured before the audit
+        measured_pairs: the candidate canary pairs as measured before the audit
             (:class:`dpverify.agent_audit.canaries.MeasuredPair`: realised fraction of each family's sensitivity,
-            the pair's μ), the engine's choice first; empty for one-run audits.
+            the pair's μ), the engine's choice first (two-world); one-run: the pair the slots hold under the
+            worst-case design, empty under the environment's.
         one_run_fdp: the f-DP one-run result (:class:`dpverify.audit.one_run_fdp.FdpOneRunResult`) of a
             one-run audit of a Gaussian claim, else None.
     """

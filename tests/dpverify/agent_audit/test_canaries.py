@@ -57,8 +57,7 @@ def test_worst_case_canaries_realise_more_of_the_sensitivity(both) -> None:
 def test_the_design_is_validated() -> None:
     with pytest.raises(InvalidParameterError, match="^canary_design "):
         _spec(canary_design="best")
-    with pytest.raises(InvalidParameterError, match="^canary_design .*two-world"):
-        _spec(canary_design="worst-case", route="one-run", trials=1)
+    assert _spec(canary_design="worst-case", route="one-run", trials=1).canary_design == "worst-case"  # both routes
     mixture = AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=40,
                              env_options=(("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3)),
                              positions=("first",), canary_design="worst-case")
@@ -72,3 +71,19 @@ def test_the_command_line_offers_the_same_designs(capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit):
         main(["audit", "agent", "--help"])
     assert "--canary-design {" + ",".join(CANARY_DESIGNS) + "}" in capsys.readouterr().out
+
+
+def test_one_run_worst_case_slots_hold_the_measured_pair_of_largest_mu() -> None:
+    from dpverify.agent_audit import AgentAuditSpec, audit_agent
+
+    small = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
+    common = dict(route="one-run", trials=1, canaries=6, env_options=small, gaussian_claim=True)
+    worst = audit_agent(AgentAuditSpec("dp-lsvi-ucb++", "random-linear", 12, "billboard", 1.0, 1e-5,
+                                       canary_design="worst-case", **common), progress=False)
+    plain = audit_agent(AgentAuditSpec("dp-lsvi-ucb++", "random-linear", 12, "billboard", 1.0, 1e-5, **common),
+                        progress=False)
+    assert worst.verdict == plain.verdict == "NO VIOLATION FOUND" and worst.canaries == plain.canaries == 6
+    (pair,) = worst.measured_pairs
+    assert pair.environment == "audit environment" and pair.mu is not None and pair.mu > 0
+    assert plain.measured_pairs == ()
+    assert worst.to_dict()["measured_pairs"][0]["mu"] == pair.mu
