@@ -33,20 +33,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from dpverify.agent_audit.runs import AgentSetup
 from dpverify.agent_audit.spec import AgentAuditSpec
 from dpverify.agents.registry import agent_factory
 from dpverify.agents.tapes import ordinary_tapes, position_index, replace
-from dpverify.errors import InvalidParameterError
-from dpverify.whitebox.neighbours import audit_linear_mdp, audit_tapes, candidate_pairs
+from dpverify.whitebox.neighbours import audit_tapes, candidate_pairs
 from dpverify.whitebox.runs import CouldNotRun, Subject, run_agent
 from dpverify.whitebox.sensitivity_replay import compare_replay
-
-if TYPE_CHECKING:  # a type only: agent_runs builds its audit environment here
-    from dpverify.agent_audit.runs import AgentSetup
 
 #: Pairs of the worst-case design handed to the engine (the largest μ first).
 WORST_CASE_PAIRS = 2
@@ -117,17 +114,6 @@ def measure_pair(setup: AgentSetup, mdp: Any, first: Sequence[Any], second: Sequ
     fractions = tuple(FamilyFraction(f.family, f.realised, f.recorded) for f in summary.best)
     mu = math.sqrt(sum(summary.mu2_by_family.values()))
     return MeasuredPair(label, environment, position, tuple(first), tuple(second), fractions, mu)
-
-
-def audit_environment(mdp: Any) -> Any:
-    """The audit linear MDP of ``mdp``'s dimensions (module docstring), or a one-line error."""
-    if not all(hasattr(mdp, a) for a in ("horizon", "num_states", "num_actions", "dim", "features")):
-        raise InvalidParameterError("canary_design", "worst-case needs an environment that is a linear MDP (the "
-                                    "audit environment is a linear MDP of its dimensions)", type(mdp).__name__)
-    audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim)
-    if audit is None:
-        raise InvalidParameterError("canary_design", "worst-case needs feature dimension >= 2", mdp.dim)
-    return audit
 
 
 def worst_case_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agent_audit.canaries import audit_environment
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.agent_audit.views import _flat
@@ -33,6 +32,7 @@ from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import declared_notion
+from dpverify.whitebox.neighbours import audit_environment
 
 #: Episodes of the probe run (the width of one episode's releases is read from them).
 PROBE_EPISODES = 8

@@ -22,11 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.agent_audit.canaries import audit_environment
 from dpverify.agent_audit.notions import notions_for
 from dpverify.agents.registry import build_environment
 from dpverify.errors import DpverifyError
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
+from dpverify.whitebox.neighbours import audit_environment
 
 #: Environment options of the two-world audits' small configuration, per registered environment.
 SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {

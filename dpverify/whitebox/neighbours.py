@@ -41,6 +41,7 @@ import numpy as np
 
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.tapes import UserTape, canary_tape
+from dpverify.errors import InvalidParameterError
 
 #: Half the angle between φ₊ and φ₋ (degrees): close to 90° makes them nearly opposite.
 HALF_ANGLE_DEGREES = 80.0
@@ -158,3 +159,15 @@ def candidate_pairs(names: Sequence[str], relation: str, audit: bool) -> list[Ca
     if not bases:
         bases = list(names[:1])
     return [CandidatePair(base, other) for base in bases for other in names if other != base]
+
+
+def audit_environment(mdp: Any) -> Any:
+    """The audit linear MDP of ``mdp``'s dimensions (:func:`audit_linear_mdp`), or a one-line error naming the
+    worst-case canary design that asked for it."""
+    if not all(hasattr(mdp, a) for a in ("horizon", "num_states", "num_actions", "dim", "features")):
+        raise InvalidParameterError("canary_design", "worst-case needs an environment that is a linear MDP (the "
+                                    "audit environment is a linear MDP of its dimensions)", type(mdp).__name__)
+    audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim)
+    if audit is None:
+        raise InvalidParameterError("canary_design", "worst-case needs feature dimension >= 2", mdp.dim)
+    return audit
