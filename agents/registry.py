@@ -25,7 +25,7 @@ import dataclasses
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,14 +35,17 @@ from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.errors import InvalidParameterError
+from dpverify.usercode import NOTIONS as PRIVACY_NOTIONS
 from dpverify.usercode import guarded_factory, is_factory_path
+
+if TYPE_CHECKING:  # types only: naming the agents imports no calibration code
+    from dpverify.calibration import NamedSchedule
 
 ENV_KINDS = ("linear", "mixture")
 
 
-def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
-    if callable(target):
-        return target
+def _import_attribute(target: str) -> Any:
+    """The object ``"module:attribute"`` names (imported on first use)."""
     module, _, attribute = target.partition(":")
     value: Any = importlib.import_module(module)
     for part in attribute.split("."):
@@ -50,7 +53,8 @@ def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
     return value
 
 
-NOTIONS = ("jdp", "ldp")
+def _resolve(target: Callable[..., Any] | str) -> Callable[..., Any]:
+    return target if callable(target) else _import_attribute(target)
 
 
 @dataclass(frozen=True)
@@ -101,13 +105,13 @@ class AgentEntry:
     notion: str | None = None
     counterpart: str | None = None
     bound: str | None = None
-    schedule: Any = None
+    schedule: NamedSchedule | str | None = None
     batched: BatchedTwin | None = None
 
     def __post_init__(self) -> None:
         _validate.one_of("env_kind", self.env_kind, ENV_KINDS)
         if self.private:
-            _validate.one_of("notion", self.notion, NOTIONS)
+            _validate.one_of("notion", self.notion, PRIVACY_NOTIONS)
         elif self.notion is not None or self.batched is not None:
             raise InvalidParameterError("private", "must be True for an agent with a privacy notion or an audit "
                                         "twin", self.private)
@@ -123,10 +127,11 @@ class AgentEntry:
         return LinearMDP if self.env_kind == "linear" else LinearMixtureMDP
 
     @property
-    def named_schedule(self) -> Any:
+    def named_schedule(self) -> NamedSchedule | None:
         """The agent's :class:`~dpverify.calibration.NamedSchedule` (None when it registers none)."""
-        return None if self.schedule is None else (_resolve(self.schedule) if isinstance(self.schedule, str)
-                                                   else self.schedule)
+        if isinstance(self.schedule, str):
+            return _import_attribute(self.schedule)
+        return self.schedule
 
 
 @dataclass(frozen=True)
@@ -172,18 +177,19 @@ def schedule_names() -> tuple[str, ...]:
     return tuple(name for name, entry in AGENTS.items() if entry.schedule is not None)
 
 
-def schedules() -> dict[str, Any]:
+def schedules() -> dict[str, NamedSchedule]:
     """Every offered schedule, resolved (``--schedule`` name → :class:`~dpverify.calibration.NamedSchedule`)."""
-    return {name: AGENTS[name].named_schedule for name in schedule_names()}
+    return {name: named_schedule(name) for name in schedule_names()}
 
 
-def named_schedule(name: str, *, parameter: str = "schedule") -> Any:
+def named_schedule(name: str, *, parameter: str = "schedule") -> NamedSchedule:
     """The :class:`~dpverify.calibration.NamedSchedule` of the agent ``name`` (one clear error otherwise); only
     that agent's schedule module is imported."""
     offered = schedule_names()
-    if name not in offered:
+    schedule = AGENTS[name].named_schedule if name in offered else None
+    if schedule is None:
         raise InvalidParameterError(parameter, f"must be one of {', '.join(offered)}", name)
-    return AGENTS[name].named_schedule
+    return schedule
 
 
 def card(agent: str | None) -> AgentEntry | None:
