@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.batching import check_episode_cap, greedy_actions
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import variance_weights_from
 from dpverify.agents.noise_bounds import floored_inverse_factor
-from dpverify.agents.planning import TIE_TOLERANCE
 from dpverify.errors import InvalidParameterError
 
 CHECK_TOLERANCE = 1e-9
@@ -76,8 +76,8 @@ class BatchedDpLsviUcbPlusPlus:
         self.rewards = np.asarray(mdp.rewards)
         stats: Any = reference.statistics
         self.gram_mechanism = reference.calibration.mechanism("gram")
-        self.vector_mechanisms = {f: reference.calibration.mechanism(f) for f in VECTOR_FAMILIES
-                                  if self.aggregation == "fresh"}
+        self.vector_mechanisms = ({f: reference.calibration.mechanism(f) for f in VECTOR_FAMILIES}
+                                  if self.aggregation == "fresh" else {})
         self.regularization = float(stats.regularization)
         self.shift = float(stats.shift)
         self.max_weight = float(stats.max_weight)
@@ -104,6 +104,7 @@ class BatchedDpLsviUcbPlusPlus:
         self.noisy_bonus = np.zeros((n, H, S, A))
         self.last_switch_logdet = self.noisy_logdet.copy()
         self.num_switches = np.zeros(n, dtype=np.int64)
+        self.switch = np.ones(n, dtype=bool)  # which trials re-planned Q̂, Q̌ this episode
         self.w_hat = np.zeros((n, H, d))
         self.w_check = np.zeros((n, H, d))
         self.w_bar = np.zeros((n, H, d))
@@ -188,7 +189,7 @@ class BatchedDpLsviUcbPlusPlus:
         return np.any(self.noisy_logdet >= self.last_switch_logdet + math.log(2.0), axis=1)
 
     def plan(self) -> np.ndarray:
-        switch = self.switching_trials()
+        self.switch = switch = self.switching_trials()  # (the tree twin's regress reads it)
         mask = switch[:, None, None]
         for h in range(self.horizon - 1, -1, -1):
             self.regress(h)
@@ -213,15 +214,9 @@ class BatchedDpLsviUcbPlusPlus:
 
     def begin_episode(self) -> np.ndarray:
         """Release, plan and return the deployed policies of every trial: shape (n, H, S)."""
-        if self.episode > self.config.num_episodes:
-            raise InvalidParameterError(
-                "episodes", f"must be <= num_episodes = {self.config.num_episodes} (the budget covers K episodes)",
-                self.episode)
+        check_episode_cap(self.count, self.config.num_episodes)
         self.release_grams()
-        q = self.plan()
-        keys = self.randomness.uniform(q.shape[1:])
-        keys[~(q >= q.max(axis=-1, keepdims=True) - TIE_TOLERANCE)] = -1.0
-        return np.argmax(keys, axis=-1)
+        return greedy_actions(self.plan(), self.randomness)
 
     # ---- learning ----------------------------------------------------------------------------------
 

@@ -48,16 +48,11 @@ class BatchedDpLsviUcbPlusPlusTree(BatchedDpLsviUcbPlusPlus):
         self.gram_tree = BatchedTreeSum(n, H, (d, d), K)
         self.next_state_tree = BatchedTreeSum(n, H, (d * S,), K)
         self.next_state_prefix = np.zeros((n, H, d, S))
-        self.switch = np.ones(n, dtype=bool)
 
     def published_grams(self) -> np.ndarray:
         """The published prefix of the Gram tree over users 1..k−1 (no release at the start of an episode)."""
         self.next_state_prefix = self.next_state_tree.prefix.reshape(self.n, self.horizon, self.dim, self.num_states)
         return self.gram_tree.prefix
-
-    def plan(self) -> np.ndarray:
-        self.switch = self.switching_trials()
-        return super().plan()
 
     def regress(self, h: int) -> None:
         """ŵ, w̌, w̄ = Λ̃⁻¹ M̃_h V for V = V̂, V̌, V̂² (targets clipped to [0, H]), by each trial's route."""

@@ -7,7 +7,7 @@ GOE-privatised φ_Vφ_Vᵀ and a Gaussian-privatised φ_V·V_{h+1}(s_{h+1}) (lin
 radii, shift) is read from one reference agent built with the same config.
 
 Randomness (:mod:`dpverify.agents.batching`): as the reference agent, two streams spawned from the trial's
-generator, noise first (:data:`~dpverify.agents.batched_tree_lsvi.TREE_STREAMS`); per episode one tie key
+generator, noise first (:func:`~dpverify.agents.batching.SPAWNED_STREAMS`); per episode one tie key
 per (h, s, a), then one block of standard normals for the user's 2H messages in publication order (the
 billboard's :func:`~dpverify.agents.billboard.draw_noise`). The planner's products are the reference's, trial
 by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so the twin's
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batching import twin_config
-from dpverify.agents.envs.linear_mdp import NORM_TOLERANCE, LinearMixtureMDP
+from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
 from dpverify.agents.noise_bounds import floored_inverse
-from dpverify.agents.planning import TIE_TOLERANCE
+from dpverify.agents.private import check_term_norms
 from dpverify.errors import InvalidParameterError
 
 
@@ -36,7 +36,7 @@ class BatchedLdpUcrlVtr:
     Args:
         mdp: the linear mixture MDP.
         config: :class:`~dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtrConfig`.
-        randomness: ``PerTrialRandomness(generators, TREE_STREAMS)`` or ``BatchRandomness``.
+        randomness: ``PerTrialRandomness(generators, SPAWNED_STREAMS)`` or ``BatchRandomness``.
         record: 1-based episodes whose messages are kept in :attr:`releases` (family, episode, stage,
             value (n, ...)); ``None`` keeps every message.
     """
@@ -94,13 +94,9 @@ class BatchedLdpUcrlVtr:
 
     def begin_episode(self) -> np.ndarray:
         """The policies every trial's user k deploys, shape (n, H, S)."""
-        if self.count + 1 > self.config.num_episodes:
-            raise InvalidParameterError("episodes", f"must be <= num_episodes = {self.config.num_episodes} (the "
-                                        "budget covers K episodes)", self.count + 1)
+        check_episode_cap(self.count, self.config.num_episodes)
         self.plan()
-        keys = self.randomness.uniform(self.q.shape[1:])
-        keys[~(self.q >= self.q.max(axis=-1, keepdims=True) - TIE_TOLERANCE)] = -1.0
-        return np.argmax(keys, axis=-1)
+        return greedy_actions(self.q, self.randomness)
 
     # ---- the user's messages -------------------------------------------------------------------------------
 
@@ -118,10 +114,7 @@ class BatchedLdpUcrlVtr:
         n, H = self.n, self.horizon
         trial, h = np.arange(n)[:, None], np.arange(H)[None, :]
         x = self.value_features[trial, h, states[:, :-1], actions]
-        norms = np.linalg.norm(x, axis=-1)
-        if np.any(norms > self.value_feature_bound * (1.0 + NORM_TOLERANCE)):
-            raise InvalidParameterError("value features φ_V", f"norm must be <= {self.value_feature_bound:g}, the "
-                                        "bound the privacy calibration assumes", float(np.max(norms)))
+        check_term_norms(np.linalg.norm(x, axis=-1), self.value_feature_bound, "value features φ_V")
         y = np.clip(self.values[trial, h + 1, states[:, 1:]], 0.0, float(H))
         gram_noise, target_noise = self.message_noise()
         gram = x[..., :, None] * x[..., None, :] + gram_noise

@@ -17,7 +17,7 @@ made matrix by matrix.
 Randomness (:mod:`dpverify.agents.batching`): the reference agent spawns two generators from its own, noise
 first and tie-breaking second (:data:`TREE_STREAMS`); per episode it draws one tie key per (h, s, a) at the
 start and, at the end, one noise block per family (all H stages in one call), gram, then the agent's target
-families. Under ``PerTrialRandomness(generators, TREE_STREAMS)`` this twin makes the same draws, so its
+families. Under ``PerTrialRandomness(generators, SPAWNED_STREAMS)`` this twin makes the same draws, so its
 policies and releases equal the reference agent's trial by trial (``tests/agents/test_batched_tree_lsvi.py``).
 Both relations are batched: under add/remove-one an empty slot (``end_episode_empty``: the episode happens,
 the nodes are released on schedule, nothing of a user is in them) is the reference agent's ``end_episode(None)``.
@@ -31,13 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batching import twin_config
+from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig
 from dpverify.agents.ngo import NgoAgent, NgoConfig
 from dpverify.agents.noise_bounds import floored_inverse
-from dpverify.agents.planning import TIE_TOLERANCE
-from dpverify.agents.private import NORM_TOLERANCE
+from dpverify.agents.private import check_term_norms
 from dpverify.agents.tree_lsvi import TreeLsviAgent
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
@@ -98,7 +97,7 @@ class BatchedTreeLsvi:
 
     Args:
         reference: an agent of the batched algorithm built with the same config (its constants are used).
-        randomness: ``PerTrialRandomness(generators, TREE_STREAMS)`` or ``BatchRandomness``.
+        randomness: ``PerTrialRandomness(generators, SPAWNED_STREAMS)`` or ``BatchRandomness``.
         record: 1-based episodes whose releases are kept in :attr:`releases` (family, episode, stage,
             value (n, ...)); ``None`` keeps every release.
     """
@@ -169,26 +168,11 @@ class BatchedTreeLsvi:
         self.q[rows] = q
         return self.q
 
-    def greedy_actions(self) -> np.ndarray:
-        """One maximising action per (trial, h, s), uniform among the ties (as ``sample_greedy_actions``)."""
-        keys = self.randomness.uniform(self.q.shape[1:])
-        keys[~(self.q >= self.q.max(axis=-1, keepdims=True) - TIE_TOLERANCE)] = -1.0
-        return np.argmax(keys, axis=-1)
-
     def visited_features(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """φ_h(s_h, a_h) of every trial and stage (n, H, d), checked against the bound the sensitivities assume."""
         x = self.features[np.arange(self.horizon)[None, :], states[:, :-1], actions]
-        norms = np.linalg.norm(x, axis=-1)
-        bound = self.config.feature_norm_bound
-        if np.any(norms > bound * (1.0 + NORM_TOLERANCE)):
-            raise InvalidParameterError("features", f"norm must be <= {bound:g}, the bound the privacy calibration "
-                                        "assumes", float(np.max(norms)))
+        check_term_norms(np.linalg.norm(x, axis=-1), self.config.feature_norm_bound, "features")
         return x
-
-    def check_episode(self) -> None:
-        if self.count + 1 > self.config.num_episodes:
-            raise InvalidParameterError("episodes", f"must be <= num_episodes = {self.config.num_episodes} (the "
-                                        "budget covers K episodes)", self.count + 1)
 
 
 class BatchedLuyo(BatchedTreeLsvi):
@@ -218,10 +202,10 @@ class BatchedLuyo(BatchedTreeLsvi):
 
     def begin_episode(self) -> np.ndarray:
         """The deployed policies of every trial, shape (n, H, S) (re-planned at the start of each batch)."""
-        self.check_episode()
+        check_episode_cap(self.count, self.config.num_episodes)
         if self.count % self.batch_length == 0:
             self.plan()
-        return self.greedy_actions()
+        return greedy_actions(self.q, self.randomness)
 
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
         """Add every trial's user (states (n, H + 1), actions (n, H)) to the three trees, publishing their nodes."""
@@ -311,7 +295,7 @@ class BatchedNgo(BatchedTreeLsvi):
 
     def begin_episode(self) -> np.ndarray:
         """The deployed policies of every trial, shape (n, H, S) (re-planned where its log-dets doubled)."""
-        self.check_episode()
+        check_episode_cap(self.count, self.config.num_episodes)
         every = np.arange(self.n)
         if self.count == 0:
             self.last_logdet = self._plan(every, release=False)
@@ -326,7 +310,7 @@ class BatchedNgo(BatchedTreeLsvi):
                 trials = every[update]
                 self.last_logdet[trials] = self._plan(trials, release=True)
                 self.policy_updates[trials] += 1
-        return self.greedy_actions()
+        return greedy_actions(self.q, self.randomness)
 
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
         """Add every trial's user (states (n, H + 1), actions (n, H)): the Gram tree's node, and the raw sums."""

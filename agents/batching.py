@@ -20,12 +20,19 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.planning import TIE_TOLERANCE, maximizing_actions
 from dpverify.errors import InvalidParameterError
 
 
 def CHILD_NOISE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
     """(noise, ties) as DP-LSVI-UCB++ derives them: noise from ``rng.spawn(1)[0]``, tie keys from ``rng``."""
     return generator.spawn(1)[0], generator
+
+
+def SPAWNED_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
+    """(noise, ties) as the tree agents and LDP-UCRL-VTR derive them: ``rng.spawn(2)``, noise first."""
+    noise, ties = generator.spawn(2)
+    return noise, ties
 
 
 class PerTrialRandomness:
@@ -122,3 +129,18 @@ def twin_config(config_class: Any, name: str, num_episodes: int, options: dict[s
     except TypeError as exc:
         raise InvalidParameterError("--agent-option", f"is not accepted by {name} ({exc})",
                                     ", ".join(options)) from None
+
+
+def check_episode_cap(count: int, num_episodes: int) -> None:
+    """A twin's episode ``count + 1`` must be within the K its privacy budget covers (as the reference agents)."""
+    if count + 1 > num_episodes:
+        raise InvalidParameterError("episodes", f"must be <= num_episodes = {num_episodes} (the budget covers K "
+                                    "episodes)", count + 1)
+
+
+def greedy_actions(q: np.ndarray, randomness: Any) -> np.ndarray:
+    """One maximising action per (trial, h, s) of ``q`` (n, H, S, A), uniform among the ties: the reference agents'
+    :func:`~dpverify.agents.planning.sample_greedy_actions`, one tie key per (h, s, a) from each trial's stream."""
+    keys = randomness.uniform(q.shape[1:])
+    keys[~maximizing_actions(q, TIE_TOLERANCE)] = -1.0
+    return np.argmax(keys, axis=-1)

@@ -192,6 +192,14 @@ def named_schedule(name: str, *, parameter: str = "schedule") -> NamedSchedule:
     return schedule
 
 
+def batched_twin(agent: str | None, options: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> BatchedTwin | None:
+    """The batched twin on a registered agent's card when it covers these factory options (else None: a factory
+    path, an agent without a twin, or options its twin does not implement)."""
+    entry = card(agent)
+    twin = None if entry is None else entry.batched
+    return twin if twin is not None and twin.applies(dict(options)) else None
+
+
 def card(agent: str | None) -> AgentEntry | None:
     """The card of a registered agent, None for anything else (a factory path, an unknown name, None)."""
     return AGENTS.get(agent) if isinstance(agent, str) else None

@@ -94,23 +94,33 @@ class PrintedNoiseReport:
 
 @dataclass(frozen=True)
 class CalibrationSettings:
-    """The validated inputs of a report (``schedule`` is the schedule's name; :meth:`to_dict` for JSON)."""
+    """The validated inputs of a report (:meth:`to_dict` for JSON, the schedule by its name)."""
 
     epsilon: float
     delta: float
     horizon: int
     episodes: int
     dim: int
-    schedule: str
+    named_schedule: NamedSchedule = field(repr=False)
     sensitivity: str
     conversion: str
     accounting: str
     relation: Neighbouring
-    named_schedule: NamedSchedule = field(repr=False, compare=False)
+
+    @property
+    def schedule(self) -> str:
+        """The schedule's ``--schedule`` name."""
+        return self.named_schedule.name
 
     def to_dict(self) -> dict[str, object]:
-        return {f.name: (getattr(self, f.name).value if f.name == "relation" else getattr(self, f.name))
-                for f in fields(self) if f.name != "named_schedule"}
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "named_schedule":
+                out["schedule"] = value.name
+            else:
+                out[f.name] = value.value if f.name == "relation" else value
+        return out
 
 
 @dataclass(frozen=True)
@@ -180,12 +190,11 @@ def validate_settings(
         horizon=_count("horizon", horizon),
         episodes=_count("episodes", episodes),
         dim=_count("dim", dim),
-        schedule=schedule.name,
+        named_schedule=schedule,
         sensitivity=_validate.one_of("sensitivity", sensitivity or schedule.default_model, schedule.models),
         conversion=_validate.one_of("conversion", conversion, CONVERSIONS),
         accounting=_validate.one_of("accounting", accounting, ACCOUNTING_MODES),
         relation=Neighbouring.parse(relation) if not isinstance(relation, str) else _relation(relation),
-        named_schedule=schedule,
     )
 
 

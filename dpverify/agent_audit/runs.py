@@ -27,7 +27,7 @@ from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.agent_audit.views import _flat
 from dpverify.agents.billboard import Billboard, derived_noise_generator
-from dpverify.agents.registry import build_agent, build_environment, card
+from dpverify.agents.registry import batched_twin, build_agent, build_environment
 from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
@@ -86,23 +86,16 @@ def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
     return history, policies
 
 
-def _twin(setup: AgentSetup) -> Any:
-    """The batched twin on the agent's registry card, when it covers the agent's options (else None)."""
-    entry = card(setup.agent)
-    twin = None if entry is None else entry.batched
-    return twin if twin is not None and twin.applies(dict(setup.agent_options)) else None
-
-
 def _is_batched(setup: AgentSetup, batched: bool | None) -> bool:
     """Whether the trials run through the agent's batched twin (``batched`` False: never; None or True: when
     the card has a twin for these options — e.g. DP-LSVI-UCB++'s covers the fresh-noise and binary-tree variants
     under both relations, not the dyadic and factorised counters)."""
-    return batched is not False and _twin(setup) is not None
+    return batched is not False and batched_twin(setup.agent, setup.agent_options) is not None
 
 
 def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequence[int]) -> Any:
     """The batched twin of the setup's agent for ``randomness.n`` trials, keeping the releases of ``record``."""
-    twin = _twin(setup)
+    twin = batched_twin(setup.agent, setup.agent_options)
     if twin is None:
         raise InvalidParameterError("batched", f"has no batched twin for agent {setup.agent} with these options",
                                     setup.agent)

@@ -110,16 +110,25 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
         return out
     row = {e: i for i, e in enumerate(view.episodes)}
     filled = np.zeros((n, len(view.episodes)), dtype=np.int64)  # next free column of each trial's row
+    ragged = np.zeros(len(view.episodes), dtype=bool)  # whether a row's trials have filled different widths
     trials = np.arange(n)
     for release in agent.releases:
         episode, value = release[1], release[3]
         if episode not in row:
             continue
         flat = _flat_batch(value)
-        made = np.ones(n, dtype=bool) if len(release) < 5 else np.asarray(release[4], dtype=bool)
         i, width = row[episode], flat.shape[1]
+        if len(release) < 5 and not ragged[i]:  # made by every trial, at one offset: a slice
+            start = int(filled[0, i])
+            stop = min(start + width, view.width)
+            if stop > start:  # the row is zero-padded or truncated to the view's width
+                out[:, i, start:stop] = flat[:, : stop - start]
+            filled[:, i] += width
+            continue
+        made = np.ones(n, dtype=bool) if len(release) < 5 else np.asarray(release[4], dtype=bool)
         columns = filled[:, i, None] + np.arange(width)[None, :]
         keep = made[:, None] & (columns < view.width)
         out[np.broadcast_to(trials[:, None], columns.shape)[keep], i, columns[keep]] = flat[keep]
         filled[:, i] += np.where(made, width, 0)
+        ragged[i] |= not bool(made.all())
     return _billboard_rows(out) if notion.summarises_window else out

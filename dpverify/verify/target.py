@@ -16,7 +16,7 @@ from typing import Any
 
 from dpverify.agents.billboard import Billboard, derived_noise_generator
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, card
+from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, card
 from dpverify.agents.registry import build_agent as build_registered_agent
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import declared_notion, is_factory_path
@@ -56,9 +56,7 @@ class AgentTarget:
     def batched(self, options: dict[str, Any]) -> bool:
         """Whether the two-world audits run this agent with these options through its card's batched twin (a
         registered agent whose twin covers the options)."""
-        entry = card(self.name) if self.source == REGISTERED else None
-        twin = None if entry is None else entry.batched
-        return twin is not None and twin.applies(dict(options))
+        return self.source == REGISTERED and batched_twin(self.name, options) is not None
 
 
 def _is_private_card(name: str) -> bool:

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr, build_twin, covers
-from dpverify.agents.batched_tree_lsvi import TREE_STREAMS
-from dpverify.agents.batching import BatchRandomness, PerTrialRandomness, run_batch
+from dpverify.agents.batching import SPAWNED_STREAMS, BatchRandomness, PerTrialRandomness, run_batch
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.random_mdps import random_linear_mixture_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
@@ -33,7 +32,7 @@ def test_identical_to_the_reference_agent_trial_by_trial(env: str, episodes: int
     tapes = replace(ordinary_tapes(mdp, episodes, 1), 2, canary_tape(mdp, "high"))
     seeds = [41, 42, 43, 44]
     batched = BatchedLdpUcrlVtr(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds],
-                                                                TREE_STREAMS))
+                                                                SPAWNED_STREAMS))
     initial, table = tape_arrays(tapes)
     policies = run_batch(batched, initial, table)
     corrections = 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.batched_tree_lsvi import TREE_STREAMS, BatchedLuyo, BatchedNgo, build_luyo_twin, covers
-from dpverify.agents.batching import BatchRandomness, PerTrialRandomness, run_batch
+from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo, build_luyo_twin, covers
+from dpverify.agents.batching import SPAWNED_STREAMS, BatchRandomness, PerTrialRandomness, run_batch
 from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
@@ -49,7 +49,7 @@ def test_luyo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes
     config = LuyoConfig(episodes, **options)
     tapes = replace(ordinary_tapes(mdp, episodes, 1), 2, canary_tape(mdp, "high"))
     seeds = [21, 22, 23, 24, 25]
-    batched = BatchedLuyo(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], TREE_STREAMS))
+    batched = BatchedLuyo(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], SPAWNED_STREAMS))
     _assert_same_runs(batched, lambda rng, board: LuyoAgent(mdp, config, rng, billboard=board), mdp, tapes, seeds,
                       episodes)
 
@@ -83,7 +83,7 @@ def test_ngo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes:
     config = NgoConfig(episodes, **options)
     tapes = replace(ordinary_tapes(mdp, episodes, 1), 2, canary_tape(mdp, "high"))
     seeds = [31, 32, 33, 34, 35, 36]
-    batched = BatchedNgo(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], TREE_STREAMS))
+    batched = BatchedNgo(mdp, config, PerTrialRandomness([np.random.default_rng(s) for s in seeds], SPAWNED_STREAMS))
     references = []
 
     def reference(rng, board):
@@ -117,8 +117,8 @@ def test_add_remove_with_empty_slots_is_the_reference_agent_trial_by_trial(agent
     from dpverify.agents.tapes import empty_slots
 
     mdp, episodes = _mdp("min2021"), 9
-    twins = {"luyo": (LuyoConfig, BatchedLuyo, LuyoAgent, TREE_STREAMS), "ngo": (NgoConfig, BatchedNgo, NgoAgent,
-             TREE_STREAMS), "dp-lsvi-ucb++": (DpLsviUcbPlusPlusConfig, BatchedDpLsviUcbPlusPlus, DpLsviUcbPlusPlus,
+    twins = {"luyo": (LuyoConfig, BatchedLuyo, LuyoAgent, SPAWNED_STREAMS), "ngo": (NgoConfig, BatchedNgo, NgoAgent,
+             SPAWNED_STREAMS), "dp-lsvi-ucb++": (DpLsviUcbPlusPlusConfig, BatchedDpLsviUcbPlusPlus, DpLsviUcbPlusPlus,
                                              CHILD_NOISE_STREAMS)}
     config_class, twin, reference_class, streams = twins[agent]
     config = config_class(episodes, epsilon=1e6, relation="add-remove-one")
