@@ -35,7 +35,7 @@ from dpverify.agents.batching import check_episode_cap, greedy_actions
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import variance_weights_from
-from dpverify.agents.noise_bounds import floored_inverse_factor
+from dpverify.agents.statistics import post_process_grams
 from dpverify.errors import InvalidParameterError
 
 CHECK_TOLERANCE = 1e-9
@@ -72,7 +72,6 @@ class BatchedDpLsviUcbPlusPlus:
         H, S, A, d = mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.features = np.asarray(mdp.features)
-        self.flat_features = self.features.reshape(H, S * A, d)
         self.rewards = np.asarray(mdp.rewards)
         stats: Any = reference.statistics
         self.gram_mechanism = reference.calibration.mechanism("gram")
@@ -84,7 +83,7 @@ class BatchedDpLsviUcbPlusPlus:
         self.beta_hat, self.beta_check, self.beta_bar = reference.beta_hat, reference.beta_check, reference.beta_bar
         self.variance_floor_coefficient = reference.variance_floor_coefficient
         self.disagreement_coefficient = reference.disagreement_coefficient
-        self.horizon_cap = float(reference.horizon_cap)
+        self.horizon_cap = float(H)  # regression targets are clipped to [0, H]
         self.switching = bool(config.switching)
         self.value_floor = 0.0  # V̂, V̌ ≥ 0 (a planted-bug variant may drop the floor)
         self.record = None if record is None else {int(k) for k in record}
@@ -156,14 +155,9 @@ class BatchedDpLsviUcbPlusPlus:
 
     def release_grams(self) -> None:
         """Λ̃ = the published Grams, symmetrised, + (λ + shift)I, eigenvalues floored at λ: its inverse, log-dets
-        and bonuses (``PublishedRidgeStatistics._set_published_grams``)."""
-        H, d = self.horizon, self.dim
-        noisy = self.published_grams()
-        noisy = 0.5 * (noisy + np.swapaxes(noisy, -1, -2)) + (self.regularization + self.shift) * np.eye(d)
-        scaled, self.noisy_logdet, _ = floored_inverse_factor(noisy, self.regularization)
-        self.noisy_inverse = scaled @ np.swapaxes(scaled, -1, -2)
-        projected = self.flat_features @ scaled
-        self.noisy_bonus = np.square(projected).sum(axis=-1).reshape(self.n, H, self.num_states, self.num_actions)
+        and bonuses (:func:`~dpverify.agents.statistics.post_process_grams`, as the reference agent)."""
+        grams = post_process_grams(self.published_grams(), self.regularization, self.shift, self.features)
+        self.noisy_inverse, self.noisy_logdet, self.noisy_bonus = grams
 
     def release_sum(self, family: str, h: int, targets: np.ndarray) -> np.ndarray:
         raw = (self.next_state_sums[:, h] @ targets[:, :, None])[:, :, 0]

@@ -8,9 +8,8 @@ reading, at the start of episode k, the published prefixes over users 1..k−1 o
 and M_h (d·S) — and at the end of episode k releasing node (k − lowbit(k), k] of both with user k's weighted
 terms. The vector statistics are M̃_h V̂, M̃_h V̌, M̃_h V̂² (post-processing, no release).
 
-Arithmetic, trial by trial: on a switching episode the reference regresses stage by stage (matrix–vector
-products, ``np.matvec`` here), otherwise all stages at once (stacked products, ``@`` on (·, 1) columns here);
-each trial takes the route its reference takes. Randomness: as the reference agent (tie keys from its generator,
+Arithmetic, trial by trial: the reference regresses stage by stage with matrix–vector products, made here
+by ``np.matvec`` (the same BLAS call per trial). Randomness: as the reference agent (tie keys from its generator,
 noise from its first spawned child, one draw per tree node block: :func:`~dpverify.agents.batched_tree_lsvi.
 node_noise`), so under ``PerTrialRandomness`` the twin's policies and releases equal the reference agent's
 (``tests/agents/test_batched_dp_lsvi_ucb_pp_tree.py``). The dyadic (Honaker) and factorised counters run the
@@ -55,16 +54,13 @@ class BatchedDpLsviUcbPlusPlusTree(BatchedDpLsviUcbPlusPlus):
         return self.gram_tree.prefix
 
     def regress(self, h: int) -> None:
-        """ŵ, w̌, w̄ = Λ̃⁻¹ M̃_h V for V = V̂, V̌, V̂² (targets clipped to [0, H]), by each trial's route."""
+        """ŵ, w̌, w̄ = Λ̃⁻¹ M̃_h V for V = V̂, V̌, V̂² (targets clipped to [0, H]), with the reference's products."""
         inverse = self.noisy_inverse[:, h]
         m = self.next_state_prefix[:, h]
         v_hat = self.clip_targets(self.v_hat[:, h + 1])
         v_check = self.clip_targets(self.v_check[:, h + 1])
-        switch = self.switch[:, None]
         for out, target in ((self.w_hat, v_hat), (self.w_check, v_check), (self.w_bar, v_hat**2)):
-            stage_by_stage = np.matvec(inverse, np.matvec(m, target))
-            all_at_once = (inverse @ (m @ target[:, :, None]))[:, :, 0]
-            out[:, h] = np.where(switch, stage_by_stage, all_at_once)
+            out[:, h] = np.matvec(inverse, np.matvec(m, target))
         self.bonus_norm[:, h] = np.sqrt(self.noisy_bonus[:, h])
 
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:

@@ -8,10 +8,11 @@ radii, shift) is read from one reference agent built with the same config.
 
 Randomness (:mod:`dpverify.agents.batching`): as the reference agent, two streams spawned from the trial's
 generator, noise first (:func:`~dpverify.agents.batching.SPAWNED_STREAMS`); per episode one tie key
-per (h, s, a), then one block of standard normals for the user's 2H messages in publication order (the
-billboard's :func:`~dpverify.agents.billboard.draw_noise`). The planner's products are the reference's, trial
-by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so the twin's
-policies and messages equal the reference agent's bit for bit (``tests/agents/test_batched_ldp_ucrl_vtr.py``).
+per (h, s, a), then the normals of the user's 2H messages in publication order (as
+:meth:`~dpverify.agents.billboard.Billboard.publish_block` draws them). The planner's products are the
+reference's, trial by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so
+the twin's policies and messages equal the reference agent's bit for bit
+(``tests/agents/test_batched_ldp_ucrl_vtr.py``).
 """
 
 from __future__ import annotations

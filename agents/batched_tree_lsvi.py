@@ -49,7 +49,7 @@ def TREE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, n
 
 
 def node_noise(randomness: Any, mechanism: Mechanism, horizon: int, shape: tuple[int, ...]) -> np.ndarray:
-    """The noise ``Billboard.publish_stages`` adds to H releases of ``mechanism`` (one draw of shape (H, *shape)
+    """The noise ``Billboard.publish_block`` adds to H releases of ``mechanism`` (one draw of shape (H, *shape)
     from each trial's noise stream, as ``mechanism.release(zeros, rng, H)``), for every trial: (n, H, *shape)."""
     if isinstance(mechanism, GOEMechanism):
         z = randomness.normal(mechanism.entry_std, (horizon, *shape))

@@ -25,7 +25,7 @@ are privatised per stage, both with users ``"tree"``:
 
 with w_i = σ̄_{i,h}⁻². At the end of episode k (after user k's terms are formed) the node
 (k − lowbit(k), k] of each family is released once per stage with fresh noise
-(:class:`dpverify.agents.tree_lsvi.BinaryTreeSum`, ``Billboard.publish_stages(..., "tree", rng)``); the
+(:class:`dpverify.agents.tree_lsvi.BinaryTreeSum`, ``Billboard.publish_block``, users ``"tree"``); the
 noisy prefix over users 1..k−1 read at the start of episode k is the sum of the released nodes of the
 binary decomposition of k − 1. Everything the planner uses — Λ̃_{k,h} = G̃_h + (λ + 2c_Λλ̃_Λ)I floored at λ,
 its inverse, log-determinant and bonuses, and ŵ = Λ̃⁻¹M̃_hV̂, w̌ = Λ̃⁻¹M̃_hV̌, w̄ = Λ̃⁻¹M̃_hV̂² — is
@@ -53,23 +53,12 @@ entry of M̃_h; M̃_hV then carries N(0, σ²·popcount·‖V‖²I) with ‖V�
 :func:`tree_noise_stds` returns the worst case over k ≤ K of both (c = max popcount(k − 1)); the
 constants λ̃_Λ, L and the radii of Sahu 2025 (Lemma A.1, Theorem 3.2) are evaluated for them exactly
 as the fresh variant evaluates them for its per-release noise
-(:func:`dpverify.agents.dp_lsvi_ucb_pp.noise_constants_for_std`).
+(:func:`dpverify.agents.dp_lsvi_ucb_pp_constants.noise_constants_for_std`).
 
-Honaker's estimator (``aggregation="honaker"``, Honaker 2015). In the binary mechanism (one node per episode,
-the ledger's ``"tree"`` pattern) the right child of a node is never released, so a node has no second,
-independent estimate to combine with. The counter ``"dyadic"`` releases the full dyadic tree instead
-(:class:`dpverify.agents.dyadic_tree.DyadicTreeSum`: every node once complete, level l as the family
-``gram_l<l>`` / ``next_state_l<l>`` with ledger pattern ``dyadic-<l>``): each user still lies in one node per
-level, so every release gets the same ρ0 as in the binary mechanism, and Honaker's bottom-up estimate lowers
-the prefix noise variance from popcount(k − 1)·σ² to Σ_(bits l of k − 1) r_l·σ² (r_l from 1 down to 1/2;
-:func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` in place of :func:`max_prefix_nodes`).
-
-The factorisation mechanism (``aggregation="factorised"``, counter ``"factorised"``): both running sums are
-released as rows of C·x for a square-root Toeplitz factor C in buffered form
-(:class:`dpverify.agents.factorised_sum.FactorisedSum`, families ``gram`` and ``next_state`` with ledger pattern
-``toeplitz:…``: user u read by release k with weight c_(k−u)); the prefixes are decoded as A C⁻¹y. The worst user's
-weighted count 2H·Σ_(j<K) c_j² replaces 2H(⌊log₂K⌋ + 1), and the worst prefix variance
-:func:`dpverify.agents.factorised_sum.max_prefix_noise_factor` replaces the popcount.
+The other two counters — the full dyadic tree with Honaker's estimator (``aggregation="honaker"``, counter
+``"dyadic"``: :mod:`dpverify.agents.dyadic_tree`) and the square-root Toeplitz factorisation
+(``aggregation="factorised"``: :mod:`dpverify.agents.factorised_sum`) — release the same two families with other
+ledger patterns; their accounting and prefix noise are derived in those modules and in docs/private_agents.md.
 
 Cost per episode: two tree insertions (O(H(d² + dS)·log K) additions), one batched eigendecomposition of
 the H prefix Gram matrices, O(H(d² + dS + SAd²)) arithmetic — 2H published values per episode instead of
@@ -88,7 +77,7 @@ from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_setting
 from dpverify.agents.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
 from dpverify.agents.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
 from dpverify.agents.private import require_mechanism
-from dpverify.agents.statistics import PublishedRidgeStatistics
+from dpverify.agents.statistics import PublishedGrams, checked_weights, post_process_grams
 from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
@@ -204,23 +193,23 @@ def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, epi
     return gram.entry_std * math.sqrt(c), next_state.sigma * math.sqrt(c) * horizon * math.sqrt(num_states)
 
 
-class TreeRidgeStatistics(PublishedRidgeStatistics):
-    """The statistics of tree-aggregated DP-LSVI-UCB++, read by LSVI-UCB++ through its release methods.
+class CounterStatistics:
+    """The statistics of DP-LSVI-UCB++ with running-sum counters (module docstring): the agent's
+    :class:`~dpverify.agents.statistics.PublishedStatistics`.
 
-    Raw terms live only inside the two :class:`~dpverify.agents.tree_lsvi.BinaryTreeSum` counters; the
-    planner reads their published prefixes (:meth:`release_grams` at the start of an episode, then
-    :meth:`release_sums` per stage — post-processing, no release). :meth:`weighted_sum` and
-    :meth:`gram_matrix` (raw reads of the parent class) refuse; the read methods are those of
-    :class:`dpverify.agents.statistics.PublishedRidgeStatistics`, shared with the fresh variant.
+    Raw terms live only inside the two counters of G_h and M_h (binary tree, full dyadic tree or factorisation),
+    which publish when a user's terms are added (:meth:`add_user`; :meth:`skip_user` publishes an empty slot's
+    nodes on schedule). At the start of episode k the planner reads their published prefixes over users 1..k−1
+    (:meth:`release_grams`, then :meth:`release_sums` per stage: M̃_h V, post-processing, no release).
     """
 
-    raw_read_hint = "use release_sums (published prefixes)"
-
-    def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
-                 calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
-                 max_weight: float, num_episodes: int, counter: str = "binary") -> None:
-        super().__init__(features, rewards, regularization, shift, calibration, billboard, noise_rng, max_weight)
-        H, d, S = self.horizon, self.dim, self.num_states
+    def __init__(self, features: np.ndarray, regularization: float, shift: float, calibration: Calibration,
+                 billboard: Billboard, noise_rng: np.random.Generator, max_weight: float, num_episodes: int,
+                 counter: str = "binary") -> None:
+        self.features = features
+        H, S, _, d = features.shape
+        self.horizon, self.num_states, self.dim = H, S, d
+        self.regularization, self.shift, self.max_weight = regularization, shift, max_weight
         self.counter = _validate.one_of("counter", counter, COUNTERS)
         self.gram_tree: BinaryTreeSum | DyadicTreeSum | FactorisedSum
         self.next_state_tree: BinaryTreeSum | DyadicTreeSum | FactorisedSum
@@ -247,10 +236,26 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
             self.next_state_tree = DyadicTreeSum(billboard, "next_state", nexts, H, (d * S,), num_episodes,
                                                  noise_rng)
         self._next_state = np.zeros((H, d, S))
+        self.users = 0
 
-    def add_episode(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray | None = None) -> None:
-        """Add user k's terms to both trees, publishing the node (k − lowbit(k), k] of every stage."""
-        w = self._checked_weights(weights)
+    @property
+    def episode(self) -> int:
+        return self.users + 1
+
+    def release_grams(self) -> PublishedGrams:
+        """The published prefixes over users 1..k−1: Λ̃_{k,h} post-processed, and M̃_h kept for the pass."""
+        self._next_state = self.next_state_tree.prefix.reshape(self.horizon, self.dim, self.num_states)
+        return post_process_grams(self.gram_tree.prefix, self.regularization, self.shift, self.features)
+
+    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """M̃_h V̂, M̃_h V̌, M̃_h V̂² from the published prefix of M_h (stage h 0-based; no release)."""
+        m = self._next_state[h]
+        return m @ v_hat, m @ v_check, m @ v_hat**2
+
+    def add_user(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray) -> None:
+        """Add user k's terms to both counters, publishing their releases of episode k for every stage."""
+        w = checked_weights(weights, self.horizon, self.max_weight)
         h = np.arange(self.horizon)
         x = self.features[h, states[:-1], actions]
         weighted_x = w[:, None] * x
@@ -258,41 +263,19 @@ class TreeRidgeStatistics(PublishedRidgeStatistics):
         next_terms[h, :, states[1:]] = weighted_x
         self.gram_tree.add(weighted_x[:, :, None] * x[:, None, :])
         self.next_state_tree.add(next_terms.reshape(self.horizon, -1))
-        self.count += 1
+        self.users += 1
 
-    def skip_episode(self) -> None:
-        """An empty slot: both trees publish node k on schedule, with nothing of slot k in it."""
+    def skip_user(self) -> None:
+        """An empty slot: both counters publish on schedule, with nothing of slot k in their releases."""
         self.gram_tree.add(None)
         self.next_state_tree.add(None)
-        self.count += 1
-
-    # ---- reads of the published prefixes -----------------------------------------------------------
-
-    def release_grams(self) -> None:
-        """Read the published prefixes for episode k: Λ̃_{k,h} = G̃_h + (λ + shift)I with eigenvalues floored
-        at λ, its inverse, log-determinant and bonuses, and M̃_h (post-processing, as the fresh variant)."""
-        self._episode_to_release()
-        self._next_state = self.next_state_tree.prefix.reshape(self.horizon, self.dim, self.num_states)
-        self._set_published_grams(self.gram_tree.prefix)
-
-    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
-        """M̃_h V̂, M̃_h V̌, M̃_h V̂² from the published prefix of M_h (stage h 0-based; no release)."""
-        self._check_released()
-        m = self._next_state[h]
-        return m @ v_hat, m @ v_check, m @ v_hat**2
-
-    def release_all_sums(self, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, ...]:
-        """:meth:`release_sums` of every stage at once (targets (H, S), known before the pass): the same
-        matrix-vector products, batched; returns the three (H, d) stacks."""
-        self._check_released()
-        m = self._next_state
-        return tuple((m @ v[:, :, None])[:, :, 0] for v in (v_hat, v_check, v_hat**2))
+        self.users += 1
 
 
 __all__ = [
     "COUNTERS",
     "TREE_FAMILIES",
-    "TreeRidgeStatistics",
+    "CounterStatistics",
     "dp_lsvi_ucbpp_tree_schedule",
     "max_prefix_nodes",
     "tree_noise_stds",

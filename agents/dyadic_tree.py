@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.billboard import Billboard, stages
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import DyadicNode
 from dpverify.mechanisms import Mechanism
@@ -71,8 +71,9 @@ class DyadicTreeSum:
     """A running sum of per-user terms, per stage, through the full dyadic tree and Honaker's estimator.
 
     At the k-th call of :meth:`add` (user k) the nodes of every level l with 2^l | k that end at k are formed
-    from raw sums and published for every stage through ``billboard.publish_stages(level_family(family, l), k,
-    mechanisms[l], node, DyadicNode(l), rng)`` with fresh noise; :attr:`prefix` is then Honaker's estimate of the
+    from raw sums and published for every stage through ``billboard.publish_block`` (stages 1..H of
+    ``level_family(family, l)`` by ``mechanisms[l]``, users ``DyadicNode(l)``) with fresh noise; :attr:`prefix`
+    is then Honaker's estimate of the
     sum over users 1..k (module docstring). Raw sums never leave this object.
 
     Args:
@@ -102,8 +103,8 @@ class DyadicTreeSum:
         self.count = 0
 
     def _publish(self, level: int, episode: int, node: np.ndarray) -> np.ndarray:
-        return self.billboard.publish_stages(self.families[level], episode, self.mechanisms[level], node,
-                                             self.patterns[level], self.rng)
+        labels = stages(self.families[level], self.mechanisms[level], self.horizon)
+        return np.stack(self.billboard.publish_block(episode, labels, node, self.patterns[level], self.rng))
 
     def add(self, terms: np.ndarray | None) -> None:
         """Add user k's terms (shape (H, *shape)) and publish every node ending at k; None is an empty slot (the

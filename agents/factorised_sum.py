@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from dpverify import _validate
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.billboard import Billboard, stages
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ToeplitzFactor
 from dpverify.mechanisms import Mechanism
@@ -90,7 +90,7 @@ class FactorisedSum:
     """A running sum of per-user terms, per stage, by the factorisation mechanism with a BLT factor.
 
     At the k-th call of :meth:`add` (user k), row k of C·x is formed from the buffers and published for every
-    stage through ``billboard.publish_stages(family, k, mechanism, row, factor, rng)`` with fresh noise;
+    stage through ``billboard.publish_block`` (stages 1..H, users ``factor``) with fresh noise;
     :attr:`prefix` is then the decoded estimate of the sum over users 1..k (module docstring). Raw terms and
     buffers never leave this object.
     """
@@ -98,6 +98,7 @@ class FactorisedSum:
     def __init__(self, billboard: Billboard, family: str, mechanism: Mechanism, factor: ToeplitzFactor, horizon: int,
                  shape: tuple[int, ...], max_users: int, rng: np.random.Generator) -> None:
         self.billboard, self.family, self.mechanism, self.factor, self.rng = billboard, family, mechanism, factor, rng
+        self.horizon = horizon
         self.max_users = _validate.integer("max_users", max_users, minimum=1)
         self._thetas = np.array(factor.thetas).reshape((-1,) + (1,) * (1 + len(shape)))
         self._omegas = np.array(factor.omegas).reshape(self._thetas.shape)
@@ -114,7 +115,8 @@ class FactorisedSum:
             raise InvalidParameterError("episodes", f"must be <= {self.max_users} (the calibrated K)", k)
         x = np.zeros_like(self.prefix) if terms is None else np.asarray(terms, dtype=float)
         row = x + (self._thetas * self._encoder).sum(axis=0)
-        released = self.billboard.publish_stages(self.family, k, self.mechanism, row, self.factor, self.rng)
+        labels = stages(self.family, self.mechanism, self.horizon)
+        released = np.stack(self.billboard.publish_block(k, labels, row, self.factor, self.rng))
         decoded = released - (self._thetas * self._decoder).sum(axis=0)
         self._encoder = self._omegas * self._encoder + x
         self._decoder = self._omegas * self._decoder + decoded

@@ -56,7 +56,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard, ReleasePlan
+from dpverify.agents.billboard import Billboard
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
@@ -65,7 +65,7 @@ from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 from dpverify.calibration import NamedSchedule, ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
@@ -216,7 +216,6 @@ class LdpUcrlVtr(PrivateAgent):
         self.noise_rng, self.tie_rng = rng.spawn(2)
         gram_mech, target_mech = self.mechanism("gram", GOEMechanism), self.mechanism("target", GaussianMechanism)
         self.gram_mechanism, self.target_mechanism = gram_mech, target_mech
-        self._plan: ReleasePlan | None = None
         self.server = LdpServer(H, d, config.regularization, gram_mech.entry_std, config.shift_multiplier,
                                 config.failure_probability, config.num_episodes)
         self.episode = 0
@@ -230,15 +229,11 @@ class LdpUcrlVtr(PrivateAgent):
         return ldp_ucrl_vtr_schedule(mdp.horizon, config.num_episodes, mdp.dim, config.relation,
                                      feature_norm=mdp.horizon * config.feature_norm_bound)
 
-    def message_plan(self) -> ReleasePlan:
-        """User k's 2H messages in the order they are sent (per stage a Gram message, then a target message)
-        with the agent's mechanisms; built once, and again only if a mechanism attribute is replaced."""
-        mechanisms = (self.gram_mechanism, self.target_mechanism)
-        plan = self._plan
-        if plan is None or any(a is not b for a, b in zip(plan.mechanisms[:2], mechanisms, strict=True)):
-            plan = self._plan = ReleasePlan([(family, stage + 1, mechanism) for stage in range(self.horizon)
-                                             for family, mechanism in zip(("gram", "target"), mechanisms, strict=True)])
-        return plan
+    def message_labels(self) -> list[tuple[str, int, Mechanism]]:
+        """User k's 2H messages in the order they are sent: per stage a Gram message, then a target message, each
+        with the agent's mechanism."""
+        return [(family, stage + 1, mechanism) for stage in range(self.horizon)
+                for family, mechanism in (("gram", self.gram_mechanism), ("target", self.target_mechanism))]
 
     def nonprivate_beta(self, episode: int) -> float:
         """UCRL-VTR's β_k (:func:`dpverify.agents.ucrl_vtr.theory_beta`, θ bound √d) after ``episode`` − 1 messages,
@@ -298,11 +293,9 @@ class LdpUcrlVtr(PrivateAgent):
 
     def _send(self, gram_raw: np.ndarray, target_raw: np.ndarray) -> None:
         k = self.episode + 1
-        # Recorded and their noise drawn at once, in the order of the plan.
-        reserved = self.billboard.reserve(k, self.message_plan(), "current", self.noise_rng)
-        messages = reserved.publish_all({"gram": gram_raw, "target": target_raw})
-        gram_messages, target_messages = messages["gram"], messages["target"]
-        self.server.receive(gram_messages, target_messages)
+        raw = [value for h in range(self.horizon) for value in (gram_raw[h], target_raw[h])]
+        messages = self.billboard.publish_block(k, self.message_labels(), raw, "current", self.noise_rng)
+        self.server.receive(np.stack(messages[0::2]), np.stack(messages[1::2]))
         self.episode += 1
 
 

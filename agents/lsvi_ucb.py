@@ -16,34 +16,12 @@ that the sensitivity bounds of private variants assume.
 Confidence radius: Theorem 3.1 of Jin et al. takes β = c·d·H·√ι with ι = log(2dT/p), T = KH, an absolute
 constant c and failure probability p. We use ``beta = beta_multiplier × d·H·√ι`` (c = 1 absorbed in the
 multiplier); the theory value with multiplier 1 keeps every bonus above H for millions of episodes
-(measured below). Both the theory value and the effective β are reported by :meth:`settings`.
+(docs/agents.md). Both the theory value and the effective β are reported by :meth:`settings`.
 
 Defaults: ``regularization`` λ = 0.01 and ``beta_multiplier`` 0.003 (effective β ≈ 2.7 at d = 10, H = 20,
-K = 10⁴), tuned on the Min et al. MDP with ‖φ‖ ≤ 1 (``min2021_mdp()``: φ/3, H = 20, A = 100).
-The λ reasoning: one observation adds φφᵀ to Λ_h, whose entries there are at most 1/9 (and whose
-trace is ‖φ‖² ≤ 1), so Jin et al.'s λ = 1 weighs as much as ~10 observations. The ridge bias then
-under-estimates Q_h(0, 0) by about V/2 after a few visits; a small β cannot restore optimism and the
-policy locks in (with λ = 1 the regret plateaus at 4–8 per episode), while a β large enough to
-compensate sends every Q to the H − h cap, where random tie-breaking over 100 actions almost never
-tries a = 0. With λ = 0.01 (≈ 1/10 of one observation) the bias is negligible after one visit.
-Measured (exact regret, ``run_episodes``, seeds 0–2 at K = 3000 and 0–3 at K = 10⁴, other settings
-default; V*₁ ≈ 12.45, the always-a=0 policy has regret 2.45):
-
-    λ       multiplier   K = 3000: cumulative, last-20% mean     K = 10⁴: cumulative, last-20% mean
-    1       0.003        ≈ 25 700, 7.8–8.3 (plateau)             —
-    1       0.01         ≈ 21 600, 4.0–5.5 (plateau)             —
-    1       0.03         ≈ 36 400, 12.1 (every Q at the cap)     —
-    0.01    0.002        ≈ 1 290, 0.04                           ≈ 1 370, 0.012
-    0.01    0.003        ≈ 1 550, 0.10                           ≈ 1 980, 0.030
-    0.01    0.005        ≈ 3 380, 0.26                           —
-    0.003   0.003        ≈ 1 560, 0.10                           —
-
-(λ = 1 rows: seeds 0–1.) On small random linear MDPs (d = H = 3) λ = 0.01 and λ = 1 learn alike.
-
-0.002 is slightly better at these sizes; 0.003 is the default because a radius too small locks in
-under-estimates (a plateau) while one too large only slows learning — lean large. The radius that
-learns does not scale like the theory value d·H·√ι: on other instances (other d, H, feature scales)
-retune the multiplier, and keep λ comparable to or below one observation's contribution ‖φ‖².
+K = 10⁴), tuned on the Min et al. MDP with ‖φ‖ ≤ 1. Why λ should be compared with one observation's
+contribution to Λ, the measurements behind both defaults and how to retune them on another instance are in
+docs/agents.md ("Confidence radii: multipliers and defaults").
 
 Cost per episode: O(H(d² + dS + SAd)), independent of k — the regression sums come from
 :class:`dpverify.agents.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,

@@ -39,20 +39,14 @@ each multiplied by its own multiplier. The theory coefficients 2d³H² (σ̄ flo
 weight ≈ 10⁻¹³ at d = 10, H = 20, so nothing is learned at practical K; they carry the
 multipliers c_σ and c_D.
 
-Defaults: β̂, β̌, β̄ multipliers 10⁻⁵, c_σ = c_D = 0, λ = 10⁻⁴, tuned on the Min et al. MDP (‖φ‖ ≤ 1,
-d = 10, H = 20, A = 100); the measurements, and how to choose λ and the multipliers on another instance, are
-in docs/agents.md ("Confidence radii: multipliers and defaults"). Every radius actually used is reported by
-:meth:`LsviUcbPlusPlus.settings`.
+Defaults: β̂, β̌, β̄ multipliers 10⁻⁵, c_σ = c_D = 0, λ = 10⁻⁴ (how they were chosen, and how to choose them
+on another instance: docs/agents.md, "Confidence radii: multipliers and defaults"). Every radius used is
+reported by :meth:`LsviUcbPlusPlus.settings`.
 
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
-:class:`dpverify.agents.statistics.RidgeStatistics`).
-
-The private variant (DP-LSVI-UCB++, Sahu 2025 Algorithm 1, :mod:`dpverify.agents.dp_lsvi_ucb_pp`) keeps this
-learning rule and passes a :class:`~dpverify.agents.statistics.PublishedRidgeStatistics` as ``statistics``,
-whose ``gram_inverse``, ``bonus_squared`` and ``log_determinants`` (read by :meth:`LsviUcbPlusPlus.regress` and
-:meth:`LsviUcbPlusPlus.switch_condition`) answer from the values published on the billboard; its ``regress``
-reads the three vector releases (``release_sums``) where this one reads the raw ``weighted_sum``, which the
-published statistics refuse.
+:class:`dpverify.agents.statistics.RidgeStatistics`). The private variant, DP-LSVI-UCB++
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp`), runs the same learning rule on released statistics; the two share
+:func:`backup` (lines 11–12, 18–19) and :func:`variance_weights_from` (lines 9, 24–25).
 """
 
 from __future__ import annotations
@@ -132,19 +126,26 @@ def variance_weights_from(hat: np.ndarray, check: np.ndarray, bar: np.ndarray, n
     return sigma_bar**-2.0
 
 
+def backup(q_hat: np.ndarray, q_check: np.ndarray, rewards: np.ndarray, phi: np.ndarray, w_hat: np.ndarray,
+           w_check: np.ndarray, bonus: np.ndarray, beta_hat: float, beta_check: float, cap: float
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One stage of the optimistic/pessimistic backup (Sahu 2025 Alg. 1 lines 11–12 and 18–19, with the
+    corrections of the module docstring): Q̂_h, Q̌_h (S, A) from the previous ones and the regressions, and
+    V̂_h, V̌_h (S); ``phi`` (S, A, d), ``bonus`` = ‖φ‖_{Λ_h⁻¹} (S, A), ``cap`` = H − h."""
+    optimistic = rewards + phi @ w_hat + beta_hat * bonus
+    pessimistic = rewards + phi @ w_check - beta_check * bonus
+    q_hat = np.minimum(np.minimum(optimistic, q_hat), cap)
+    q_check = np.minimum(np.maximum(np.maximum(pessimistic, q_check), 0.0), cap)
+    return q_hat, q_check, np.clip(q_hat.max(axis=-1), 0.0, cap), np.clip(q_check.max(axis=-1), 0.0, cap)
+
+
 class LsviUcbPlusPlus(Agent):
     """LSVI-UCB++ on a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP` (module docstring)."""
 
     name = "lsvi-ucb++"
     config_class = LsviUcbPlusPlusConfig
 
-    def __init__(
-        self,
-        mdp: LinearMDP,
-        config: LsviUcbPlusPlusConfig,
-        rng: np.random.Generator,
-        statistics: RidgeStatistics | None = None,
-    ) -> None:
+    def __init__(self, mdp: LinearMDP, config: LsviUcbPlusPlusConfig, rng: np.random.Generator) -> None:
         self.mdp = mdp
         self.config = config
         self.rng = rng
@@ -153,7 +154,7 @@ class LsviUcbPlusPlus(Agent):
         self.features = mdp.features
         self.rewards = mdp.rewards
         self.regularization = config.regularization if config.regularization is not None else 1.0 / H**2
-        self.statistics = statistics or RidgeStatistics(mdp.features, mdp.rewards, self.regularization)
+        self.statistics = RidgeStatistics(mdp.features, mdp.rewards, self.regularization)
         self.theory = theory_radii(d, H, config.num_episodes, self.regularization, config.failure_probability)
         self.beta_hat = config.beta_hat_multiplier * self.theory["beta_hat"]
         self.beta_check = config.beta_check_multiplier * self.theory["beta_check"]
@@ -187,40 +188,24 @@ class LsviUcbPlusPlus(Agent):
             "disagreement_coefficient": self.disagreement_coefficient,
         }
 
-    # ---- planning -----------------------------------------------------------------------------------
-
-    def switch_condition(self) -> bool:
-        """det Λ_{h'} ≥ 2 det Λ_{h'}(k_last) for some h' (Algorithm 1 line 10), on log-determinants."""
-        logdets = self.statistics.log_determinants()
-        return bool(np.any(logdets >= self._last_switch_logdet + math.log(2.0)))
-
-    def regress(self, h: int) -> None:
-        """ŵ_h, w̌_h, w̄_h and the bonus norms from the current statistics and V̂_{h+1}, V̌_{h+1}."""
-        stats = self.statistics
-        inverse = stats.gram_inverse(h)
-        self._w_hat[h] = inverse @ stats.weighted_sum(h, self.v_hat[h + 1])
-        self._w_check[h] = inverse @ stats.weighted_sum(h, self.v_check[h + 1])
-        self._w_bar[h] = inverse @ stats.weighted_sum(h, self.v_hat[h + 1] ** 2)
-        self._bonus_norm[h] = np.sqrt(stats.bonus_squared(h))
-
     def plan(self) -> np.ndarray:
         """One backward pass (module docstring); returns Q̂, shape (H, S, A)."""
-        switch = self.switch_condition() or not self.config.switching
+        stats = self.statistics
+        logdets = stats.log_determinants()
+        # Algorithm 1 line 10: det Λ_{h'} ≥ 2 det Λ_{h'}(k_last) for some h', on log-determinants.
+        switch = bool(np.any(logdets >= self._last_switch_logdet + math.log(2.0))) or not self.config.switching
         for h in range(self.horizon - 1, -1, -1):
-            self.regress(h)
+            inverse = stats.gram_inverse(h)
+            self._w_hat[h] = inverse @ stats.weighted_sum(h, self.v_hat[h + 1])
+            self._w_check[h] = inverse @ stats.weighted_sum(h, self.v_check[h + 1])
+            self._w_bar[h] = inverse @ stats.weighted_sum(h, self.v_hat[h + 1] ** 2)
+            self._bonus_norm[h] = np.sqrt(stats.bonus_squared(h))
             if switch:
-                cap = float(self.horizon - h)
-                phi = self.features[h]
-                bonus = self._bonus_norm[h]
-                optimistic = self.rewards[h] + phi @ self._w_hat[h] + self.beta_hat * bonus
-                pessimistic = self.rewards[h] + phi @ self._w_check[h] - self.beta_check * bonus
-                self.q_hat[h] = np.minimum(np.minimum(optimistic, self.q_hat[h]), cap)
-                self.q_check[h] = np.maximum(np.maximum(pessimistic, self.q_check[h]), 0.0)
-                self.q_check[h] = np.minimum(self.q_check[h], cap)
-                self.v_hat[h] = np.clip(self.q_hat[h].max(axis=-1), 0.0, cap)
-                self.v_check[h] = np.clip(self.q_check[h].max(axis=-1), 0.0, cap)
+                self.q_hat[h], self.q_check[h], self.v_hat[h], self.v_check[h] = backup(
+                    self.q_hat[h], self.q_check[h], self.rewards[h], self.features[h], self._w_hat[h],
+                    self._w_check[h], self._bonus_norm[h], self.beta_hat, self.beta_check, float(self.horizon - h))
         if switch and self.config.switching:
-            self._last_switch_logdet = self.statistics.log_determinants()
+            self._last_switch_logdet = stats.log_determinants()
             self.num_switches += 1
         return self.q_hat
 
@@ -235,16 +220,11 @@ class LsviUcbPlusPlus(Agent):
         h = np.arange(H)
         s, a = trajectory.states[:-1], trajectory.actions
         phi = self.features[h, s, a]  # (H, d)
-        n = self.visited_bonus_norms(s, a)
         hat = np.einsum("hd,hd->h", self._w_hat, phi)
         check = np.einsum("hd,hd->h", self._w_check, phi)
         bar = np.einsum("hd,hd->h", self._w_bar, phi)
-        return variance_weights_from(hat, check, bar, n, H, d, self.beta_hat, self.beta_bar,
-                                     self.disagreement_coefficient, self.variance_floor_coefficient)
-
-    def visited_bonus_norms(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """‖φ_h(s_h, a_h)‖_{Λ_h⁻¹} at the visited pairs of every stage h, shape (H,)."""
-        return self._bonus_norm[np.arange(self.horizon), states, actions]
+        return variance_weights_from(hat, check, bar, self._bonus_norm[h, s, a], H, d, self.beta_hat,
+                                     self.beta_bar, self.disagreement_coefficient, self.variance_floor_coefficient)
 
     def end_episode(self, trajectory: Trajectory) -> None:
         self.statistics.add_episode(trajectory.states, trajectory.actions, self.variance_weights(trajectory))

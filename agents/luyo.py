@@ -24,7 +24,7 @@ V is post-processing of published values, so re-planning costs no privacy.
 
 Binary-tree mechanism. Users are the leaves 1..K (user k = episode k). At the end of episode k the node
 (k − lowbit(k), k] — the sum of the terms of users k − lowbit(k) + 1, …, k — is released once, with fresh
-noise, through :meth:`dpverify.agents.billboard.Billboard.publish_stages` with ``users="tree"`` (ledger pattern
+noise, through :meth:`dpverify.agents.billboard.Billboard.publish_block` with ``users="tree"`` (ledger pattern
 :class:`dpverify.ledger.BinaryTreeNode`), for every stage and each of the three families (3H releases per
 episode). The noisy prefix sum over users 1..k is the sum of the released nodes of the binary
 decomposition of k (at most ⌊log₂K⌋ + 1 of them); each user lies in at most ⌊log₂K⌋ + 1 nodes per stage

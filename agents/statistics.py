@@ -1,13 +1,5 @@
 """Sufficient statistics of the agents' ridge regressions.
 
-:class:`RidgeStatistics` is read by LSVI-UCB (directly, all stages at once) and by LSVI-UCB++ through its
-*release* methods only (the names listed below). DP-LSVI-UCB++ passes LSVI-UCB++ a
-:class:`PublishedRidgeStatistics` — :class:`dpverify.agents.dp_lsvi_ucb_pp.PrivatisedRidgeStatistics` (fresh
-noise at every release) or :class:`dpverify.agents.dp_lsvi_ucb_pp_tree.TreeRidgeStatistics` (tree nodes) —
-whose release methods answer from statistics published on the billboard (``release_grams`` at the start of
-an episode, ``release_sums`` in the backward pass), so the learning rule is unchanged. The other private
-agents keep their own statistics (tree nodes, or each user's messages).
-
 :class:`RidgeStatistics` (LSVI-UCB, LSVI-UCB++; a linear MDP with finite S). For each stage h it keeps
 
     Λ_h = λI + Σ_i w_i φ_i φ_iᵀ                     (``gram``, and its inverse by Sherman–Morrison)
@@ -17,22 +9,19 @@ agents keep their own statistics (tree nodes, or each user's messages).
 with φ_i = φ_h(s_i, a_i), s'_i the next state and w_i the regression weight (1 for LSVI-UCB, σ̄⁻² for
 LSVI-UCB++). Because S is finite, Σ_i w_i φ_i V(s'_i) = M_h V for *any* value function V in O(dS), so a
 whole regression costs O(d² + dS) however many episodes were seen (no O(K²) replay).
-Release methods: :meth:`~RidgeStatistics.gram_matrix`, :meth:`~RidgeStatistics.gram_inverse`,
-:meth:`~RidgeStatistics.weighted_sum`, :meth:`~RidgeStatistics.bonus_squared`. A Gram release with
-GOE noise is no longer a rank-one update: :class:`PublishedRidgeStatistics` factors its noisy Λ̃ directly
-(d × d, eigenvalues floored: :func:`dpverify.agents.noise_bounds.floored_inverse_factor`) and computes the
-bonuses from that factor.
+
+:class:`PublishedStatistics` is what DP-LSVI-UCB++ reads instead: a small protocol whose every answer is a
+release (or post-processing of releases, :func:`post_process_grams`). Its two implementations keep their raw
+sums to themselves and offer no raw read at all.
 
 :class:`ValueTargetStatistics` (UCRL-VTR; a linear mixture MDP). For each stage h it keeps
 Σ_h = λI + Σ_i x_i x_iᵀ and b_h = Σ_i x_i y_i, where x_i = φ_{V_{i,h+1}}(s_i, a_i) depends on the value
 function of episode i and y_i = V_{i,h+1}(s'_i) (Ayoub et al. 2020; Liao et al. 2021, Algorithm 1 lines 13–20).
-It is the statistics of UCRL-VTR; LDP-UCRL-VTR's server keeps sums of privatised messages instead.
-"""
+It is the statistics of UCRL-VTR; LDP-UCRL-VTR's server keeps sums of privatised messages instead."""
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -40,10 +29,6 @@ from dpverify import _validate
 from dpverify.agents.linalg import downdate_weighted_norms, rank_one_terms, sherman_morrison
 from dpverify.agents.noise_bounds import floored_inverse_factor
 from dpverify.errors import InvalidParameterError
-
-if TYPE_CHECKING:
-    from dpverify.agents.billboard import Billboard
-    from dpverify.calibration import Calibration
 
 #: Relative slack of the private statistics' weight check (floating-point rounding only).
 WEIGHT_CHECK_TOLERANCE = 1e-9
@@ -134,127 +119,75 @@ class RidgeStatistics:
         return float(self.logdet[h])
 
 
-class PublishedRidgeStatistics(RidgeStatistics):
-    """What the two private statistics of DP-LSVI-UCB++ share (Sahu 2025, Algorithm 1): the planner reads only
-    published values.
+class PublishedGrams(NamedTuple):
+    """What the planner of DP-LSVI-UCB++ reads of the H Gram releases of one episode (post-processing only).
 
-    A subclass keeps its raw sums private and, once per episode k, publishes the H Gram matrices
-    (:meth:`release_grams`, fresh or tree-aggregated); :meth:`_set_published_grams` derives from them — by
-    post-processing only — Λ̃_{k,h} = G̃_h + (λ + shift)I with eigenvalues floored at λ, its inverse,
-    log-determinant and the bonuses, which the release methods below answer from. The raw reads of the parent
-    (:meth:`gram_matrix`, :meth:`weighted_sum`) refuse. :meth:`_checked_weights` enforces the weight bound the
-    sensitivities assume (σ̄⁻² ≤ ``max_weight``) when a user's terms are added.
+    Attributes:
+        inverse: Λ̃_h⁻¹ of every stage, shape (H, d, d).
+        log_determinant: log det Λ̃_h (the rare-switching test, Sahu 2025 Alg. 1 line 10), shape (H,).
+        bonus_squared: ‖φ_h(s, a)‖²_{Λ̃_h⁻¹} of every (h, s, a), shape (H, S, A).
     """
 
-    #: Where :meth:`weighted_sum`'s refusal points the caller.
-    raw_read_hint = "use release_sums"
+    inverse: np.ndarray
+    log_determinant: np.ndarray
+    bonus_squared: np.ndarray
 
-    def __init__(self, features: np.ndarray, rewards: np.ndarray, regularization: float, shift: float,
-                 calibration: Calibration, billboard: Billboard, noise_rng: np.random.Generator,
-                 max_weight: float) -> None:
-        super().__init__(features, rewards, regularization)
-        self.shift = float(shift)
-        self.calibration = calibration
-        self.billboard = billboard
-        self.noise_rng = noise_rng
-        self.max_weight = float(max_weight)
-        self.released_episode = 0
-        self._noisy_inverse = np.zeros((self.horizon, self.dim, self.dim))
-        self._noisy_logdet = np.full(self.horizon, self.dim * math.log(regularization + shift))
-        self._noisy_bonus: np.ndarray | None = np.zeros((self.horizon, self.num_states, self.num_actions))
-        self._projected = np.zeros((self.horizon, self.num_states * self.num_actions, self.dim))
+
+def post_process_grams(published: np.ndarray, regularization: float, shift: float, features: np.ndarray
+                       ) -> PublishedGrams:
+    """Λ̃_h = sym(G̃_h) + (λ + shift)I with eigenvalues floored at λ, its inverse, log-determinant and the
+    bonuses of ``features`` (H, S, A, d); leading axes of ``published`` (..., H, d, d) are trials.
+
+    Post-processing of published values: a noisy Gram matrix need not be positive definite (Lemma A.1 of
+    Sahu 2025 holds with probability 1 − δ), so it is projected onto {Λ ⪰ λI}
+    (:func:`dpverify.agents.noise_bounds.floored_inverse_factor`, Λ̃⁻¹ = WWᵀ, ‖φ‖²_{Λ̃⁻¹} = ‖Wᵀφ‖²).
+    """
+    horizon, num_states, num_actions, dim = features.shape
+    noisy = 0.5 * (published + np.swapaxes(published, -1, -2)) + (regularization + shift) * np.eye(dim)
+    scaled, log_determinant, _ = floored_inverse_factor(noisy, regularization)
+    inverse = scaled @ np.swapaxes(scaled, -1, -2)
+    projected = features.reshape(horizon, num_states * num_actions, dim) @ scaled
+    bonus = np.square(projected).sum(axis=-1).reshape(*scaled.shape[:-2], num_states, num_actions)
+    return PublishedGrams(inverse, log_determinant, bonus)
+
+
+def checked_weights(weights: object, horizon: int, max_weight: float) -> np.ndarray:
+    """A user's H regression weights σ̄⁻², checked against the bound the sensitivities assume (an explicit
+    error, never clipped: a weight above the bound would void the calibration)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
+        raise InvalidParameterError("weights", f"must be {horizon} finite non-negative numbers", weights)
+    if np.any(w > max_weight * (1.0 + WEIGHT_CHECK_TOLERANCE)):
+        raise InvalidParameterError("weights", f"must be <= {max_weight:g} (sensitivity assumption)",
+                                    float(w.max()))
+    return w
+
+
+class PublishedStatistics(Protocol):
+    """How DP-LSVI-UCB++ reads other users' data: only through releases (Sahu 2025, Algorithm 1).
+
+    Two implementations: fresh noise at every release
+    (:class:`dpverify.agents.dp_lsvi_ucb_pp.FreshNoiseStatistics`, the paper's 4HK releases) and running-sum
+    counters (:class:`dpverify.agents.dp_lsvi_ucb_pp_tree.CounterStatistics`: tree nodes, or rows of a
+    factorisation, released when a user's terms are added). The raw sums stay inside them.
+    """
 
     @property
     def episode(self) -> int:
-        """The 1-based episode k whose releases read users 1..k−1 (= users added so far + 1)."""
-        return self.count + 1
+        """The 1-based episode k whose releases read users 1..k−1."""
 
-    def skip_episode(self) -> None:
-        """An empty slot: episode k passes with no user data (nothing is added to any sum)."""
-        self.count += 1
+    def release_grams(self) -> PublishedGrams:
+        """The published Gram matrices of episode k, post-processed (line 26's Λ̃_{k,h}); once per episode."""
 
-    def _checked_weights(self, weights: np.ndarray | None) -> np.ndarray:
-        """The H weights σ̄⁻² of a user, checked against the bound the sensitivities assume."""
-        if weights is None:
-            raise InvalidParameterError("weights", "must be given (σ̄⁻² of every stage)", None)
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (self.horizon,) or np.any(~np.isfinite(w)) or np.any(w < 0):
-            raise InvalidParameterError("weights", f"must be {self.horizon} finite non-negative numbers", weights)
-        if np.any(w > self.max_weight * (1.0 + WEIGHT_CHECK_TOLERANCE)):
-            raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
-                                        float(w.max()))
-        return w
+    def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The published Σ_{i<k} σ̄⁻² φ_i V(s'_i) for V = V̂, V̌, V̂² at stage h (0-based; lines 6–8)."""
 
-    def _episode_to_release(self) -> int:
-        """The current episode k, refused if its Gram matrices were already released."""
-        k = self.episode
-        if self.released_episode == k:
-            raise InvalidParameterError("release_grams", "may be called once per episode", k)
-        return k
+    def add_user(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray) -> None:
+        """Add user k's weighted terms (line 26), the weights checked against the sensitivity assumption."""
 
-    def _set_published_grams(self, noisy: np.ndarray) -> None:
-        """Post-processing of the published Gram matrices (H, d, d) of the current episode: symmetrise, add
-        (λ + shift)I, floor the eigenvalues at λ and invert (:func:`.noise_bounds.floored_inverse_factor`);
-        mark the episode released."""
-        noisy = 0.5 * (noisy + np.swapaxes(noisy, 1, 2)) + (self.regularization + self.shift) * np.eye(self.dim)
-        scaled, self._noisy_logdet, _ = floored_inverse_factor(noisy, self.regularization)  # Λ̃⁻¹ = scaled scaledᵀ
-        self._noisy_inverse = scaled @ np.swapaxes(scaled, 1, 2)
-        self._projected = self._flat_features @ scaled  # ‖φ‖²_{Λ̃⁻¹} = ‖scaledᵀφ‖²
-        self._noisy_bonus = None  # summed when first read (_bonus); bonus_squared_at sums the rows it needs
-        self.released_episode = self.episode
-
-    def _bonus(self) -> np.ndarray:
-        """‖φ_h(s, a)‖²_{Λ̃⁻¹} of every (h, s, a), summed from the projections once per episode."""
-        if self._noisy_bonus is None:
-            bonus = np.square(self._projected).sum(axis=2)
-            self._noisy_bonus = bonus.reshape(self.horizon, self.num_states, self.num_actions)
-        return self._noisy_bonus
-
-    # ---- the parent's release methods, answered from the published values ----------------------------
-
-    def _check_released(self) -> None:
-        if self.released_episode != self.episode:
-            raise InvalidParameterError("release_grams", "must be called at the start of every episode",
-                                        self.released_episode)
-
-    def gram_inverse(self, h: int) -> np.ndarray:
-        self._check_released()
-        return self._noisy_inverse[h]
-
-    def gram_inverses(self) -> np.ndarray:
-        """:meth:`gram_inverse` of every stage, shape (H, d, d)."""
-        self._check_released()
-        return self._noisy_inverse
-
-    def gram_matrix(self, h: int) -> np.ndarray:
-        raise InvalidParameterError("gram_matrix", "is private state; use release_grams/gram_inverse", h)
-
-    def weighted_sum(self, h: int, next_values: np.ndarray, include_rewards: bool = False) -> np.ndarray:
-        raise InvalidParameterError("weighted_sum", f"is a raw read; {self.raw_read_hint}", h)
-
-    def bonus_squared(self, h: int) -> np.ndarray:
-        self._check_released()
-        return self._bonus()[h]
-
-    def bonus_squared_all(self) -> np.ndarray:
-        self._check_released()
-        return self._bonus()
-
-    def bonus_squared_at(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """``bonus_squared_all()[h, states[h], actions[h]]`` for h = 0..H−1, shape (H,): the same values (each the
-        same sum of the same squared projection), summing only the H rows read."""
-        self._check_released()
-        h = np.arange(self.horizon)
-        if self._noisy_bonus is not None:
-            return self._noisy_bonus[h, states, actions]
-        return np.square(self._projected[h, states * self.num_actions + actions]).sum(axis=-1)
-
-    def log_determinants(self) -> np.ndarray:
-        return self._noisy_logdet.copy()
-
-    def log_determinant(self, h: int) -> float:
-        """log det of the shifted, floored noisy Λ̃_{k,h} (before any release: of (λ + shift)I = Λ̃_0)."""
-        return float(self._noisy_logdet[h])
+    def skip_user(self) -> None:
+        """An empty slot (add/remove-one): episode k passes with nothing added to any sum."""
 
 
 class ValueTargetStatistics:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.billboard import Billboard, stages
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb import theory_beta
 from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
@@ -55,7 +55,7 @@ class BinaryTreeSum:
     """The binary mechanism (Chan, Shi & Song 2011) for a running sum of per-user terms, per stage.
 
     At the k-th call of :meth:`add` (user k), the node (k − lowbit(k), k] is formed from raw partial sums
-    and published for every stage through ``billboard.publish_stages(family, k, mechanism, nodes, "tree",
+    and published for every stage through ``billboard.publish_block(k, stages(family, mechanism, H), nodes, "tree",
     rng)`` with fresh noise; :attr:`prefix` is then the noisy sum over users 1..k (the sum of the noisy
     nodes of the binary decomposition of k). Raw partial sums never leave this object.
 
@@ -85,7 +85,8 @@ class BinaryTreeSum:
             raise InvalidParameterError("episodes", f"must be <= {self.max_users} (the calibrated K)", k)
         level = (k & -k).bit_length() - 1
         node = self._raw[:level].sum(axis=0) + terms
-        noisy = self.billboard.publish_stages(self.family, k, self.mechanism, node, "tree", self.rng)
+        labels = stages(self.family, self.mechanism, self.horizon)
+        noisy = np.stack(self.billboard.publish_block(k, labels, node, "tree", self.rng))
         self._raw[level] = node
         self._raw[:level] = 0.0
         self._noisy[level] = noisy

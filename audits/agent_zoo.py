@@ -103,7 +103,6 @@ class FeatureNorm3(BatchedDpLsviUcbPlusPlus):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.features = 3.0 * self.features
-        self.flat_features = 3.0 * self.flat_features
 
 
 class JdpLeak(BatchedDpLsviUcbPlusPlus):

@@ -158,6 +158,12 @@ class NoiseMechanism:
     def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
         raise NotImplementedError
 
+    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """The noise of n releases, shape (n, *output_shape): ``release(value, rng, n) − value``, drawn as
+        :meth:`release` draws it (the same draws from ``rng``). Subclasses that can draw it without a zero
+        value to release override it; the default releases zeros."""
+        return self.release(np.zeros(self.output_shape), rng, n)
+
     def claimed_epsilon(self, delta: float) -> float:
         """The ε this mechanism's own accounting claims for one release at δ."""
         raise NotImplementedError
@@ -305,8 +311,12 @@ class GaussianMechanism(_GaussianPrivacy):
         x = _check_value(value, self.output_shape)
         if n is None:
             return x + rng.normal(0.0, self.sigma, size=self.output_shape)
+        return x + self.noise(rng, n)
+
+    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """N(0, σ²I) for n releases, shape (n, dim)."""
         n = _validate.integer("n", n, minimum=1)
-        return x + rng.normal(0.0, self.sigma, size=(n, *self.output_shape))
+        return _check_generator(rng).normal(0.0, self.sigma, size=(n, *self.output_shape))
 
 
 @register_mechanism
@@ -370,9 +380,16 @@ class GOEMechanism(_GaussianPrivacy):
             if float(np.abs(g - g.T).max()) > 1e-12 * max(1.0, float(np.abs(g).max())):
                 raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
             g = 0.5 * (g + g.T)
-        size = self.output_shape if n is None else (_validate.integer("n", n, minimum=1), *self.output_shape)
-        z = rng.normal(0.0, self.entry_std, size=size)
+        if n is not None:
+            return g + self.noise(rng, n)
+        z = rng.normal(0.0, self.entry_std, size=self.output_shape)
         return g + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+
+    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """(Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid for n releases, shape (n, dim, dim)."""
+        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
+        z = _check_generator(rng).normal(0.0, self.entry_std, size=size)
+        return (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
 
     def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
         """The upper triangle of (Z + Zᵀ)/√2: off-diagonal entries (variance s²) divided by s, diagonal entries
@@ -485,8 +502,14 @@ class LaplaceMechanism(NoiseMechanism):
         """value + fresh Lap(b) noise per coordinate; with ``n``, an (n, dim) array."""
         rng = _check_generator(rng)
         x = _check_value(value, self.output_shape)
-        size = self.output_shape if n is None else (_validate.integer("n", n, minimum=1), *self.output_shape)
-        return x + rng.laplace(0.0, self.scale, size=size)
+        if n is not None:
+            return x + self.noise(rng, n)
+        return x + rng.laplace(0.0, self.scale, size=self.output_shape)
+
+    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Lap(b) per coordinate for n releases, shape (n, dim)."""
+        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
+        return _check_generator(rng).laplace(0.0, self.scale, size=size)
 
 
 #: Any registered mechanism (the type of a ledger entry, a calibrated statistic, an audit target).

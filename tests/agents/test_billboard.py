@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import Billboard, ReleasePlan, ReplayBillboard, draw_noise
+from dpverify.agents.billboard import Billboard, ReplayBillboard, stages
 from dpverify.agents.private import billboard_for, check_feature_norm
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
@@ -61,7 +61,9 @@ def test_private_checks():
     assert billboard_for(None, "replace-one", keep_history=True).keep_history
 
 
-def batched_and_one_by_one(keep_noise: bool):
+def block_and_one_by_one(keep_noise: bool):
+    """The same releases through publish_block (a Gram block per episode, then mixed vector/matrix blocks) and
+    through publish one by one, from generators of one seed."""
     vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
     rng = np.random.default_rng(4)
     grams = rng.normal(size=(4, 3, 3))
@@ -71,193 +73,75 @@ def batched_and_one_by_one(keep_noise: bool):
     rb, rs = np.random.default_rng(9), np.random.default_rng(9)
     out_b, out_s = [], []
     for k in (1, 2):
-        out_b.append(batched.publish_stages("G", k, mat, grams, "tree", rb))
-        out_s.append(np.stack([single.publish("G", k, h + 1, mat, grams[h], "tree", rs) for h in range(4)]))
-        reserved = batched.reserve(k, [(family, h + 1, m) for h in range(4) for family, m in (("v", vec), ("M", mat))],
-                                   "prefix", rb)
-        for h in range(4):
-            out_b.append(reserved.publish("v", h + 1, vectors[h]))
-            out_b.append(reserved.publish("M", h + 1, grams[h]))
-            out_s.append(single.publish("v", k, h + 1, vec, vectors[h], "prefix", rs))
-            out_s.append(single.publish("M", k, h + 1, mat, grams[h], "prefix", rs))
+        out_b.extend(batched.publish_block(k, stages("G", mat, 4), grams, "tree", rb))
+        out_s.extend(single.publish("G", k, h + 1, mat, grams[h], "tree", rs) for h in range(4))
+        for h in (4, 3, 2, 1):
+            out_b.extend(batched.publish_block(k, [("v", h, vec), ("w", h, vec), ("M", h, mat)],
+                                               [vectors[h - 1], 2 * vectors[h - 1], grams[h - 1]], "prefix", rb))
+            out_s.append(single.publish("v", k, h, vec, vectors[h - 1], "prefix", rs))
+            out_s.append(single.publish("w", k, h, vec, 2 * vectors[h - 1], "prefix", rs))
+            out_s.append(single.publish("M", k, h, mat, grams[h - 1], "prefix", rs))
     return batched, single, out_b, out_s
 
 
 @pytest.mark.parametrize("keep_noise", [False, True])
-def test_batched_releases_equal_one_by_one_releases(keep_noise: bool) -> None:
-    batched, single, out_b, out_s = batched_and_one_by_one(keep_noise)
+def test_a_block_of_releases_equals_the_releases_one_by_one(keep_noise: bool) -> None:
+    batched, single, out_b, out_s = block_and_one_by_one(keep_noise)
     for b, s in zip(out_b, out_s, strict=True):
         np.testing.assert_array_equal(b, s)  # the same draws, bit for bit
-    assert batched.ledger == single.ledger and batched.n_published == single.n_published == 2 * 12
+    assert batched.ledger == single.ledger and batched.n_published == single.n_published == 2 * 16
     for b, s in zip(batched.history(), single.history(), strict=True):
         assert (b.family, b.episode, b.stage, b.users) == (s.family, s.episode, s.stage, s.users)
         np.testing.assert_array_equal(b.value, s.value)
         if keep_noise:
             np.testing.assert_array_equal(b.noise, s.noise)
+    if keep_noise:
+        assert_fresh_noise(r.noise for r in batched.history())
 
 
-def test_draw_noise_is_the_mechanisms_noise() -> None:
-    mixed = [GaussianMechanism(1.0, 0.3, 2), GOEMechanism(1.0, 1.7, 4), GaussianMechanism(2.0, 5.0, 1)] * 3
-    vectors = [GaussianMechanism(1.0, 0.3, 3), GaussianMechanism(1.0, 0.3, 3), GaussianMechanism(1.0, 7.0, 3)] * 4
-    for mechanisms in (mixed, vectors):
-        drawn = draw_noise(mechanisms, np.random.default_rng(1))
-        rng = np.random.default_rng(1)
-        for m, noise in zip(mechanisms, drawn, strict=True):
-            np.testing.assert_array_equal(noise, m.release(np.zeros(m.output_shape), rng))
-        assert len({n.tobytes() for n in drawn}) == len(drawn)  # every release its own draws
-        plan = ReleasePlan([(f"r{i}", 1, m) for i, m in enumerate(mechanisms)])
-        for _ in range(2):  # a plan derives its layout once, then draws the same noise from the same generator
-            _, planned, stacks = plan.draw_noise(np.random.default_rng(1))
-            for x, y in zip(planned, drawn, strict=True):
-                np.testing.assert_array_equal(x, y)
-            for positions, stacked in stacks.items():  # each mechanism's releases, stacked
-                np.testing.assert_array_equal(stacked, np.stack([drawn[i] for i in positions]))
+def test_one_release_draws_the_mechanisms_own_noise() -> None:
+    for mechanism in (GaussianMechanism(1.0, 0.3, 2), GOEMechanism(1.0, 1.7, 4)):
+        raw = np.eye(4) if mechanism.kind == "goe" else np.ones(2)
+        published = Billboard().publish("x", 1, 1, mechanism, raw, "prefix", np.random.default_rng(1))
+        np.testing.assert_array_equal(published, mechanism.release(raw, np.random.default_rng(1)))
 
 
-def test_batched_releases_check_every_value() -> None:
+def test_a_block_checks_every_value_before_any_release() -> None:
     board = Billboard()
     mat, vec = GOEMechanism(1.0, 1.0, 2), GaussianMechanism(1.0, 1.0, 2)
     rng = np.random.default_rng(0)
     with pytest.raises(InvalidParameterError, match="symmetric"):
-        board.publish_stages("G", 1, mat, np.stack([np.eye(2), [[0.0, 1.0], [0.0, 0.0]]]), "prefix", rng)
+        board.publish_block(1, stages("G", mat, 2), np.stack([np.eye(2), [[0.0, 1.0], [0.0, 0.0]]]), "prefix", rng)
     with pytest.raises(InvalidParameterError, match="finite"):
-        board.publish_stages("v", 1, vec, np.array([[0.0, 1.0], [np.nan, 0.0]]), "prefix", rng)
-    assert board.n_published == 0 and board.ledger.n_releases == 0
-    reserved = board.reserve(1, [("v", 2, vec), ("v", 1, vec)], "prefix", rng)
-    assert board.ledger.n_releases == 2  # recorded when reserved: the ledger never lags a release
+        board.publish_block(1, [("G", 1, mat), ("v", 1, vec)], [np.eye(2), np.array([np.nan, 0.0])], "prefix", rng)
     with pytest.raises(InvalidParameterError, match="shape"):
-        reserved.publish("v", 2, np.zeros(3))
-    with pytest.raises(InvalidParameterError, match="reserved"):
-        reserved.publish("v", 3, np.zeros(2))
-    reserved.publish("v", 2, np.zeros(2))
-    with pytest.raises(InvalidParameterError, match="once"):
-        reserved.publish("v", 2, np.zeros(2))  # a second release would reuse its noise
-    assert board.n_published == 1
+        board.publish_block(1, stages("v", vec, 2), np.zeros((2, 3)), "prefix", rng)
+    with pytest.raises(InvalidParameterError, match="one value per release"):
+        board.publish_block(1, stages("v", vec, 2), np.zeros((3, 2)), "prefix", rng)
+    assert board.n_published == 0 and board.ledger.n_releases == 0  # nothing recorded or released
+    assert rng.bit_generator.state == np.random.default_rng(0).bit_generator.state  # and no noise drawn
 
 
-def test_replay_billboard_replays_batched_releases() -> None:
-    _, single, _, out_s = batched_and_one_by_one(False)
+def test_replay_billboard_replays_blocks_and_single_releases() -> None:
+    _, single, _, out_s = block_and_one_by_one(False)
     replay = ReplayBillboard(single.history())
-    mat, vec = GOEMechanism(1.0, 0.5, 3), GaussianMechanism(1.0, 2.0, 3)
+    batched_replay = ReplayBillboard(single.history())
+    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
     zeros = np.zeros((4, 3, 3))
-    out = []
+    out, out_block = [], []
     for k in (1, 2):
-        out.append(replay.publish_stages("G", k, mat, zeros, "tree", np.random.default_rng(0)))
-        reserved = replay.reserve(k, [(f, h + 1, m) for h in range(4) for f, m in (("v", vec), ("M", mat))],
-                                  "prefix", np.random.default_rng(0))
-        for h in range(4):
-            out.append(reserved.publish("v", h + 1, np.zeros(3)))
-            out.append(reserved.publish("M", h + 1, zeros[h]))
-    for a, b in zip(out, out_s, strict=True):
-        np.testing.assert_array_equal(a, b)
-    assert replay.ledger == single.ledger
-
-
-def test_publish_all_equals_publishing_one_by_one() -> None:
-    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
-    plan = [(family, h + 1, m) for h in range(3) for family, m in (("G", mat), ("v", vec))]
-    grams = np.stack([np.eye(3) * h for h in range(3)])
-    vectors = np.arange(9.0).reshape(3, 3)
-    boards = [Billboard(keep_history=True, keep_noise=True) for _ in range(2)]
-    together = boards[0].reserve(1, plan, "current", np.random.default_rng(2)).publish_all({"G": grams, "v": vectors})
-    single = boards[1].reserve(1, plan, "current", np.random.default_rng(2))
-    for h in range(3):
-        np.testing.assert_array_equal(together["G"][h], single.publish("G", h + 1, grams[h]))
-        np.testing.assert_array_equal(together["v"][h], single.publish("v", h + 1, vectors[h]))
-    assert [(r.family, r.stage) for r in boards[0].history()] == [(r.family, r.stage) for r in boards[1].history()]
-    assert boards[0].ledger == boards[1].ledger
-    with pytest.raises(InvalidParameterError, match="raw_values"):
-        boards[0].reserve(2, plan, "current", np.random.default_rng(2)).publish_all({"G": grams})
-
-
-def test_publish_group_equals_publish() -> None:
-    a, b = GaussianMechanism(1.0, 2.0, 3), GaussianMechanism(1.0, 9.0, 3)
-    plan = [(family, h, m) for h in (2, 1) for family, m in (("a", a), ("b", b))]
-    boards = [Billboard(keep_history=True) for _ in range(2)]
-    grouped = boards[0].reserve(1, plan, "prefix", np.random.default_rng(5))
-    single = boards[1].reserve(1, plan, "prefix", np.random.default_rng(5))
-    values = np.arange(6.0).reshape(2, 3)
-    for h in (2, 1):
-        for x, y in zip(grouped.publish_group(("a", "b"), h, values),
-                        [single.publish("a", h, values[0]), single.publish("b", h, values[1])], strict=True):
-            np.testing.assert_array_equal(x, y)
-    assert boards[0].ledger == boards[1].ledger and boards[0].n_published == 4
-    board = Billboard()
-    reserved = board.reserve(1, plan, "prefix", np.random.default_rng(5))
-    with pytest.raises(InvalidParameterError, match="finite"):
-        reserved.publish_group(("a", "b"), 2, [np.zeros(3), np.full(3, np.inf)])
-    assert board.n_published == 0  # nothing released when one value fails its check
-
-
-@pytest.mark.parametrize("keep_noise", [False, True])
-def test_publish_block_equals_publishing_one_by_one(keep_noise: bool) -> None:
-    a, b = GaussianMechanism(1.0, 2.0, 3), GaussianMechanism(1.0, 9.0, 3)
-    plan = [(family, h, m) for h in (3, 2, 1) for family, m in (("a", a), ("b", b))]
-    values = np.arange(18.0).reshape(6, 3) - 4.0
-    boards = [Billboard(keep_history=True, keep_noise=keep_noise) for _ in range(2)]
-    together = boards[0].reserve(1, plan, "prefix", np.random.default_rng(7)).publish_block(values)
-    single = boards[1].reserve(1, plan, "prefix", np.random.default_rng(7))
-    one_by_one = np.stack([single.publish(f, h, x) for (f, h, _), x in zip(plan, values, strict=True)])
-    np.testing.assert_array_equal(together, one_by_one)
-    assert boards[0].ledger == boards[1].ledger and boards[0].n_published == boards[1].n_published == 6
-    for x, y in zip(boards[0].history(), boards[1].history(), strict=True):
-        assert (x.family, x.episode, x.stage) == (y.family, y.episode, y.stage)
-        np.testing.assert_array_equal(x.value, y.value)
-        if keep_noise:
-            np.testing.assert_array_equal(x.noise, y.noise)
-
-
-def test_publish_block_checks_every_value_before_any_release() -> None:
-    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
-    board = Billboard()
-    reserved = board.reserve(1, [("a", 2, vec), ("a", 1, vec)], "prefix", np.random.default_rng(5))
-    with pytest.raises(InvalidParameterError, match="finite"):
-        reserved.publish_block(np.array([np.zeros(3), np.full(3, np.nan)]))
-    with pytest.raises(InvalidParameterError, match="raw_values"):
-        reserved.publish_block(np.zeros((3, 3)))
-    assert board.n_published == 0  # nothing released when one value fails its check
-    reserved.publish_block(np.zeros((2, 3)))
-    with pytest.raises(InvalidParameterError, match="once"):
-        reserved.publish_block(np.zeros((2, 3)))  # a second release would reuse its noise
-    # no noise block (GOE releases): each checked, then released in turn, the same as one by one
-    matrices = np.stack([np.eye(3), 2 * np.eye(3)])
-    boards = [Billboard() for _ in range(2)]
-    plan = [("G", 1, mat), ("G", 2, mat)]
-    together = boards[0].reserve(1, plan, "prefix", np.random.default_rng(3)).publish_block(matrices)
-    single = boards[1].reserve(1, plan, "prefix", np.random.default_rng(3))
-    np.testing.assert_array_equal(together, np.stack([single.publish("G", h + 1, matrices[h]) for h in range(2)]))
-    with pytest.raises(InvalidParameterError, match="symmetric"):
-        Billboard().reserve(1, plan, "prefix", np.random.default_rng(3)).publish_block(
-            np.stack([np.eye(3), np.triu(np.ones((3, 3)))]))
-
-
-def test_publish_block_on_a_replay_billboard_returns_the_recorded_values() -> None:
-    vec = GaussianMechanism(1.0, 2.0, 3)
-    plan = [("v", h, vec) for h in (2, 1)]
-    original = Billboard(keep_history=True)
-    published = original.reserve(1, plan, "prefix", np.random.default_rng(1)).publish_block(np.ones((2, 3)))
-    replay = ReplayBillboard(original.history())
-    replayed = replay.reserve(1, plan, "prefix", np.random.default_rng(9)).publish_block(np.zeros((2, 3)))
-    np.testing.assert_array_equal(replayed, published)
-
-
-def test_publish_all_keeps_the_same_history_as_publishing_one_by_one() -> None:
-    vec, mat = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 0.5, 3)
-    plan = [(family, h + 1, m) for h in range(3) for family, m in (("G", mat), ("v", vec))]
-    grams = np.stack([np.eye(3) * h for h in range(3)])
-    vectors = np.arange(9.0).reshape(3, 3)
-    boards = [Billboard(keep_history=True, keep_noise=True) for _ in range(2)]
-    together = boards[0].reserve(1, plan, "current", np.random.default_rng(4)).publish_all({"G": grams, "v": vectors})
-    single = boards[1].reserve(1, plan, "current", np.random.default_rng(4))
-    for h in range(3):
-        single.publish("G", h + 1, grams[h])
-        single.publish("v", h + 1, vectors[h])
-    assert boards[0].n_published == boards[1].n_published == 6
-    for x, y in zip(boards[0].history(), boards[1].history(), strict=True):
-        assert (x.family, x.stage) == (y.family, y.stage)
-        np.testing.assert_array_equal(x.value, y.value)
-        np.testing.assert_array_equal(x.noise, y.noise)
-    np.testing.assert_array_equal(together["G"], np.stack([r.value for r in boards[1].history("G")]))
+        out.extend(replay.publish("G", k, h + 1, mat, zeros[h], "tree", np.random.default_rng(0)) for h in range(4))
+        out_block.extend(batched_replay.publish_block(k, stages("G", mat, 4), zeros, "tree", np.random.default_rng(0)))
+        for h in (4, 3, 2, 1):
+            for family, m, value in (("v", vec, np.zeros(3)), ("w", vec, np.zeros(3)), ("M", mat, zeros[0])):
+                out.append(replay.publish(family, k, h, m, value, "prefix", np.random.default_rng(0)))
+            out_block.extend(batched_replay.publish_block(k, [("v", h, vec), ("w", h, vec), ("M", h, mat)],
+                                                          [np.zeros(3), np.zeros(3), zeros[0]], "prefix",
+                                                          np.random.default_rng(0)))
+    for a, b, c in zip(out, out_block, out_s, strict=True):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
+    assert replay.ledger == single.ledger == batched_replay.ledger
 
 
 def test_publish_noised_records_the_claimed_mechanism_and_keeps_no_noise() -> None:
@@ -308,15 +192,13 @@ def test_the_goe_mechanism_releases_the_symmetric_part_of_a_rounding_asymmetric_
     raw = raw + raw.T
     tilted = raw.copy()
     tilted[0, 1] += 1e-15  # rounding asymmetry within the tolerance
-    for publish in ("one", "stages", "reserved"):
+    for publish in ("one", "block"):
         board = Billboard(keep_history=True)
         rng = np.random.default_rng(4)
         if publish == "one":
             board.publish("G", 1, 1, goe, tilted, "prefix", rng)
-        elif publish == "stages":
-            board.publish_stages("G", 1, goe, np.stack([tilted, raw]), "prefix", rng)
         else:
-            board.reserve(1, [("G", 1, goe)], "prefix", rng).publish("G", 1, tilted)
+            board.publish_block(1, stages("G", goe, 2), np.stack([tilted, raw]), "prefix", rng)
         value = board.history()[0].value
         assert np.array_equal(value, value.T), publish  # exactly symmetric: no un-noised antisymmetric part
     with pytest.raises(InvalidParameterError, match="symmetric"):

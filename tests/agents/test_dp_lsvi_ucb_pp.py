@@ -21,10 +21,9 @@ from dp_lsvi_ucb_pp_runs import (
 )
 
 from dpverify.agents.base import rollout, run_episodes
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus
 from dpverify.agents.runner import RunSpec, run
 from dpverify.errors import InvalidParameterError
 
@@ -58,45 +57,29 @@ def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
     assert any(not np.allclose(a.value, b.value) for a, b in pairs if a.episode > changed_user)
 
 
-class StageByStage(DpLsviUcbPlusPlus):
-    """DP-LSVI-UCB++ that computes the bonuses of every (h, s, a) in every episode and makes its vector releases
-    stage by stage (LSVI-UCB++'s backward pass)."""
+@pytest.mark.parametrize("switching", [True, False])
+def test_an_episode_releases_as_algorithm_1_orders_them(switching: bool) -> None:
+    # Per episode k: the H Gram matrices (line 26's Λ̃_{k,h}, read by the switching test of line 10) first, then
+    # the backward pass h = H..1 with lines 6–8's three vectors per stage, each release read by users 1..k−1.
+    mdp = min2021_mdp(horizon=3, num_actions=4)
+    episodes = 5
+    agent = make_agent(mdp, episodes, 3, keep_history=True, switching=switching)
+    record_run(agent, mdp, episodes, env_rng(3))
+    labels = [(r.family, r.episode, r.stage, r.users) for r in agent.billboard.history()]
+    expected = [(family, k, h, "prefix") for k in range(1, episodes + 1)
+                for family, h in [("gram", 1), ("gram", 2), ("gram", 3)]
+                + [(f, h) for h in (3, 2, 1) for f in ("w_hat", "w_check", "w_bar")]]
+    assert labels == expected
 
-    def plan(self) -> np.ndarray:
-        self._bonus_norm[:] = np.sqrt(self.statistics.bonus_squared_all())
-        self._bonus_current = True
-        return LsviUcbPlusPlus.plan(self)
 
-
-@pytest.mark.parametrize(("epsilon", "switches", "aggregation"),
-                         [(1.0, False, "fresh"), (1e8, True, "fresh"), (1.0, False, "tree"), (1e8, True, "tree")])
-def test_pass_without_switch_releases_all_stages_at_once_with_identical_results(
-        epsilon: float, switches: bool, aggregation: str) -> None:
-    # When rare switching keeps the policy, the agent releases (tree: reads) and regresses every stage at
-    # once (regress_all) and computes the bonuses at the visited pairs only; the published values, noise,
-    # ledger, weights and policies are bit-identical to the stage-by-stage pass with every bonus.
-    mdp = min2021_mdp(horizon=4, num_actions=5)
-    episodes = 60
-    agent_seed, _ = np.random.SeedSequence(4).spawn(2)
-    options = {"epsilon": epsilon, "keep_history": True, "keep_noise": True, "aggregation": aggregation}
-    config = DpLsviUcbPlusPlusConfig(episodes, **options)
-    fast = make_agent(mdp, episodes, 4, **options)
-    slow = StageByStage(mdp, config, np.random.default_rng(agent_seed))
-    _, fast_policies = record_run(fast, mdp, episodes, env_rng(4))
-    _, slow_policies = record_run(slow, mdp, episodes, env_rng(4))
-    assert fast.num_switches < episodes and (fast.num_switches > 0) == switches  # (at ε = 10⁸ both passes run)
-    assert fast.num_switches == slow.num_switches
-    for a, b in zip(fast_policies, slow_policies, strict=True):
-        np.testing.assert_array_equal(a, b)
-    for name in ("_w_hat", "_w_check", "_w_bar", "q_hat", "q_check"):
-        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
-    assert fast.billboard.ledger == slow.billboard.ledger
-    assert fast.billboard.n_published == slow.billboard.n_published
-    assert fast.billboard.n_published == (4 if aggregation == "fresh" else 2) * mdp.horizon * episodes
-    for x, y in zip(fast.billboard.history(), slow.billboard.history(), strict=True):
-        assert (x.family, x.episode, x.stage) == (y.family, y.episode, y.stage)
-        np.testing.assert_array_equal(x.value, y.value)
-        np.testing.assert_array_equal(x.noise, y.noise)
+def test_the_statistics_offer_no_raw_read() -> None:
+    # Every method of the statistics object is a release or post-processing of one (the protocol's), so no
+    # code path of the planner can read a raw sum by mistake.
+    mdp = min2021_mdp(horizon=3, num_actions=4)
+    for aggregation in ("fresh", "tree"):
+        stats = make_agent(mdp, 5, 0, aggregation=aggregation).statistics
+        public = {name for name in dir(stats) if not name.startswith("_") and callable(getattr(stats, name))}
+        assert public == {"release_grams", "release_sums", "add_user", "skip_user"}, aggregation
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -118,9 +101,7 @@ def test_sensitivity_assumptions_enforced_on_the_raw_sums() -> None:
     agent = make_agent(mdp, 5, 0)
     trajectory = rollout(mdp, agent.begin_episode(), np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match="weights"):
-        agent.statistics.add_episode(trajectory.states, trajectory.actions, np.full(3, 1.0))  # > 1/H²
-    with pytest.raises(InvalidParameterError, match="weighted_sum"):
-        agent.statistics.weighted_sum(0, np.ones(mdp.num_states))  # raw reads are refused
+        agent.statistics.add_user(trajectory.states, trajectory.actions, np.full(3, 1.0))  # > 1/H²
     weights = agent.variance_weights(trajectory)
     assert np.all(weights <= 1 / 9 + 1e-15)
 
@@ -149,16 +130,3 @@ def test_invalid_config() -> None:
         DpLsviUcbPlusPlusConfig(10, epsilon=1.0, sensitivity_model="loose")
     with pytest.raises(InvalidParameterError, match="shift_multiplier"):
         DpLsviUcbPlusPlusConfig(10, epsilon=1.0, shift_multiplier=-1.0)
-
-
-def test_bonuses_at_visited_pairs_equal_those_of_every_pair() -> None:
-    mdp = min2021_mdp(horizon=4, num_actions=5)
-    agent = make_agent(mdp, 20, 1, epsilon=1.0)
-    feed(agent, record_run(make_agent(mdp, 20, 2, epsilon=1.0), mdp, 10, env_rng(2))[0])
-    agent.begin_episode()
-    rng = np.random.default_rng(0)
-    states, actions = rng.integers(mdp.num_states, size=4), rng.integers(mdp.num_actions, size=4)
-    rows = agent.statistics.bonus_squared_at(states, actions)  # summed from the projections' rows
-    every = agent.statistics.bonus_squared_all()[np.arange(4), states, actions]
-    np.testing.assert_array_equal(rows, every)
-    np.testing.assert_array_equal(agent.statistics.bonus_squared_at(states, actions), every)  # now from the cache
