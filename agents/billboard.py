@@ -33,14 +33,15 @@ recording calls, :meth:`~Billboard.publish_block` (which :meth:`~Billboard.publi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import GOEMechanism, Mechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 
 
@@ -73,6 +74,8 @@ def stages(family: str, mechanism: Mechanism, n: int) -> list[tuple[str, int, Me
 
 def _runs_of_one_mechanism(mechanisms: Sequence[Mechanism]) -> list[tuple[int, int]]:
     """(start, stop) of every run of consecutive releases by one mechanism (the same object or an equal one)."""
+    if all(m is mechanisms[0] for m in mechanisms):
+        return [(0, len(mechanisms))]
     runs: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(mechanisms) + 1):
@@ -80,6 +83,75 @@ def _runs_of_one_mechanism(mechanisms: Sequence[Mechanism]) -> list[tuple[int, i
             runs.append((start, i))
             start = i
     return runs
+
+
+def _checked_values(mechanisms: Sequence[Mechanism], raw_values: Sequence[np.ndarray] | np.ndarray
+                    ) -> np.ndarray | list[np.ndarray]:
+    """Every value of a block checked as its mechanism requires (:func:`_checked_stack`), before any is released:
+    one stacked array when all share a mechanism kind and output shape, else one array per release."""
+    first = mechanisms[0]
+    if all(m is first for m in mechanisms):
+        return _checked_stack(first, raw_values)
+    kinds = [(type(m), m.output_shape) for m in mechanisms]
+    if all(kind == kinds[0] for kind in kinds):
+        return _checked_stack(first, raw_values)
+    checked: list[np.ndarray] = [np.empty(0)] * len(mechanisms)
+    for kind in dict.fromkeys(kinds):
+        indices = [i for i, other in enumerate(kinds) if other == kind]
+        stack = _checked_stack(mechanisms[indices[0]], [raw_values[i] for i in indices])
+        for i, value in zip(indices, stack, strict=True):
+            checked[i] = value
+    return checked
+
+
+def _block_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> list[np.ndarray]:
+    """The noise of each release of a block of several output shapes, drawn in publication order: the same draws
+    as each mechanism's :meth:`~dpverify.mechanisms.NoiseMechanism.noise` in turn. Gaussian and GOE releases take
+    their standard normals from one call of the generator, each mechanism's releases transformed at once."""
+    if not all(isinstance(m, (GaussianMechanism, GOEMechanism)) for m in mechanisms):
+        return [m.noise(rng, 1)[0] for m in mechanisms]
+    sizes = [math.prod(m.output_shape) for m in mechanisms]
+    starts = np.cumsum([0, *sizes[:-1]])
+    normals = rng.standard_normal(sum(sizes))
+    noise: list[np.ndarray] = [normals[:0]] * len(mechanisms)
+    for indices in _positions_by_mechanism(mechanisms):
+        m = cast("GaussianMechanism | GOEMechanism", mechanisms[indices[0]])
+        gathered = normals[starts[indices][:, None] + np.arange(sizes[indices[0]])]
+        for i, value in zip(indices, m.noise_from_normals(gathered.reshape(len(indices), *m.output_shape)),
+                            strict=True):
+            noise[i] = value
+    return noise
+
+
+def _positions_by_mechanism(mechanisms: Sequence[Mechanism]) -> list[list[int]]:
+    """The positions of each mechanism's releases in a block (the same object), in order of first appearance."""
+    positions: dict[int, list[int]] = {}
+    for i, m in enumerate(mechanisms):
+        positions.setdefault(id(m), []).append(i)
+    return list(positions.values())
+
+
+def _record(ledger: PrivacyLedger, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
+            pattern: UserPattern) -> None:
+    """Record a block's releases in the ledger, family by family, a run of consecutive stages by one mechanism
+    at once (the same accounting as recording them one by one in publication order: a ledger's blocks
+    do not depend on the order in which one episode's releases of different families are recorded)."""
+    family, first, mechanism = releases[0]
+    if all(r[0] == family and r[1] == first + i and r[2] is mechanism for i, r in enumerate(releases)):
+        ledger.record_stages(family, episode, (first, first + len(releases) - 1), mechanism, pattern)
+        return
+    by_family: dict[str, list[tuple[int, Mechanism]]] = {}
+    for family, stage, mechanism in releases:
+        by_family.setdefault(family, []).append((stage, mechanism))
+    for family, entries in by_family.items():
+        i = 0
+        while i < len(entries):
+            first, mechanism = entries[i]
+            j = i + 1
+            while j < len(entries) and entries[j][0] == first + (j - i) and entries[j][1] is mechanism:
+                j += 1
+            ledger.record_stages(family, episode, (first, first + j - i - 1), mechanism, pattern)
+            i = j
 
 
 def _published_value(mechanism: Mechanism, value: object) -> np.ndarray:
@@ -199,9 +271,10 @@ class Billboard:
         raw_values: Sequence[np.ndarray] | np.ndarray,
         users: str | UserPattern,
         rng: np.random.Generator,
-    ) -> list[np.ndarray]:
+    ) -> np.ndarray | list[np.ndarray]:
         """Release ``raw_values[i]`` as ``releases[i]`` = (family, stage, mechanism) of ``episode``, in that order,
-        each with fresh noise; record them; return the noisy values.
+        each with fresh noise; record them; return the noisy values: an (n, *shape) array when every release has
+        one output shape, else a list.
 
         The same releases as :meth:`publish` of each in turn — the same checks, the same noise draws from
         ``rng`` in the same order, the same records — made at once: every value is checked before any is
@@ -211,21 +284,26 @@ class Billboard:
         """
         rng = _generator("rng", rng)
         pattern = user_pattern(users)
-        if len(releases) != len(raw_values) or not releases:
-            raise InvalidParameterError("raw_values", f"must hold one value per release ({len(releases)})",
-                                        len(raw_values))
-        runs = _runs_of_one_mechanism([mechanism for _, _, mechanism in releases])
-        checked = [_checked_stack(releases[start][2], raw_values[start:stop]) for start, stop in runs]
-        noisy: list[np.ndarray] = []
-        record = self.ledger.record
-        for (start, stop), raw in zip(runs, checked, strict=True):
-            values = raw + releases[start][2].noise(rng, stop - start)
-            for family, stage, mechanism in releases[start:stop]:
-                record(family, episode, stage, mechanism, pattern)
-            if self.keep_history:
-                self._keep(episode, pattern, releases[start:stop], values, values - raw if self.keep_noise else None)
-            noisy.extend(values)
-        self.n_published += len(releases)
+        n = len(releases)
+        if len(raw_values) != n or not releases:
+            raise InvalidParameterError("raw_values", f"must hold one value per release ({n})", len(raw_values))
+        mechanisms = [mechanism for _, _, mechanism in releases]
+        checked = _checked_values(mechanisms, raw_values)
+        if isinstance(checked, np.ndarray):  # one output shape: the noise of each run of one mechanism at once
+            noisy: np.ndarray | list[np.ndarray] = np.empty_like(checked)
+            for start, stop in _runs_of_one_mechanism(mechanisms):
+                noisy[start:stop] = checked[start:stop] + mechanisms[start].noise(rng, stop - start)
+        else:
+            noisy = [raw + noise for raw, noise in zip(checked, _block_noise(mechanisms, rng), strict=True)]
+        if self.keep_history:
+            values = noisy if isinstance(noisy, np.ndarray) else None
+            for i, (family, stage, mechanism) in enumerate(releases):
+                noise = noisy[i] - checked[i] if self.keep_noise else None
+                self._keep(episode, pattern, [(family, stage, mechanism)],
+                           noisy[i][None] if values is None else values[i:i + 1],
+                           None if noise is None else noise[None])
+        _record(self.ledger, episode, releases, pattern)
+        self.n_published += n
         return noisy
 
     def publish_noised(
@@ -317,10 +395,11 @@ class ReplayBillboard(Billboard):
 
     def publish_block(self, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
                       raw_values: Sequence[np.ndarray] | np.ndarray, users: str | UserPattern,
-                      rng: np.random.Generator) -> list[np.ndarray]:
+                      rng: np.random.Generator) -> np.ndarray | list[np.ndarray]:
         """The releases made as :meth:`Billboard.publish_block` makes them; the recorded values handed back."""
-        super().publish_block(episode, releases, raw_values, users, rng)
-        return [self._replay(family, episode, stage) for family, stage, _ in releases]
+        made = super().publish_block(episode, releases, raw_values, users, rng)
+        recorded = [self._replay(family, episode, stage) for family, stage, _ in releases]
+        return np.stack(recorded) if isinstance(made, np.ndarray) else recorded
 
     def publish_noised(self, family: str, episode: int, stage: int, mechanism: Mechanism, value: np.ndarray,
                        users: str | UserPattern) -> np.ndarray:

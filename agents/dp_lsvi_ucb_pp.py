@@ -141,7 +141,7 @@ class FreshNoiseStatistics:
     def release_grams(self) -> PublishedGrams:
         labels = stages("gram", self.gram_mechanism, self.horizon)
         published = self.billboard.publish_block(self.episode, labels, self.raw_gram, PREFIX, self.noise_rng)
-        return post_process_grams(np.stack(published), self.regularization, self.shift, self.features)
+        return post_process_grams(np.asarray(published), self.regularization, self.shift, self.features)
 
     def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

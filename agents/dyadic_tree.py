@@ -104,7 +104,7 @@ class DyadicTreeSum:
 
     def _publish(self, level: int, episode: int, node: np.ndarray) -> np.ndarray:
         labels = stages(self.families[level], self.mechanisms[level], self.horizon)
-        return np.stack(self.billboard.publish_block(episode, labels, node, self.patterns[level], self.rng))
+        return np.asarray(self.billboard.publish_block(episode, labels, node, self.patterns[level], self.rng))
 
     def add(self, terms: np.ndarray | None) -> None:
         """Add user k's terms (shape (H, *shape)) and publish every node ending at k; None is an empty slot (the

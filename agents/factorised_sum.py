@@ -116,7 +116,7 @@ class FactorisedSum:
         x = np.zeros_like(self.prefix) if terms is None else np.asarray(terms, dtype=float)
         row = x + (self._thetas * self._encoder).sum(axis=0)
         labels = stages(self.family, self.mechanism, self.horizon)
-        released = np.stack(self.billboard.publish_block(k, labels, row, self.factor, self.rng))
+        released = np.asarray(self.billboard.publish_block(k, labels, row, self.factor, self.rng))
         decoded = released - (self._thetas * self._decoder).sum(axis=0)
         self._encoder = self._omegas * self._encoder + x
         self._decoder = self._omegas * self._decoder + decoded

@@ -294,7 +294,7 @@ class LdpUcrlVtr(PrivateAgent):
     def _send(self, gram_raw: np.ndarray, target_raw: np.ndarray) -> None:
         k = self.episode + 1
         raw = [value for h in range(self.horizon) for value in (gram_raw[h], target_raw[h])]
-        messages = self.billboard.publish_block(k, self.message_labels(), raw, "current", self.noise_rng)
+        messages = list(self.billboard.publish_block(k, self.message_labels(), raw, "current", self.noise_rng))
         self.server.receive(np.stack(messages[0::2]), np.stack(messages[1::2]))
         self.episode += 1
 

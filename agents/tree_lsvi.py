@@ -86,7 +86,7 @@ class BinaryTreeSum:
         level = (k & -k).bit_length() - 1
         node = self._raw[:level].sum(axis=0) + terms
         labels = stages(self.family, self.mechanism, self.horizon)
-        noisy = np.stack(self.billboard.publish_block(k, labels, node, "tree", self.rng))
+        noisy = np.asarray(self.billboard.publish_block(k, labels, node, "tree", self.rng))
         self._raw[level] = node
         self._raw[:level] = 0.0
         self._noisy[level] = noisy

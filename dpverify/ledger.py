@@ -466,6 +466,8 @@ class PrivacyLedger:
         # The run each family is currently extending by `record`, kept as plain values so that a
         # release costs a few comparisons (agents record millions): [k0, k1, h0, h1, mechanism, users].
         self._open: dict[str, list] = {}
+        # The families in the order of their first release (the order of :attr:`blocks`).
+        self._order: dict[str, None] = {}
 
     # ---- recording ---------------------------------------------------------------------------
 
@@ -485,7 +487,7 @@ class PrivacyLedger:
         return tuple(out)
 
     def _families_in_order(self) -> list[str]:
-        return list(dict.fromkeys([*self._closed, *self._open]))
+        return list(self._order)
 
     def _check_relation(self, mechanism: Mechanism) -> None:
         relation = getattr(mechanism, "relation", None)
@@ -530,6 +532,7 @@ class PrivacyLedger:
         self._check_relation(block.mechanism)
         self._close(family)
         self._closed.setdefault(family, []).append(block)
+        self._order.setdefault(family)
         return block
 
     def record(
@@ -566,6 +569,7 @@ class PrivacyLedger:
         self._check_relation(mechanism)
         self._close(family)
         self._open[family] = [episode, episode, stage, stage, mechanism, pattern]
+        self._order.setdefault(family)
 
     def record_stages(
         self, family: str, episode: int, stages: tuple[int, int], mechanism: Mechanism, users: str | UserPattern

@@ -316,7 +316,11 @@ class GaussianMechanism(_GaussianPrivacy):
     def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """N(0, σ²I) for n releases, shape (n, dim)."""
         n = _validate.integer("n", n, minimum=1)
-        return _check_generator(rng).normal(0.0, self.sigma, size=(n, *self.output_shape))
+        return self.noise_from_normals(_check_generator(rng).standard_normal((n, *self.output_shape)))
+
+    def noise_from_normals(self, z: np.ndarray) -> np.ndarray:
+        """The noise σ·z of releases whose standard normals are ``z`` (..., dim), as :meth:`noise` draws it."""
+        return self.sigma * z
 
 
 @register_mechanism
@@ -388,8 +392,13 @@ class GOEMechanism(_GaussianPrivacy):
     def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """(Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid for n releases, shape (n, dim, dim)."""
         size = (_validate.integer("n", n, minimum=1), *self.output_shape)
-        z = _check_generator(rng).normal(0.0, self.entry_std, size=size)
-        return (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+        return self.noise_from_normals(_check_generator(rng).standard_normal(size))
+
+    def noise_from_normals(self, z: np.ndarray) -> np.ndarray:
+        """The noise (W + Wᵀ)/√2, W = s·z, of releases whose standard normals are ``z`` (..., dim, dim), as
+        :meth:`noise` draws it."""
+        w = self.entry_std * z
+        return (w + np.swapaxes(w, -1, -2)) / math.sqrt(2.0)
 
     def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
         """The upper triangle of (Z + Zᵀ)/√2: off-diagonal entries (variance s²) divided by s, diagonal entries
