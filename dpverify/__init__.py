@@ -29,7 +29,6 @@ The regret bounds (:mod:`dpverify.bounds`), the agents (:mod:`dpverify.agents`),
 from __future__ import annotations
 
 from importlib import metadata as _metadata
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpverify._lazy import lazy_exports
@@ -73,22 +72,6 @@ __all__ = ["__version__", *_EXPORTS]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
-
-def _map_source_checkout() -> None:
-    """In a source checkout that is not installed, find ``dpverify.agents`` and ``dpverify.audits``.
-
-    An installation maps the repository's top-level ``agents/`` and ``audits/`` folders to these names
-    (setuptools ``package-dir``). Run from a checkout without installing, the package's search path
-    also covers the repository root, so the same imports work; an installed package is untouched (its
-    parent directory is not a dpverify checkout).
-    """
-    root = Path(__file__).resolve().parent.parent
-    if (root / "pyproject.toml").is_file() and (root / "agents" / "__init__.py").is_file():
-        if str(root) not in __path__:
-            __path__.append(str(root))
-
-
-_map_source_checkout()
 
 if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
     from dpverify.agents.dp_lsvi_ucb_pp_schedule import (

@@ -9,19 +9,22 @@ j absent, an empty slot, versus a canary at j). What the auditor sees (``notion`
 transcript (``"billboard"``), the actions given to the other users (``"jdp"``; Kearns et al. 2014; Vietri
 et al. 2020) or one user's messages (``"ldp"``; Liao et al. 2021); every output is a fixed function of
 that view, so a lower bound on ε for it is a lower bound for the claim (post-processing). The routes
-(``route``) are ``"two-world"`` (many runs on two neighbouring datasets through the audit engine;
-Jagielski, Ullman & Oprea 2020; Nasr et al. 2021) and ``"one-run"`` (Steinke, Nasr & Jagielski 2023,
-Theorem 3). An ``"ldp"`` audit is replace-one only. An agent whose registry card has a batched twin for its
-options runs through it (both relations; :mod:`dpverify.agents.batching`).
+(``route``, :mod:`dpverify.agent_audit.routes`) are ``"two-world"`` (many runs on two neighbouring
+datasets through the audit engine; Jagielski, Ullman & Oprea 2020; Nasr et al. 2021) and
+``"one-run"`` (Steinke, Nasr & Jagielski 2023, Theorem 3). An ``"ldp"`` audit is replace-one only.
+An agent whose registry card has a batched twin for its options runs through it (both relations;
+:mod:`dpverify.agents.batching`).
 
 The modules, one job each:
 
 * :mod:`dpverify.agent_audit.notions` — the audit notions (:class:`AuditNotion`, :func:`register_notion`);
+* :mod:`dpverify.agent_audit.routes` — the routes (:class:`AuditRoute`, :func:`register_route`);
 * :mod:`dpverify.agent_audit.spec` — :class:`AgentAuditSpec`, :class:`AgentClaim`, :class:`AgentAuditResult`;
 * :mod:`dpverify.agent_audit.runs` — :class:`AgentSetup`, one run on tapes, the probe run;
 * :mod:`dpverify.agent_audit.views` — the output of each notion (:func:`output_view`, :func:`observe`);
 * :mod:`dpverify.agent_audit.canaries` — measured canary pairs and the worst-case design;
-* :mod:`dpverify.agent_audit.two_world` — the two-world route and its :func:`neighbour_pairs`;
+* :mod:`dpverify.agent_audit.two_world` — the two-world route, the default (registered first), and
+  its :func:`neighbour_pairs`;
 * :mod:`dpverify.agent_audit.one_run` — the one-run route with a pilot-learned slot score;
 * :mod:`dpverify.agent_audit.plot` — the figure of a result.
 
@@ -35,23 +38,30 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+# the two-world module first: its route registers first and heads the registry (the default route)
+from dpverify.agent_audit import two_world as _two_world_route  # noqa: F401
 from dpverify.agent_audit.notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
-from dpverify.agent_audit.one_run import GUESS_FRACTIONS, SlotScorer, _one_run, canary_slots, learn_scorer
+from dpverify.agent_audit.one_run import GUESS_FRACTIONS, SlotScorer, canary_slots, learn_scorer
+from dpverify.agent_audit.routes import ROUTES, AuditRoute, RouteInputs, audit_route, register_route
 from dpverify.agent_audit.runs import PROBE_EPISODES, AgentSetup, _batched_agent, _setup, probe_agent, run_agent_once
 from dpverify.agent_audit.spec import (
-    MIN_TRIALS,
     POSITIONS,
     RELATIONS,
-    ROUTES,
     AgentAuditResult,
     AgentAuditSpec,
     AgentClaim,
     check_claim,
 )
-from dpverify.agent_audit.two_world import BATCH, AgentWorld, PositionedWorlds, _two_world, neighbour_pairs
+from dpverify.agent_audit.two_world import (
+    BATCH,
+    MIN_TRIALS,
+    AgentWorld,
+    PositionedWorlds,
+    neighbour_pairs,
+)
 from dpverify.agent_audit.views import View, observe, observe_batch, output_view
 from dpverify.audit.executors import Executor
-from dpverify.audit.resources import require_episodes, require_one_run, require_two_world
+from dpverify.audit.resources import require_episodes
 from dpverify.errors import InvalidParameterError
 
 __all__ = [
@@ -63,6 +73,10 @@ __all__ = [
     "audit_notion",
     "notions_for",
     "register_notion",
+    "AuditRoute",
+    "RouteInputs",
+    "audit_route",
+    "register_route",
     "POSITIONS",
     "PROBE_EPISODES",
     "RELATIONS",
@@ -94,6 +108,8 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
                 batch_factory: Callable[..., Any] | None = None) -> AgentAuditResult:
     """Audit an agent's claim by the spec's route (module docstring); bad input raises InvalidParameterError.
 
+    The route (:data:`~dpverify.agent_audit.routes.ROUTES`) refuses a size that does not fit, then
+    runs.
     ``batch_factory`` optionally supplies a vectorised agent for the two-world route (planted-bug variants
     of the batched twins use it, ``dpverify.audits.agent_zoo.BatchedVariant``); it must be picklable for process
     executors.
@@ -104,10 +120,7 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
     setup = _setup(spec)
     require_episodes("--episodes", spec.episodes, setup.environment(), spec.episodes, 1, "the audited agent")
     claim, width, mdp = probe_agent(spec, setup)
-    if spec.route == "two-world":
-        require_two_world(spec, mdp, width)
-    else:
-        require_one_run(spec, mdp, width)
-    if spec.route == "two-world":
-        return _two_world(spec, setup, claim, width, mdp, executor, progress, batch_factory, start)
-    return _one_run(spec, setup, claim, width, mdp, batch_factory, start)
+    route = audit_route(spec.route)
+    route.resources(spec, mdp, width)
+    inputs = RouteInputs(setup, claim, width, mdp, executor, progress, batch_factory, start)
+    return route.run(spec, inputs)

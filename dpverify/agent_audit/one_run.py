@@ -23,8 +23,9 @@ import numpy as np
 
 from dpverify.agent_audit.canaries import MeasuredPair, worst_case_pairs
 from dpverify.agent_audit.notions import audit_notion
+from dpverify.agent_audit.routes import AuditRoute, RouteInputs, register_route
 from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
-from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
+from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, _scope_note
 from dpverify.agent_audit.views import observe, observe_batch, output_view
 from dpverify.agents.batching import BatchRandomness, run_batch
 from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, replace, tape_arrays
@@ -32,6 +33,7 @@ from dpverify.audit import one_run as steinke
 from dpverify.audit.bounds import epsilon_of_mu
 from dpverify.audit.distinguishers import LinearFeature, propose_features
 from dpverify.audit.one_run_fdp import best_of_rules
+from dpverify.audit.resources import require_one_run
 from dpverify.audit.result import NO_VIOLATION_FOUND, NOT_A_CERTIFICATE, VIOLATION
 from dpverify.conversions import mu_for_epsilon_delta
 
@@ -130,8 +132,10 @@ def learn_scorer(pilot: np.ndarray, inclusion: np.ndarray) -> SlotScorer:
     return SlotScorer(best[1], best[2])
 
 
-def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
-             batch_factory: Callable[..., Any] | None, start: float) -> AgentAuditResult:
+def _one_run(spec: AgentAuditSpec, inputs: RouteInputs) -> AgentAuditResult:
+    """The one-run audit of ``spec`` (module docstring): the route's ``run``."""
+    setup, claim, width, mdp = inputs.setup, inputs.claim, inputs.width, inputs.mdp
+    batch_factory = inputs.batch_factory
     slots = canary_slots(spec.episodes, spec.canary_count)
     low, high, measured = slot_canaries(spec, setup, mdp)
     m = len(slots)
@@ -180,9 +184,16 @@ def _one_run(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: 
                      "f-DP analysis of Mahloujifar, Melis & Chaudhuri (2025); each analysis at half the error budget.")
     return AgentAuditResult(
         verdict=verdict, spec=spec, epsilon_lower_bound=eps, method=result.method, claimed_epsilon=spec.epsilon,
-        delta=spec.delta, agent_claim=claim, trials=runs, canaries=m, seconds=time.perf_counter() - start,
+        delta=spec.delta, agent_claim=claim, trials=runs, canaries=m,
+        seconds=time.perf_counter() - inputs.start,
         batched=batch_factory is not None or _is_batched(setup, spec.batched), audit=None, one_run=result,
         points=((wrong, wrong, wrong, wrong),), notes=tuple(notes),
         mu_lower_bound=None if fdp is None else fdp.mu_lower_bound, claimed_mu=claimed_mu,
         gdp_epsilon=None if fdp is None else epsilon_of_mu(fdp.mu_lower_bound, spec.delta),
         verdict_by=tuple(verdict_by), one_run_fdp=fdp, measured_pairs=() if measured is None else (measured,))
+
+
+register_route(AuditRoute(
+    "one-run", "canaries, Steinke et al. 2023", run=_one_run, resources=require_one_run,
+    default_trials=1, min_trials=1, size_format="{trials} run(s) × {canaries} canaries",
+    canary_slots=True))

@@ -1,12 +1,13 @@
 """What an agent audit audits and what it reports: :class:`AgentAuditSpec` (validated, frozen), the claim
 the agent itself states (:class:`AgentClaim`, checked by :func:`check_claim`) and :class:`AgentAuditResult`.
 
-The notions ("billboard", "jdp", "ldp": :mod:`dpverify.agent_audit.notions`) and routes ("two-world",
-"one-run") are described in :mod:`dpverify.agent_audit`. Which notions an agent's own notion
-supports follows joint DP (Kearns et al. 2014; Vietri et al. 2020: a JDP agent's private billboard and, by
-post-processing, the actions given to the other users) and local DP (Liao et al. 2021: each user's
-messages). An audit never
-certifies a claim: the verdict is VIOLATION or NO VIOLATION FOUND (Jagielski, Ullman & Oprea 2020).
+The notions ("billboard", "jdp", "ldp": :mod:`dpverify.agent_audit.notions`) and routes
+("two-world", "one-run": :mod:`dpverify.agent_audit.routes`) are described in
+:mod:`dpverify.agent_audit`. Which notions an agent's own notion supports follows joint DP (Kearns
+et al. 2014; Vietri et al. 2020: a JDP agent's private billboard and, by post-processing, the
+actions given to the other users) and local DP (Liao et al. 2021: each user's messages). An audit
+never certifies a claim: the verdict is VIOLATION or NO VIOLATION FOUND (Jagielski, Ullman & Oprea
+2020).
 """
 
 from __future__ import annotations
@@ -18,15 +19,13 @@ from typing import Any
 
 from dpverify import _validate
 from dpverify.agent_audit.notions import audit_notion, notions_for
+from dpverify.agent_audit.routes import audit_route
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
 from dpverify.errors import InvalidParameterError
 
-ROUTES: tuple[str, ...] = ("two-world", "one-run")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
 #: Canary designs of a two-world audit (:mod:`dpverify.agent_audit.canaries`).
 CANARY_DESIGNS: tuple[str, ...] = ("environment", "worst-case")
-#: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
-MIN_TRIALS = 10
 #: The neighbouring relations a claim may be audited under (the agents' spelling,
 #: :class:`dpverify.neighbouring.Neighbouring`).
 RELATIONS: tuple[str, ...] = ("replace-one", "add-remove-one")
@@ -53,7 +52,8 @@ class AgentAuditSpec:
         env: a registered environment name; ``env_options``/``agent_options``: their keyword options.
         episodes: K, the number of users.
         notion: "billboard", "jdp" or "ldp".
-        route: "two-world" or "one-run".
+        route: a registered route (:data:`dpverify.agent_audit.routes.ROUTES`): "two-world" or
+            "one-run".
         epsilon, delta: the claim audited. The agent is configured with them unless ``agent_options``
             set its own; the claim must be one the agent makes (ε ≥ its claimed ε, δ ≥ its δ).
         trials: two-world: trials per side (selection + evaluation); one-run: number of runs.
@@ -98,15 +98,13 @@ class AgentAuditSpec:
             raise InvalidParameterError("env", "must be a registered environment name", self.env)
         _validate.integer("episodes", self.episodes, minimum=2)
         audit_notion(self.notion)
-        _validate.one_of("route", self.route, ROUTES)
+        route = audit_route(self.route)
         object.__setattr__(self, "epsilon", _validate.positive("epsilon", self.epsilon))
         object.__setattr__(self, "delta", _validate.open_unit("delta", self.delta))
-        minimum = MIN_TRIALS if self.route == "two-world" else 1
         trials = _validate.integer("trials", self.trials, minimum=1)
-        if trials < minimum:
+        if trials < route.min_trials:
             raise InvalidParameterError(
-                "trials", f"must be >= {minimum} per side for a two-world audit (a selection and an evaluation split)",
-                trials)
+                "trials", f"must be >= {route.min_trials} {route.min_trials_reason}", trials)
         if self.canaries is not None:
             m = _validate.integer("canaries", self.canaries, minimum=2)
             if m > self.episodes:

@@ -24,17 +24,20 @@ import numpy as np
 
 from dpverify.agent_audit.canaries import MeasuredPair, measure_pair, worst_case_pairs
 from dpverify.agent_audit.notions import audit_notion
+from dpverify.agent_audit.routes import AuditRoute, RouteInputs, register_route
 from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
-from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, AgentClaim, _scope_note
+from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, _scope_note
 from dpverify.agent_audit.views import View, observe, observe_batch, output_view
 from dpverify.agents.batching import BatchRandomness, run_batch
 from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
 from dpverify.audit.engine import run_audit
-from dpverify.audit.executors import Executor
+from dpverify.audit.resources import require_two_world
 from dpverify.audit.spec import AuditSpec, NeighbourPair
 
 #: Trials of the batched path per vectorised call (larger batches thrash the cache).
 BATCH = 2048
+#: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
+MIN_TRIALS = 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,9 +120,10 @@ def _measured_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[M
             for pair, p in zip(neighbour_pairs(spec, mdp), spec.positions, strict=True)]
 
 
-def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width: int, mdp: Any,
-               executor: Executor | None, progress: bool | None, batch_factory: Callable[..., Any] | None,
-               start: float) -> AgentAuditResult:
+def _two_world(spec: AgentAuditSpec, inputs: RouteInputs) -> AgentAuditResult:
+    """The two-world audit of ``spec`` (module docstring): the route's ``run``."""
+    setup, claim, width, mdp = inputs.setup, inputs.claim, inputs.width, inputs.mdp
+    batch_factory = inputs.batch_factory
     measured = _measured_pairs(spec, setup, mdp)
     batched = batch_factory is not None or _is_batched(setup, spec.batched)
     # one mechanism per pair: its view reads the episodes around that pair's position
@@ -129,7 +133,8 @@ def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width
                            seed=spec.seed, gaussian_claim=claim.gaussian, max_pairs=max(1, len(measured)))
     mechanism = PositionedWorlds(tuple(mechanisms))
     labelled = [NeighbourPair((i, p.first), (i, p.second), p.label) for i, p in enumerate(measured)]
-    result = run_audit(mechanism, labelled, audit_spec, executor=executor, progress=progress)
+    result = run_audit(mechanism, labelled, audit_spec, executor=inputs.executor,
+                       progress=inputs.progress)
     # The (ε, δ) lower bound is Clopper–Pearson's alone; the μ-GDP test's μ (and the ε of the Gaussian curve it
     # rules out) is reported beside it, for a Gaussian claim only: a one-bit post-processing of μ = 1 has
     # ε(1e-5) = 0.807 while the μ route reads 4.24 (docs/auditing.md, "Two bounds, two labels").
@@ -144,9 +149,16 @@ def _two_world(spec: AgentAuditSpec, setup: AgentSetup, claim: AgentClaim, width
     return AgentAuditResult(
         verdict=result.verdict, spec=spec, epsilon_lower_bound=float(result.clopper_pearson.epsilon_lower),
         method="clopper-pearson", claimed_epsilon=spec.epsilon, delta=spec.delta, agent_claim=claim,
-        trials=spec.trials, canaries=None, seconds=time.perf_counter() - start, batched=batched, audit=result,
-        one_run=None, points=points, notes=tuple(notes),
+        trials=spec.trials, canaries=None, seconds=time.perf_counter() - inputs.start,
+        batched=batched, audit=result, one_run=None, points=points, notes=tuple(notes),
         mu_lower_bound=None if gaussian is None or gaussian.mu_lower is None else float(gaussian.mu_lower),
         claimed_mu=None if gaussian is None else result.claimed_mu,
         gdp_epsilon=None if gaussian is None else float(gaussian.epsilon_lower),
         verdict_by=tuple(result.violated_by), measured_pairs=ordered)
+
+
+register_route(AuditRoute(
+    "two-world", "many runs on D and D'", run=_two_world, resources=require_two_world,
+    default_trials=10_000, min_trials=MIN_TRIALS,
+    min_trials_reason="per side for a two-world audit (a selection and an evaluation split)",
+    size_format="window {window}; {trials} trials per side"))

@@ -35,6 +35,11 @@ WHITEBOX_SEARCH_EPISODES = 24
 #: The registered audit notions (:data:`dpverify.agent_audit.notions.NOTIONS`), listed without importing the
 #: library so that ``--help`` stays fast (a test keeps the two equal).
 NOTION_CHOICES: tuple[str, ...] = ("billboard", "jdp", "ldp")
+#: The registered audit routes (:data:`dpverify.agent_audit.routes.ROUTES`), the first the default,
+#: listed without importing the library for the same reason; the help below states each route's
+#: description and default ``--trials``, and a test keeps the choices and the help equal to the
+#: registry. The handler reads the default trials from the registry.
+ROUTE_CHOICES: tuple[str, ...] = ("two-world", "one-run")
 
 def add_parsers(targets: argparse._SubParsersAction) -> None:
     """Add ``agent`` and ``agent-zoo`` to the ``dpverify audit`` sub-commands."""
@@ -46,7 +51,7 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.add_argument("--env", required=True, help="registered environment name")
     agent.add_argument("--episodes", type=count, required=True, help="K, the number of users")
     agent.add_argument("--notion", required=True, choices=NOTION_CHOICES, help="what the auditor sees")
-    agent.add_argument("--route", default="two-world", choices=("two-world", "one-run"),
+    agent.add_argument("--route", default=ROUTE_CHOICES[0], choices=ROUTE_CHOICES,
                        help="two-world (many runs on D and D') or one-run (canaries, Steinke et al. 2023)")
     agent.add_argument("--epsilon", type=number, required=True, help="claimed epsilon")
     agent.add_argument("--delta", type=number, default=1e-5, help="claimed delta (default 1e-5)")
@@ -103,9 +108,10 @@ def _positions(items: list[str] | None) -> tuple[Any, ...]:
 
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The :class:`~dpverify.agent_audit.AgentAuditSpec` the options describe (validated)."""
-    from dpverify.agent_audit import AgentAuditSpec
+    from dpverify.agent_audit import AgentAuditSpec, audit_route
 
-    trials = args.trials if args.trials is not None else (10_000 if args.route == "two-world" else 1)
+    route = audit_route(args.route, "--route")
+    trials = args.trials if args.trials is not None else route.default_trials
     gaussian = None if args.gaussian_claim is None else args.gaussian_claim == "yes"
     return AgentAuditSpec(
         agent=args.agent, env=args.env, episodes=args.episodes, notion=args.notion, epsilon=args.epsilon,

@@ -254,9 +254,11 @@ def assert_audit_passes(
         agent_kwargs: for agents only — ``env`` (a registered environment name; default a small random
             linear MDP, or a mixture MDP for a registered agent that needs one: pass
             ``env="random-mixture"`` for an unregistered one), ``env_options`` (default: the small
-            instance for "random-linear" and "random-mixture"), ``episodes`` (K, default
-            3), ``route`` ("two-world" or "one-run"), ``positions`` (default ("first",)), ``window``
-            (default K), ``agent_options`` (passed to the factory).
+            instance for "random-linear" and "random-mixture"), ``episodes`` (K, default 3),
+            ``route`` (a registered route of :data:`dpverify.agent_audit.routes.ROUTES`,
+            "two-world" or "one-run"; ``trials`` counts that route's trials: per side, or runs),
+            ``positions`` (default ("first",)), ``window`` (default K), ``agent_options`` (passed to
+            the factory).
 
     Returns the :class:`~dpverify.audit.AuditResult` (for an agent, the
     :class:`~dpverify.agent_audit.AgentAuditResult`), e.g. to assert on its bounds.

@@ -23,6 +23,7 @@ from typing import Any
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent
 from dpverify.agent_audit.notions import notions_for
+from dpverify.agent_audit.routes import audit_route
 from dpverify.agents.registry import build_environment
 from dpverify.errors import DpverifyError
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
@@ -67,12 +68,10 @@ def _run(spec_kwargs: dict[str, Any], executor: Any) -> Any:
 def _configuration(kwargs: dict[str, Any]) -> str:
     options = ", ".join(f"{k}={v}" for k, v in sorted(kwargs["env_options"].items()))
     size = f"{kwargs['env']}{f' ({options})' if options else ''}, K = {kwargs['episodes']}"
+    counts = audit_route(kwargs["route"]).size(kwargs)  # e.g. "window 2; 1000 trials per side"
     if kwargs.get("canary_design") == "worst-case":
-        return (f"audit linear MDP of {size}; worst-case canaries, window {kwargs['window']}; "
-                f"{kwargs['trials']} trials per side")
-    if kwargs["route"] == "two-world":
-        return f"{size}; window {kwargs['window']}; {kwargs['trials']} trials per side"
-    return f"{size}; {kwargs['trials']} run(s) × {kwargs['canaries']} canaries"
+        return f"audit linear MDP of {size}; worst-case canaries, {counts}"
+    return f"{size}; {counts}"
 
 
 def _route_label(kwargs: dict[str, Any]) -> str:
@@ -159,9 +158,9 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         kwargs["confidence"] = confidence
     runs = []
     for kwargs in plans:
-        if kwargs["route"] == "one-run" and episodes < 4:
-            runs.append(AuditRun(kwargs["notion"], "one-run", _configuration(kwargs), NOT_RUN, epsilon,
-                                 detail="K < 4 leaves no room for canaries"))
+        if audit_route(kwargs["route"]).canary_slots and episodes < 4:
+            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN,
+                                 epsilon, detail="K < 4 leaves no room for canaries"))
             continue
         try:
             runs.append(_audit_run(_run(kwargs, executor), kwargs))
