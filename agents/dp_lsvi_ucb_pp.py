@@ -44,7 +44,7 @@ from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.dp_lsvi_ucb_pp_tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
-from dpverify.agents.lsvi_ucb_pp import backup, variance_weights_from
+from dpverify.agents.lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
 from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
 from dpverify.agents.statistics import PublishedGrams, PublishedStatistics, checked_weights, post_process_grams
@@ -298,15 +298,7 @@ class DpLsviUcbPlusPlus(PrivateAgent):
     def derived_settings(self) -> dict[str, Any]:
         values = self.noise_values
         return {
-            "regularization_used": self.regularization,
-            "theory_beta_hat": self.theory["beta_hat"],
-            "theory_beta_check": self.theory["beta_check"],
-            "theory_beta_bar": self.theory["beta_bar"],
-            "beta_hat": self.beta_hat,
-            "beta_check": self.beta_check,
-            "beta_bar": self.beta_bar,
-            "variance_floor_coefficient": self.variance_floor_coefficient,
-            "disagreement_coefficient": self.disagreement_coefficient,
+            **learning_rule_settings(self),
             "L": values["L"],
             "lambda_tilde": values["lambda_tilde"],
             "iota2": values["iota2"],

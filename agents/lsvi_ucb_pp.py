@@ -126,6 +126,22 @@ def variance_weights_from(hat: np.ndarray, check: np.ndarray, bar: np.ndarray, n
     return sigma_bar**-2.0
 
 
+def learning_rule_settings(agent: Any) -> dict[str, Any]:
+    """What LSVI-UCB++ and DP-LSVI-UCB++ both report of the learning rule: λ, the theory radii, the radii used
+    and the coefficients of σ̄'s floor and of D."""
+    return {
+        "regularization_used": agent.regularization,
+        "theory_beta_hat": agent.theory["beta_hat"],
+        "theory_beta_check": agent.theory["beta_check"],
+        "theory_beta_bar": agent.theory["beta_bar"],
+        "beta_hat": agent.beta_hat,
+        "beta_check": agent.beta_check,
+        "beta_bar": agent.beta_bar,
+        "variance_floor_coefficient": agent.variance_floor_coefficient,
+        "disagreement_coefficient": agent.disagreement_coefficient,
+    }
+
+
 def backup(q_hat: np.ndarray, q_check: np.ndarray, rewards: np.ndarray, phi: np.ndarray, w_hat: np.ndarray,
            w_check: np.ndarray, bonus: np.ndarray, beta_hat: float, beta_check: float, cap: float
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -176,17 +192,7 @@ class LsviUcbPlusPlus(Agent):
         self._bonus_norm = np.zeros((H, S, A))
 
     def derived_settings(self) -> dict[str, Any]:
-        return {
-            "regularization_used": self.regularization,
-            "theory_beta_hat": self.theory["beta_hat"],
-            "theory_beta_check": self.theory["beta_check"],
-            "theory_beta_bar": self.theory["beta_bar"],
-            "beta_hat": self.beta_hat,
-            "beta_check": self.beta_check,
-            "beta_bar": self.beta_bar,
-            "variance_floor_coefficient": self.variance_floor_coefficient,
-            "disagreement_coefficient": self.disagreement_coefficient,
-        }
+        return learning_rule_settings(self)
 
     def plan(self) -> np.ndarray:
         """One backward pass (module docstring); returns Q̂, shape (H, S, A)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpverify.errors import InvalidParameterError
+from dpverify._registry import look_up, register
 
 
 @dataclass(frozen=True)
@@ -64,19 +64,12 @@ NOTIONS: dict[str, AuditNotion] = {}
 
 def register_notion(notion: AuditNotion, replace: bool = False) -> AuditNotion:
     """Add an audit notion (an existing name is an error unless ``replace``)."""
-    if not isinstance(notion, AuditNotion):
-        raise InvalidParameterError("notion", "must be an AuditNotion", type(notion).__name__)
-    if notion.name in NOTIONS and not replace:
-        raise InvalidParameterError("notion", "is already registered", notion.name)
-    NOTIONS[notion.name] = notion
-    return notion
+    return register(NOTIONS, notion, "notion", AuditNotion, replace)
 
 
 def audit_notion(name: str, parameter: str = "notion") -> AuditNotion:
     """The registered notion ``name`` (one clear error otherwise)."""
-    if not isinstance(name, str) or name not in NOTIONS:
-        raise InvalidParameterError(parameter, f"must be one of {', '.join(NOTIONS)}", name)
-    return NOTIONS[name]
+    return look_up(NOTIONS, name, parameter)
 
 
 def notions_for(privacy_notion: str) -> tuple[str, ...]:

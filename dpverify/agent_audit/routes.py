@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpverify import _validate
+from dpverify._registry import look_up, register
 from dpverify.errors import InvalidParameterError
 
 if TYPE_CHECKING:  # types only: the spec and the runs import this registry
@@ -101,16 +102,9 @@ ROUTES: dict[str, AuditRoute] = {}
 
 def register_route(route: AuditRoute, replace: bool = False) -> AuditRoute:
     """Add an audit route (an existing name is an error unless ``replace``)."""
-    if not isinstance(route, AuditRoute):
-        raise InvalidParameterError("route", "must be an AuditRoute", type(route).__name__)
-    if route.name in ROUTES and not replace:
-        raise InvalidParameterError("route", "is already registered", route.name)
-    ROUTES[route.name] = route
-    return route
+    return register(ROUTES, route, "route", AuditRoute, replace)
 
 
 def audit_route(name: str, parameter: str = "route") -> AuditRoute:
     """The registered route ``name`` (one clear error otherwise)."""
-    if not isinstance(name, str) or name not in ROUTES:
-        raise InvalidParameterError(parameter, f"must be one of {', '.join(ROUTES)}", name)
-    return ROUTES[name]
+    return look_up(ROUTES, name, parameter)
