@@ -75,15 +75,17 @@ class BatchedDpLsviUcbPlusPlus:
         self.rewards = np.asarray(mdp.rewards)
         stats: Any = reference.statistics
         self.gram_mechanism = reference.calibration.mechanism("gram")
-        self.vector_mechanisms = ({f: reference.calibration.mechanism(f) for f in VECTOR_FAMILIES}
-                                  if self.aggregation == "fresh" else {})
+        # Per family, the mechanism of each stage's release (None: the stage releases no vector, its sums are 0).
+        released = set(reference.calibration.released_stages("w_hat")) if self.aggregation == "fresh" else set()
+        self.vector_mechanisms = {f: [reference.calibration.mechanism(f, h + 1) if h + 1 in released else None
+                                      for h in range(H)] for f in VECTOR_FAMILIES} if released else {}
         self.regularization = float(stats.regularization)
         self.shift = float(stats.shift)
         self.max_weight = float(stats.max_weight)
         self.beta_hat, self.beta_check, self.beta_bar = reference.beta_hat, reference.beta_check, reference.beta_bar
         self.variance_floor_coefficient = reference.variance_floor_coefficient
         self.disagreement_coefficient = reference.disagreement_coefficient
-        self.horizon_cap = float(H)  # regression targets are clipped to [0, H]
+        self.target_caps = reference.target_caps  # stage h's targets are clipped to [0, target_caps[h]]
         self.switching = bool(config.switching)
         self.value_floor = 0.0  # V̂, V̌ ≥ 0 (a planted-bug variant may drop the floor)
         self.record = None if record is None else {int(k) for k in record}
@@ -122,11 +124,15 @@ class BatchedDpLsviUcbPlusPlus:
 
     def vector_noise(self, family: str, h: int) -> np.ndarray:
         """Fresh N(0, σ²I) for one vector release of every trial: shape (n, d)."""
-        return self.randomness.normal(self.vector_mechanisms[family].noise_scale, (self.dim,))
+        mechanism = self.vector_mechanisms[family][h]
+        if mechanism is None:
+            raise InvalidParameterError("stage", f"releases no {family!r} (its sums are 0)", h + 1)
+        return self.randomness.normal(mechanism.noise_scale, (self.dim,))
 
-    def clip_targets(self, values: np.ndarray) -> np.ndarray:
-        """Regression targets clipped to [0, H] (the range the sensitivities assume)."""
-        return np.minimum(np.maximum(values, 0.0), self.horizon_cap)
+    def clip_targets(self, values: np.ndarray, h: int) -> np.ndarray:
+        """Stage h's regression targets clipped to [0, H] (the range the sensitivities assume; [0, H − h − 1] under
+        the staged model)."""
+        return np.minimum(np.maximum(values, 0.0), self.target_caps[h])
 
     def user_features(self, h: np.ndarray, s: np.ndarray, a: np.ndarray) -> np.ndarray:
         """φ_h(s, a) of the visited pairs, as added to the raw sums: shape (n, H, d)."""
@@ -160,6 +166,8 @@ class BatchedDpLsviUcbPlusPlus:
         self.noisy_inverse, self.noisy_logdet, self.noisy_bonus = grams
 
     def release_sum(self, family: str, h: int, targets: np.ndarray) -> np.ndarray:
+        if self.vector_mechanisms[family][h] is None:  # no release at this stage: the sums are exactly 0
+            return np.zeros((self.n, self.dim))
         raw = (self.next_state_sums[:, h] @ targets[:, :, None])[:, :, 0]
         noisy = raw + self.vector_noise(family, h)
         self._publish(family, h, noisy)
@@ -169,8 +177,8 @@ class BatchedDpLsviUcbPlusPlus:
 
     def regress(self, h: int) -> None:
         inverse = self.noisy_inverse[:, h]
-        v_hat = self.clip_targets(self.v_hat[:, h + 1])
-        v_check = self.clip_targets(self.v_check[:, h + 1])
+        v_hat = self.clip_targets(self.v_hat[:, h + 1], h)
+        v_check = self.clip_targets(self.v_check[:, h + 1], h)
         self.w_hat[:, h] = (inverse @ self.release_sum("w_hat", h, v_hat)[:, :, None])[:, :, 0]
         self.w_check[:, h] = (inverse @ self.release_sum("w_check", h, v_check)[:, :, None])[:, :, 0]
         self.w_bar[:, h] = (inverse @ self.release_sum("w_bar", h, v_hat**2)[:, :, None])[:, :, 0]

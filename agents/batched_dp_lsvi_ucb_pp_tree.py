@@ -57,8 +57,8 @@ class BatchedDpLsviUcbPlusPlusTree(BatchedDpLsviUcbPlusPlus):
         """ŵ, w̌, w̄ = Λ̃⁻¹ M̃_h V for V = V̂, V̌, V̂² (targets clipped to [0, H]), with the reference's products."""
         inverse = self.noisy_inverse[:, h]
         m = self.next_state_prefix[:, h]
-        v_hat = self.clip_targets(self.v_hat[:, h + 1])
-        v_check = self.clip_targets(self.v_check[:, h + 1])
+        v_hat = self.clip_targets(self.v_hat[:, h + 1], h)
+        v_check = self.clip_targets(self.v_check[:, h + 1], h)
         for out, target in ((self.w_hat, v_hat), (self.w_check, v_check), (self.w_bar, v_hat**2)):
             out[:, h] = np.matvec(inverse, np.matvec(m, target))
         self.bonus_norm[:, h] = np.sqrt(self.noisy_bonus[:, h])

@@ -40,7 +40,7 @@ from dpverify import _validate
 from dpverify.agents.base import Trajectory
 from dpverify.agents.billboard import Billboard, stages
 from dpverify.agents.dp_lsvi_ucb_pp_constants import noise_constants, noise_constants_for_std
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
+from dpverify.agents.dp_lsvi_ucb_pp_schedule import SENSITIVITY_MODELS, dp_lsvi_ucbpp_schedule
 from dpverify.agents.dp_lsvi_ucb_pp_tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
@@ -71,7 +71,8 @@ class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
     Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s: K, over which the budget is
     spread, the target (ε, δ) of the published statistics, F, relation, conversion, the multiplier c_Λ of
     λ̃_Λ in the shift, p of the utility analysis):
-        sensitivity_model: "paper" (Appendix A) or "derived" (docs/derivations.md).
+        sensitivity_model: "paper" (Appendix A), "derived" or "staged" (each stage's own target range; fresh
+            aggregation only; docs/derivations.md).
         accounting: "per-user" (each user pays for the releases that read it) or "naive" (4HK·ρ0).
         beta_hat_multiplier, beta_check_multiplier, beta_bar_multiplier: multipliers of the statistical terms
             √(d³H²ι₂²) (β̂, β̌) and √(d³H⁴ι₂²) (β̄) of Theorem 3.2's radii.
@@ -100,8 +101,11 @@ class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _validate.one_of("sensitivity_model", self.sensitivity_model, ("paper", "derived"))
+        _validate.one_of("sensitivity_model", self.sensitivity_model, SENSITIVITY_MODELS)
         _validate.one_of("aggregation", self.aggregation, AGGREGATIONS)
+        if self.sensitivity_model == "staged" and self.aggregation != "fresh":
+            raise InvalidParameterError("sensitivity_model", "staged applies to aggregation='fresh' (a counter's "
+                                        "sums M_h carry no targets)", self.sensitivity_model)
         _validate.one_of("accounting", self.accounting, ("per-user", "naive"))
         for name in ("beta_hat_multiplier", "beta_check_multiplier", "beta_bar_multiplier",
                      "privacy_radius_multiplier", "variance_floor_multiplier", "disagreement_multiplier"):
@@ -128,8 +132,11 @@ class FreshNoiseStatistics:
         self.regularization, self.shift, self.max_weight = regularization, shift, max_weight
         self.billboard, self.noise_rng = billboard, noise_rng
         self.gram_mechanism = calibration.mechanism("gram")
-        self.vector_labels = [[(family, h + 1, calibration.mechanism(family)) for family in VECTOR_FAMILIES]
-                              for h in range(self.horizon)]
+        # The three vector releases of each stage (None where the schedule releases none: a stage whose targets
+        # are all 0, the last one under the "staged" model, whose sums are exactly 0).
+        released = set(calibration.released_stages("w_hat"))
+        self.vector_labels = [[(family, h + 1, calibration.mechanism(family, h + 1)) for family in VECTOR_FAMILIES]
+                              if h + 1 in released else None for h in range(self.horizon)]
         self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))
         self.next_state_sums = np.zeros((self.horizon, self.dim, self.num_states))
         self.users = 0
@@ -145,10 +152,13 @@ class FreshNoiseStatistics:
 
     def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        labels = self.vector_labels[h]
+        if labels is None:  # targets all 0 at this stage: the sums are 0, and nothing is released
+            return np.zeros(self.dim), np.zeros(self.dim), np.zeros(self.dim)
         m = self.next_state_sums[h]
         raw = np.stack([m @ v_hat, m @ v_check, m @ v_hat**2])
-        w_hat_sum, w_check_sum, w_bar_sum = self.billboard.publish_block(self.episode, self.vector_labels[h], raw,
-                                                                         PREFIX, self.noise_rng)
+        w_hat_sum, w_check_sum, w_bar_sum = self.billboard.publish_block(self.episode, labels, raw, PREFIX,
+                                                                         self.noise_rng)
         return w_hat_sum, w_check_sum, w_bar_sum
 
     def add_user(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray) -> None:
@@ -216,6 +226,11 @@ class DpLsviUcbPlusPlus(PrivateAgent):
         else:
             self.statistics = CounterStatistics(mdp.features, self.regularization, self.shift, self.calibration,
                                                 self.billboard, noise_rng, max_weight, K, counter)
+        # Targets of stage h's regressions clipped to [0, H] (the range the sensitivities assume) or, under the
+        # "staged" model, to [0, H − h − 1] (0-based h: the value-to-go after stage h, whose own sensitivities
+        # assume that range).
+        self.target_caps = ((H - 1.0 - np.arange(H)) if config.sensitivity_model == "staged"
+                            else np.full(H, float(H)))
         # Alg. 1 l.2: Q̂ = H (capped at the value-to-go H − h), Q̌ = 0.
         caps = (H - np.arange(H))[:, None, None].astype(np.float64)
         self.q_hat = np.broadcast_to(caps, (H, S, A)).copy()
@@ -259,8 +274,8 @@ class DpLsviUcbPlusPlus(PrivateAgent):
             np.any(grams.log_determinant >= self.last_switch_logdet + math.log(2.0)))
         self.bonus = np.sqrt(grams.bonus_squared)  # ‖φ_h(s, a)‖_{Λ̃⁻¹} of every (h, s, a)
         for h in range(H - 1, -1, -1):  # l.5
-            v_hat = np.minimum(np.maximum(self.v_hat[h + 1], 0.0), float(H))  # targets in [0, H]
-            v_check = np.minimum(np.maximum(self.v_check[h + 1], 0.0), float(H))
+            v_hat = np.minimum(np.maximum(self.v_hat[h + 1], 0.0), self.target_caps[h])  # targets in range
+            v_check = np.minimum(np.maximum(self.v_check[h + 1], 0.0), self.target_caps[h])
             w_hat_sum, w_check_sum, w_bar_sum = self.statistics.release_sums(h, v_hat, v_check)
             self.w_hat[h] = grams.inverse[h] @ w_hat_sum  # l.6
             self.w_check[h] = grams.inverse[h] @ w_check_sum  # l.7

@@ -24,6 +24,7 @@ from dpverify.bounds.symbols import K as K_symbol
 from dpverify.bounds.symbols import d as d_symbol
 from dpverify.bounds.symbols import delta as delta_symbol
 from dpverify.calibration import Calibration
+from dpverify.errors import InvalidParameterError
 
 
 @functools.cache
@@ -50,11 +51,16 @@ def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: 
 
     Lemma A.1 is stated for the printed noise at budget ρ; it is evaluated at the ρ for which the
     printed noise equals the calibrated one: ρ_Λ = HK/s² for the GOE entry std s, ρ_L = 8H³K/σ̂² for
-    the std σ̂ of the w_hat/w_check noise (module docstring).
+    the std σ̂ of the w_hat/w_check noise, the largest over the stages where it differs by stage (module
+    docstring).
     """
+    stages = calibration.released_stages("w_hat")
+    if not stages:
+        raise InvalidParameterError("horizon", "must be >= 2 for a schedule that releases no ŵ sum at H = 1 "
+                                    "(the staged model)", horizon)
+    sigma_hat = max(calibration.mechanism("w_hat", h).noise_scale for h in stages)  # the largest over the stages
     return noise_constants_for_std(calibration.mechanism("gram").noise_scale,  # the GOE entry std
-                                   calibration.mechanism("w_hat").noise_scale,  # the Gaussian σ
-                                   dim, horizon, episodes, failure_probability)
+                                   sigma_hat, dim, horizon, episodes, failure_probability)
 
 
 def noise_constants_for_std(s: float, sigma_hat: float, dim: int, horizon: int, episodes: int,

@@ -19,8 +19,9 @@ from dpverify.ledger import user_pattern
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-#: The sensitivity models: the paper's per-user bounds (Appendix A) or those derived from σ̄ ≥ H (line 25).
-SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived")
+#: The sensitivity models: the paper's per-user bounds (Appendix A), those derived from σ̄ ≥ H (line 25), and
+#: those derived stage by stage (σ̄ ≥ H and the targets' range at each stage: values are capped at H − h + 1).
+SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived", "staged")
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class DpLsviUcbPlusPlusSetting:
 
     @property
     def weight(self) -> float:
-        """W ≥ σ̄⁻²: 1 under ``"paper"`` (Appendix A), 1/H² under ``"derived"`` (σ̄ ≥ H, line 25)."""
+        """W ≥ σ̄⁻²: 1 under ``"paper"`` (Appendix A), 1/H² under ``"derived"`` and ``"staged"`` (σ̄ ≥ H, line 25)."""
         H = float(self.horizon)
         return 1.0 if self.model == "paper" else 1.0 / (H * H)
 
@@ -91,6 +92,13 @@ def dp_lsvi_ucbpp_schedule(
         Frobenius norm (the paper's GOE noise s² = 1/(4ρ0) corresponds to 1: an add/remove bound).
     ``derived``: σ̄ ≥ H (line 25) so σ̄⁻² ≤ 1/H², ‖φ‖ ≤ 1, V clipped to [0, H] ⇒ under replacement
         2/H, 2/H, 2 and √2/H² — H² smaller.
+    ``staged``: as ``derived``, with each stage's own target range: the regression of stage h reads
+        V_{h+1} ≤ H − h (values are capped at the value-to-go, and the agent clips each stage's targets to
+        [0, H − h]), so the vector statistics of stage h have sensitivities 2(H − h)/H², 2(H − h)/H² and
+        2(H − h)²/H² (one statistic per stage, ``w_hat@h``), and stage H, whose targets are V_{H+1} = 0, releases
+        no vector at all (its sums are exactly 0). The Gram release is the same as ``derived``. Every release
+        still gets the same ρ0: the noise of stage h is (H − h)/H (w̄: ((H − h)/H)²) of ``derived``'s, and no
+        input realises less than the sensitivity a release is calibrated for (docs/derivations.md).
 
     ``feature_norm`` scales every bound (F for vectors, F² for the Gram matrix) for agents whose
     features are not normalised.
@@ -99,23 +107,24 @@ def dp_lsvi_ucbpp_schedule(
     horizon, episodes, dim, model = setting.horizon, setting.episodes, setting.dim, setting.model
     relation, feature_norm, weight = setting.relation, setting.feature_norm, setting.weight
     H = float(horizon)
-    value = SumBound(weight, feature_norm, H)
-    square = SumBound(weight, feature_norm, H * H)
     prefix = user_pattern("prefix")
-    vector, square_vector = vector_sum_sensitivity(value, relation), vector_sum_sensitivity(square, relation)
-    gram = gram_sum_sensitivity(value, relation)
-    stats = (
-        StatisticSpec("w_hat", "Σ σ̄⁻² φ·V̂ (Alg. 1 line 6)", "vector", dim, vector, prefix),
-        StatisticSpec("w_check", "Σ σ̄⁻² φ·V̌ (Alg. 1 line 7)", "vector", dim, vector, prefix),
-        StatisticSpec("w_bar", "Σ σ̄⁻² φ·V̂² (Alg. 1 line 8)", "vector", dim, square_vector, prefix),
-        StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram, prefix),
-    )
+    gram = gram_sum_sensitivity(SumBound(weight, feature_norm, H), relation)
+    gram_spec = StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram, prefix)
+    if model == "staged":
+        stats: tuple[StatisticSpec, ...] = tuple(
+            spec for h in range(1, horizon) for spec in _vector_specs(weight, feature_norm, H - h, dim, relation,
+                                                                      (h, h))) + (gram_spec,)
+        targets = "regression targets of stage h clipped to [0, H − h] (so V̂² ∈ [0, (H − h)²]); none at stage H"
+    else:
+        stats = (*_vector_specs(weight, feature_norm, H, dim, relation, None), gram_spec)
+        targets = "regression targets V̂, V̌ clipped to [0, H] (so V̂² ∈ [0, H²])"
     assumptions = (
         f"per-user weight {setting.weight_rule}",
         f"‖φ(s,a)‖₂ ≤ {feature_norm:g}, checked at run time",
-        "regression targets V̂, V̌ clipped to [0, H] (so V̂² ∈ [0, H²])",
+        targets,
         f"neighbouring relation: {relation.value}",
-        "fresh noise at every release (4HK independent draws)",
+        "fresh noise at every release (4HK independent draws)" if model != "staged" else
+        "fresh noise at every release (4HK − 3K independent draws: stage H releases its Gram matrix only)",
         "release at episode k reads users 1..k−1 only",
     )
     return ReleaseSchedule(
@@ -126,6 +135,19 @@ def dp_lsvi_ucbpp_schedule(
         stages=horizon,
         statistics=stats,
         assumptions=assumptions,
+    )
+
+
+def _vector_specs(weight: float, feature_norm: float, target: float, dim: int, relation: Neighbouring,
+                  stages: tuple[int, int] | None) -> tuple[StatisticSpec, ...]:
+    """The three vector statistics (lines 6–8) for targets in [0, ``target``] at ``stages`` (None: every stage)."""
+    prefix = user_pattern("prefix")
+    value = vector_sum_sensitivity(SumBound(weight, feature_norm, target), relation)
+    square = vector_sum_sensitivity(SumBound(weight, feature_norm, target * target), relation)
+    return (
+        StatisticSpec("w_hat", "Σ σ̄⁻² φ·V̂ (Alg. 1 line 6)", "vector", dim, value, prefix, stages),
+        StatisticSpec("w_check", "Σ σ̄⁻² φ·V̌ (Alg. 1 line 7)", "vector", dim, value, prefix, stages),
+        StatisticSpec("w_bar", "Σ σ̄⁻² φ·V̂² (Alg. 1 line 8)", "vector", dim, square, prefix, stages),
     )
 
 
@@ -147,7 +169,7 @@ def check_printed_calibration(
         "w_bar": math.sqrt(2.0 * H**4 / rho0),
         "gram": math.sqrt(1.0 / (4.0 * rho0)),
     }
-    mechanisms = {s.family: s.mechanism_with_noise(printed[s.family], relation) for s in schedule.statistics}
+    mechanisms = {s.key: s.mechanism_with_noise(printed[s.family], relation) for s in schedule.statistics}
     ledger = schedule.ledger(mechanisms)
     true_eps = {c: ledger.guarantee(delta, c).epsilon for c in CONVERSION_REGISTRY}
     return PrintedCalibrationCheck(

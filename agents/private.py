@@ -235,7 +235,7 @@ class PrivateAgent(Agent):
             "accounted_delta": accounted.delta,
             "rho": self.calibration.rho,
             "rho0": self.calibration.rho0,
-            "noise_std": {s.spec.family: s.noise_std for s in self.calibration.statistics},
-            "sensitivity": {s.spec.family: s.spec.sensitivity for s in self.calibration.statistics},
+            "noise_std": {s.spec.key: s.noise_std for s in self.calibration.statistics},
+            "sensitivity": {s.spec.key: s.spec.sensitivity for s in self.calibration.statistics},
         })
         return settings

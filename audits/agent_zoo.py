@@ -93,8 +93,8 @@ class TargetsClippedAbove(BatchedDpLsviUcbPlusPlus):
         super().__init__(*args, **kwargs)
         self.value_floor = -math.inf
 
-    def clip_targets(self, values: np.ndarray) -> np.ndarray:
-        return np.minimum(values, self.horizon_cap)
+    def clip_targets(self, values: np.ndarray, h: int) -> np.ndarray:
+        return np.minimum(values, self.target_caps[h])
 
 
 class FeatureNorm3(BatchedDpLsviUcbPlusPlus):

@@ -37,7 +37,8 @@ ROUND_TRIP_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class StatisticSpec:
-    """One statistic family of a schedule: released at every (episode, stage) of the schedule.
+    """One statistic family of a schedule: released at every (episode, stage) of the schedule, or at every episode
+    and the stages ``stages`` only (a family whose sensitivity depends on the stage is one spec per stage range).
 
     Attributes:
         family: short machine name (ledger family).
@@ -48,6 +49,7 @@ class StatisticSpec:
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
         users: which users each release touches: a :class:`~dpverify.ledger.UserPattern` or its name
             ("prefix", "current", "tree"), stored as the pattern.
+        stages: (first, last), the stages this spec covers; None: every stage of the schedule.
     """
 
     family: str
@@ -56,12 +58,32 @@ class StatisticSpec:
     dim: int
     sensitivity: float
     users: UserPattern | str
+    stages: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         mechanism_for_statistic(self.kind)  # raises InvalidParameterError("kind", ...) if none is registered
         object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
         object.__setattr__(self, "sensitivity", _validate.positive("sensitivity", self.sensitivity))
         object.__setattr__(self, "users", user_pattern(self.users))
+        if self.stages is not None:
+            if not isinstance(self.stages, tuple) or len(self.stages) != 2:
+                raise InvalidParameterError("stages", "must be a (first, last) pair of stages", self.stages)
+            first = _validate.integer("stages", self.stages[0], minimum=1)
+            last = _validate.integer("stages", self.stages[1], minimum=first)
+            object.__setattr__(self, "stages", (first, last))
+
+    @property
+    def key(self) -> str:
+        """The name of this statistic in a calibration: its family, with its stages when it covers some only
+        (``"w_hat@3"``, ``"w_hat@1-4"``)."""
+        if self.stages is None:
+            return self.family
+        first, last = self.stages
+        return f"{self.family}@{first}" if first == last else f"{self.family}@{first}-{last}"
+
+    def stage_range(self, stages: int) -> tuple[int, int]:
+        """The (first, last) stages this statistic is released at in a schedule of ``stages`` stages."""
+        return (1, stages) if self.stages is None else self.stages
 
     def mechanism_with_noise(self, noise: float, relation: Neighbouring) -> Mechanism:
         """The registered mechanism of this statistic's kind with the given noise scale."""
@@ -101,22 +123,33 @@ class ReleaseSchedule:
         object.__setattr__(self, "stages", _validate.integer("stages", self.stages, minimum=1))
         if not self.statistics:
             raise InvalidParameterError("statistics", "must not be empty", self.statistics)
-        families = [s.family for s in self.statistics]
-        if len(set(families)) != len(families):
-            raise InvalidParameterError("statistics", "must have distinct family names", families)
+        keys = [s.key for s in self.statistics]
+        if len(set(keys)) != len(keys):
+            raise InvalidParameterError("statistics", "must have distinct family names (and stage ranges)", keys)
+        covered: dict[str, set[int]] = {}
+        for spec in self.statistics:
+            first, last = spec.stage_range(self.stages)
+            if last > self.stages:
+                raise InvalidParameterError("stages", f"must lie within the schedule's 1..{self.stages}", spec.stages)
+            seen = covered.setdefault(spec.family, set())
+            if seen & set(range(first, last + 1)):
+                raise InvalidParameterError("statistics", "must not release one family twice at a stage", spec.key)
+            seen.update(range(first, last + 1))
 
     def ledger(self, mechanisms: Mapping[str, Mechanism]) -> PrivacyLedger:
-        """The ledger of the whole schedule with the given mechanism per family."""
+        """The ledger of the whole schedule with the given mechanism per statistic (keyed by :attr:`StatisticSpec.key`:
+        the family name for a statistic of every stage)."""
         ledger = PrivacyLedger(self.relation)
         for spec in self.statistics:
-            ledger.record_block(spec.family, (1, self.episodes), (1, self.stages), mechanisms[spec.family], spec.users)
+            ledger.record_block(spec.family, (1, self.episodes), spec.stage_range(self.stages), mechanisms[spec.key],
+                                spec.users)
         return ledger
 
     def release_counts(self) -> tuple[int | float, int]:
         """(releases touching the worst user, all releases), counted with a unit-cost ledger. A pattern that weighs
         users (:class:`~dpverify.ledger.ToeplitzFactor`) makes the first a weighted count, a float (never rounded
         down); otherwise it is an integer."""
-        unit = {s.family: GaussianMechanism(1.0, math.sqrt(0.5), 1, self.relation) for s in self.statistics}  # ρ = 1
+        unit = {s.key: GaussianMechanism(1.0, math.sqrt(0.5), 1, self.relation) for s in self.statistics}  # ρ = 1
         ledger = self.ledger(unit)
         weighted = ledger.worst_user()[1]  # without a per-user array: any number of episodes
         if any(isinstance(s.users, ToeplitzFactor) for s in self.statistics):
@@ -162,15 +195,31 @@ class Calibration:
     statistics: tuple[CalibratedStatistic, ...]
     accounted_epsilon: float
 
-    def mechanism(self, family: str) -> Mechanism:
-        for s in self.statistics:
-            if s.spec.family == family:
+    def mechanism(self, family: str, stage: int | None = None) -> Mechanism:
+        """The calibrated mechanism of ``family`` (at ``stage``, 1-based, for a family calibrated stage by stage)."""
+        matches = [s for s in self.statistics if s.spec.family == family]
+        if not matches:
+            raise InvalidParameterError("family", f"must be one of {sorted({s.spec.family for s in self.statistics})}",
+                                        family)
+        if stage is None:
+            if len(matches) > 1:
+                raise InvalidParameterError("stage", f"must be given: {family!r} is calibrated stage by stage", None)
+            return matches[0].mechanism
+        for s in matches:
+            first, last = s.spec.stage_range(self.schedule.stages)
+            if first <= stage <= last:
                 return s.mechanism
-        raise InvalidParameterError("family", f"must be one of {[s.spec.family for s in self.statistics]}", family)
+        raise InvalidParameterError("stage", f"must be a stage at which {family!r} is released", stage)
+
+    def released_stages(self, family: str) -> tuple[int, ...]:
+        """The 1-based stages at which ``family`` is released."""
+        return tuple(h for s in self.statistics if s.spec.family == family
+                     for h in range(s.spec.stage_range(self.schedule.stages)[0],
+                                    s.spec.stage_range(self.schedule.stages)[1] + 1))
 
     def ledger(self) -> PrivacyLedger:
         """The schedule's ledger with the calibrated mechanisms."""
-        return self.schedule.ledger({s.spec.family: s.mechanism for s in self.statistics})
+        return self.schedule.ledger({s.spec.key: s.mechanism for s in self.statistics})
 
 
 def calibrate(
@@ -203,7 +252,7 @@ def calibrate(
             for spec in schedule.statistics
             for m in [spec.mechanism_for_rho(rho0, schedule.relation)]
         )
-        ledger = schedule.ledger({s.spec.family: s.mechanism for s in stats})
+        ledger = schedule.ledger({s.spec.key: s.mechanism for s in stats})
         accounted = ledger.guarantee(delta, conversion, accounting).epsilon
         if accounted <= epsilon:
             break

@@ -148,13 +148,14 @@ class CalibrationReport:
         """The headline model under the chosen conversion."""
         return self.by_sensitivity_model[self.headline_model]
 
-    def statistic(self, calibration: Calibration, family: str) -> CalibratedStatistic:
-        """The calibrated statistic of ``family`` (by name, not by position)."""
+    def statistic(self, calibration: Calibration, key: str) -> CalibratedStatistic:
+        """The calibrated statistic named ``key`` (its family, or ``family@stage`` for one calibrated stage by
+        stage; by name, not by position)."""
         for s in calibration.statistics:
-            if s.spec.family == family:
+            if s.spec.key == key:
                 return s
-        families = [s.spec.family for s in calibration.statistics]
-        raise InvalidParameterError("family", f"must be one of {families}", family)
+        keys = [s.spec.key for s in calibration.statistics]
+        raise InvalidParameterError("family", f"must be one of {keys}", key)
 
 
 def _count(name: str, value: object) -> int:
@@ -216,7 +217,7 @@ def printed_noise_report(settings: CalibrationSettings) -> PrintedNoiseReport | 
     for model in named.models:
         schedule = named.build(s.horizon, s.episodes, s.dim, model, s.relation)
         mechanisms = {
-            spec.family: spec.mechanism_with_noise(check.printed_noise_std[spec.family], s.relation)
+            spec.key: spec.mechanism_with_noise(check.printed_noise_std[spec.family], s.relation)
             for spec in schedule.statistics
         }
         ledger = schedule.ledger(mechanisms)
@@ -246,7 +247,7 @@ def calibration_report(settings: CalibrationSettings) -> CalibrationReport:
         headline_model=headline,
         by_conversion=by_conversion,
         by_sensitivity_model=by_model,
-        lead_family=schedules[headline].statistics[0].family,
+        lead_family=schedules[headline].statistics[0].key,
         printed=printed_noise_report(s),
     )
 

@@ -468,6 +468,10 @@ class PrivacyLedger:
         self._open: dict[str, list] = {}
         # The families in the order of their first release (the order of :attr:`blocks`).
         self._order: dict[str, None] = {}
+        # Per family, the position in its closed blocks of the last block of each (stages, mechanism): where a
+        # closed run that continues it is merged, so that runs interleaved across stages (a family released by
+        # one mechanism per stage) still merge into one block per stage.
+        self._tails: dict[str, dict[tuple[tuple[int, int], int], int]] = {}
 
     # ---- recording ---------------------------------------------------------------------------
 
@@ -482,9 +486,20 @@ class PrivacyLedger:
                 out.extend(closed)
                 continue
             block = ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
-            merged = _merged(closed[-1], block) if closed else None
-            out.extend(closed[:-1] + [merged] if merged is not None else closed + [block])
+            i = self._tail(family, block)
+            merged = _merged(closed[i], block) if i is not None else None
+            out.extend(closed[:i] + [merged] + closed[i + 1:] if i is not None and merged is not None
+                       else closed + [block])
         return tuple(out)
+
+    def _tail(self, family: str, block: ReleaseBlock) -> int | None:
+        """The position of the family's last closed block with ``block``'s stages and mechanism (None if none)."""
+        return self._tails.get(family, {}).get((block.stages, id(block.mechanism)))
+
+    def _append_closed(self, family: str, block: ReleaseBlock) -> None:
+        closed = self._closed.setdefault(family, [])
+        closed.append(block)
+        self._tails.setdefault(family, {})[(block.stages, id(block.mechanism))] = len(closed) - 1
 
     def _families_in_order(self) -> list[str]:
         return list(self._order)
@@ -505,11 +520,14 @@ class PrivacyLedger:
             return
         block = ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
         closed = self._closed.setdefault(family, [])
-        merged = _merged(closed[-1], block) if closed else None
-        if merged is not None:
-            closed[-1] = merged
+        i = self._tail(family, block)
+        if i is None and closed:  # an equal mechanism that is another object: the last block, as before
+            i = len(closed) - 1
+        merged = _merged(closed[i], block) if i is not None else None
+        if merged is not None and i is not None:
+            closed[i] = merged
         else:
-            closed.append(block)
+            self._append_closed(family, block)
 
     def record_block(
         self,
@@ -531,7 +549,7 @@ class PrivacyLedger:
         block = ReleaseBlock(family, (first, last), stages, mechanism, pattern)
         self._check_relation(block.mechanism)
         self._close(family)
-        self._closed.setdefault(family, []).append(block)
+        self._append_closed(family, block)
         self._order.setdefault(family)
         return block
 

@@ -47,7 +47,8 @@ def _calibration_dict(c: Any) -> dict[str, Any]:
         "accounted_epsilon": c.accounted_epsilon,
         "statistics": [
             {"family": s.spec.family, "description": s.spec.description, "kind": s.spec.kind, "dim": s.spec.dim,
-             "sensitivity": s.spec.sensitivity, "noise_std": s.noise_std, "mechanism": s.mechanism.to_dict()}
+             "sensitivity": s.spec.sensitivity, "noise_std": s.noise_std, "mechanism": s.mechanism.to_dict(),
+             **({} if s.spec.stages is None else {"stages": list(s.spec.stages)})}
             for s in c.statistics
         ],
         "assumptions": list(c.schedule.assumptions),
@@ -109,11 +110,11 @@ def _print_text(report: Any) -> None:
     print(f"Sensitivity model {report.headline_model}, every conversion:")
     print(format_table(("conversion", "rho", "rho0", f"std of {lead}", "std / exact std", "accounted eps"), rows))
     print()
-    if report.headline_model == "ldp":
-        cal = report.by_sensitivity_model["ldp"]
+    if report.headline_model not in ("paper", "derived"):
+        cal = report.by_sensitivity_model[report.headline_model]
         print(f"Per statistic ({v.conversion} conversion):")
         print(format_table(("statistic", "kind", "sensitivity", "noise std"),
-                           [(s.spec.family, s.spec.kind, s.spec.sensitivity, s.noise_std) for s in cal.statistics]))
+                           [(s.spec.key, s.spec.kind, s.spec.sensitivity, s.noise_std) for s in cal.statistics]))
     else:
         paper, derived = report.by_sensitivity_model["paper"], report.by_sensitivity_model["derived"]
         print(f"Per statistic ({v.conversion} conversion), both sensitivity models; "

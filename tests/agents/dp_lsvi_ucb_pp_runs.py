@@ -83,4 +83,5 @@ def assert_accounts_to_the_claim(agent, schedule, families: tuple[str, ...], con
     assert accounted.epsilon == pytest.approx(claim.epsilon, rel=1e-12)
     assert epsilon * (1 - 1e-9) <= accounted.epsilon <= epsilon
     for family in families:
-        assert agent.calibration.mechanism(family) == expected.mechanism(family)
+        for stage in expected.released_stages(family):
+            assert agent.calibration.mechanism(family, stage) == expected.mechanism(family, stage)

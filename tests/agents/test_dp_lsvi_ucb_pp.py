@@ -28,9 +28,10 @@ from dpverify.agents.runner import RunSpec, run
 from dpverify.errors import InvalidParameterError
 
 
-@pytest.mark.parametrize("model", ["derived", "paper"])
+@pytest.mark.parametrize("model", ["derived", "paper", "staged"])
 @pytest.mark.parametrize("conversion", ["exact", "bun-steinke"])
 def test_ledger_accounts_to_the_claim_with_4hk_releases(model: str, conversion: str) -> None:
+    # (staged: 4HK − 3K releases, stage H releasing its Gram matrix only)
     mdp = min2021_mdp(horizon=3, num_actions=4)
     episodes = 25
     agent = make_agent(mdp, episodes, 0, epsilon=1.0, delta=1e-5, sensitivity_model=model, conversion=conversion)
@@ -57,19 +58,46 @@ def test_a_users_data_reaches_later_releases_on_a_live_billboard() -> None:
     assert any(not np.allclose(a.value, b.value) for a, b in pairs if a.episode > changed_user)
 
 
-@pytest.mark.parametrize("switching", [True, False])
-def test_an_episode_releases_as_algorithm_1_orders_them(switching: bool) -> None:
+@pytest.mark.parametrize(("switching", "model"), [(True, "derived"), (False, "derived"), (True, "staged")])
+def test_an_episode_releases_as_algorithm_1_orders_them(switching: bool, model: str) -> None:
     # Per episode k: the H Gram matrices (line 26's Λ̃_{k,h}, read by the switching test of line 10) first, then
     # the backward pass h = H..1 with lines 6–8's three vectors per stage, each release read by users 1..k−1.
+    # The staged model releases no vector at stage H, whose targets V_{H+1} are 0.
     mdp = min2021_mdp(horizon=3, num_actions=4)
     episodes = 5
-    agent = make_agent(mdp, episodes, 3, keep_history=True, switching=switching)
+    agent = make_agent(mdp, episodes, 3, keep_history=True, switching=switching, sensitivity_model=model)
     record_run(agent, mdp, episodes, env_rng(3))
     labels = [(r.family, r.episode, r.stage, r.users) for r in agent.billboard.history()]
+    stages = (2, 1) if model == "staged" else (3, 2, 1)
     expected = [(family, k, h, "prefix") for k in range(1, episodes + 1)
                 for family, h in [("gram", 1), ("gram", 2), ("gram", 3)]
-                + [(f, h) for h in (3, 2, 1) for f in ("w_hat", "w_check", "w_bar")]]
+                + [(f, h) for h in stages for f in ("w_hat", "w_check", "w_bar")]]
     assert labels == expected
+
+
+def test_staged_noise_is_the_derived_noise_scaled_by_each_stage_s_target_range() -> None:
+    # Stage h's targets lie in [0, H − h] (1-based), so its vector noise is (H − h)/H of the derived model's
+    # (w̄: ((H − h)/H)²), up to the larger ρ0 of a schedule with 3K fewer releases; the Gram noise only by ρ0.
+    mdp = min2021_mdp(horizon=4, num_actions=4)
+    derived = make_agent(mdp, 30, 0, sensitivity_model="derived").calibration
+    staged = make_agent(mdp, 30, 0, sensitivity_model="staged").calibration
+    scale = math.sqrt(derived.rho0 / staged.rho0)
+    assert staged.released_stages("w_hat") == (1, 2, 3)
+    for h in (1, 2, 3):
+        for family, power in (("w_hat", 1), ("w_check", 1), ("w_bar", 2)):
+            expected = derived.mechanism(family).noise_scale * ((4 - h) / 4) ** power * scale
+            assert staged.mechanism(family, h).noise_scale == pytest.approx(expected, rel=1e-6)
+    assert staged.mechanism("gram").noise_scale == pytest.approx(derived.mechanism("gram").noise_scale * scale,
+                                                                 rel=1e-6)
+    with pytest.raises(InvalidParameterError, match="stage"):
+        staged.mechanism("w_hat")  # calibrated stage by stage: the stage must be named
+    with pytest.raises(InvalidParameterError, match="stage"):
+        staged.mechanism("w_hat", 4)  # stage H releases no vector
+
+
+def test_staged_sensitivities_apply_to_fresh_noise_only() -> None:
+    with pytest.raises(InvalidParameterError, match="staged"):
+        DpLsviUcbPlusPlusConfig(10, epsilon=1.0, sensitivity_model="staged", aggregation="tree")
 
 
 def test_the_statistics_offer_no_raw_read() -> None:

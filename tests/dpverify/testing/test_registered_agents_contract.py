@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
 
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.registry import AGENTS, private_agents
-from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent
+from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent, check_private_agent
 
 ENVIRONMENTS = {
     "linear": lambda: min2021_mdp(horizon=4, num_actions=5),
@@ -32,4 +36,35 @@ def test_registered_private_agent_meets_the_contract(name: str) -> None:
     # every registered agent declares its feature-norm bound: no property may be "not applicable" (the
     # agents' own test files rely on this check for the refusal of oversized features)
     assert all(p.status == "pass" for p in result.properties), result.summary()
+
+
     assert result.notion == ("ldp" if name == "ldp-ucrl-vtr" else "jdp")
+
+
+class OffByOneStage(DpLsviUcbPlusPlus):
+    """Bug: each stage's vector sensitivities computed for the next stage's target range (targets in
+    [0, H − h − 1], 1-based, where the agent's targets reach H − h): too little noise by that ratio."""
+
+    def release_schedule(self, mdp: Any, config: Any) -> Any:
+        schedule = super().release_schedule(mdp, config)
+        H = mdp.horizon
+        specs = tuple(
+            dataclasses.replace(s, sensitivity=s.sensitivity * ((H - s.stages[0] - 1) / (H - s.stages[0]))
+                                ** (2 if s.family == "w_bar" else 1))
+            if s.stages is not None and s.stages[0] < H - 1 else s
+            for s in schedule.statistics)
+        return dataclasses.replace(schedule, statistics=specs)
+
+
+def test_dp_lsvi_ucb_pp_with_stage_by_stage_sensitivities_meets_the_contract() -> None:
+    # The white-box checks replay users in the audit environment, whose targets reach each stage's cap: a
+    # release that moved by more than its (smaller, stage-by-stage) recorded sensitivity would fail them.
+    options = {"epsilon": 1.0, "sensitivity_model": "staged"}
+    result = assert_private_agent(AGENTS["dp-lsvi-ucb++"].factory, ENVIRONMENTS["linear"](), num_episodes=20,
+                                  options=options, name="staged")
+    assert all(p.status == "pass" for p in result.properties), result.summary()
+    # The detector: sensitivities one stage too small are caught by the replay, release by release.
+    buggy = check_private_agent(OffByOneStage.from_options, ENVIRONMENTS["linear"](), num_episodes=20,
+                                options=options, name="off by one stage")
+    failed = {p.name for p in buggy.properties if p.status == "fail"}
+    assert "sensitivity_within_the_record" in failed, buggy.summary()
