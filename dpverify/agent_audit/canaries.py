@@ -16,8 +16,12 @@ Two designs (``AgentAuditSpec.canary_design``):
 * ``"environment"`` — today's pairs in the named environment (:func:`dpverify.agent_audit.two_world.
   neighbour_pairs`): the environment's own low/high-value canaries, measured;
 * ``"worst-case"`` — the claim holds in every environment of the agent's class, so the audit runs in the
-  audit linear MDP of the environment's dimensions (:func:`dpverify.whitebox.neighbours.audit_linear_mdp`:
-  features of full norm at nearly opposite angles, targets at both ends of [0, H]) with its path canaries
+  audit environment of the environment's kind and dimensions
+  (:func:`dpverify.whitebox.neighbours.audit_environment`): for a linear MDP the audit linear MDP
+  (:func:`~dpverify.whitebox.neighbours.audit_linear_mdp`: features of full norm at nearly opposite
+  angles, targets at both ends of [0, H]), for a linear mixture MDP the audit linear mixture MDP
+  (:func:`dpverify.whitebox.mixture_neighbours.audit_mixture_mdp`: value features of full norm at
+  chosen angles, values at their caps), each with its path canaries
   (:func:`~dpverify.whitebox.neighbours.audit_tapes`, which fix the states — hence the features — whatever
   the agent plays). Every candidate pair (:func:`~dpverify.whitebox.neighbours.candidate_pairs`) at every
   tested position is measured and the :data:`WORST_CASE_PAIRS` of largest μ go to the engine, which chooses

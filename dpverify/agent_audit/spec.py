@@ -67,8 +67,9 @@ class AgentAuditSpec:
             (a registered private agent adds only Gaussian noise), False for third-party agents.
         batched: run the agent's batched twin where its registry card has one for the options (None = yes).
         canary_design: "environment" (the environment's own low/high-value canaries) or
-            "worst-case" (the audit linear MDP of its dimensions and its path canaries, the pairs of largest
-            measured μ; :mod:`dpverify.agent_audit.canaries`).
+            "worst-case" (the audit linear MDP — for a linear mixture MDP, the audit linear
+            mixture MDP — of its dimensions and its path canaries, the pairs of largest measured μ;
+            :mod:`dpverify.agent_audit.canaries`).
     """
 
     agent: str

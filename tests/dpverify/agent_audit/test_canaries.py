@@ -58,11 +58,11 @@ def test_the_design_is_validated() -> None:
     with pytest.raises(InvalidParameterError, match="^canary_design "):
         _spec(canary_design="best")
     assert _spec(canary_design="worst-case", route="one-run", trials=1).canary_design == "worst-case"  # both routes
-    mixture = AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=40,
-                             env_options=(("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3)),
-                             positions=("first",), canary_design="worst-case")
-    with pytest.raises(InvalidParameterError, match="^canary_design .*linear MDP"):
-        audit_agent(mixture, executor=SerialExecutor(), progress=False)
+    line = AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=40,
+                          env_options=(("dim", 1), ("horizon", 2), ("num_actions", 1)),
+                          positions=("first",), canary_design="worst-case")
+    with pytest.raises(InvalidParameterError, match="^canary_design .*d >= 2"):
+        audit_agent(line, executor=SerialExecutor(), progress=False)
 
 
 def test_the_command_line_offers_the_same_designs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,3 +87,4 @@ def test_one_run_worst_case_slots_hold_the_measured_pair_of_largest_mu() -> None
     assert pair.environment == "audit environment" and pair.mu is not None and pair.mu > 0
     assert plain.measured_pairs == ()
     assert worst.to_dict()["measured_pairs"][0]["mu"] == pair.mu
+
