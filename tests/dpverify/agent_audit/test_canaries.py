@@ -90,8 +90,8 @@ def test_one_run_worst_case_slots_hold_the_measured_pair_of_largest_mu() -> None
     assert worst.to_dict()["measured_pairs"][0]["mu"] == pair.mu
 
 
-def _ldp_spec(horizon: int, trials: int) -> AgentAuditSpec:
-    env = (("dim", 3), ("horizon", horizon), ("num_actions", 1), ("num_states", 3), ("seed", 3))
+def _ldp_spec(horizon: int, trials: int, dim: int = 3) -> AgentAuditSpec:
+    env = (("dim", dim), ("horizon", horizon), ("num_actions", 1), ("num_states", 3), ("seed", 3))
     return AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=trials,
                           env_options=env, positions=("first",), window=3,
                           canary_design="worst-case", gaussian_claim=True)
@@ -123,14 +123,14 @@ def test_worst_case_ldp_audit_runs_in_the_audit_mixture_mdp_and_clears_the_corre
 
 @pytest.mark.slow
 def test_worst_case_ldp_audit_refutes_noise_for_a_quarter_of_the_sensitivity() -> None:
-    # At H = 6 the best pair carries 0.314 of the claimed μ, so noise for Δ/4 gives a true μ of
-    # 4 × 0.0841 = 0.336 against the claimed 0.268: refuted at 10⁵ trials per side (measured:
-    # μ ≥ 0.285 by the μ-GDP test, 40 s on one core). Noise for Δ/2 (μ 0.168) is within the claim:
-    # no audit can refute it.
+    # At H = 6 and d = 2 the best pair (orthogonal value features) carries 0.307 of the claimed μ,
+    # so noise for Δ/4 gives a true μ of 4 × 0.0824 = 0.329 against the claimed 0.268: refuted at
+    # 10⁵ trials per side (measured: μ ≥ 0.290 by the μ-GDP test, 26 s on one core; at d = 3,
+    # μ ≥ 0.285 in 38 s). Noise for Δ/2 (μ 0.165) is within the claim: no audit can refute it.
     from dpverify.audit.result import VIOLATION
     from dpverify.audits.agent_zoo import BatchedVariant
 
-    result = audit_agent(_ldp_spec(6, 100_000), executor=SerialExecutor(), progress=False,
+    result = audit_agent(_ldp_spec(6, 100_000, dim=2), executor=SerialExecutor(), progress=False,
                          batch_factory=BatchedVariant("ldp-quarter-sensitivity"))
     assert result.verdict == VIOLATION
     assert result.mu_lower_bound is not None and result.mu_lower_bound > result.claimed_mu
