@@ -316,7 +316,12 @@ class AgentAuditResult:
 
 def _scope_note(spec: AgentAuditSpec) -> str:
     seen = audit_notion(spec.notion).sees
-    moved = ("add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
-             if spec.add_remove else "canaries moved the targets between the lowest- and highest-value states")
+    if spec.add_remove:
+        moved = "add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
+    elif spec.canary_design == "worst-case":
+        moved = ("the canaries were the audit environment's path canaries, the measured pairs of "
+                 "largest mu")
+    else:
+        moved = "canaries moved the targets between the lowest- and highest-value states"
     return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
             "needs other user data is not tested.")

@@ -134,3 +134,8 @@ def test_worst_case_ldp_audit_refutes_noise_for_a_quarter_of_the_sensitivity() -
                          batch_factory=BatchedVariant("ldp-quarter-sensitivity"))
     assert result.verdict == VIOLATION
     assert result.mu_lower_bound is not None and result.mu_lower_bound > result.claimed_mu
+
+
+def test_the_scope_note_names_the_canaries_of_the_design(both) -> None:
+    assert "lowest- and highest-value states" in " ".join(both["environment"].notes)
+    assert "audit environment's path canaries" in " ".join(both["worst-case"].notes)
