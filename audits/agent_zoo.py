@@ -9,7 +9,9 @@ bug must be flagged VIOLATION by every route that can see it, and no twin may be
 DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of its batched twin
 (:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`), overriding one hook each (and ``half-sensitivity``, with the
 Luyo et al. and Ngo et al. twins' ``luyo-half-sensitivity`` and ``ngo-half-sensitivity``: noise for half the true
-sensitivity, the ledger still meeting the claim):
+sensitivity, the ledger still meeting the claim; LDP-UCRL-VTR's ``ldp-half-sensitivity`` and
+``ldp-quarter-sensitivity`` likewise: :class:`LdpScaledSensitivity` says why only the second
+breaks its claim):
 
 * ``noise-reused`` — one noise draw per statistic and stage, reused at every episode (Algorithm 1
   line 1 as printed: φ1, φ2, φ3, K1 sampled once): release(k+1) − release(k) is noise-free.
@@ -55,6 +57,7 @@ import numpy as np
 
 from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
 from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
 from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.registry import agent_factory
@@ -162,6 +165,40 @@ class NgoHalfSensitivity(BatchedNgo):
         return 0.5 * super()._noise(mechanism, shape)
 
 
+class LdpScaledSensitivity(BatchedLdpUcrlVtr):
+    """Bug: LDP-UCRL-VTR (Liao et al. 2021, Algorithm 1, lines 13–14) whose users' messages carry
+    noise calibrated for 1/``factor`` of the true sensitivities (σ/factor for the GOE matrix and the
+    Gaussian vector; a ledger written from the same reduced sensitivities would meet the claim).
+
+    Whether that breaks the claim depends on the calibration's slack: the values are capped at
+    H − h − 1, so no input moves a stage-h message by more than c_h = ((H − h − 1)/H)² of its
+    sensitivity (:func:`dpverify.whitebox.mixture_neighbours.stage_caps`), and a user's true μ is at
+    most factor·μ_claim·√(Σ_h c_h²/H) < factor·μ_claim/√5. Half the sensitivity (factor 2) stays
+    within the claim for every H (μ < 0.9·μ_claim): a wrong calibration, but no privacy violation,
+    and no audit can refute it. A quarter (factor 4) breaks it once the canaries carry more than a
+    quarter of the claimed μ: the worst-case design's best pair carries 0.27 of it at H = 4 and 0.31
+    at H = 6 (docs/auditing.md, "Canaries that realise the sensitivity")."""
+
+    factor = 2.0
+
+    def message_noise(self) -> tuple[np.ndarray, np.ndarray]:
+        gram, target = super().message_noise()
+        return gram / self.factor, target / self.factor
+
+
+class LdpHalfSensitivity(LdpScaledSensitivity):
+    """Noise for half the sensitivity (:class:`LdpScaledSensitivity`): within the claim."""
+
+    factor = 2.0
+
+
+class LdpQuarterSensitivity(LdpScaledSensitivity):
+    """Noise for a quarter of the sensitivity (:class:`LdpScaledSensitivity`): the true μ exceeds
+    the claimed one once the canaries carry more than a quarter of it."""
+
+    factor = 4.0
+
+
 @dataclass(frozen=True)
 class BatchedVariant:
     """A picklable batch factory ``(setup, mdp, randomness, record) -> agent`` for one variant class (its config
@@ -187,6 +224,9 @@ VARIANTS: dict[str, type] = {
     "luyo-half-sensitivity": LuyoHalfSensitivity,
     "ngo": BatchedNgo,
     "ngo-half-sensitivity": NgoHalfSensitivity,
+    "ldp-ucrl-vtr": BatchedLdpUcrlVtr,
+    "ldp-half-sensitivity": LdpHalfSensitivity,
+    "ldp-quarter-sensitivity": LdpQuarterSensitivity,
 }
 
 

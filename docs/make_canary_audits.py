@@ -7,10 +7,14 @@ Every case is a two-world audit of the claim (1, 1e-5), Gaussian, replace-one, o
 random linear MDP (H = 2, d = 3, |A| = 2, K = 3; the LDP agent in a linear mixture MDP), the billboard view over
 every later release (window K), once with the environment's own canaries and once with the worst-case design
 (``canary_design="worst-case"``). Every agent runs through the batched twin on its registry card
-(bit-identical to the reference agent trial by trial), at 10⁵ to 3·10⁶ trials per side, and each JDP agent's
+(bit-identical to the reference agent trial by trial), at 10⁵ to 3·10⁶ trials per side, and each agent's
 half-sensitivity bug (``audits/agent_zoo.py``: noise for half the true sensitivity, the ledger still meeting
-the claim) beside it. ``--scale`` multiplies every trial count; ``--only LABEL`` runs the cases of one label
-and keeps the other rows of the JSON. Writes docs/results/canary_audits.json and prints the table.
+the claim) beside it. LDP-UCRL-VTR runs in the random linear mixture MDP at H = 2 and at H = 6 (the worst-case
+design in the audit linear mixture MDP of its dimensions), with the twin whose noise is for a quarter of the
+sensitivity as well; its rows carry the ceilings the value caps leave (realised vs realisable,
+:func:`dpverify.whitebox.mixture_neighbours.stage_caps`), printed as a second table. ``--scale`` multiplies
+every trial count; ``--only LABEL`` runs the cases of one label and keeps the other rows of the JSON. Writes
+docs/results/canary_audits.json and prints the tables.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ if str(ROOT) not in sys.path:
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
 from dpverify.audits.agent_zoo import BatchedVariant  # noqa: E402
+from dpverify.whitebox.mixture_neighbours import mu_ceilings, stage_caps  # noqa: E402
 
 OUT = ROOT / "docs" / "results" / "canary_audits.json"
 LINEAR = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
 MIXTURE = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
+MIXTURE_H6 = (("dim", 3), ("horizon", 6), ("num_actions", 1), ("num_states", 3), ("seed", 3))
 #: (label, agent, batch variant or None, environment, notion, designs, trials per side)
 CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] = (
     ("DP-LSVI-UCB++", "dp-lsvi-ucb++", "correct", "random-linear", "billboard", ("environment", "worst-case"),
@@ -49,25 +55,57 @@ CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] =
     ("Ngo et al.", "ngo", None, "random-linear", "billboard", ("worst-case",), 1_000_000),
     ("Ngo et al., half sensitivity (bug)", "ngo", "ngo-half-sensitivity", "random-linear", "billboard",
      ("worst-case",), 1_000_000),
-    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("environment",), 1_000_000),
+    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("environment", "worst-case"), 1_000_000),
+    ("LDP-UCRL-VTR, half sensitivity", "ldp-ucrl-vtr", "ldp-half-sensitivity", "random-mixture", "ldp",
+     ("worst-case",), 1_000_000),
+    ("LDP-UCRL-VTR (H = 6)", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("worst-case",), 1_000_000),
+    ("LDP-UCRL-VTR (H = 6), half sensitivity", "ldp-ucrl-vtr", "ldp-half-sensitivity", "random-mixture", "ldp",
+     ("worst-case",), 1_000_000),
+    ("LDP-UCRL-VTR (H = 6), quarter sensitivity (bug)", "ldp-ucrl-vtr", "ldp-quarter-sensitivity",
+     "random-mixture", "ldp", ("worst-case",), 100_000),
+    ("LDP-UCRL-VTR (H = 6), quarter sensitivity (bug)", "ldp-ucrl-vtr", "ldp-quarter-sensitivity",
+     "random-mixture", "ldp", ("worst-case",), 1_000_000),
     ("DP-LSVI-UCB++ tree", "dp-lsvi-ucb++", None, "random-linear", "billboard", ("worst-case",), 1_000_000),
 )
 #: Agent options of the cases that need them (the tree-aggregated variant runs through the same card's twin).
 AGENT_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {"DP-LSVI-UCB++ tree": (("aggregation", "tree"),)}
 
 
+def env_options(label: str, env: str) -> tuple[tuple[str, Any], ...]:
+    """The environment of a case: the random linear MDP, or the random mixture MDP at H = 2 (H = 6 if the label
+    says so)."""
+    if env == "random-linear":
+        return LINEAR
+    return MIXTURE_H6 if "(H = 6)" in label else MIXTURE
+
+
+def ceilings(horizon: int, claimed_mu: float) -> dict[str, Any]:
+    """What the value caps leave realisable to LDP-UCRL-VTR's canaries (docs/auditing.md): per family the
+    largest realised fraction (the first stage's cap) and its μ with every stage at its cap, and the pair's μ
+    with both families at their caps."""
+    family_mu, pair_mu = mu_ceilings(horizon, claimed_mu)
+    cap = float(stage_caps(horizon)[0])
+    return {"horizon": horizon, "fractions": {"gram": cap, "target": cap},
+            "family_mu": {"gram": family_mu, "target": family_mu}, "pair_mu": pair_mu}
+
+
 def run_case(label: str, agent: str, variant: str | None, env: str, notion: str, design: str,
              trials: int) -> dict[str, Any]:
-    spec = AgentAuditSpec(agent, env, 3, notion, 1.0, 1e-5, trials=trials,
-                          env_options=LINEAR if env == "random-linear" else MIXTURE, positions=("first",), window=3,
-                          canary_design=design, gaussian_claim=True, agent_options=AGENT_OPTIONS.get(label, ()))
+    options = env_options(label, env)
+    spec = AgentAuditSpec(agent, env, 3, notion, 1.0, 1e-5, trials=trials, env_options=options,
+                          positions=("first",), window=3, canary_design=design, gaussian_claim=True,
+                          agent_options=AGENT_OPTIONS.get(label, ()))
     start = time.perf_counter()
     result = audit_agent(spec, progress=False, batch_factory=None if variant is None else BatchedVariant(variant))
     pair = result.measured_pairs[0]
-    return {"label": label, "agent": agent, "variant": variant, "design": design, "trials": trials,
-            "batched": result.batched, "verdict": result.verdict, "verdict_by": list(result.verdict_by),
-            "epsilon_lower_bound": result.epsilon_lower_bound, "mu_lower_bound": result.mu_lower_bound,
-            "claimed_mu": result.claimed_mu, "pair": pair.to_dict(), "seconds": time.perf_counter() - start}
+    row = {"label": label, "agent": agent, "variant": variant, "design": design, "trials": trials,
+           "batched": result.batched, "verdict": result.verdict, "verdict_by": list(result.verdict_by),
+           "epsilon_lower_bound": result.epsilon_lower_bound, "mu_lower_bound": result.mu_lower_bound,
+           "claimed_mu": result.claimed_mu, "pair": pair.to_dict(),
+           "pairs": [p.to_dict() for p in result.measured_pairs], "seconds": time.perf_counter() - start}
+    if notion == "ldp":
+        row["ceiling"] = ceilings(dict(options)["horizon"], result.claimed_mu)
+    return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -80,6 +118,22 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {r['label']} | {r['design']} | {r['trials']:.0e} | {fractions} | {mu} | "
                      f"{r['mu_lower_bound'] or 0:.3f} ({r['claimed_mu']:.3f}) | {r['epsilon_lower_bound']:.3f} | "
                      f"{r['verdict']} | {r['seconds']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def ceiling_table(rows: list[dict[str, Any]]) -> str:
+    """LDP-UCRL-VTR's rows: realised (the pair of largest μ the audit measured) against realisable."""
+    lines = ["| agent | canaries | family | realised fraction (ceiling) | family μ (ceiling) | pair μ (ceiling) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "ceiling" not in r or r["variant"] is not None:
+            continue
+        best = max(r.get("pairs", [r["pair"]]), key=lambda p: p["mu"] or 0.0)
+        ceiling = r["ceiling"]
+        for family in ("gram", "target"):
+            lines.append(f"| {r['label']} | {r['design']} | {family} | {best['fractions'].get(family, 0.0):.3f} "
+                         f"({ceiling['fractions'][family]:.3f}) | {best['family_mu'].get(family, 0.0):.4f} "
+                         f"({ceiling['family_mu'][family]:.4f}) | {best['mu']:.4f} ({ceiling['pair_mu']:.4f}) |")
     return "\n".join(lines) + "\n"
 
 
@@ -99,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             print(table(rows[-1:]).splitlines()[-1], flush=True)
     OUT.write_text(json.dumps({"description": __doc__.splitlines()[0], "rows": rows}, indent=1) + "\n")
     print(table(rows))
+    print(ceiling_table(rows))
     return 0
 
 

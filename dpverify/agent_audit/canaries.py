@@ -9,15 +9,20 @@ seeds, give each release's change ‖Δ_r‖ against its recorded sensitivity Δ
   calibration assumes this pair reaches (a bug that multiplies a family's true sensitivity by more than
   1/fraction is within the audit's reach);
 * the **pair's μ**, √Σ_r (‖Δ_r‖/σ_r)² over the user's Gaussian releases (σ_r as recorded): the μ of the
-  best test on the whole transcript if the noise is as recorded — what the audit could see at most.
+  best test on the whole transcript if the noise is as recorded — what the audit could see at
+  most — and each family's share of it (the same sum over that family's releases).
 
 Two designs (``AgentAuditSpec.canary_design``):
 
 * ``"environment"`` — today's pairs in the named environment (:func:`dpverify.agent_audit.two_world.
   neighbour_pairs`): the environment's own low/high-value canaries, measured;
 * ``"worst-case"`` — the claim holds in every environment of the agent's class, so the audit runs in the
-  audit linear MDP of the environment's dimensions (:func:`dpverify.whitebox.neighbours.audit_linear_mdp`:
-  features of full norm at nearly opposite angles, targets at both ends of [0, H]) with its path canaries
+  audit environment of the environment's kind and dimensions
+  (:func:`dpverify.whitebox.neighbours.audit_environment`): for a linear MDP the audit linear MDP
+  (:func:`~dpverify.whitebox.neighbours.audit_linear_mdp`: features of full norm at nearly opposite
+  angles, targets at both ends of [0, H]), for a linear mixture MDP the audit linear mixture MDP
+  (:func:`dpverify.whitebox.mixture_neighbours.audit_mixture_mdp`: value features of full norm at
+  chosen angles, values at their caps), each with its path canaries
   (:func:`~dpverify.whitebox.neighbours.audit_tapes`, which fix the states — hence the features — whatever
   the agent plays). Every candidate pair (:func:`~dpverify.whitebox.neighbours.candidate_pairs`) at every
   tested position is measured and the :data:`WORST_CASE_PAIRS` of largest μ go to the engine, which chooses
@@ -78,6 +83,8 @@ class MeasuredPair:
     fractions: tuple[FamilyFraction, ...]
     mu: float | None
     note: str = ""
+    #: Each family's part of the pair's μ, √Σ_r (‖Δ_r‖/σ_r)² over that family's releases.
+    family_mu: tuple[tuple[str, float], ...] = ()
 
     def describe(self) -> str:
         if self.mu is None:
@@ -87,7 +94,8 @@ class MeasuredPair:
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "environment": self.environment, "position": self.position, "mu": self.mu,
-                "note": self.note, "fractions": {f.family: f.fraction for f in self.fractions}}
+                "note": self.note, "fractions": {f.family: f.fraction for f in self.fractions},
+                "family_mu": dict(self.family_mu)}
 
 
 def _subject(setup: AgentSetup, mdp: Any) -> Any:
@@ -113,7 +121,9 @@ def measure_pair(setup: AgentSetup, mdp: Any, first: Sequence[Any], second: Sequ
                              canaries=label, episodes=setup.episodes).summary()
     fractions = tuple(FamilyFraction(f.family, f.realised, f.recorded) for f in summary.best)
     mu = math.sqrt(sum(summary.mu2_by_family.values()))
-    return MeasuredPair(label, environment, position, tuple(first), tuple(second), fractions, mu)
+    family_mu = tuple((family, math.sqrt(mu2)) for family, mu2 in summary.mu2_by_family.items())
+    return MeasuredPair(label, environment, position, tuple(first), tuple(second), fractions, mu,
+                        family_mu=family_mu)
 
 
 def worst_case_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:

@@ -46,7 +46,8 @@ class AgentSetup:
     episodes: int
     env_options: tuple[tuple[str, Any], ...]
     agent_options: tuple[tuple[str, Any], ...]
-    #: Run in the audit linear MDP of the named environment's dimensions (the worst-case canary design).
+    #: Run in the audit environment of the named environment's kind and dimensions (the worst-case
+    #: canary design; :func:`dpverify.whitebox.neighbours.audit_environment`).
     audit_environment: bool = False
 
     def environment(self) -> Any:

@@ -67,8 +67,9 @@ class AgentAuditSpec:
             (a registered private agent adds only Gaussian noise), False for third-party agents.
         batched: run the agent's batched twin where its registry card has one for the options (None = yes).
         canary_design: "environment" (the environment's own low/high-value canaries) or
-            "worst-case" (the audit linear MDP of its dimensions and its path canaries, the pairs of largest
-            measured μ; :mod:`dpverify.agent_audit.canaries`).
+            "worst-case" (the audit linear MDP — for a linear mixture MDP, the audit linear
+            mixture MDP — of its dimensions and its path canaries, the pairs of largest measured μ;
+            :mod:`dpverify.agent_audit.canaries`).
     """
 
     agent: str
@@ -313,7 +314,12 @@ class AgentAuditResult:
 
 def _scope_note(spec: AgentAuditSpec) -> str:
     seen = audit_notion(spec.notion).sees
-    moved = ("add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
-             if spec.add_remove else "canaries moved the targets between the lowest- and highest-value states")
+    if spec.add_remove:
+        moved = "add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
+    elif spec.canary_design == "worst-case":
+        moved = ("the canaries were the audit environment's path canaries, the measured pairs of "
+                 "largest mu")
+    else:
+        moved = "canaries moved the targets between the lowest- and highest-value states"
     return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
             "needs other user data is not tested.")

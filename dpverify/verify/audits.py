@@ -7,9 +7,12 @@ outgoing messages (:func:`dpverify.agent_audit.notions.notions_for`). Each audit
 * two-world at a small configuration (:data:`SMALL_ENV_OPTIONS`: the environment at H = 2, and
   K = ``budget.two_world_episodes`` users), with the budget's trials per side — the batched
   DP-LSVI-UCB++ affords ``budget.batched_trials``;
-* two-world on the billboard with worst-case canaries, where the environment is a linear MDP: the same size in the audit
-  linear MDP of its dimensions, the measured canary pairs of largest μ, the view over every later release
-  (:mod:`dpverify.agent_audit.canaries`) — the audit that realises most of the sensitivity;
+* two-world with worst-case canaries on the first notion that reads published values (the
+  billboard of a JDP agent, the messages of an LDP agent), where the environment has an audit
+  environment (a linear MDP, or a linear mixture MDP): the same size in the audit environment of its
+  dimensions (:func:`dpverify.whitebox.neighbours.audit_environment`), the measured canary pairs of
+  largest μ, the view over every later release (:mod:`dpverify.agent_audit.canaries`) — the audit
+  that realises most of the sensitivity;
 * one-run (Steinke, Nasr & Jagielski 2023) at the requested K with the budget's canaries and runs.
 
 ``dpverify verify`` calls :func:`dpverify.agent_audit.audit_agent` as it is; it re-implements no
@@ -22,8 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.agent_audit.notions import notions_for
+from dpverify.agent_audit.notions import NOTIONS, notions_for
 from dpverify.agent_audit.routes import audit_route
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.registry import build_environment
 from dpverify.errors import DpverifyError
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
@@ -46,23 +50,29 @@ def audit_notions(notion: str) -> tuple[str, ...]:
     return notions_for(notion)
 
 
-def _has_audit_environment(env: str, env_options: dict[str, Any]) -> bool:
-    """Whether the environment is a linear MDP that has an audit linear MDP (the worst-case canary design)."""
+def _audit_environment_kind(env: str, env_options: dict[str, Any]) -> str | None:
+    """What the worst-case canary design runs in for this environment: "audit linear MDP", "audit
+    linear mixture MDP", or None when it has no audit environment."""
 
     try:
-        audit_environment(build_environment(env, 2, tuple(sorted(env_options.items()))))
+        audit = audit_environment(build_environment(env, 2, tuple(sorted(env_options.items()))))
     except DpverifyError:
-        return False
-    return True
+        return None
+    return "audit linear mixture MDP" if isinstance(audit, LinearMixtureMDP) else "audit linear MDP"
 
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+#: Keys of an audit plan that describe it for the report and are not fields of the audit's spec.
+_REPORT_KEYS = ("audit_environment",)
+
+
 def _run(spec_kwargs: dict[str, Any], executor: Any) -> Any:
 
-    return audit_agent(AgentAuditSpec(**spec_kwargs), executor=executor)
+    spec = {k: v for k, v in spec_kwargs.items() if k not in _REPORT_KEYS}
+    return audit_agent(AgentAuditSpec(**spec), executor=executor)
 
 
 def _configuration(kwargs: dict[str, Any]) -> str:
@@ -70,7 +80,7 @@ def _configuration(kwargs: dict[str, Any]) -> str:
     size = f"{kwargs['env']}{f' ({options})' if options else ''}, K = {kwargs['episodes']}"
     counts = audit_route(kwargs["route"]).size(kwargs)  # e.g. "window 2; 1000 trials per side"
     if kwargs.get("canary_design") == "worst-case":
-        return f"audit linear MDP of {size}; worst-case canaries, {counts}"
+        return f"{kwargs['audit_environment']} of {size}; worst-case canaries, {counts}"
     return f"{size}; {counts}"
 
 
@@ -113,17 +123,22 @@ def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
 
 def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], env: str, small: dict[str, Any],
                      episodes: int, budget: Any, batched: bool) -> list[dict[str, Any]]:
-    """The two-world audits at the small configuration: one per notion with the environment's canaries, and a
-    billboard audit with worst-case canaries where the environment is a linear MDP."""
+    """The two-world audits at the small configuration: one per notion with the environment's
+    canaries, and an audit with worst-case canaries of the first notion that reads published values
+    (the billboard, an LDP agent's messages) where the environment has an audit environment."""
     k = min(budget.two_world_episodes, episodes) if episodes >= 2 else 2
     # the window covers every later release: a user's data enters all of them (prefix and tree patterns)
     size = {"route": "two-world", "episodes": k, "env_options": small, "window": k,
             "trials": budget.batched_trials if batched else budget.two_world_trials}
     plans = [{**common, **size, "notion": n} for n in notions]
-    # The worst-case design for the billboard, whose releases its measured fractions are about; a second JDP audit
-    # (a view of H·S·A per episode) would be the costliest part of `verify` (19 of 83 s at quick, measured).
-    if "billboard" in notions and _has_audit_environment(env, small):
-        plans.append({**common, **size, "notion": "billboard", "canary_design": "worst-case", "positions": ("first",)})
+    # The worst-case design for the releases its measured fractions are about (the billboard, the
+    # messages); a second JDP audit (a view of H·S·A per episode) would be the costliest part of
+    # `verify` (19 of 83 s at quick, measured).
+    released = [n for n in notions if not NOTIONS[n].reads_policies]
+    kind = _audit_environment_kind(env, small) if released else None
+    if kind is not None:
+        plans.append({**common, **size, "notion": released[0], "canary_design": "worst-case",
+                      "positions": ("first",), "audit_environment": kind})
     return plans
 
 

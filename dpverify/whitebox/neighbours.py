@@ -28,6 +28,10 @@ uniform distributions u₊, u₋ over the type-+ and type-− states, μ₂ unif
   An agent whose sensitivities assume ‖φ‖ ≤ F must refuse it (the contract checks that); an agent that
   accepts it claims privacy on it — one that clips features coordinate by coordinate, say — and is audited
   there.
+* **an audit linear mixture MDP** (:mod:`.mixture_neighbours`) for agents of linear mixture MDPs
+  (LDP-UCRL-VTR): value features of full norm at chosen angles, values at their caps, and path
+  canaries that stay in one state. :func:`audit_environment`, :func:`audit_tapes` and
+  :func:`candidate_pairs` pick it for a :class:`~dpverify.agents.envs.linear_mdp.LinearMixtureMDP`.
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.tapes import UserTape, canary_tape
 from dpverify.errors import InvalidParameterError
+from dpverify.whitebox.mixture_neighbours import PIVOT, audit_mixture_mdp, mixture_tapes
 
 #: Half the angle between φ₊ and φ₋ (degrees): close to 90° makes them nearly opposite.
 HALF_ANGLE_DEGREES = 80.0
@@ -130,9 +135,13 @@ def path_tape(mdp: Any, states: Sequence[int], label: str) -> UserTape:
     return UserTape(int(path[0]), table, label)
 
 
-def audit_tapes(mdp: LinearMDP, oversized: bool = False) -> dict[str, UserTape]:
+def audit_tapes(mdp: LinearMDP | LinearMixtureMDP, oversized: bool = False) -> dict[str, UserTape]:
     """The audit environment's canaries, by the feature types of their path (module docstring):
-    ``plus``, ``minus``, ``alt-pm`` (+ − + …), ``alt-mp`` (− + − …) and ``orth`` (d ≥ 3, not oversized)."""
+    ``plus``, ``minus``, ``alt-pm`` (+ − + …), ``alt-mp`` (− + − …) and ``orth`` (d ≥ 3, not
+    oversized); in an audit mixture MDP its path canaries
+    (:func:`~.mixture_neighbours.mixture_tapes`)."""
+    if isinstance(mdp, LinearMixtureMDP):
+        return mixture_tapes(mdp)
     types = _types(mdp.num_states, mdp.dim, oversized)
     first = {t: types.index(t) for t in set(types)}
     steps = mdp.horizon + 1
@@ -151,22 +160,32 @@ def own_tapes(mdp: object) -> dict[str, UserTape]:
 
 def candidate_pairs(names: Sequence[str], relation: str, audit: bool) -> list[CandidatePair]:
     """The pairs replayed at each position: for replace-one, bases that realise the low end (the environment's
-    ``low``; ``minus`` and ``alt-mp`` in the audit environment) against every other canary; for add/remove-one,
-    an empty slot against every canary."""
+    ``low``; ``minus`` and ``alt-mp`` in the audit environment; the ``pivot`` of the audit mixture
+    MDP) against every other canary; for add/remove-one, an empty slot against every canary."""
     if relation == "add-remove-one":
         return [CandidatePair(None, name) for name in names]
-    bases = [b for b in (("minus", "alt-mp") if audit else ("low", "high")) if b in names]
+    bases = [b for b in (("minus", "alt-mp", PIVOT) if audit else ("low", "high")) if b in names]
     if not bases:
         bases = list(names[:1])
     return [CandidatePair(base, other) for base in bases for other in names if other != base]
 
 
 def audit_environment(mdp: Any) -> Any:
-    """The audit linear MDP of ``mdp``'s dimensions (:func:`audit_linear_mdp`), or a one-line error naming the
-    worst-case canary design that asked for it."""
+    """The audit environment of ``mdp``'s dimensions — the audit linear MDP
+    (:func:`audit_linear_mdp`) of a linear MDP, the audit linear mixture MDP
+    (:func:`~.mixture_neighbours.audit_mixture_mdp`, with the bound ``mdp`` declares) of a linear
+    mixture MDP — or a one-line error naming the worst-case canary design that asked for it."""
+    if isinstance(mdp, LinearMixtureMDP):
+        bound = mdp.feature_norm_bound
+        mixture = audit_mixture_mdp(mdp.horizon, mdp.num_actions, mdp.dim, bound)
+        if mixture is None:
+            raise InvalidParameterError("canary_design", "worst-case needs dimension d >= 2",
+                                        mdp.dim)
+        return mixture
     if not all(hasattr(mdp, a) for a in ("horizon", "num_states", "num_actions", "dim", "features")):
-        raise InvalidParameterError("canary_design", "worst-case needs an environment that is a linear MDP (the "
-                                    "audit environment is a linear MDP of its dimensions)", type(mdp).__name__)
+        raise InvalidParameterError("canary_design", "worst-case needs an environment that is a "
+                                    "linear MDP or a linear mixture MDP (the audit environment is "
+                                    "one of its kind, of its dimensions)", type(mdp).__name__)
     audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim)
     if audit is None:
         raise InvalidParameterError("canary_design", "worst-case needs feature dimension >= 2", mdp.dim)

@@ -88,3 +88,26 @@ def test_tree_agents_half_sensitivity_draws_half_the_noise(correct_name: str, bu
     mechanisms = [correct.gram_mechanism, getattr(correct, "next_state_mechanism", correct.gram_mechanism)]
     for mechanism, shape in zip(mechanisms, [(3, 3), (9,) if correct_name == "luyo" else (3, 3)], strict=True):
         assert np.array_equal(half._noise(mechanism, shape), 0.5 * correct._noise(mechanism, shape))
+
+
+@pytest.mark.parametrize(("bug_name", "factor"),
+                         [("ldp-half-sensitivity", 2.0), ("ldp-quarter-sensitivity", 4.0)])
+def test_ldp_scaled_sensitivity_draws_the_noise_of_the_correct_agent_over_its_factor(
+        bug_name: str, factor: float) -> None:
+    # the same draws for every message, the GOE matrix and the Gaussian vector divided by the factor
+    from dpverify.agent_audit.runs import AgentSetup
+    from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
+    from dpverify.agents.batching import BatchRandomness
+    from dpverify.agents.registry import ENVIRONMENTS
+    from dpverify.audits.agent_zoo import BatchedVariant, LdpScaledSensitivity
+
+    mdp = ENVIRONMENTS["random-mixture"].factory(3, dim=3, horizon=2, num_actions=1, num_states=3,
+                                                 seed=3)
+    setup = AgentSetup("ldp-ucrl-vtr", "random-mixture", 3, (), (("delta", 1e-5), ("epsilon", 1.0)))
+    correct, bug = (BatchedVariant(name)(setup, mdp, BatchRandomness(np.random.default_rng(5), 4),
+                                         (1,))
+                    for name in ("ldp-ucrl-vtr", bug_name))
+    assert type(correct) is BatchedLdpUcrlVtr and isinstance(bug, LdpScaledSensitivity)
+    assert bug.factor == factor
+    for expected, drawn in zip(correct.message_noise(), bug.message_noise(), strict=True):
+        assert np.array_equal(drawn, expected / factor)

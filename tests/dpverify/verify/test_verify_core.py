@@ -245,3 +245,20 @@ def test_the_audits_run_batched_where_the_card_has_a_twin_for_the_options() -> N
     assert target.batched({"aggregation": "tree"}) and not target.batched({"aggregation": "factorised"})
     assert resolve_agent("luyo").batched({}) and resolve_agent("ldp-ucrl-vtr").batched({})
     assert not resolve_agent("dpverify.audits.agent_zoo:luyo_vector_noise_never_added").batched({})
+
+
+def test_an_ldp_agent_gets_a_worst_case_audit_of_its_messages_in_the_audit_mixture_mdp() -> None:
+    from dpverify.verify.audits import audit_section
+
+    budget = dataclasses.replace(TINY, one_run_audits="none")
+    common = {"notion": "ldp", "env": "zhou2021", "env_options": {}, "agent_options": {},
+              "episodes": 4, "epsilon": 1.0, "delta": 1e-5, "budget": budget}
+    section = audit_section("ldp-ucrl-vtr", **common, batched=True)
+    assert [(r.notion, r.route) for r in section.runs] == [
+        ("ldp", "two-world"), ("ldp", "two-world, worst-case")]
+    assert all(r.verdict == AUDIT_NO_VIOLATION for r in section.runs)
+    worst = section.runs[1]
+    assert worst.configuration.startswith("audit linear mixture MDP of zhou2021 (horizon=2), K = 4")
+    assert "(audit environment): realised fraction gram" in worst.detail
+    assert "pivot -> " in worst.detail
+    assert [r.raw["spec"]["confidence"] for r in section.runs] == pytest.approx([1 - 0.05 / 2] * 2)
