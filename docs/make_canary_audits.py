@@ -66,9 +66,17 @@ CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] =
     ("LDP-UCRL-VTR (H = 6), quarter sensitivity (bug)", "ldp-ucrl-vtr", "ldp-quarter-sensitivity",
      "random-mixture", "ldp", ("worst-case",), 1_000_000),
     ("DP-LSVI-UCB++ tree", "dp-lsvi-ucb++", None, "random-linear", "billboard", ("worst-case",), 1_000_000),
+    ("DP-LSVI-UCB++ staged", "dp-lsvi-ucb++", "correct", "random-linear", "billboard", ("worst-case",), 1_000_000),
+    ("DP-LSVI-UCB++ staged", "dp-lsvi-ucb++", "correct", "random-linear", "billboard", ("worst-case",), 3_000_000),
+    ("DP-LSVI-UCB++ staged, half sensitivity (bug)", "dp-lsvi-ucb++", "half-sensitivity", "random-linear",
+     "billboard", ("worst-case",), 100_000),
 )
 #: Agent options of the cases that need them (the tree-aggregated variant runs through the same card's twin).
-AGENT_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {"DP-LSVI-UCB++ tree": (("aggregation", "tree"),)}
+AGENT_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "DP-LSVI-UCB++ tree": (("aggregation", "tree"),),
+    "DP-LSVI-UCB++ staged": (("sensitivity_model", "staged"),),
+    "DP-LSVI-UCB++ staged, half sensitivity (bug)": (("sensitivity_model", "staged"),),
+}
 
 
 def env_options(label: str, env: str) -> tuple[tuple[str, Any], ...]:
