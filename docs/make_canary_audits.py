@@ -31,10 +31,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
+from dpverify.agent_audit.canaries import family_reach, measured_candidates  # noqa: E402
+from dpverify.agent_audit.runs import agent_setup  # noqa: E402
 from dpverify.audits.agent_zoo import BatchedVariant  # noqa: E402
 from dpverify.whitebox.mixture_neighbours import mu_ceilings, stage_caps  # noqa: E402
 
 OUT = ROOT / "docs" / "results" / "canary_audits.json"
+REACH_OUT = ROOT / "docs" / "results" / "canary_reach.json"
 LINEAR = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
 MIXTURE = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
 MIXTURE_H6 = (("dim", 3), ("horizon", 6), ("num_actions", 1), ("num_states", 3), ("seed", 3))
@@ -145,11 +148,56 @@ def ceiling_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The agents whose candidate pairs the reach table measures: (label, agent, environment, H, agent options).
+REACH: tuple[tuple[str, str, str, int, tuple[tuple[str, Any], ...]], ...] = (
+    ("DP-LSVI-UCB++", "dp-lsvi-ucb++", "random-linear", 2, ()),
+    ("DP-LSVI-UCB++ staged", "dp-lsvi-ucb++", "random-linear", 2, (("sensitivity_model", "staged"),)),
+    ("DP-LSVI-UCB++ tree", "dp-lsvi-ucb++", "random-linear", 2, (("aggregation", "tree"),)),
+    ("Luyo et al.", "luyo", "random-linear", 2, ()),
+    ("Ngo et al.", "ngo", "random-linear", 2, ()),
+    ("LDP-UCRL-VTR", "ldp-ucrl-vtr", "random-mixture", 2, ()),
+    ("LDP-UCRL-VTR (H = 6)", "ldp-ucrl-vtr", "random-mixture", 6, ()),
+)
+
+
+def reach_rows() -> list[dict[str, Any]]:
+    """Per agent and family, the largest fraction of the recorded sensitivity that any candidate pair of the
+    worst-case design realises (first user, the same measurement runs as the audits': no trials)."""
+    rows = []
+    for label, agent, env, horizon, agent_options in REACH:
+        options = tuple((k, horizon if k == "horizon" else v) for k, v in
+                        (LINEAR if env == "random-linear" else MIXTURE))
+        spec = AgentAuditSpec(agent, env, 3, "ldp" if env == "random-mixture" else "billboard", 1.0, 1e-5,
+                              trials=1000, env_options=options, positions=("first",), window=3,
+                              canary_design="worst-case", agent_options=agent_options)
+        setup = agent_setup(spec)  # (in the audit environment: the worst-case design)
+        pairs = measured_candidates(spec, setup, setup.environment())
+        rows.append({"label": label, "pairs": len(pairs), "reach": family_reach(pairs),
+                     "best_pair": pairs[0].label, "best_pair_fractions": {
+                         f.family: f.fraction for f in pairs[0].fractions}})
+    return rows
+
+
+def reach_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| agent | candidate pairs | largest realised fraction per family (any pair) |", "|---|---|---|"]
+    for r in rows:
+        reach = ", ".join(f"{family} {value:.2f}" for family, value in r["reach"].items())
+        lines.append(f"| {r['label']} | {r['pairs']} | {reach} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every trial count")
     parser.add_argument("--only", action="append", default=None, help="run the cases of this label only")
+    parser.add_argument("--reach", action="store_true",
+                        help="only measure every candidate pair's realised fractions (docs/results/canary_reach.json)")
     args = parser.parse_args(argv)
+    if args.reach:
+        reach = reach_rows()
+        REACH_OUT.write_text(json.dumps({"description": reach_rows.__doc__, "rows": reach}, indent=1) + "\n")
+        print(reach_table(reach))
+        return 0
     rows = []
     if args.only and OUT.exists():  # keep the rows of the other cases
         rows = [r for r in json.loads(OUT.read_text())["rows"] if r["label"] not in args.only]

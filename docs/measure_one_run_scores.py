@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.agent_audit import one_run as route
-from dpverify.agent_audit.runs import _setup, probe_agent
+from dpverify.agent_audit.runs import agent_setup, probe_agent
 from dpverify.agent_audit.spec import AgentAuditSpec
 from dpverify.audit import one_run
 from dpverify.audit.distinguishers import propose_features
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                                                   env_options=LINEAR, **common), None),
     }
     for name, (spec, batch) in cases.items():
-        setup = _setup(spec)
+        setup = agent_setup(spec)
         _, width, mdp = probe_agent(spec, setup)
         slots = route.canary_slots(spec.episodes, spec.canary_count)
         rows = []

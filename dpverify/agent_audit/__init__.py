@@ -43,7 +43,14 @@ from dpverify.agent_audit import two_world as _two_world_route  # noqa: F401
 from dpverify.agent_audit.notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
 from dpverify.agent_audit.one_run import GUESS_FRACTIONS, SlotScorer, canary_slots, learn_scorer
 from dpverify.agent_audit.routes import ROUTES, AuditRoute, RouteInputs, audit_route, register_route
-from dpverify.agent_audit.runs import PROBE_EPISODES, AgentSetup, _batched_agent, _setup, probe_agent, run_agent_once
+from dpverify.agent_audit.runs import (
+    PROBE_EPISODES,
+    AgentSetup,
+    _batched_agent,
+    agent_setup,
+    probe_agent,
+    run_agent_once,
+)
 from dpverify.agent_audit.spec import (
     POSITIONS,
     RELATIONS,
@@ -90,7 +97,7 @@ __all__ = [
     "SlotScorer",
     "View",
     "_batched_agent",
-    "_setup",
+    "agent_setup",
     "audit_agent",
     "canary_slots",
     "check_claim",
@@ -117,7 +124,7 @@ def audit_agent(spec: AgentAuditSpec, executor: Executor | None = None, progress
     if not isinstance(spec, AgentAuditSpec):
         raise InvalidParameterError("spec", "must be an AgentAuditSpec", type(spec).__name__)
     start = time.perf_counter()
-    setup = _setup(spec)
+    setup = agent_setup(spec)
     require_episodes("--episodes", spec.episodes, setup.environment(), spec.episodes, 1, "the audited agent")
     claim, width, mdp = probe_agent(spec, setup)
     route = audit_route(spec.route)

@@ -129,6 +129,22 @@ def measure_pair(setup: AgentSetup, mdp: Any, first: Sequence[Any], second: Sequ
 def worst_case_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:
     """Every candidate pair of the audit environment at every tested position, measured; the
     :data:`WORST_CASE_PAIRS` of largest μ (unmeasurable pairs last)."""
+    return measured_candidates(spec, setup, mdp)[:WORST_CASE_PAIRS]
+
+
+def family_reach(pairs: Sequence[MeasuredPair]) -> dict[str, float]:
+    """Per statistic family, the largest realised fraction of its recorded sensitivity that any of ``pairs``
+    reaches (a family may be realised best by a pair other than the one of largest μ)."""
+    reach: dict[str, float] = {}
+    for pair in pairs:
+        for f in pair.fractions:
+            reach[f.family] = max(reach.get(f.family, 0.0), f.fraction)
+    return reach
+
+
+def measured_candidates(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:
+    """Every candidate pair of the audit environment at every tested position, measured, the largest μ first
+    (unmeasurable pairs last)."""
 
     tapes = audit_tapes(mdp)
     relation = dict(setup.agent_options).get("relation", "replace-one")
@@ -142,4 +158,4 @@ def worst_case_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[
             measured.append(measure_pair(setup, mdp, first, second, j, f"user {j} ({p}): {pair.label}",
                                          "audit environment", spec.seed))
     measured.sort(key=lambda m: -1.0 if m.mu is None else m.mu, reverse=True)
-    return measured[:WORST_CASE_PAIRS]
+    return measured

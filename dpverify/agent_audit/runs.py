@@ -68,7 +68,9 @@ class AgentSetup:
         return Billboard(relation, keep_history=True, noise_rng=derived_noise_generator(rng))
 
 
-def _setup(spec: AgentAuditSpec) -> AgentSetup:
+def agent_setup(spec: AgentAuditSpec) -> AgentSetup:
+    """The agent and environment of an audit (the claim's (ε, δ) as the agent's options unless given; the audit
+    environment for the worst-case canary design)."""
     options = dict(spec.agent_options)
     options.setdefault("epsilon", spec.epsilon)
     options.setdefault("delta", spec.delta)

@@ -111,7 +111,7 @@ def neighbour_pairs(spec: AgentAuditSpec, mdp: Any) -> list[NeighbourPair]:
 def _measured_pairs(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any) -> list[MeasuredPair]:
     """The candidate pairs, measured, by ``spec.canary_design`` (:mod:`dpverify.agent_audit.canaries`); for the
     worst-case design ``setup`` and ``mdp`` are already the audit environment's (:func:`~dpverify.audit.
-    agent_runs._setup`)."""
+    agent_runs.agent_setup`)."""
 
     if spec.canary_design == "worst-case":
         return worst_case_pairs(spec, setup, mdp)

@@ -11,7 +11,7 @@ import pytest
 from dpverify.agent_audit import (
     AgentAuditSpec,
     AgentSetup,
-    _setup,
+    agent_setup,
     audit_agent,
     observe,
     observe_batch,
@@ -82,7 +82,7 @@ def test_views_agree_on_the_reference_and_batched_paths(notion: str) -> None:
     from dpverify.agents.tapes import replace as replace_tape
 
     spec = _spec(notion=notion, episodes=5, window=2)
-    setup: AgentSetup = _setup(spec)
+    setup: AgentSetup = agent_setup(spec)
     _, width, mdp = probe_agent(spec, setup)
     view = output_view(notion, 2, 2, 5, width)
     tapes = replace_tape(ordinary_tapes(mdp, 5, 0), 2, canary_tape(mdp, "high"))

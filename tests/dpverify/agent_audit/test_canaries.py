@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.agent_audit.canaries import WORST_CASE_PAIRS
+from dpverify.agent_audit.canaries import WORST_CASE_PAIRS, FamilyFraction, MeasuredPair, family_reach
 from dpverify.agent_audit.spec import CANARY_DESIGNS
 from dpverify.audit.executors import SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND
@@ -139,3 +139,13 @@ def test_worst_case_ldp_audit_refutes_noise_for_a_quarter_of_the_sensitivity() -
 def test_the_scope_note_names_the_canaries_of_the_design(both) -> None:
     assert "lowest- and highest-value states" in " ".join(both["environment"].notes)
     assert "audit environment's path canaries" in " ".join(both["worst-case"].notes)
+
+
+def test_family_reach_is_the_largest_fraction_of_each_family_over_the_pairs() -> None:
+    def pair(label: str, **fractions: tuple[float, float]) -> MeasuredPair:
+        parts = tuple(FamilyFraction(f, realised, recorded) for f, (realised, recorded) in fractions.items())
+        return MeasuredPair(label, "audit environment", 1, (), (), parts, 0.1)
+    pairs = [pair("orthogonal", gram=(1.0, 1.0), w_hat=(0.7, 1.0)), pair("opposed", gram=(0.2, 1.0), w_hat=(0.9, 1.0)),
+             pair("unmeasured")]
+    assert family_reach(pairs) == {"gram": 1.0, "w_hat": 0.9}
+    assert family_reach([]) == {}

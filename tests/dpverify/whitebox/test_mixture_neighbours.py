@@ -10,7 +10,7 @@ import pytest
 
 from dpverify.agent_audit import AgentAuditSpec
 from dpverify.agent_audit.canaries import MeasuredPair, measure_pair
-from dpverify.agent_audit.runs import _setup
+from dpverify.agent_audit.runs import agent_setup
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP, mixture_feature_norm
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.tapes import ordinary_tapes, replace, tape_rollout
@@ -105,7 +105,7 @@ def _measured(horizon: int, base: str, other: str, position: str = "first") -> M
     env = (("dim", 3), ("horizon", horizon), ("num_actions", 2), ("num_states", 3), ("seed", 3))
     spec = AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=40,
                           env_options=env, positions=(position,), canary_design="worst-case")
-    setup = _setup(spec)
+    setup = agent_setup(spec)
     mdp = setup.environment()
     tapes = mixture_tapes(mdp)
     users = ordinary_tapes(mdp, 3, 0)
