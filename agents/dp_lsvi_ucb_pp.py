@@ -118,7 +118,8 @@ class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
 
 
 class FreshNoiseStatistics:
-    """The paper's releases (lines 6–8 and 26): every statistic published with fresh noise, 4H per episode.
+    """The paper's releases (lines 6–8 and 26): every statistic published with fresh noise, 4H per episode (4H − 3
+    under the staged model, which releases no vector at stage H).
 
     The raw prefix sums Σ_i w_i φ_iφ_iᵀ and M_h = Σ_i w_i φ_i e_{s'_i}ᵀ (so that Σ_i w_i φ_i V(s'_i) = M_h V for any
     V, in O(dS)) are private state: nothing computed from them leaves this object except through the billboard

@@ -21,9 +21,10 @@ from dp_lsvi_ucb_pp_runs import (
 )
 
 from dpverify.agents.base import rollout, run_episodes
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.agents.runner import RunSpec, run
 from dpverify.errors import InvalidParameterError
 
@@ -98,6 +99,11 @@ def test_staged_noise_is_the_derived_noise_scaled_by_each_stage_s_target_range()
 def test_staged_sensitivities_apply_to_fresh_noise_only() -> None:
     with pytest.raises(InvalidParameterError, match="staged"):
         DpLsviUcbPlusPlusConfig(10, epsilon=1.0, sensitivity_model="staged", aggregation="tree")
+    # at H = 1 the staged model releases no vector at all: nothing to evaluate the radii's noise bound L on
+    one_stage = random_linear_mdp(np.random.default_rng(0), num_states=2, num_actions=2, dim=2, horizon=1)
+    with pytest.raises(InvalidParameterError, match="horizon"):
+        DpLsviUcbPlusPlus(one_stage, DpLsviUcbPlusPlusConfig(5, epsilon=1.0, sensitivity_model="staged"),
+                          np.random.default_rng(0))
 
 
 def test_the_statistics_offer_no_raw_read() -> None:
