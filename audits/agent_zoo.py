@@ -254,7 +254,8 @@ def ldp_ucrl_vtr_unnoised_message(mdp: Any, num_episodes: int, rng: np.random.Ge
                                   billboard: Any = None, **options: Any) -> Any:
     """Bug: LDP-UCRL-VTR whose users send their target message Δu without noise."""
     agent = agent_factory("ldp-ucrl-vtr")(mdp, num_episodes, rng, billboard=billboard, **options)
-    agent.target_mechanism = _unnoised(agent.target_mechanism)
+    agent.target_mechanisms = tuple(None if m is None else _unnoised(m)
+                                    for m in agent.target_mechanisms)
     return agent
 
 
