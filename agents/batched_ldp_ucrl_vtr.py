@@ -27,8 +27,7 @@ import numpy as np
 
 from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
-from dpverify.agents.noise_bounds import floored_inverse
+from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, stage_inverses
 from dpverify.agents.private import check_stage_term_norms
 from dpverify.errors import InvalidParameterError
 
@@ -83,7 +82,7 @@ class BatchedLdpUcrlVtr:
         server = self.reference.server
         shift = server.shift_for(self.count)  # per stage
         gram = self.gram_sums + (self.regularization + shift)[:, None, None] * np.eye(self.dim)
-        inverse, _, _ = floored_inverse(gram, self.regularization)
+        inverse, _ = stage_inverses(gram, self.regularization, server.sending)
         theta = np.einsum("nhij,nhj->nhi", inverse, self.target_sums)
         return inverse, theta, self.reference.beta(k)
 

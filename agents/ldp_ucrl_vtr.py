@@ -208,12 +208,30 @@ def user_statistics(values: np.ndarray, value_features: np.ndarray, trajectory: 
     return x[:, :, None] * x[:, None, :], x * y[:, None]
 
 
+def stage_inverses(gram: np.ndarray, regularization: float,
+                   sending: Sequence[int]) -> tuple[np.ndarray, int]:
+    """(Σ⁻¹, corrections) for the shifted Gram matrices Σ of every stage, shape (..., H, d, d), with
+    eigenvalues floored at λ (:func:`dpverify.agents.noise_bounds.floored_inverse`). A stage outside
+    ``sending`` (0-based) receives no messages and has no shift, so Σ = λI and Σ⁻¹ = I/λ exactly: it
+    is set apart, and the others keep their Cholesky path (a floored inverse does not depend on the
+    stack it is computed in)."""
+    horizon = gram.shape[-3]
+    if len(sending) == horizon:
+        inverse, _, corrections = floored_inverse(gram, regularization)
+        return inverse, corrections
+    inverse = np.broadcast_to(np.eye(gram.shape[-1]) / regularization, gram.shape).copy()
+    stages = list(sending)
+    part, _, corrections = floored_inverse(gram[..., stages, :, :], regularization)
+    inverse[..., stages, :, :] = part
+    return inverse, corrections
+
+
 class LdpServer:
     """The server of LDP-UCRL-VTR: sums privatised messages, shifts stage h by r_hI, broadcasts
     (module docstring).
 
     ``gram_entry_stds`` holds the GOE entry std of each stage's Gram messages (H values; 0 for a
-    stage whose users send nothing, whose sums stay 0 and which gets no shift)."""
+    stage whose users send nothing, whose sums stay 0 and which gets no shift: Σ = λI there)."""
 
     def __init__(self, horizon: int, dim: int, regularization: float,
                  gram_entry_stds: Sequence[float], shift_multiplier: float,
@@ -225,6 +243,7 @@ class LdpServer:
             raise InvalidParameterError("gram_entry_stds",
                                         f"must hold one std per stage ({horizon})",
                                         len(self.gram_entry_stds))
+        self.sending = tuple(h for h, s in enumerate(self.gram_entry_stds) if s > 0)
         self.shift_multiplier = shift_multiplier
         self._p = failure_probability / (2.0 * horizon * num_episodes)
         self.gram_sums = np.zeros((horizon, dim, dim))
@@ -252,7 +271,7 @@ class LdpServer:
         """Σ_{k,h} = (λ + r_h)I + Λ_{k−1,h}, θ̂ = Σ⁻¹ u (line 21), for user ``episode``."""
         self.shift = self.shift_for(self.messages)
         gram = self.gram_sums + (self.regularization + self.shift)[:, None, None] * np.eye(self.dim)
-        inverse, _, corrections = floored_inverse(gram, self.regularization)
+        inverse, corrections = stage_inverses(gram, self.regularization, self.sending)
         self.psd_corrections += corrections
         theta = np.einsum("hij,hj->hi", inverse, self.target_sums)
         return Broadcast(episode, inverse, theta, beta)
