@@ -177,7 +177,10 @@ class LdpScaledSensitivity(BatchedLdpUcrlVtr):
     within the claim for every H (μ < 0.9·μ_claim): a wrong calibration, but no privacy violation,
     and no audit can refute it. A quarter (factor 4) breaks it once the canaries carry more than a
     quarter of the claimed μ: the worst-case design's best pair carries 0.27 of it at H = 4 and 0.31
-    at H = 6 (docs/auditing.md, "Canaries that realise the sensitivity")."""
+    at H = 6 (docs/auditing.md, "Canaries that realise the sensitivity"). Under the staged sensitivity
+    model (``sensitivity_model="staged"``: each stage calibrated for its own range, no slack) the same
+    pair carries √(25/32) = 0.884 of the claimed μ, and half the sensitivity is a true violation
+    (1.77·μ_claim)."""
 
     factor = 2.0
 
