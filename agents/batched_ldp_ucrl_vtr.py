@@ -2,13 +2,15 @@
 
 The same algorithm as :class:`dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtr`: per episode k the server broadcasts
 Σ_{k,h}⁻¹ and θ̂_{k,h} from the privatised messages of users 1..k−1 (shifted by r_{k−1}I), user k plans
-optimistically from the broadcast alone (Algorithm 1, line 7), acts, and sends its 2H messages — per stage a
-GOE-privatised φ_Vφ_Vᵀ and a Gaussian-privatised φ_V·V_{h+1}(s_{h+1}) (lines 13–14). Every constant (noise,
-radii, shift) is read from one reference agent built with the same config.
+optimistically from the broadcast alone (Algorithm 1, line 7), acts, and sends its messages — per
+released stage a GOE-privatised φ_Vφ_Vᵀ and a Gaussian-privatised φ_V·V_{h+1}(s_{h+1}) (lines
+13–14): 2H under the standard sensitivity model, 2(H − 1) under the staged one, whose stage H sends
+nothing and keeps server sums of 0. Every constant (each stage's noise, feature bound and target
+range, the radii, each stage's shift) is read from one reference agent built with the same config.
 
 Randomness (:mod:`dpverify.agents.batching`): as the reference agent, two streams spawned from the trial's
 generator, noise first (:func:`~dpverify.agents.batching.SPAWNED_STREAMS`); per episode one tie key
-per (h, s, a), then the normals of the user's 2H messages in publication order (as
+per (h, s, a), then the normals of the user's messages in publication order (as
 :meth:`~dpverify.agents.billboard.Billboard.publish_block` draws them). The planner's products are the
 reference's, trial by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so
 the twin's policies and messages equal the reference agent's bit for bit
@@ -25,9 +27,8 @@ import numpy as np
 
 from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
-from dpverify.agents.noise_bounds import floored_inverse
-from dpverify.agents.private import check_term_norms
+from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, stage_inverses
+from dpverify.agents.private import check_stage_term_norms
 from dpverify.errors import InvalidParameterError
 
 
@@ -55,8 +56,14 @@ class BatchedLdpUcrlVtr:
         self.horizon, self.num_states, self.num_actions, self.dim = H, S, A, d
         self.basis = mdp.basis
         self.rewards = np.asarray(mdp.rewards)
-        self.gram_mechanism, self.target_mechanism = reference.gram_mechanism, reference.target_mechanism
-        self.value_feature_bound = float(reference.value_feature_bound)
+        # The released stages (0-based) and each one's noise: GOE entry std and Gaussian σ.
+        self.released_stages = reference.released_stages
+        self.gram_stds = np.array([_mechanism(reference.gram_mechanisms, h).entry_std
+                                   for h in self.released_stages])
+        self.target_sigmas = np.array([_mechanism(reference.target_mechanisms, h).noise_scale
+                                       for h in self.released_stages])
+        self.value_feature_bounds = reference.value_feature_bounds
+        self.target_caps = reference.target_caps
         self.regularization = float(config.regularization)
         self.record = None if record is None else {int(k) for k in record}
         self.releases: list[tuple[Any, ...]] = []
@@ -73,9 +80,9 @@ class BatchedLdpUcrlVtr:
         """(Σ⁻¹ (n, H, d, d), θ̂ (n, H, d), β (H,)) for user k = count + 1 of every trial (line 21)."""
         k = self.count + 1
         server = self.reference.server
-        shift = server.shift_for(self.count)
-        gram = self.gram_sums + (self.regularization + shift) * np.eye(self.dim)
-        inverse, _, _ = floored_inverse(gram, self.regularization)
+        shift = server.shift_for(self.count)  # per stage
+        gram = self.gram_sums + (self.regularization + shift)[:, None, None] * np.eye(self.dim)
+        inverse, _ = stage_inverses(gram, self.regularization, server.sending)
         theta = np.einsum("nhij,nhj->nhi", inverse, self.target_sums)
         return inverse, theta, self.reference.beta(k)
 
@@ -102,27 +109,36 @@ class BatchedLdpUcrlVtr:
     # ---- the user's messages -------------------------------------------------------------------------------
 
     def message_noise(self) -> tuple[np.ndarray, np.ndarray]:
-        """The noise of every trial's 2H messages, drawn as one block in publication order (per stage a Gram
-        message, then a target message): shapes (n, H, d, d) and (n, H, d)."""
-        H, d = self.horizon, self.dim
-        block = self.randomness.normal(1.0, (H * (d * d + d),)).reshape(self.n, H, d * d + d)
-        z = self.gram_mechanism.entry_std * block[:, :, : d * d].reshape(self.n, H, d, d)
-        gram = (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
-        return gram, self.target_mechanism.noise_scale * block[:, :, d * d:]
+        """The noise of every trial's messages, drawn as one block in publication order (per
+        released stage a Gram message, then a target message), each stage's at its own scale: shapes
+        (n, H, d, d) and (n, H, d), 0 at a stage that sends nothing."""
+        H, d, n = self.horizon, self.dim, self.n
+        stages = list(self.released_stages)
+        block = self.randomness.normal(1.0, (len(stages) * (d * d + d),))
+        block = block.reshape(n, len(stages), d * d + d)
+        z = self.gram_stds[:, None, None] * block[:, :, : d * d].reshape(n, len(stages), d, d)
+        gram, target = np.zeros((n, H, d, d)), np.zeros((n, H, d))
+        gram[:, stages] = (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+        target[:, stages] = self.target_sigmas[:, None] * block[:, :, d * d:]
+        return gram, target
 
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
         """Every trial's user privatises its statistics and sends them; the server adds them (lines 13–20)."""
         n, H = self.n, self.horizon
         trial, h = np.arange(n)[:, None], np.arange(H)[None, :]
         x = self.value_features[trial, h, states[:, :-1], actions]
-        check_term_norms(np.linalg.norm(x, axis=-1), self.value_feature_bound, "value features φ_V")
-        y = np.clip(self.values[trial, h + 1, states[:, 1:]], 0.0, float(H))
+        check_stage_term_norms(np.linalg.norm(x, axis=-1), self.value_feature_bounds,
+                               "value features φ_V")
+        # each stage's targets clipped to its range
+        y = np.clip(self.values[trial, h + 1, states[:, 1:]], 0.0, self.target_caps)
         gram_noise, target_noise = self.message_noise()
         gram = x[..., :, None] * x[..., None, :] + gram_noise
         target = x * y[..., None] + target_noise
+        silent = [stage for stage in range(H) if stage not in self.released_stages]
+        gram[:, silent], target[:, silent] = 0.0, 0.0  # nothing sent: the server's sums stay 0
         k = self.count + 1
         if self.record is None or k in self.record:
-            for stage in range(H):
+            for stage in self.released_stages:
                 self.releases.append(("gram", k, stage + 1, gram[:, stage]))
                 self.releases.append(("target", k, stage + 1, target[:, stage]))
         self.gram_sums += gram
@@ -135,8 +151,17 @@ class BatchedLdpUcrlVtr:
                                     "messages, so it has no empty slot (add/remove is not audited for local DP)", None)
 
 
+def _mechanism(mechanisms: Sequence[Any], h: int) -> Any:
+    """The reference agent's mechanism of a released stage (never None there)."""
+    mechanism = mechanisms[h]
+    if mechanism is None:
+        raise InvalidParameterError("stage", "must be a released stage", h + 1)
+    return mechanism
+
+
 def covers(options: dict[str, Any]) -> bool:
-    """Whether the batched twin implements the agent with these options (local DP is replace-one only)."""
+    """Whether the batched twin implements the agent with these options (local DP is replace-one
+    only; either sensitivity model)."""
     return options.get("relation", "replace-one") == "replace-one"
 
 

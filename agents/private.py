@@ -16,7 +16,8 @@ holds only its algorithm:
 
 The sensitivities hold only under assumptions the code enforces here: the environment's declared
 feature-norm bound does not exceed the bound the calibration assumes (:func:`check_agent_inputs`),
-every per-user term entering a release has a norm within that bound (:func:`check_term_norms`), and
+every per-user term entering a release has a norm within that bound (:func:`check_term_norms`, or
+:func:`check_stage_term_norms` for a bound per stage), and
 the billboard uses the calibration's neighbouring relation (:func:`billboard_for`). The derivations
 of the sensitivities and of the per-user accounting are in docs/derivations.md.
 """
@@ -72,6 +73,19 @@ def check_term_norms(norms: np.ndarray, assumed: float, what: str) -> None:
         raise InvalidParameterError(
             what, f"norm must be <= {assumed:g}, the bound the privacy calibration assumes", float(np.max(norms))
         )
+
+
+def check_stage_term_norms(norms: np.ndarray, bounds: np.ndarray, what: str) -> None:
+    """Run-time guard with one bound per stage: ``norms[..., h]`` (the last axis is the 0-based
+    stage) must be ≤ ``bounds[h]``, the bound stage h's calibration assumes; a term above it raises
+    (it is never clipped)."""
+    bounds = np.asarray(bounds, dtype=float)
+    over = np.asarray(norms) > bounds * (1.0 + NORM_TOLERANCE)
+    if np.any(over):
+        stage = int(np.flatnonzero(over.reshape(-1, bounds.shape[-1]).any(axis=0))[0])
+        raise InvalidParameterError(
+            what, f"norm at stage {stage + 1} must be <= {bounds[stage]:g}, the bound the privacy "
+            "calibration assumes at that stage", float(np.max(np.asarray(norms)[..., stage])))
 
 
 _M = TypeVar("_M", bound=Mechanism)

@@ -342,7 +342,7 @@ register_agent("ngo", "dpverify.agents.ngo:NgoAgent.from_options", "linear",
                                    "dpverify.agents.batched_tree_lsvi:covers"))
 register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
-               "*_multiplier)",
+               "*_multiplier, sensitivity_model=standard|staged)",
                private=True, notion="ldp", counterpart="ucrl-vtr", bound="ldp-ucrl-vtr/upper",
                schedule="dpverify.agents.ldp_ucrl_vtr:NAMED_SCHEDULE",
                batched=BatchedTwin("dpverify.agents.batched_ldp_ucrl_vtr:build_twin",

@@ -177,7 +177,10 @@ class LdpScaledSensitivity(BatchedLdpUcrlVtr):
     within the claim for every H (μ < 0.9·μ_claim): a wrong calibration, but no privacy violation,
     and no audit can refute it. A quarter (factor 4) breaks it once the canaries carry more than a
     quarter of the claimed μ: the worst-case design's best pair carries 0.27 of it at H = 4 and 0.31
-    at H = 6 (docs/auditing.md, "Canaries that realise the sensitivity")."""
+    at H = 6 (docs/auditing.md, "Canaries that realise the sensitivity"). Under the staged sensitivity
+    model (``sensitivity_model="staged"``: each stage calibrated for its own range, no slack) the same
+    pair carries √(25/32) = 0.884 of the claimed μ, and half the sensitivity is a true violation
+    (1.77·μ_claim)."""
 
     factor = 2.0
 
@@ -254,7 +257,8 @@ def ldp_ucrl_vtr_unnoised_message(mdp: Any, num_episodes: int, rng: np.random.Ge
                                   billboard: Any = None, **options: Any) -> Any:
     """Bug: LDP-UCRL-VTR whose users send their target message Δu without noise."""
     agent = agent_factory("ldp-ucrl-vtr")(mdp, num_episodes, rng, billboard=billboard, **options)
-    agent.target_mechanism = _unnoised(agent.target_mechanism)
+    agent.target_mechanisms = tuple(None if m is None else _unnoised(m)
+                                    for m in agent.target_mechanisms)
     return agent
 
 

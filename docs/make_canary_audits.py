@@ -11,7 +11,9 @@ every later release (window K), once with the environment's own canaries and onc
 half-sensitivity bug (``audits/agent_zoo.py``: noise for half the true sensitivity, the ledger still meeting
 the claim) beside it. LDP-UCRL-VTR runs in the random linear mixture MDP at H = 2 and at H = 6 (the worst-case
 design in the audit linear mixture MDP of its dimensions), with the twin whose noise is for a quarter of the
-sensitivity as well; its rows carry the ceilings the value caps leave (realised vs realisable,
+sensitivity as well, and at H = 6 under its staged sensitivity model (``sensitivity_model="staged"``: each
+stage calibrated for its own range), correct and with noise for half the staged sensitivity; its rows carry
+the ceilings the value caps leave (realised vs realisable,
 :func:`dpverify.whitebox.mixture_neighbours.stage_caps`), printed as a second table. ``--scale`` multiplies
 every trial count; ``--only LABEL`` runs the cases of one label and keeps the other rows of the JSON. Writes
 docs/results/canary_audits.json and prints the tables.
@@ -73,12 +75,21 @@ CASES: tuple[tuple[str, str, str | None, str, str, tuple[str, ...], int], ...] =
     ("DP-LSVI-UCB++ staged", "dp-lsvi-ucb++", "correct", "random-linear", "billboard", ("worst-case",), 3_000_000),
     ("DP-LSVI-UCB++ staged, half sensitivity (bug)", "dp-lsvi-ucb++", "half-sensitivity", "random-linear",
      "billboard", ("worst-case",), 100_000),
+    ("LDP-UCRL-VTR (H = 6), staged", "ldp-ucrl-vtr", None, "random-mixture", "ldp", ("worst-case",),
+     1_000_000),
+    ("LDP-UCRL-VTR (H = 6), staged, half sensitivity (bug)", "ldp-ucrl-vtr", "ldp-half-sensitivity",
+     "random-mixture", "ldp", ("worst-case",), 100_000),
+    ("LDP-UCRL-VTR (H = 6), staged, half sensitivity (bug)", "ldp-ucrl-vtr", "ldp-half-sensitivity",
+     "random-mixture", "ldp", ("worst-case",), 1_000_000),
 )
+STAGED = (("sensitivity_model", "staged"),)
 #: Agent options of the cases that need them (the tree-aggregated variant runs through the same card's twin).
 AGENT_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {
     "DP-LSVI-UCB++ tree": (("aggregation", "tree"),),
     "DP-LSVI-UCB++ staged": (("sensitivity_model", "staged"),),
     "DP-LSVI-UCB++ staged, half sensitivity (bug)": (("sensitivity_model", "staged"),),
+    "LDP-UCRL-VTR (H = 6), staged": STAGED,
+    "LDP-UCRL-VTR (H = 6), staged, half sensitivity (bug)": STAGED,
 }
 
 
@@ -90,13 +101,13 @@ def env_options(label: str, env: str) -> tuple[tuple[str, Any], ...]:
     return MIXTURE_H6 if "(H = 6)" in label else MIXTURE
 
 
-def ceilings(horizon: int, claimed_mu: float) -> dict[str, Any]:
+def ceilings(horizon: int, claimed_mu: float, model: str = "standard") -> dict[str, Any]:
     """What the value caps leave realisable to LDP-UCRL-VTR's canaries (docs/auditing.md): per family the
     largest realised fraction (the first stage's cap) and its μ with every stage at its cap, and the pair's μ
-    with both families at their caps."""
-    family_mu, pair_mu = mu_ceilings(horizon, claimed_mu)
-    cap = float(stage_caps(horizon)[0])
-    return {"horizon": horizon, "fractions": {"gram": cap, "target": cap},
+    with both families at their caps, under the sensitivity model ``model``."""
+    family_mu, pair_mu = mu_ceilings(horizon, claimed_mu, model)
+    cap = float(stage_caps(horizon, model)[0])
+    return {"horizon": horizon, "sensitivity_model": model, "fractions": {"gram": cap, "target": cap},
             "family_mu": {"gram": family_mu, "target": family_mu}, "pair_mu": pair_mu}
 
 
@@ -115,7 +126,8 @@ def run_case(label: str, agent: str, variant: str | None, env: str, notion: str,
            "claimed_mu": result.claimed_mu, "pair": pair.to_dict(),
            "pairs": [p.to_dict() for p in result.measured_pairs], "seconds": time.perf_counter() - start}
     if notion == "ldp":
-        row["ceiling"] = ceilings(dict(options)["horizon"], result.claimed_mu)
+        model = dict(AGENT_OPTIONS.get(label, ())).get("sensitivity_model", "standard")
+        row["ceiling"] = ceilings(dict(options)["horizon"], result.claimed_mu, model)
     return row
 
 

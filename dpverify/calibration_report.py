@@ -129,7 +129,9 @@ class CalibrationReport:
 
     Attributes:
         settings: the inputs.
-        headline_model: the sensitivity model of the headline ("derived"/"paper", or "ldp").
+        headline_model: the sensitivity model of the headline, one of the schedule's models
+            ("derived", "paper" or "staged" for DP-LSVI-UCB++; "standard" or "staged" for
+            LDP-UCRL-VTR).
         by_conversion: the headline model calibrated under each conversion.
         by_sensitivity_model: each sensitivity model calibrated under ``settings.conversion``.
         lead_family: the statistic whose noise the conversion table compares (the schedule's first).

@@ -27,7 +27,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dim", type=count, default=10, help="d, feature dimension (default 10)")
     p.add_argument("--schedule", default="dp-lsvi-ucb++", help=f"one of {', '.join(_SCHEDULES)}")
     p.add_argument("--sensitivity", default=None,
-                   help="paper or derived (dp-lsvi-ucb++ only; default derived). Both are always shown side by side.")
+                   help="the schedule's sensitivity model: paper, derived (default) or staged "
+                        "for dp-lsvi-ucb++ (paper and derived are always shown side by side); "
+                        "standard (default) or staged for ldp-ucrl-vtr")
     p.add_argument("--conversion", default="exact", help=f"one of {', '.join(_CONVERSIONS)} (default exact)")
     p.add_argument("--accounting", default="per-user", help="per-user (default) or naive (the papers' 4HK count)")
     p.add_argument("--relation", default="replace-one",

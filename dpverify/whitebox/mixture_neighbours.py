@@ -20,6 +20,11 @@ target's and no Gram. Every message is calibrated to the same ρ₀ = ρ/(2H), s
 every stage it would be μ_claim²·Σ_h c_h²/H (:func:`mu_ceilings`), and no one pair of features
 reaches that, since sin²x + sin²(x/2) is at most 25/16 (at cos x = −1/4), not 2.
 
+The staged model (``LdpUcrlVtrConfig(sensitivity_model="staged")``) calibrates stage h for its
+own range — F_h = (H − h − 1)·L and targets in [0, H − h − 1] — and sends nothing at the last
+stage: there c_h = 1 at every stage that sends, every message gets ρ₀ = ρ/(2(H − 1)), and the
+pair ceiling is the claimed μ itself; the same canaries carry √(25/32) = 0.884 of it.
+
 The environment (:func:`audit_mixture_mdp`). θ_h = t·e₀ with t = √d/L at every stage (‖θ_h‖ = √d
 for L = 1, the bound UCRL-VTR's radius assumes). Each state s has a type vector
 
@@ -67,6 +72,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.tapes import UserTape
+from dpverify.errors import InvalidParameterError
 
 #: The canary types, by their cosine to the pivot's vector (None: the most opposite one, γ = π).
 TYPES: tuple[tuple[str, float | None], ...] = (
@@ -75,19 +81,33 @@ TYPES: tuple[tuple[str, float | None], ...] = (
 PIVOT = "pivot"
 
 
-def stage_caps(horizon: int) -> np.ndarray:
-    """c_h = ((H − h − 1)/H)² for h = 0 … H − 1: the largest fraction of either family's sensitivity
-    any two inputs realise at stage h, the values being capped at H − h − 1 (module docstring)."""
+def stage_caps(horizon: int, sensitivity_model: str = "standard") -> np.ndarray:
+    """c_h for h = 0 … H − 1: the largest fraction of either family's sensitivity at stage h that
+    any two inputs realise, the values being capped at H − h − 1 (module docstring). Under
+    LDP-UCRL-VTR's ``"standard"`` model, c_h = ((H − h − 1)/H)²; under its ``"staged"`` one each
+    stage is calibrated for its own range, so c_h = 1, and 0 at the last stage, which sends
+    nothing."""
     horizon = _validate.integer("horizon", horizon, minimum=1)
+    model = _validate.one_of("sensitivity_model", sensitivity_model, ("standard", "staged"))
+    if model == "staged":
+        return (np.arange(horizon) < horizon - 1).astype(float)
     return ((horizon - 1 - np.arange(horizon)) / horizon) ** 2
 
 
-def mu_ceilings(horizon: int, claimed_mu: float) -> tuple[float, float]:
+def mu_ceilings(horizon: int, claimed_mu: float,
+                sensitivity_model: str = "standard") -> tuple[float, float]:
     """(one family's μ, the pair's μ) with the family — both families — at its cap at every stage:
-    μ_claim·√(Σ_h c_h²/(2H)) and μ_claim·√(Σ_h c_h²/H) (module docstring)."""
+    with n messages of each family per user (H, or H − 1 under the staged model) each calibrated to
+    μ₀ = μ_claim/√(2n), μ_claim·√(Σ_h c_h²/(2n)) and μ_claim·√(Σ_h c_h²/n) (module docstring); the
+    staged model's pair ceiling is the claim itself."""
     claimed_mu = _validate.positive("claimed_mu", claimed_mu)
-    total = float(np.sum(stage_caps(horizon) ** 2))
-    return claimed_mu * math.sqrt(total / (2 * horizon)), claimed_mu * math.sqrt(total / horizon)
+    caps = stage_caps(horizon, sensitivity_model)
+    total = float(np.sum(caps**2))
+    messages = horizon if sensitivity_model == "standard" else horizon - 1
+    if messages == 0:
+        raise InvalidParameterError("horizon", "must be >= 2 under the staged sensitivity model",
+                                    horizon)
+    return claimed_mu * math.sqrt(total / (2 * messages)), claimed_mu * math.sqrt(total / messages)
 
 
 def _type_cosines(dim: int) -> list[tuple[str, float]]:

@@ -25,6 +25,9 @@ def _mdp(env: str):
     ("zhou2021", 8, {"epsilon": 1.0}),
     ("random", 9, {"epsilon": 1e6, "privacy_beta_multiplier": 0.0}),   # data dominate the messages
     ("random", 7, {"epsilon": 3.0, "shift_multiplier": 0.0}),          # unshifted: eigenvalues floored
+    ("zhou2021", 8, {"epsilon": 1.0, "sensitivity_model": "staged"}),  # stage by stage; none at H
+    ("random", 9, {"epsilon": 1e6, "privacy_beta_multiplier": 0.0, "sensitivity_model": "staged"}),
+    ("random", 7, {"epsilon": 3.0, "shift_multiplier": 0.0, "sensitivity_model": "staged"}),
 ])
 def test_identical_to_the_reference_agent_trial_by_trial(env: str, episodes: int, options: dict) -> None:
     mdp = _mdp(env)
@@ -48,6 +51,10 @@ def test_identical_to_the_reference_agent_trial_by_trial(env: str, episodes: int
         for release, (_, _, _, value) in zip(history, batched.releases, strict=True):
             assert np.array_equal(release.value, value[i])  # bit for bit
         corrections += agent.server.psd_corrections
+        if options.get("sensitivity_model") == "staged":  # stage H sends nothing: its sums stay 0
+            assert {r.stage for r in history} == set(range(1, mdp.horizon))
+            assert not agent.server.gram_sums[-1].any() and not batched.gram_sums[i, -1].any()
+            assert not agent.server.target_sums[-1].any() and not batched.target_sums[i, -1].any()
     if options.get("shift_multiplier") == 0.0:
         assert corrections > 0  # the floored path ran
 

@@ -44,7 +44,17 @@ def test_calibrate_json_round_trip_through_account(tmp_path, capsys):
 def test_calibrate_ldp_schedule(capsys):
     code, out, _ = run(["calibrate", "--schedule", "ldp-ucrl-vtr", "--horizon", "6", "--dim", "5", "--json"], capsys)
     assert code == 0
-    assert json.loads(out)["by_conversion"]["exact"]["releases_counted"] == 12
+    payload = json.loads(out)
+    assert payload["by_conversion"]["exact"]["releases_counted"] == 12
+    assert set(payload["by_sensitivity_model"]) == {"standard", "staged"}
+    staged = payload["by_sensitivity_model"]["staged"]
+    assert staged["releases_counted"] == 10  # stage H sends nothing
+    assert [(s["family"], s["stages"]) for s in staged["statistics"]][:2] == [
+        ("gram", [1, 1]), ("target", [1, 1])]
+    code, out, _ = run(["calibrate", "--schedule", "ldp-ucrl-vtr", "--horizon", "6", "--dim", "5",
+                        "--sensitivity", "staged"], capsys)
+    assert code == 0 and "Sensitivity model staged" in out
+    assert "target@5" in out and "gram@6" not in out
 
 
 def test_convert(capsys):
@@ -67,7 +77,10 @@ def test_convert(capsys):
         (["calibrate", "--horizon", "2.5"], "--horizon must be an integer"),
         (["calibrate", "--horizon", "0"], "--horizon must be an integer >= 1"),
         (["calibrate", "--schedule", "ucb"], "--schedule must be one of"),
-        (["calibrate", "--schedule", "ldp-ucrl-vtr", "--sensitivity", "paper"], "--sensitivity does not apply to"),
+        (["calibrate", "--schedule", "ldp-ucrl-vtr", "--sensitivity", "paper"],
+         "--sensitivity must be one of standard, staged"),
+        (["calibrate", "--schedule", "ldp-ucrl-vtr", "--sensitivity", "staged", "--horizon", "1"],
+         "--horizon must be >= 2 under the staged"),
         (["calibrate", "--relation", "swap"], "--relation must be one of"),
         (["convert", "--rho", "-1"], "--rho must be >= 0"),
         (["convert"], "required"),

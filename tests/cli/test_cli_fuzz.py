@@ -147,7 +147,7 @@ def calibrate_argv(draw: st.DrawFn, files: Files) -> list[str]:
         "--episodes": _value(("5", "100", "1e3"), WILD_SIZES),
         "--dim": _value(("2", "10"), WILD_SIZES),
         "--schedule": st.sampled_from(["dp-lsvi-ucb++", "ldp-ucrl-vtr", "bogus", ""]),
-        "--sensitivity": st.sampled_from(["paper", "derived", "bogus"]),
+        "--sensitivity": st.sampled_from(["paper", "derived", "staged", "standard", "bogus"]),
         "--conversion": st.sampled_from(["exact", "cks", "bun-steinke", "bogus"]),
         "--accounting": st.sampled_from(["per-user", "naive", "bogus"]),
         "--relation": st.sampled_from(["replace-one", "add-remove-one", "bogus"]),

@@ -7,6 +7,7 @@ import pytest
 from dpverify.agents.dp_lsvi_ucb_pp_schedule import NAMED_SCHEDULE, SENSITIVITY_MODELS
 from dpverify.agents.ldp_ucrl_vtr import NAMED_SCHEDULE as LDP_SCHEDULE
 from dpverify.agents.registry import named_schedule, schedule_names, schedules
+from dpverify.calibration import NamedSchedule
 from dpverify.calibration_report import EPSILON_RANGE, calibration_report, ratio_text, validate_settings
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError
@@ -44,7 +45,12 @@ def test_printed_noise_is_accounted_under_every_model_and_conversion(report):
 
 def test_ldp_schedule_has_no_printed_noise():
     r = calibration_report(validate_settings(1.0, 1e-5, 6, 50, 5, LDP_SCHEDULE))
-    assert r.printed is None and r.headline_model == "ldp"
+    assert r.printed is None and r.headline_model == "standard"
+    assert set(r.by_sensitivity_model) == {"standard", "staged"} and r.lead_family == "gram"
+    staged = calibration_report(validate_settings(1.0, 1e-5, 6, 50, 5, LDP_SCHEDULE, "staged"))
+    assert staged.headline_model == "staged" and staged.lead_family == "gram@1"
+    assert staged.headline.releases_counted == 10
+    assert staged.headline.released_stages("target") == (1, 2, 3, 4, 5)
 
 
 @pytest.mark.parametrize("epsilon", [EPSILON_RANGE[0] / 2, EPSILON_RANGE[1] * 2, 1e308, 1e-300])
@@ -83,8 +89,9 @@ def test_the_schedules_are_the_agents_cards_and_the_cli_lists_them():
 
 
 def test_a_sensitivity_model_for_a_schedule_with_one_is_refused():
+    single = NamedSchedule("single", LDP_SCHEDULE.build, ("standard",), "standard")
     with pytest.raises(InvalidParameterError, match="one sensitivity model") as info:
-        validate_settings(1.0, 1e-5, 6, 50, 5, LDP_SCHEDULE, "paper")
+        validate_settings(1.0, 1e-5, 6, 50, 5, single, "standard")
     assert info.value.parameter == "sensitivity"
     with pytest.raises(InvalidParameterError, match="NamedSchedule"):
         validate_settings(1.0, 1e-5, 6, 50, 5, "dp-lsvi-ucb++")

@@ -6,6 +6,7 @@ refutes noise for a quarter of the sensitivity."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -90,11 +91,12 @@ def test_one_run_worst_case_slots_hold_the_measured_pair_of_largest_mu() -> None
     assert worst.to_dict()["measured_pairs"][0]["mu"] == pair.mu
 
 
-def _ldp_spec(horizon: int, trials: int, dim: int = 3) -> AgentAuditSpec:
+def _ldp_spec(horizon: int, trials: int, dim: int = 3, model: str = "standard") -> AgentAuditSpec:
     env = (("dim", dim), ("horizon", horizon), ("num_actions", 1), ("num_states", 3), ("seed", 3))
+    options = () if model == "standard" else (("sensitivity_model", model),)
     return AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=trials,
                           env_options=env, positions=("first",), window=3,
-                          canary_design="worst-case", gaussian_claim=True)
+                          canary_design="worst-case", gaussian_claim=True, agent_options=options)
 
 
 def test_worst_case_ldp_audit_runs_in_the_audit_mixture_mdp_and_clears_the_correct_agent() -> None:
@@ -149,3 +151,21 @@ def test_family_reach_is_the_largest_fraction_of_each_family_over_the_pairs() ->
              pair("unmeasured")]
     assert family_reach(pairs) == {"gram": 1.0, "w_hat": 0.9}
     assert family_reach([]) == {}
+
+
+@pytest.mark.slow
+def test_worst_case_ldp_audit_refutes_noise_for_half_the_staged_sensitivity() -> None:
+    # The staged model calibrates each stage for its own range (no slack): at H = 3 and d = 2 the
+    # best pair (orthogonal value features: Gram 1, target 1/√2 of every sending stage's
+    # sensitivity) carries √(3/4) = 0.866 of the claimed μ, so noise for half the sensitivity has a
+    # true μ of 1.73 × 0.268 = 0.464 — a violation the audit alone refutes (measured at 2·10⁴ trials
+    # per side: μ ≥ 0.405, ε ≥ 0.78, 2.1 s on one core; at 10⁴, μ ≥ 0.346).
+    from dpverify.audit.result import VIOLATION
+    from dpverify.audits.agent_zoo import BatchedVariant
+
+    result = audit_agent(_ldp_spec(3, 20_000, dim=2, model="staged"), executor=SerialExecutor(),
+                         progress=False, batch_factory=BatchedVariant("ldp-half-sensitivity"))
+    best = max(result.measured_pairs, key=lambda p: p.mu or 0.0)
+    assert best.mu == pytest.approx(math.sqrt(0.75) * result.claimed_mu, rel=1e-3)
+    assert result.verdict == VIOLATION
+    assert result.mu_lower_bound is not None and result.mu_lower_bound > result.claimed_mu

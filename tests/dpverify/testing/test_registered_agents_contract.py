@@ -10,6 +10,7 @@ import pytest
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr
 from dpverify.agents.registry import AGENTS, private_agents
 from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent, check_private_agent
 
@@ -68,3 +69,37 @@ def test_dp_lsvi_ucb_pp_with_stage_by_stage_sensitivities_meets_the_contract() -
                                 options=options, name="off by one stage")
     failed = {p.name for p in buggy.properties if p.status == "fail"}
     assert "sensitivity_within_the_record" in failed, buggy.summary()
+
+
+class OffByOneStageLdp(LdpUcrlVtr):
+    """Bug: LDP-UCRL-VTR's staged messages calibrated for the next stage's range (at 1-based stage
+    h, F_{h+1} = (H − h − 1)·L and targets in [0, H − h − 1], where the agent's reach (H − h)·L and
+    H − h): each stage's sensitivities ((H − h − 1)/(H − h))² too small, and its noise with them."""
+
+    def release_schedule(self, mdp: Any, config: Any) -> Any:
+        schedule = super().release_schedule(mdp, config)
+        H = mdp.horizon
+        specs = tuple(
+            dataclasses.replace(s, sensitivity=s.sensitivity
+                                * ((H - s.stages[0] - 1) / (H - s.stages[0])) ** 2)
+            if s.stages is not None and s.stages[0] < H - 1 else s
+            for s in schedule.statistics)
+        return dataclasses.replace(schedule, statistics=specs)
+
+
+def test_ldp_ucrl_vtr_with_stage_by_stage_sensitivities_meets_the_contract() -> None:
+    # The white-box replay of the Zhou et al. environment's own canaries (its neighbour search does
+    # not use the audit mixture MDP) moves stage 1's Gram message by 0.70 of its staged sensitivity
+    # √2·F_1² at H = 3: enough to clear the correct agent and to catch one whose stage sensitivities
+    # are a stage too small, release by release (measured: 2.82 × the buggy recorded sensitivity,
+    # ε ≥ 1.58 witnessed against the claimed 1).
+    options = {"epsilon": 1.0, "sensitivity_model": "staged"}
+    factory = AGENTS["ldp-ucrl-vtr"].factory
+    result = assert_private_agent(factory, ENVIRONMENTS["mixture"](), num_episodes=20,
+                                  options=options, name="staged")
+    assert all(p.status == "pass" for p in result.properties), result.summary()
+    buggy = check_private_agent(OffByOneStageLdp.from_options, ENVIRONMENTS["mixture"](),
+                                num_episodes=20, options=options, name="off by one stage")
+    failed = {p.name for p in buggy.properties if p.status == "fail"}
+    expected = {"sensitivity_within_the_record", "witnessed_pairs_within_the_claim"}
+    assert expected <= failed, buggy.summary()

@@ -99,12 +99,21 @@ def test_stage_caps_and_mu_ceilings() -> None:
     assert pair == pytest.approx(0.268 * math.sqrt(979 / 1296 / 6))  # Σ_h ((5 − h)/6)⁴ = 979/1296
     # below μ_claim/√5 for every H: a factor 2 in the noise cannot break the claim
     assert all(mu_ceilings(h, 1.0)[1] < 1 / math.sqrt(5) for h in range(1, 60))
+    # the staged model calibrates each stage for its own range: every sending stage at its full
+    # sensitivity, and the pair's ceiling is the claim
+    assert stage_caps(4, "staged").tolist() == [1.0, 1.0, 1.0, 0.0]
+    family, pair = mu_ceilings(6, 0.268, "staged")
+    assert family == pytest.approx(0.268 / math.sqrt(2)) and pair == pytest.approx(0.268)
+    with pytest.raises(InvalidParameterError, match="^horizon "):
+        mu_ceilings(1, 0.268, "staged")
 
 
-def _measured(horizon: int, base: str, other: str, position: str = "first") -> MeasuredPair:
+def _measured(horizon: int, base: str, other: str, position: str = "first",
+              model: str = "standard") -> MeasuredPair:
     env = (("dim", 3), ("horizon", horizon), ("num_actions", 2), ("num_states", 3), ("seed", 3))
     spec = AgentAuditSpec("ldp-ucrl-vtr", "random-mixture", 3, "ldp", 1.0, 1e-5, trials=40,
-                          env_options=env, positions=(position,), canary_design="worst-case")
+                          env_options=env, positions=(position,), canary_design="worst-case",
+                          agent_options=(("sensitivity_model", model),))
     setup = agent_setup(spec)
     mdp = setup.environment()
     tapes = mixture_tapes(mdp)
@@ -114,13 +123,16 @@ def _measured(horizon: int, base: str, other: str, position: str = "first") -> M
     return measure_pair(setup, mdp, first, second, j, f"{base} -> {other}", "audit environment", 0)
 
 
-@pytest.mark.parametrize("horizon", [2, 4])
-def test_the_canaries_realise_the_per_stage_caps_in_the_sensitivity_replay(horizon: int) -> None:
-    # the first stage's cap: the largest realised fraction of each family
-    cap = float(stage_caps(horizon)[0])
+@pytest.mark.parametrize(("horizon", "model"), [(2, "standard"), (4, "standard"), (4, "staged")])
+def test_the_canaries_realise_the_per_stage_caps_in_the_sensitivity_replay(horizon: int,
+                                                                           model: str) -> None:
+    # the first stage's cap: the largest realised fraction of each family (the staged model: 1,
+    # each stage calibrated for its own range, so the fractions are the same at every stage that
+    # sends)
+    cap = float(stage_caps(horizon, model)[0])
     fractions, mus = {}, {}
     for other in ("orthogonal", "balanced", "opposed"):
-        pair = _measured(horizon, PIVOT, other)
+        pair = _measured(horizon, PIVOT, other, model=model)
         fractions[other] = {f.family: f.fraction / cap for f in pair.fractions}
         mus[other] = pair.mu
     # measured (of the caps; the same at H = 2 and 4): orthogonal gram 1.000 target 0.707, balanced
@@ -133,7 +145,7 @@ def test_the_canaries_realise_the_per_stage_caps_in_the_sensitivity_replay(horiz
     assert fractions["opposed"]["target"] >= 0.8 and fractions["balanced"]["gram"] >= 0.95
     # the pair of largest μ carries √(25/32) = 0.884 of the ceiling (both families at their caps)
     best = max(mus.values())
-    ceiling = mu_ceilings(horizon, CLAIMED_MU)[1]
+    ceiling = mu_ceilings(horizon, CLAIMED_MU, model)[1]
     assert best == mus["balanced"] == pytest.approx(math.sqrt(25 / 32) * ceiling, rel=1e-3)
 
 
