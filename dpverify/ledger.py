@@ -396,6 +396,26 @@ def _merged(prev: ReleaseBlock, cur: ReleaseBlock) -> ReleaseBlock | None:
     return None
 
 
+def _block_of(family: str, run: list) -> ReleaseBlock:
+    """The block of a run [k0, k1, h0, h1, mechanism, users]."""
+    return ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
+
+
+def _merge_into(closed: list[ReleaseBlock], tails: dict[tuple[tuple[int, int], int], int],
+                block: ReleaseBlock) -> None:
+    """Add ``block`` to a family's closed blocks, merged into the last block of its stages and mechanism when it
+    continues it (else into the last block, for an equal mechanism that is another object; else appended)."""
+    i = tails.get((block.stages, id(block.mechanism)))
+    if i is None and closed:
+        i = len(closed) - 1
+    merged = _merged(closed[i], block) if i is not None else None
+    if merged is not None and i is not None:
+        closed[i] = merged
+        return
+    closed.append(block)
+    tails[(block.stages, id(block.mechanism))] = len(closed) - 1
+
+
 def _range(name: str, value: object) -> tuple[int, int]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise InvalidParameterError(name, "must be a pair (first, last)", value)
@@ -472,29 +492,32 @@ class PrivacyLedger:
         # closed run that continues it is merged, so that runs interleaved across stages (a family released by
         # one mechanism per stage) still merge into one block per stage.
         self._tails: dict[str, dict[tuple[tuple[int, int], int], int]] = {}
+        # Per family, runs set aside by a release that did not extend them, keyed by (h0, h1, id(mechanism)):
+        # a family released by one mechanism per stage extends each stage's run episode after episode.
+        self._parked: dict[str, dict[tuple[int, int, int], list]] = {}
 
     # ---- recording ---------------------------------------------------------------------------
 
     @property
     def blocks(self) -> tuple[ReleaseBlock, ...]:
-        """Every block, grouped by family in the order families first appeared (runs merged)."""
+        """Every block, grouped by family in the order families first appeared (runs merged), a family's blocks
+        by stages, then episodes."""
         out: list[ReleaseBlock] = []
         for family in self._families_in_order():
-            closed = self._closed.get(family, [])
-            run = self._open.get(family)
-            if run is None:
-                out.extend(closed)
-                continue
-            block = ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
-            i = self._tail(family, block)
-            merged = _merged(closed[i], block) if i is not None else None
-            out.extend(closed[:i] + [merged] + closed[i + 1:] if i is not None and merged is not None
-                       else closed + [block])
+            closed = list(self._closed.get(family, []))
+            tails = dict(self._tails.get(family, {}))
+            for run in self._runs(family):
+                _merge_into(closed, tails, _block_of(family, run))
+            # (in a canonical order: the blocks of a family do not depend on the order they were recorded in)
+            out.extend(sorted(closed, key=lambda b: (b.stages, b.episodes)))
         return tuple(out)
 
-    def _tail(self, family: str, block: ReleaseBlock) -> int | None:
-        """The position of the family's last closed block with ``block``'s stages and mechanism (None if none)."""
-        return self._tails.get(family, {}).get((block.stages, id(block.mechanism)))
+    def _runs(self, family: str) -> list[list]:
+        """The family's runs not yet closed: the parked ones, then the current one."""
+        runs = list(self._parked.get(family, {}).values())
+        if family in self._open:
+            runs.append(self._open[family])
+        return runs
 
     def _append_closed(self, family: str, block: ReleaseBlock) -> None:
         closed = self._closed.setdefault(family, [])
@@ -514,20 +537,26 @@ class PrivacyLedger:
             )
 
     def _close(self, family: str) -> None:
-        """Turn the family's open run into a block, merged with the previous block where possible."""
+        """Turn the family's runs (parked and current) into blocks, each merged with a block it continues."""
+        runs = self._runs(family)
+        self._open.pop(family, None)
+        self._parked.pop(family, None)
+        for run in runs:
+            _merge_into(self._closed.setdefault(family, []), self._tails.setdefault(family, {}),
+                        _block_of(family, run))
+
+    def _park(self, family: str) -> None:
+        """Set the family's current run aside (closing an earlier parked run of the same stages and mechanism)."""
         run = self._open.pop(family, None)
         if run is None:
             return
-        block = ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
-        closed = self._closed.setdefault(family, [])
-        i = self._tail(family, block)
-        if i is None and closed:  # an equal mechanism that is another object: the last block, as before
-            i = len(closed) - 1
-        merged = _merged(closed[i], block) if i is not None else None
-        if merged is not None and i is not None:
-            closed[i] = merged
-        else:
-            self._append_closed(family, block)
+        parked = self._parked.setdefault(family, {})
+        key = (run[2], run[3], id(run[4]))
+        earlier = parked.pop(key, None)
+        if earlier is not None:
+            _merge_into(self._closed.setdefault(family, []), self._tails.setdefault(family, {}),
+                        _block_of(family, earlier))
+        parked[key] = run
 
     def record_block(
         self,
@@ -577,6 +606,16 @@ class PrivacyLedger:
             if h0 == h1 == stage and episode == k1 + pattern.step:
                 run[1] = episode
                 return
+        parked = self._parked.get(family)
+        if parked:  # the next episode of a stage's run set aside (one mechanism per stage)
+            earlier = parked.get((stage, stage, id(mechanism)))
+            if (earlier is not None and episode == earlier[1] + pattern.step
+                    and (earlier[5] is pattern or earlier[5] == pattern)):
+                del parked[(stage, stage, id(mechanism))]
+                self._park(family)
+                earlier[1] = episode
+                self._open[family] = earlier
+                return
         if episode % pattern.step:
             raise InvalidParameterError("episode", f"must be a multiple of {pattern.step} for users {pattern.kind!r}",
                                         episode)
@@ -585,7 +624,7 @@ class PrivacyLedger:
         if not hasattr(mechanism, "rho"):
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(mechanism).__name__)
         self._check_relation(mechanism)
-        self._close(family)
+        self._park(family)
         self._open[family] = [episode, episode, stage, stage, mechanism, pattern]
         self._order.setdefault(family)
 

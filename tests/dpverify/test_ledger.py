@@ -364,3 +364,17 @@ def test_dyadic_patterns_refuse_what_they_cannot_release():
         with pytest.raises(InvalidParameterError):
             user_pattern(bad)
     assert user_pattern("dyadic-5") == DyadicNode(5) and DyadicNode(5).kind == "dyadic-5"
+
+
+def test_one_mechanism_per_stage_records_one_block_per_stage():
+    # A family calibrated stage by stage (a staged schedule) is recorded episode by episode, its stages
+    # interleaved: the ledger keeps one block per stage, the same blocks as the schedule's own ledger.
+    mechanisms = [GaussianMechanism(1.0, 2.0 * (h + 1), 3) for h in range(4)]
+    recorded, planned = PrivacyLedger(), PrivacyLedger()
+    for k in range(1, 51):
+        for h in (4, 3, 2, 1):
+            recorded.record("w", k, h, mechanisms[h - 1], "prefix")
+    for h in range(1, 5):
+        planned.record_block("w", (1, 50), (h, h), mechanisms[h - 1], "prefix")
+    assert recorded.blocks == planned.blocks and len(recorded.blocks) == 4
+    assert recorded.worst_user_rho() == planned.worst_user_rho()
