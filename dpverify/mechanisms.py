@@ -310,7 +310,7 @@ class GaussianMechanism(_GaussianPrivacy):
         rng = _check_generator(rng)
         x = _check_value(value, self.output_shape)
         if n is None:
-            return x + rng.normal(0.0, self.sigma, size=self.output_shape)
+            return x + self.noise_from_normals(rng.standard_normal(self.output_shape))
         return x + self.noise(rng, n)
 
     def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -386,8 +386,7 @@ class GOEMechanism(_GaussianPrivacy):
             g = 0.5 * (g + g.T)
         if n is not None:
             return g + self.noise(rng, n)
-        z = rng.normal(0.0, self.entry_std, size=self.output_shape)
-        return g + (z + np.swapaxes(z, -1, -2)) / math.sqrt(2.0)
+        return g + self.noise_from_normals(rng.standard_normal(self.output_shape))
 
     def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """(Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid for n releases, shape (n, dim, dim)."""

@@ -269,3 +269,16 @@ def test_standardised_noise_of_each_mechanism_is_iid_unit_law() -> None:
     assert lap.noise_law == "laplace" and vec.noise_law == goe.noise_law == "normal"
     assert np.allclose(np.abs(lap.standardised_noise(lap.release(np.zeros(2), rng, 20_000))).mean(axis=0), 1.0,
                        atol=0.04)
+
+
+def test_noise_is_what_release_adds_from_the_same_draws() -> None:
+    # noise(rng, n) is the billboard's route (it releases blocks); release(value, rng[, n]) the mechanism's own:
+    # the same draws, in the same order, whether one release at a time or n at once.
+    for mechanism in (GaussianMechanism(1.0, 0.7, 3), GOEMechanism(1.0, 0.4, 3), LaplaceMechanism(1.0, 2.0, 3)):
+        value = np.eye(3) if isinstance(mechanism, GOEMechanism) else np.arange(3.0)
+        one_by_one = np.stack([mechanism.release(value, rng) - value
+                               for rng in [np.random.default_rng(5)] for _ in range(4)])
+        at_once = mechanism.noise(np.random.default_rng(5), 4)
+        np.testing.assert_allclose(at_once, one_by_one, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(mechanism.release(value, np.random.default_rng(5), 4) - value, at_once,
+                                   rtol=0, atol=1e-14)
