@@ -22,14 +22,19 @@ WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code 
 
 
 def abandon(pool: ProcessPoolExecutor) -> None:
-    """Stop ``pool`` now: pending items cancelled, running workers terminated and joined."""
+    """Stop ``pool`` now: pending items cancelled, running workers terminated and joined, and the pool's
+    manager thread joined, so that the interpreter's exit does not race it (a wake-up written to the pipe the
+    thread has closed prints a traceback at exit)."""
     handles = list(dict(getattr(pool, "_processes", None) or {}).values())  # no public handle before 3.14
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in handles:
         if process.is_alive():
             process.terminate()
     for process in handles:
         process.join(timeout=5)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def gather(pool: ProcessPoolExecutor, futures: Sequence[Future[Any]],
