@@ -35,10 +35,9 @@ from dpverify.agents.batching import check_episode_cap, greedy_actions
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.lsvi_ucb_pp import variance_weights_from
-from dpverify.agents.statistics import post_process_grams
+from dpverify.agents.statistics import WEIGHT_CHECK_TOLERANCE, post_process_grams
 from dpverify.errors import InvalidParameterError
 
-CHECK_TOLERANCE = 1e-9
 VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 
 
@@ -239,7 +238,7 @@ class BatchedDpLsviUcbPlusPlus:
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
         """Add every trial's user: states (n, H + 1), actions (n, H)."""
         w = self.variance_weights(states, actions)
-        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
+        if np.any(w > self.max_weight * (1.0 + WEIGHT_CHECK_TOLERANCE)):
             raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
                                         float(w.max()))
         H = self.horizon

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batched_dp_lsvi_ucb_pp import CHECK_TOLERANCE, BatchedDpLsviUcbPlusPlus
+from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
 from dpverify.agents.batched_tree_lsvi import BatchedTreeSum, node_noise
 from dpverify.agents.batching import twin_config
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.envs.linear_mdp import LinearMDP
+from dpverify.agents.statistics import WEIGHT_CHECK_TOLERANCE
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism
 
@@ -66,7 +67,7 @@ class BatchedDpLsviUcbPlusPlusTree(BatchedDpLsviUcbPlusPlus):
     def end_episode(self, states: np.ndarray, actions: np.ndarray) -> None:
         """Every trial's σ̄⁻² and weighted terms join both trees, publishing node k of every stage."""
         w = self.variance_weights(states, actions)
-        if np.any(w > self.max_weight * (1.0 + CHECK_TOLERANCE)):
+        if np.any(w > self.max_weight * (1.0 + WEIGHT_CHECK_TOLERANCE)):
             raise InvalidParameterError("weights", f"must be <= {self.max_weight:g} (sensitivity assumption)",
                                         float(w.max()))
         n, H, d, S = self.n, self.horizon, self.dim, self.num_states

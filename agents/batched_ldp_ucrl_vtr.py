@@ -28,7 +28,7 @@ import numpy as np
 from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, stage_inverses
-from dpverify.agents.private import check_stage_term_norms
+from dpverify.agents.private import check_term_norms
 from dpverify.errors import InvalidParameterError
 
 
@@ -127,7 +127,7 @@ class BatchedLdpUcrlVtr:
         n, H = self.n, self.horizon
         trial, h = np.arange(n)[:, None], np.arange(H)[None, :]
         x = self.value_features[trial, h, states[:, :-1], actions]
-        check_stage_term_norms(np.linalg.norm(x, axis=-1), self.value_feature_bounds,
+        check_term_norms(np.linalg.norm(x, axis=-1), self.value_feature_bounds,
                                "value features φ_V")
         # each stage's targets clipped to its range
         y = np.clip(self.values[trial, h + 1, states[:, 1:]], 0.0, self.target_caps)

@@ -24,7 +24,6 @@ from dpverify.bounds.symbols import K as K_symbol
 from dpverify.bounds.symbols import d as d_symbol
 from dpverify.bounds.symbols import delta as delta_symbol
 from dpverify.calibration import Calibration
-from dpverify.errors import InvalidParameterError
 
 
 @functools.cache
@@ -54,11 +53,8 @@ def noise_constants(calibration: Calibration, dim: int, horizon: int, episodes: 
     the std σ̂ of the w_hat/w_check noise, the largest over the stages where it differs by stage (module
     docstring).
     """
-    stages = calibration.released_stages("w_hat")
-    if not stages:
-        raise InvalidParameterError("horizon", "must be >= 2 for a schedule that releases no ŵ sum at H = 1 "
-                                    "(the staged model)", horizon)
-    sigma_hat = max(calibration.mechanism("w_hat", h).noise_scale for h in stages)  # the largest over the stages
+    sigma_hat = max(calibration.mechanism("w_hat", h).noise_scale  # the largest over the stages
+                    for h in calibration.released_stages("w_hat"))
     return noise_constants_for_std(calibration.mechanism("gram").noise_scale,  # the GOE entry std
                                    sigma_hat, dim, horizon, episodes, failure_probability)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from dpverify import _validate
 from dpverify.calibration import NamedSchedule, PrintedCalibrationCheck, ReleaseSchedule, StatisticSpec
 from dpverify.conversions import CONVERSION_REGISTRY, rho_for_epsilon_delta
+from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
@@ -111,6 +112,10 @@ def dp_lsvi_ucbpp_schedule(
     gram = gram_sum_sensitivity(SumBound(weight, feature_norm, H), relation)
     gram_spec = StatisticSpec("gram", "Σ σ̄⁻² φφᵀ (Alg. 1 line 26, GOE)", "symmetric-matrix", dim, gram, prefix)
     if model == "staged":
+        if horizon < 2:
+            raise InvalidParameterError(
+                "horizon", "must be >= 2 under the staged sensitivity model (at H = 1 every vector sum is exactly "
+                "0 and only the Gram matrices are released)", horizon)
         stats: tuple[StatisticSpec, ...] = tuple(
             spec for h in range(1, horizon) for spec in _vector_specs(weight, feature_norm, H - h, dim, relation,
                                                                       (h, h))) + (gram_spec,)

@@ -31,7 +31,7 @@ compares any two inputs of one user (replace-one). L is the environment's bound 
 
 Either way the agent makes the assumptions true where the terms are formed: the targets are clipped
 to each stage's range, and every ‖φ_V‖ is checked against its stage's bound before any message is
-sent (a term above it raises: :func:`dpverify.agents.private.check_stage_term_norms`). Every message
+sent (a term above it raises: :func:`dpverify.agents.private.check_term_norms`). Every message
 is released once with fresh noise, so every user's messages are (ε, δ)-DP in that user's data:
 (ε, δ)-LDP. After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee`.
 
@@ -81,7 +81,7 @@ from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
 from dpverify.agents.private import (
     PrivateAgent,
     PrivateRegressionConfig,
-    check_stage_term_norms,
+    check_term_norms,
     require_mechanism,
 )
 from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
@@ -407,7 +407,7 @@ class LdpUcrlVtr(PrivateAgent):
                                                self.target_caps)
         h = np.arange(self.horizon)
         x = self.value_features[h, trajectory.states[:-1], trajectory.actions]
-        check_stage_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bounds,
+        check_term_norms(np.linalg.norm(x, axis=1), self.value_feature_bounds,
                                "value features φ_V")
         self._send(gram_raw, target_raw)
 

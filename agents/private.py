@@ -16,8 +16,8 @@ holds only its algorithm:
 
 The sensitivities hold only under assumptions the code enforces here: the environment's declared
 feature-norm bound does not exceed the bound the calibration assumes (:func:`check_agent_inputs`),
-every per-user term entering a release has a norm within that bound (:func:`check_term_norms`, or
-:func:`check_stage_term_norms` for a bound per stage), and
+every per-user term entering a release has a norm within that bound, or within its stage's bound
+(:func:`check_term_norms`), and
 the billboard uses the calibration's neighbouring relation (:func:`billboard_for`). The derivations
 of the sensitivities and of the per-user accounting are in docs/derivations.md.
 """
@@ -67,19 +67,17 @@ def check_agent_inputs(mdp: Any, mdp_type: type, feature_norm_bound: float, rng:
     check_feature_norm(float(cast(Any, mdp).feature_norm_bound), feature_norm_bound)
 
 
-def check_term_norms(norms: np.ndarray, assumed: float, what: str) -> None:
-    """Run-time guard: every per-user feature entering a released sum has norm ≤ the assumed bound."""
-    if np.any(norms > assumed * (1.0 + NORM_TOLERANCE)):
-        raise InvalidParameterError(
-            what, f"norm must be <= {assumed:g}, the bound the privacy calibration assumes", float(np.max(norms))
-        )
-
-
-def check_stage_term_norms(norms: np.ndarray, bounds: np.ndarray, what: str) -> None:
-    """Run-time guard with one bound per stage: ``norms[..., h]`` (the last axis is the 0-based
-    stage) must be ≤ ``bounds[h]``, the bound stage h's calibration assumes; a term above it raises
-    (it is never clipped)."""
-    bounds = np.asarray(bounds, dtype=float)
+def check_term_norms(norms: np.ndarray, assumed: float | np.ndarray, what: str) -> None:
+    """Run-time guard: every per-user feature entering a released sum has norm ≤ the assumed bound (a term above
+    it raises; it is never clipped). ``assumed`` is one bound, or one per stage when the calibration assumes a
+    bound per stage: then ``norms[..., h]`` (the last axis is the 0-based stage) is held to ``assumed[h]``."""
+    if np.ndim(assumed) == 0:
+        if np.any(norms > assumed * (1.0 + NORM_TOLERANCE)):
+            raise InvalidParameterError(
+                what, f"norm must be <= {assumed:g}, the bound the privacy calibration assumes", float(np.max(norms))
+            )
+        return
+    bounds = np.asarray(assumed, dtype=float)
     over = np.asarray(norms) > bounds * (1.0 + NORM_TOLERANCE)
     if np.any(over):
         stage = int(np.flatnonzero(over.reshape(-1, bounds.shape[-1]).any(axis=0))[0])

@@ -213,9 +213,8 @@ class Calibration:
 
     def released_stages(self, family: str) -> tuple[int, ...]:
         """The 1-based stages at which ``family`` is released."""
-        return tuple(h for s in self.statistics if s.spec.family == family
-                     for h in range(s.spec.stage_range(self.schedule.stages)[0],
-                                    s.spec.stage_range(self.schedule.stages)[1] + 1))
+        ranges = [s.spec.stage_range(self.schedule.stages) for s in self.statistics if s.spec.family == family]
+        return tuple(h for first, last in ranges for h in range(first, last + 1))
 
     def ledger(self) -> PrivacyLedger:
         """The schedule's ledger with the calibrated mechanisms."""
