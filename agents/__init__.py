@@ -2,14 +2,14 @@
 
 * :mod:`dpverify.agents.envs` — finite linear MDPs and linear mixture MDPs (Min et al. 2021, Zhou et al. 2021,
   random instances), validated on construction.
-* :mod:`dpverify.agents.planning` — exact planning: V*, the set of optimal actions, the exact value of any
+* :mod:`dpverify.agents.core.planning` — exact planning: V*, the set of optimal actions, the exact value of any
   deployed policy, exact per-episode regret.
 * :mod:`dpverify.agents.lsvi_ucb`, :mod:`dpverify.agents.lsvi_ucb_pp`, :mod:`dpverify.agents.ucrl_vtr` — non-private
-  agents, one readable module per algorithm; :mod:`dpverify.agents.statistics` their sufficient statistics.
+  agents, one readable module per algorithm; :mod:`dpverify.agents.core.statistics` their sufficient statistics.
 * :mod:`dpverify.agents.dp_lsvi_ucb_pp`, :mod:`dpverify.agents.luyo`, :mod:`dpverify.agents.ngo`,
   :mod:`dpverify.agents.ldp_ucrl_vtr` — private agents, each only its algorithm on top of
-  :mod:`dpverify.agents.private` (schedule → calibration → billboard → ledger → claim) and
-  :mod:`dpverify.agents.billboard`; Luyo et al. and Ngo et al. share :mod:`dpverify.agents.tree_lsvi`.
+  :mod:`dpverify.agents.core.private` (schedule → calibration → billboard → ledger → claim) and
+  :mod:`dpverify.agents.core.billboard`; Luyo et al. and Ngo et al. share :mod:`dpverify.agents.tree_lsvi`.
 * :mod:`dpverify.agents.registry` — the agents and environments known by name.
-* :mod:`dpverify.agents.runner` — the experiment runner behind ``dpverify run``.
+* :mod:`dpverify.agents.core.runner` — the experiment runner behind ``dpverify run``.
 """

@@ -11,7 +11,7 @@ linear algebra (batched ``eigh``, ``matmul``) instead of 10⁵ Python loops.
 Constants (calibrated noise, shift, radii, regulariser, weight bound) are read from one reference agent
 constructed with the same config, so both paths use the same numbers by construction.
 
-Randomness (:mod:`dpverify.agents.batching`). The reference agent draws its tie-breaking keys from its
+Randomness (:mod:`dpverify.agents.core.batching`). The reference agent draws its tie-breaking keys from its
 generator ``rng`` and its noise from ``rng.spawn(1)[0]``; ``PerTrialRandomness`` reproduces that for n
 generators, which is how the test proves that this is the same algorithm: identical policies and published
 values, trial by trial. ``BatchRandomness`` draws the same distributions for all trials from one generator
@@ -31,12 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batching import check_episode_cap, greedy_actions
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.lsvi_ucb_pp import variance_weights_from
-from dpverify.agents.statistics import WEIGHT_CHECK_TOLERANCE, post_process_grams
 from dpverify.errors import InvalidParameterError
+
+from .core.batching import check_episode_cap, greedy_actions
+from .core.statistics import WEIGHT_CHECK_TOLERANCE, post_process_grams
+from .dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from .envs.linear_mdp import LinearMDP
+from .lsvi_ucb_pp import variance_weights_from
 
 VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 
@@ -47,7 +48,7 @@ class BatchedDpLsviUcbPlusPlus:
     Args:
         mdp: the linear MDP (‖φ‖ ≤ ``config.feature_norm``; checked by the reference constructor).
         config: :class:`~dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig`.
-        randomness: ``PerTrialRandomness`` or ``BatchRandomness`` (:mod:`dpverify.agents.batching`; n = its ``n``).
+        randomness: ``PerTrialRandomness`` or ``BatchRandomness`` (:mod:`dpverify.agents.core.batching`; n = its ``n``).
         record: 1-based episodes whose releases are kept in :attr:`releases` (family, episode, stage,
             value (n, ...)); ``None`` keeps every release.
     """
@@ -160,7 +161,7 @@ class BatchedDpLsviUcbPlusPlus:
 
     def release_grams(self) -> None:
         """Λ̃ = the published Grams, symmetrised, + (λ + shift)I, eigenvalues floored at λ: its inverse, log-dets
-        and bonuses (:func:`~dpverify.agents.statistics.post_process_grams`, as the reference agent)."""
+        and bonuses (:func:`~dpverify.agents.core.statistics.post_process_grams`, as the reference agent)."""
         grams = post_process_grams(self.published_grams(), self.regularization, self.shift, self.features)
         self.noisy_inverse, self.noisy_logdet, self.noisy_bonus = grams
 

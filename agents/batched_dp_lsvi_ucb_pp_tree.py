@@ -23,14 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-from dpverify.agents.batched_tree_lsvi import BatchedTreeSum, node_noise
-from dpverify.agents.batching import twin_config
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.statistics import WEIGHT_CHECK_TOLERANCE
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism
+
+from .batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
+from .batched_tree_lsvi import BatchedTreeSum, node_noise
+from .core.batching import twin_config
+from .core.statistics import WEIGHT_CHECK_TOLERANCE
+from .dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+from .envs.linear_mdp import LinearMDP
 
 
 class BatchedDpLsviUcbPlusPlusTree(BatchedDpLsviUcbPlusPlus):

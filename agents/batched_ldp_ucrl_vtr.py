@@ -8,10 +8,10 @@ released stage a GOE-privatised φ_Vφ_Vᵀ and a Gaussian-privatised φ_V·V_{h
 nothing and keeps server sums of 0. Every constant (each stage's noise, feature bound and target
 range, the radii, each stage's shift) is read from one reference agent built with the same config.
 
-Randomness (:mod:`dpverify.agents.batching`): as the reference agent, two streams spawned from the trial's
-generator, noise first (:func:`~dpverify.agents.batching.SPAWNED_STREAMS`); per episode one tie key
+Randomness (:mod:`dpverify.agents.core.batching`): as the reference agent, two streams spawned from the trial's
+generator, noise first (:func:`~dpverify.agents.core.batching.SPAWNED_STREAMS`); per episode one tie key
 per (h, s, a), then the normals of the user's messages in publication order (as
-:meth:`~dpverify.agents.billboard.Billboard.publish_block` draws them). The planner's products are the
+:meth:`~dpverify.agents.core.billboard.Billboard.publish_block` draws them). The planner's products are the
 reference's, trial by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so
 the twin's policies and messages equal the reference agent's bit for bit
 (``tests/agents/test_batched_ldp_ucrl_vtr.py``).
@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
-from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, stage_inverses
-from dpverify.agents.private import check_term_norms
 from dpverify.errors import InvalidParameterError
+
+from .core.batching import check_episode_cap, greedy_actions, twin_config
+from .core.private import check_term_norms
+from .envs.linear_mdp import LinearMixtureMDP
+from .ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, stage_inverses
 
 
 class BatchedLdpUcrlVtr:

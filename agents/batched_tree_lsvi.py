@@ -14,7 +14,7 @@ contiguous arrays is ``np.matvec`` over the trials (the same BLAS call per trial
 ``einsum`` is the same ``einsum`` with a trial index, and its factorisations are numpy's stacked LAPACK calls,
 made matrix by matrix.
 
-Randomness (:mod:`dpverify.agents.batching`): the reference agent spawns two generators from its own, noise
+Randomness (:mod:`dpverify.agents.core.batching`): the reference agent spawns two generators from its own, noise
 first and tie-breaking second (:data:`TREE_STREAMS`); per episode it draws one tie key per (h, s, a) at the
 start and, at the end, one noise block per family (all H stages in one call), gram, then the agent's target
 families. Under ``PerTrialRandomness(generators, SPAWNED_STREAMS)`` this twin makes the same draws, so its
@@ -31,15 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.batching import check_episode_cap, greedy_actions, twin_config
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.luyo import LuyoAgent, LuyoConfig
-from dpverify.agents.ngo import NgoAgent, NgoConfig
-from dpverify.agents.noise_bounds import floored_inverse
-from dpverify.agents.private import check_term_norms
-from dpverify.agents.tree_lsvi import TreeLsviAgent
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
+
+from .core.batching import check_episode_cap, greedy_actions, twin_config
+from .core.noise_bounds import floored_inverse
+from .core.private import check_term_norms
+from .envs.linear_mdp import LinearMDP
+from .luyo import LuyoAgent, LuyoConfig
+from .ngo import NgoAgent, NgoConfig
+from .tree_lsvi import TreeLsviAgent
 
 
 def TREE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:

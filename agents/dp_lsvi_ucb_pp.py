@@ -37,20 +37,21 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard, stages
-from dpverify.agents.dp_lsvi_ucb_pp_constants import noise_constants, noise_constants_for_std
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import SENSITIVITY_MODELS, dp_lsvi_ucbpp_schedule
-from dpverify.agents.dp_lsvi_ucb_pp_tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
-from dpverify.agents.lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.private import PrivateAgent, PrivateAgentConfig
-from dpverify.agents.statistics import PublishedGrams, PublishedStatistics, checked_weights, post_process_grams
 from dpverify.calibration import Calibration, ReleaseSchedule
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
+
+from .core.base import Trajectory
+from .core.billboard import Billboard, stages
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .core.private import PrivateAgent, PrivateAgentConfig
+from .core.statistics import PublishedGrams, PublishedStatistics, checked_weights, post_process_grams
+from .dp_lsvi_ucb_pp_constants import noise_constants, noise_constants_for_std
+from .dp_lsvi_ucb_pp_schedule import SENSITIVITY_MODELS, dp_lsvi_ucbpp_schedule
+from .dp_lsvi_ucb_pp_tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
+from .envs.linear_mdp import LinearMDP
+from .lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
+from .lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
 
 #: Default multipliers of the registry radii (docs/private_agents.md, "Constants and multipliers").
 DEFAULT_RADIUS_MULTIPLIER = 1e-5

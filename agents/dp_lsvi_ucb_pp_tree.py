@@ -17,7 +17,7 @@ V-independent d × S matrix
 
     M_h = Σ_i w_i φ_i e_{s'_i}ᵀ          (``next_state``, released flattened as a d·S vector)
 
-(the next-state aggregation of :class:`dpverify.agents.statistics.RidgeStatistics`), so two families
+(the next-state aggregation of :class:`dpverify.agents.core.statistics.RidgeStatistics`), so two families
 are privatised per stage, both with users ``"tree"``:
 
     ``gram``        G_h = Σ_i w_i φ_i φ_iᵀ      (GOE mechanism, Frobenius sensitivity)
@@ -56,8 +56,8 @@ as the fresh variant evaluates them for its per-release noise
 (:func:`dpverify.agents.dp_lsvi_ucb_pp_constants.noise_constants_for_std`).
 
 The other two counters — the full dyadic tree with Honaker's estimator (``aggregation="honaker"``, counter
-``"dyadic"``: :mod:`dpverify.agents.dyadic_tree`) and the square-root Toeplitz factorisation
-(``aggregation="factorised"``: :mod:`dpverify.agents.factorised_sum`) — release the same two families with other
+``"dyadic"``: :mod:`dpverify.agents.core.dyadic_tree`) and the square-root Toeplitz factorisation
+(``aggregation="factorised"``: :mod:`dpverify.agents.core.factorised_sum`) — release the same two families with other
 ledger patterns; their accounting and prefix noise are derived in those modules and in docs/private_agents.md.
 
 Cost per episode: two tree insertions (O(H(d² + dS)·log K) additions), one batched eigendecomposition of
@@ -72,23 +72,24 @@ import math
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_setting
-from dpverify.agents.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
-from dpverify.agents.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
-from dpverify.agents.private import require_mechanism
-from dpverify.agents.statistics import PublishedGrams, checked_weights, post_process_grams
-from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.calibration import Calibration, ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
+from .core.billboard import Billboard
+from .core.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
+from .core.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
+from .core.private import require_mechanism
+from .core.statistics import PublishedGrams, checked_weights, post_process_grams
+from .dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_setting
+from .tree_lsvi import BinaryTreeSum
+
 TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")
 #: The running-sum counters: ``"binary"`` (Chan, Shi & Song 2011: one tree node per episode), ``"dyadic"``
-#: (every node, with Honaker's estimator: :mod:`dpverify.agents.dyadic_tree`) and ``"factorised"`` (a square-root
-#: Toeplitz factor in BLT form: :mod:`dpverify.agents.factorised_sum`).
+#: (every node, with Honaker's estimator: :mod:`dpverify.agents.core.dyadic_tree`) and ``"factorised"`` (a square-root
+#: Toeplitz factor in BLT form: :mod:`dpverify.agents.core.factorised_sum`).
 COUNTERS: tuple[str, ...] = ("binary", "dyadic", "factorised")
 
 
@@ -180,8 +181,8 @@ def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, epi
                     counter: str = "binary") -> tuple[float, float]:
     """(GOE entry std of the prefix Gram noise, std per coordinate of the noise on M̃_h V̂) in the worst
     case over k ≤ K: s·√c and σ·√c·H√S with c = :func:`max_prefix_nodes` for the binary tree,
-    :func:`dpverify.agents.dyadic_tree.max_prefix_variance_factor` for the dyadic one (every level has the same
-    noise) and :func:`dpverify.agents.factorised_sum.max_prefix_noise_factor` for the factorisation (module
+    :func:`dpverify.agents.core.dyadic_tree.max_prefix_variance_factor` for the dyadic one (every level has the same
+    noise) and :func:`dpverify.agents.core.factorised_sum.max_prefix_noise_factor` for the factorisation (module
     docstring)."""
     counter = _validate.one_of("counter", counter, COUNTERS)
     suffix = "_l0" if counter == "dyadic" else ""
@@ -195,7 +196,7 @@ def tree_noise_stds(calibration: Calibration, horizon: int, num_states: int, epi
 
 class CounterStatistics:
     """The statistics of DP-LSVI-UCB++ with running-sum counters (module docstring): the agent's
-    :class:`~dpverify.agents.statistics.PublishedStatistics`.
+    :class:`~dpverify.agents.core.statistics.PublishedStatistics`.
 
     Raw terms live only inside the two counters of G_h and M_h (binary tree, full dyadic tree or factorisation),
     which publish when a user's terms are added (:meth:`add_user`; :meth:`skip_user` publishes an empty slot's

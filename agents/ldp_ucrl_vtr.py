@@ -31,14 +31,14 @@ compares any two inputs of one user (replace-one). L is the environment's bound 
 
 Either way the agent makes the assumptions true where the terms are formed: the targets are clipped
 to each stage's range, and every ‖φ_V‖ is checked against its stage's bound before any message is
-sent (a term above it raises: :func:`dpverify.agents.private.check_term_norms`). Every message
+sent (a term above it raises: :func:`dpverify.agents.core.private.check_term_norms`). Every message
 is released once with fresh noise, so every user's messages are (ε, δ)-DP in that user's data:
 (ε, δ)-LDP. After any run the ledger accounts to exactly :meth:`LdpUcrlVtr.claimed_guarantee`.
 
 Shift. After k messages the noise in Λ_{k,h} is a GOE matrix with entry std s_h√k, s_h the entry
 std of stage h's Gram messages (one s for every stage under the standard model), so
 r_{k,h} = shift_multiplier · s_h√k · (2√(2d) + 2√(log(2HK/p)))
-(:func:`dpverify.agents.noise_bounds.goe_norm_bound`) bounds its operator norm w.p. ≥ 1 − p/(2HK);
+(:func:`dpverify.agents.core.noise_bounds.goe_norm_bound`) bounds its operator norm w.p. ≥ 1 − p/(2HK);
 a stage that sends nothing has no noise and no shift. Liao et al. 2021 uses a fixed r of the same
 order (Shariff & Sheffet 2018) — we let it grow with k (a documented choice: tighter early on, same
 order at k = K). If the shifted matrix ever has an eigenvalue below λ, its eigenvalues are floored
@@ -73,24 +73,25 @@ from typing import Any, TypeVar
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.private import (
-    PrivateAgent,
-    PrivateRegressionConfig,
-    check_term_norms,
-    require_mechanism,
-)
-from dpverify.agents.ucrl_vtr import theory_beta as ucrl_vtr_beta
 from dpverify.calibration import NamedSchedule, ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
+
+from .core.base import Trajectory
+from .core.billboard import Billboard
+from .core.noise_bounds import floored_inverse, goe_norm_bound
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .core.private import (
+    PrivateAgent,
+    PrivateRegressionConfig,
+    check_term_norms,
+    require_mechanism,
+)
+from .envs.linear_mdp import LinearMixtureMDP
+from .ucrl_vtr import theory_beta as ucrl_vtr_beta
 
 _M = TypeVar("_M", bound=Mechanism)
 
@@ -106,7 +107,7 @@ SENSITIVITY_MODELS: tuple[str, ...] = ("standard", "staged")
 class LdpUcrlVtrConfig(PrivateRegressionConfig):
     """Hyper-parameters of LDP-UCRL-VTR (module docstring).
 
-    Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s; K enters T = KH in β and the
+    Attributes (besides :class:`~dpverify.agents.core.private.PrivateAgentConfig`'s; K enters T = KH in β and the
     shift's union bound; (ε, δ) is the per-user LDP target; p is the "α" of Liao et al. 2021's β):
         feature_norm_bound: L, the bound on ‖Σψ(s′|s,a)V(s′)‖ for V ∈ [0, 1]^S that the sensitivities
             assume (F = H·L); the environment's ``feature_norm_bound`` must not exceed it.
@@ -211,7 +212,7 @@ def user_statistics(values: np.ndarray, value_features: np.ndarray, trajectory: 
 def stage_inverses(gram: np.ndarray, regularization: float,
                    sending: Sequence[int]) -> tuple[np.ndarray, int]:
     """(Σ⁻¹, corrections) for the shifted Gram matrices Σ of every stage, shape (..., H, d, d), with
-    eigenvalues floored at λ (:func:`dpverify.agents.noise_bounds.floored_inverse`). A stage outside
+    eigenvalues floored at λ (:func:`dpverify.agents.core.noise_bounds.floored_inverse`). A stage outside
     ``sending`` (0-based) receives no messages and has no shift, so Σ = λI and Σ⁻¹ = I/λ exactly: it
     is set apart, and the others keep their Cholesky path (a floored inverse does not depend on the
     stack it is computed in)."""
@@ -284,7 +285,7 @@ class LdpUcrlVtr(PrivateAgent):
         mdp: the linear mixture MDP (basis ψ and rewards known to users).
         config: :class:`LdpUcrlVtrConfig`.
         rng: the agent's generator; two generators are spawned from it (noise, tie-breaking).
-        billboard: optionally a :class:`~dpverify.agents.billboard.Billboard` (e.g. ``keep_history=True`` so audits
+        billboard: optionally a :class:`~dpverify.agents.core.billboard.Billboard` (e.g. ``keep_history=True`` so audits
             read every user's messages with ``messages_of``); its relation must equal the config's.
     """
 
@@ -412,7 +413,7 @@ class LdpUcrlVtr(PrivateAgent):
         self._send(gram_raw, target_raw)
 
     def end_episode_without_data(self) -> None:
-        """The no-data control's episode (:mod:`dpverify.agents.learning`): user k sends the messages of zero
+        """The no-data control's episode (:mod:`dpverify.agents.core.learning`): user k sends the messages of zero
         statistics — the randomizer's noise alone, drawn and recorded exactly as a user's — so the server's
         schedule, noise and shift are those of a run with users, and nothing of any user is in them."""
         self._send(np.zeros((self.horizon, self.dim, self.dim)), np.zeros((self.horizon, self.dim)))

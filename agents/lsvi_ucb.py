@@ -24,7 +24,7 @@ contribution to Λ, the measurements behind both defaults and how to retune them
 docs/agents.md ("Confidence radii: multipliers and defaults").
 
 Cost per episode: O(H(d² + dS + SAd)), independent of k — the regression sums come from
-:class:`dpverify.agents.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,
+:class:`dpverify.agents.core.statistics.RidgeStatistics` (aggregated by next state, Sherman–Morrison inverse,
 bonuses downdated in place).
 
 """
@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Agent, Trajectory
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.statistics import RidgeStatistics
+
+from .core.base import Agent, Trajectory
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .core.statistics import RidgeStatistics
+from .envs.linear_mdp import LinearMDP
 
 DEFAULT_BETA_MULTIPLIER = 0.003
 DEFAULT_REGULARIZATION = 0.01

@@ -44,7 +44,7 @@ on another instance: docs/agents.md, "Confidence radii: multipliers and defaults
 reported by :meth:`LsviUcbPlusPlus.settings`.
 
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
-:class:`dpverify.agents.statistics.RidgeStatistics`). The private variant, DP-LSVI-UCB++
+:class:`dpverify.agents.core.statistics.RidgeStatistics`). The private variant, DP-LSVI-UCB++
 (:mod:`dpverify.agents.dp_lsvi_ucb_pp`), runs the same learning rule on released statistics; the two share
 :func:`backup` (lines 11–12, 18–19) and :func:`variance_weights_from` (lines 9, 24–25).
 """
@@ -58,11 +58,12 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Agent, Trajectory
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.statistics import RidgeStatistics
 from dpverify.errors import InvalidParameterError
+
+from .core.base import Agent, Trajectory
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .core.statistics import RidgeStatistics
+from .envs.linear_mdp import LinearMDP
 
 DEFAULT_BETA_MULTIPLIER = 1e-5
 DEFAULT_REGULARIZATION = 1e-4

@@ -19,12 +19,12 @@ of :mod:`dpverify.agents.envs`) three per-stage sums are V-independent and deter
     ρ_h = Σ_τ φ_τ r_h(s_τ, a_τ)        (d, "reward")
 
 because Σ_τ φ_τ (r_τ + V(s'_τ)) = M_h V + ρ_h for *any* V (the next-state aggregation of
-:class:`dpverify.agents.statistics.RidgeStatistics`). Each is tree-privatised once; M̃_h V + ρ̃_h for the current
+:class:`dpverify.agents.core.statistics.RidgeStatistics`). Each is tree-privatised once; M̃_h V + ρ̃_h for the current
 V is post-processing of published values, so re-planning costs no privacy.
 
 Binary-tree mechanism. Users are the leaves 1..K (user k = episode k). At the end of episode k the node
 (k − lowbit(k), k] — the sum of the terms of users k − lowbit(k) + 1, …, k — is released once, with fresh
-noise, through :meth:`dpverify.agents.billboard.Billboard.publish_block` with ``users="tree"`` (ledger pattern
+noise, through :meth:`dpverify.agents.core.billboard.Billboard.publish_block` with ``users="tree"`` (ledger pattern
 :class:`dpverify.ledger.BinaryTreeNode`), for every stage and each of the three families (3H releases per
 episode). The noisy prefix sum over users 1..k is the sum of the released nodes of the binary
 decomposition of k (at most ⌊log₂K⌋ + 1 of them); each user lies in at most ⌊log₂K⌋ + 1 nodes per stage
@@ -65,16 +65,17 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Trajectory
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.noise_bounds import gaussian_norm_bound
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.tree_lsvi import BinaryTreeSum, TreeLsviAgent, TreeLsviConfig
 from dpverify.calibration import ReleaseSchedule, StatisticSpec
 from dpverify.ledger import user_pattern
 from dpverify.mechanisms import GaussianMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
+
+from .core.base import Trajectory
+from .core.noise_bounds import gaussian_norm_bound
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .envs.linear_mdp import LinearMDP
+from .tree_lsvi import BinaryTreeSum, TreeLsviAgent, TreeLsviConfig
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ class LuyoAgent(TreeLsviAgent):
 
     def end_episode(self, trajectory: Trajectory | None) -> None:
         """The server adds user k's terms to the three trees (publishing node (k − lowbit(k), k]); None is an
-        empty slot (:mod:`dpverify.agents.base`): the nodes are published with nothing of slot k in them."""
+        empty slot (:mod:`dpverify.agents.core.base`): the nodes are published with nothing of slot k in them."""
         if trajectory is None:
             for tree in (self.gram_tree, self.next_state_tree, self.reward_tree):
                 tree.add(None)

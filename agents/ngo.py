@@ -58,17 +58,18 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Trajectory
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.noise_bounds import gaussian_norm_bound
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.tree_lsvi import TreeLsviAgent, TreeLsviConfig
 from dpverify.calibration import ReleaseSchedule, StatisticSpec
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger, user_pattern
 from dpverify.mechanisms import GaussianMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
+
+from .core.base import Trajectory
+from .core.noise_bounds import gaussian_norm_bound
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .envs.linear_mdp import LinearMDP
+from .tree_lsvi import TreeLsviAgent, TreeLsviConfig
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ class NgoAgent(TreeLsviAgent):
     # ---- planning ----------------------------------------------------------------------------------------
 
     def _log_determinant(self, gram: np.ndarray) -> np.ndarray:
-        """log det Λ̃_h (eigenvalues floored at λ as in :func:`dpverify.agents.noise_bounds.floored_inverse`),
+        """log det Λ̃_h (eigenvalues floored at λ as in :func:`dpverify.agents.core.noise_bounds.floored_inverse`),
         by Cholesky.
 
         Two Cholesky factorisations (of Λ̃ − λI, to confirm no eigenvalue is below λ, and of Λ̃) cost a
@@ -241,7 +242,7 @@ class NgoAgent(TreeLsviAgent):
         return sample_greedy_actions(self.q, self.tie_rng, TIE_TOLERANCE)
 
     def end_episode(self, trajectory: Trajectory | None) -> None:
-        """User k's terms join the Gram tree and the sums; None is an empty slot (:mod:`dpverify.agents.base`)."""
+        """User k's terms join the Gram tree and the sums; None is an empty slot (:mod:`dpverify.agents.core.base`)."""
         if trajectory is None:
             self.gram_tree.add(None)
             self.episode += 1

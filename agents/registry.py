@@ -5,10 +5,10 @@
   ``"mixture"``), and for a private agent everything the other layers know about it — its privacy notion,
   its non-private counterpart, its regret bound in :data:`dpverify.bounds.REGISTRY`, its release schedule,
   the published calibration ``dpverify verify`` checks, and the vectorised twin the two-world audits use.
-  Every private agent's factory also accepts ``billboard=`` (a :class:`~dpverify.agents.billboard.Billboard`
-  or :class:`~dpverify.agents.billboard.ReplayBillboard` to publish on), and the agent it returns has
+  Every private agent's factory also accepts ``billboard=`` (a :class:`~dpverify.agents.core.billboard.Billboard`
+  or :class:`~dpverify.agents.core.billboard.ReplayBillboard` to publish on), and the agent it returns has
   ``billboard``, ``ledger``, ``claimed_guarantee()``, ``privacy_notion`` ("jdp" or "ldp") and
-  ``config.num_episodes``/``epsilon``/``delta``/``relation`` (:class:`dpverify.agents.private.PrivateAgent`).
+  ``config.num_episodes``/``epsilon``/``delta``/``relation`` (:class:`dpverify.agents.core.private.PrivateAgent`).
 * :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry`: a factory ``(num_episodes, /, **options) -> MDP``
   (``num_episodes`` is the run's K, positional-only so that an option may carry the same name).
 * :func:`agent_factory`, :func:`build_environment`, :func:`build_agent` — the runner, the audits,
@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
-from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import NOTIONS as PRIVACY_NOTIONS
 from dpverify.usercode import guarded_factory, is_factory_path
+
+from .envs.linear_mdp import LinearMDP, LinearMixtureMDP
+from .envs.min2021 import min2021_mdp
+from .envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from .envs.zhou2021_mixture import zhou2021_mixture_mdp
 
 if TYPE_CHECKING:  # types only: naming the agents imports no calibration code
     from dpverify.calibration import NamedSchedule

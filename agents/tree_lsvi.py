@@ -13,7 +13,7 @@ Regression with noisy statistics (stages 0-indexed, V_H = 0):
     Q_h(s, a) = min{ w_hᵀφ_h(s, a) + β ‖φ_h(s, a)‖_{Λ̃_h⁻¹}, H − h },   V_h = [max_a Q_h]_{[0, H−h]}
 
 Γ is a high-probability bound on the operator norm of the tree noise on G̃
-(:func:`dpverify.agents.noise_bounds.goe_norm_bound` with the entry std s·√(⌊log₂K⌋+1) of a sum of that
+(:func:`dpverify.agents.core.noise_bounds.goe_norm_bound` with the entry std s·√(⌊log₂K⌋+1) of a sum of that
 many GOE draws), times ``shift_multiplier``: the shift of Shariff & Sheffet 2018 that keeps Λ̃ positive
 definite (Sahu 2025 adds 2λ̃_Λ for the same reason). If the shifted noisy matrix still has an
 eigenvalue below λ (probability ≤ p), its eigenvalues are floored at λ (post-processing; counted in
@@ -37,14 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.base import Trajectory
-from dpverify.agents.billboard import Billboard, stages
-from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.lsvi_ucb import theory_beta
-from dpverify.agents.noise_bounds import floored_inverse, goe_norm_bound
-from dpverify.agents.private import PrivateAgent, PrivateRegressionConfig, check_term_norms, require_mechanism
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism, Mechanism
+
+from .core.base import Trajectory
+from .core.billboard import Billboard, stages
+from .core.noise_bounds import floored_inverse, goe_norm_bound
+from .core.private import PrivateAgent, PrivateRegressionConfig, check_term_norms, require_mechanism
+from .envs.linear_mdp import LinearMDP
+from .lsvi_ucb import theory_beta
 
 #: Default multipliers of the radius: Jin et al.'s d·H·√ι and the privacy term (docs/private_agents.md).
 DEFAULT_BETA_MULTIPLIER = 0.01
@@ -112,7 +113,7 @@ class TreeLsviAgent(PrivateAgent):
         mdp: a finite :class:`~dpverify.agents.envs.linear_mdp.LinearMDP`.
         config: the agent's :class:`TreeLsviConfig` subclass.
         rng: the agent's generator; two generators are spawned from it (noise, tie-breaking).
-        billboard: optionally a :class:`~dpverify.agents.billboard.Billboard` to publish on (e.g. with
+        billboard: optionally a :class:`~dpverify.agents.core.billboard.Billboard` to publish on (e.g. with
             ``keep_history=True`` for audits); its relation must equal ``config.relation``.
     """
 

@@ -36,10 +36,11 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Agent, Trajectory
-from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.planning import TIE_TOLERANCE, sample_greedy_actions
-from dpverify.agents.statistics import ValueTargetStatistics
+
+from .core.base import Agent, Trajectory
+from .core.planning import TIE_TOLERANCE, sample_greedy_actions
+from .core.statistics import ValueTargetStatistics
+from .envs.linear_mdp import LinearMixtureMDP
 
 DEFAULT_BETA_MULTIPLIER = 0.1
 

@@ -12,7 +12,7 @@
     .venv/bin/python docs/make_frontier.py report
 
 ``run`` executes every (agent, K, ε) cell not already on disk, each through the runner
-(:class:`dpverify.agents.runner.RunSpec`, seeds in parallel worker processes, seeding
+(:class:`dpverify.agents.core.runner.RunSpec`, seeds in parallel worker processes, seeding
 ``SeedSequence(BASE_SEED).spawn(num_seeds)`` as in docs/make_results.py, so seed i of every agent sees
 the same environment randomness; ``--scheduler`` sends each cell's seeds to a Dask cluster instead, with
 bit-identical results), and writes each finished cell at once to
@@ -61,8 +61,8 @@ from make_results import (  # noqa: E402
 )
 from no_data_controls import control_record, refresh_tests, same_run, verdict  # noqa: E402
 
-from dpverify.agents.learning import LEVEL  # noqa: E402
-from dpverify.agents.runner import RunSpec, package_versions, run  # noqa: E402
+from dpverify.agents.core.learning import LEVEL  # noqa: E402
+from dpverify.agents.core.runner import RunSpec, package_versions, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results" / "frontier"
 CONTROLS = OUT / "runs" / "controls"
@@ -247,8 +247,8 @@ def command_noise(args: argparse.Namespace) -> int:
     Gram noise (2√(2d)·s, s the GOE entry std of the read: one release for fresh, the worst prefix for
     the tree) and the shift 2λ̃_Λ added to it; the expected ℓ2 norm √d·σ̂ of the noise on the ŵ sum.
     """
-    from dpverify.agents.base import run_episodes
-    from dpverify.agents.runner import build_agent, build_environment
+    from dpverify.agents.core.base import run_episodes
+    from dpverify.agents.core.runner import build_agent, build_environment
 
     horizons = sorted(args.K)
     spec = RunSpec("lsvi-ucb++", "min2021", max(horizons), num_seeds=1, base_seed=BASE_SEED, env_options=MIN2021)
@@ -319,7 +319,7 @@ def load_cells() -> list[dict[str, Any]]:
 
 def action_zero_regret() -> float:
     """Exact per-episode regret of the policy that always takes action 0 (where the private agents settle)."""
-    from dpverify.agents.runner import build_environment
+    from dpverify.agents.core.runner import build_environment
 
     mdp = build_environment(RunSpec("lsvi-ucb", "min2021", 1, num_seeds=1, env_options=MIN2021)).as_finite_mdp()
     P, R = mdp.transitions, mdp.rewards

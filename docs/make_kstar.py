@@ -7,7 +7,7 @@
 
 K* is the smallest K on the log grid at which an agent's regret per episode over the last 20% of the episodes
 is significantly below its no-data control's (one-sided paired t-test over ≥ 5 seeds at level 0.05;
-:mod:`dpverify.agents.learning`) on the paper's benchmark (min2021: H = 20, d = 10, |A| = 100, δ = 1e-5,
+:mod:`dpverify.agents.core.learning`) on the paper's benchmark (min2021: H = 20, d = 10, |A| = 100, δ = 1e-5,
 replace-one).
 
 **The account** (``predict``; docs/results.md, "Where learning starts"). The planner regresses on a noisy
@@ -52,10 +52,10 @@ if str(DOCS) not in sys.path:
 from make_learning_controls import BASE_SEED, VARIANTS, cell  # noqa: E402
 from make_results import cluster_executor  # noqa: E402
 
-from dpverify.agents import runner  # noqa: E402
+from dpverify.agents.core import runner  # noqa: E402
+from dpverify.agents.core.dyadic_tree import max_prefix_variance_factor  # noqa: E402
+from dpverify.agents.core.factorised_sum import max_prefix_noise_factor, square_root_blt  # noqa: E402
 from dpverify.agents.dp_lsvi_ucb_pp_tree import max_prefix_nodes  # noqa: E402
-from dpverify.agents.dyadic_tree import max_prefix_variance_factor  # noqa: E402
-from dpverify.agents.factorised_sum import max_prefix_noise_factor, square_root_blt  # noqa: E402
 
 OUT = DOCS / "results" / "kstar"
 PLOT = DOCS / "results" / "kstar.png"

@@ -12,7 +12,7 @@ small``: d = 3, H = 3, the instance built for K = 1, whose gaps are wide; K = 40
 F = H·L and targets in [0, H]; "staged": stage h for F_h = (H − h)·L and targets in [0, H − h],
 nothing sent at stage H): the calibrated noise per stage (exact conversion), the server's shift per
 stage after K messages, and the regret of the agent and of its no-data control
-(:mod:`dpverify.agents.learning`: every user sends the messages of zero statistics) over the same
+(:mod:`dpverify.agents.core.learning`: every user sends the messages of zero statistics) over the same
 seeds (``SeedSequence(20250).spawn(seeds)``, the seeds of docs/results.md) — the per-seed final
 cumulative regret, the regret per episode over the last 20% of the episodes, "learned from users"
 (one-sided paired t-test against the control), and staged against standard (one-sided paired t-test
@@ -36,13 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from dpverify.agents import runner  # noqa: E402
+from dpverify.agents.core import runner  # noqa: E402
+from dpverify.agents.core.learning import compare_learning, paired_p_value  # noqa: E402
 from dpverify.agents.ldp_ucrl_vtr import (  # noqa: E402
     SENSITIVITY_MODELS,
     LdpUcrlVtr,
     LdpUcrlVtrConfig,
 )
-from dpverify.agents.learning import compare_learning, paired_p_value  # noqa: E402
 
 #: The seeds of docs/results.md: seed i = SeedSequence(20250).spawn(seeds)[i].
 BASE_SEED = 20250

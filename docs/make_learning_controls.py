@@ -2,7 +2,7 @@
 
 Run:  python docs/make_learning_controls.py [--episodes 3000] [--seeds 10] [--workers 2] [--quick]
 Writes docs/results/learning_controls.json and prints the table docs/results.md quotes. Every cell runs the
-agent and the same agent with every user slot empty (dpverify.agents.learning), with the same seeds
+agent and the same agent with every user slot empty (dpverify.agents.core.learning), with the same seeds
 (SeedSequence(20250).spawn(seeds), the seeds of docs/results.md), on the paper's benchmark (min2021:
 H = 20, d = 10, |A| = 100, δ = 1e-5), and
 reports the regret per episode over the last 20% of the episodes for both, the one-sided paired t-test over
@@ -18,8 +18,8 @@ import json
 import time
 from pathlib import Path
 
-from dpverify.agents import runner
-from dpverify.agents.learning import compare_learning
+from dpverify.agents.core import runner
+from dpverify.agents.core.learning import compare_learning
 
 #: The seeds of docs/results.md and the frontier: seed i = SeedSequence(20250).spawn(seeds)[i].
 BASE_SEED = 20250

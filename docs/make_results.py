@@ -17,8 +17,8 @@ package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/r
 * ``liao2021_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
   linear mixture MDP (d = 5, H = 6), 10 seeds.
 
-Every run goes through the runner (:class:`dpverify.agents.runner.RunSpec`,
-:func:`dpverify.agents.runner.run`; seeds run
+Every run goes through the runner (:class:`dpverify.agents.core.runner.RunSpec`,
+:func:`dpverify.agents.core.runner.run`; seeds run
 in parallel worker processes; seeding is ``SeedSequence(BASE_SEED).spawn(10)``, so seed i of every
 agent sees the same environment randomness; ``--scheduler`` sends the seeds of every run to a Dask
 cluster instead, through :mod:`dpverify.audit.executors`, with bit-identical results). Regret is exact
@@ -48,8 +48,8 @@ for _path in (ROOT, ROOT / "docs"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from dpverify.agents.core.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
 from dpverify.agents.registry import AGENTS  # noqa: E402
-from dpverify.agents.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results"
 BASE_SEED = 20250  # entropy of the root SeedSequence of every run
@@ -158,7 +158,7 @@ def summarise(entry: dict[str, Any], result: RunResult, seconds: float) -> dict[
 
 def uniform_policy_regret(env: str, env_options: dict[str, Any], K: int) -> float:
     """Exact per-episode regret of the uniformly random policy (a reference line: "learns nothing")."""
-    from dpverify.agents.runner import build_environment
+    from dpverify.agents.core.runner import build_environment
 
     mdp = build_environment(
         RunSpec("lsvi-ucb" if env == "min2021" else "ucrl-vtr", env, K, num_seeds=1, env_options=env_options)

@@ -6,10 +6,10 @@ See :mod:`dpverify.agents.envs.linear_mdp` for the two model classes, :mod:`dpve
 random valid instances used in property tests.
 """
 
-from dpverify.agents.envs.linear_mdp import FiniteMDP, LinearMDP, LinearMixtureMDP
-from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
-from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
+from .linear_mdp import FiniteMDP, LinearMDP, LinearMixtureMDP
+from .min2021 import min2021_mdp
+from .random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from .zhou2021_mixture import zhou2021_mixture_mdp
 
 __all__ = [
     "FiniteMDP",

@@ -1,6 +1,6 @@
 """Adapters for agent code as people write it (docs/auditing.md, "Adapters for code as it is written").
 
-The private-agent protocol (:mod:`dpverify.agents.tapes`, docs/auditing.md) asks for an object with
+The private-agent protocol (:mod:`dpverify.agents.core.tapes`, docs/auditing.md) asks for an object with
 ``begin_episode``/``end_episode`` (a policy table per episode) or ``act``/``observe``/``end_episode`` (step by
 step). Code written without dpverify rarely looks like either; these adapters close the gap without
 changing that code:
@@ -13,7 +13,7 @@ changing that code:
   back afterwards), so that the auditor's levers reach it;
 * :func:`watch_calls` — sees what opaque code computes: a function it calls through a module global
   (``np.linalg.solve`` inside a monolithic ``run()``) is replaced, in that module only, by one that reports
-  its arguments first. With :meth:`~dpverify.agents.billboard.Billboard.publish_noised`, an adapter records
+  its arguments first. With :meth:`~dpverify.agents.core.billboard.Billboard.publish_noised`, an adapter records
   the noisy statistics the code releases without editing it.
 """
 

@@ -2,7 +2,7 @@
 
 Much RL code is a closed loop — ``run(env)`` resets the environment at the start of each episode, steps it
 ``H`` times and learns in between, all in one function. dpverify's protocol instead asks the agent for each
-action (:mod:`dpverify.agents.tapes`, step level). :class:`ClosedLoopAgent` joins the two: the user's loop
+action (:mod:`dpverify.agents.core.tapes`, step level). :class:`ClosedLoopAgent` joins the two: the user's loop
 runs in a thread of its own on a :class:`LoopEnv`, whose ``reset()`` and ``step(action)`` hand control back
 to dpverify, which answers with the user's states as it plays the episode. Exactly one side runs at any
 time (every hand-off waits for the other), so the run is as deterministic as the code and the seeds.

@@ -1,4 +1,4 @@
-"""Building and running one agent on response tapes (:mod:`dpverify.agents.tapes`): :class:`AgentSetup`
+"""Building and running one agent on response tapes (:mod:`dpverify.agents.core.tapes`): :class:`AgentSetup`
 (picklable names and options), :func:`run_agent_once` through the private-agent protocol, the batched
 DP-LSVI-UCB++ (Sahu 2025, Algorithm 1, vectorised over trials) when it applies, and the
 probe run (:func:`probe_agent`) that reads the agent's claim and the width of one episode's releases.
@@ -26,9 +26,9 @@ import numpy as np
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.agent_audit.views import _flat
-from dpverify.agents.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
 from dpverify.agents.registry import batched_twin, build_agent, build_environment
-from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import declared_notion

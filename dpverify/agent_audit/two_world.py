@@ -28,8 +28,8 @@ from dpverify.agent_audit.routes import AuditRoute, RouteInputs, register_route
 from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, _scope_note
 from dpverify.agent_audit.views import View, observe, observe_batch, output_view
-from dpverify.agents.batching import BatchRandomness, run_batch
-from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
+from dpverify.agents.core.batching import BatchRandomness, run_batch
+from dpverify.agents.core.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
 from dpverify.audit.engine import run_audit
 from dpverify.audit.resources import require_two_world
 from dpverify.audit.spec import AuditSpec, NeighbourPair

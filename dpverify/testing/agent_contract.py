@@ -1,11 +1,11 @@
 """The contract every private agent must satisfy, checked on one small run: :func:`check_private_agent`.
 
-A private agent (the protocol of :mod:`dpverify.agents.private`) is built by a factory
+A private agent (the protocol of :mod:`dpverify.agents.core.private`) is built by a factory
 ``factory(mdp, num_episodes, rng, /, *, billboard=None, **options)``, publishes every statistic computed
-from users' data on a :class:`~dpverify.agents.billboard.Billboard` (which records it in a
+from users' data on a :class:`~dpverify.agents.core.billboard.Billboard` (which records it in a
 :class:`~dpverify.ledger.PrivacyLedger`), declares ``privacy_notion`` ("jdp" or "ldp") and claims an
 (ε, δ) through ``claimed_guarantee()``. The check runs the agent for ``num_episodes`` episodes on
-``env`` (users as response tapes drawn from ``env``, :mod:`dpverify.agents.tapes`, each followed under the
+``env`` (users as response tapes drawn from ``env``, :mod:`dpverify.agents.core.tapes`, each followed under the
 policy the agent deploys) and reports one named status per property: "pass", "fail", "not applicable" (with
 the reason) or "not run" (it could not be checked: never a pass):
 
@@ -23,7 +23,7 @@ the reason) or "not run" (it could not be checked: never a pass):
     the ledger (and billboard) use the neighbouring relation of the configuration.
 ``billboard_structure``
     the billboard lemma's premise (Hsu et al. 2014; Sahu 2025, Lemma 2.4): replaying the billboard
-    (:class:`~dpverify.agents.billboard.ReplayBillboard`) with one user's data replaced — the replay follows
+    (:class:`~dpverify.agents.core.billboard.ReplayBillboard`) with one user's data replaced — the replay follows
     its own policies on the users' tapes — leaves every other user's deployed policy unchanged, and the
     release pattern (the ledger) unchanged.
 ``refuses_oversized_features``
@@ -66,8 +66,8 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.billboard import Billboard, ReplayBillboard
-from dpverify.agents.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
+from dpverify.agents.core.billboard import Billboard, ReplayBillboard
+from dpverify.agents.core.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import noise_room

@@ -22,9 +22,9 @@ from typing import Any, TextIO
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import run_episodes
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.runner import package_versions
 from dpverify.agents.registry import build_environment
-from dpverify.agents.runner import package_versions
 from dpverify.audit.executors import make_executor
 from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
 from dpverify.errors import DpverifyError, InvalidParameterError

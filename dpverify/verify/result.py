@@ -359,7 +359,7 @@ class UtilitySection:
     counterpart_bound: BoundValue | None = None
     environment: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
-    #: The no-data control (dpverify.agents.learning): its comparison's ``to_dict()`` and its one line, or
+    #: The no-data control (dpverify.agents.core.learning): its comparison's ``to_dict()`` and its one line, or
     #: why it could not run.
     learning: dict[str, Any] | None = None
     learning_line: str = ""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dpverify.agents.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.billboard import Billboard, derived_noise_generator
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, card
 from dpverify.agents.registry import build_agent as build_registered_agent

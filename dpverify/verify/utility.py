@@ -1,13 +1,13 @@
 """Utility: what the privacy costs in regret, next to the non-private counterpart and a random policy.
 
-Regret is exact per episode (:mod:`dpverify.agents.planning`), as in ``dpverify run``, with the runner's
+Regret is exact per episode (:mod:`dpverify.agents.core.planning`), as in ``dpverify run``, with the runner's
 seeding (seed i of every agent sees the same environment randomness). Registered agents run through
-:func:`dpverify.agents.runner.run` (local worker processes); an agent loaded by import path runs in
+:func:`dpverify.agents.core.runner.run` (local worker processes); an agent loaded by import path runs in
 this process with the same seeding. The uniformly random policy's regret per episode is exact.
 
 The agent's **no-data control** — the same agent and seeds with every user slot empty — runs next to it,
 and the section says whether the agent learned from its users and whether it beat the data-free
-known-reward greedy policy (:mod:`dpverify.agents.learning`); an agent that refuses an empty slot, or acts
+known-reward greedy policy (:mod:`dpverify.agents.core.learning`); an agent that refuses an empty slot, or acts
 step by step, gets "cannot tell" with the reason.
 
 The registry's bound (:mod:`dpverify.bounds`) is evaluated at the run's (d, H, K, ε, δ) with its hidden
@@ -24,9 +24,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from dpverify.agents import runner
-from dpverify.agents.base import run_episodes
-from dpverify.agents.learning import compare_learning, uniform_policy_regret
+from dpverify.agents.core import runner
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.learning import compare_learning, uniform_policy_regret
 from dpverify.bounds import evaluate, get
 from dpverify.errors import DpverifyError
 from dpverify.usercode import UserCodeError
@@ -48,7 +48,7 @@ def curve(label: str, regret: np.ndarray) -> Curve:
 
 def random_policy_regret(mdp: Any) -> float:
     """Exact per-episode regret of the policy that picks actions uniformly at random
-    (:func:`dpverify.agents.learning.uniform_policy_regret`)."""
+    (:func:`dpverify.agents.core.learning.uniform_policy_regret`)."""
 
     return uniform_policy_regret(mdp)
 
@@ -144,7 +144,7 @@ def utility_section(target: AgentTarget, *, bound_name: str | None, counterpart:
 
 def _learning(control: Callable[[], np.ndarray], agent_regret: np.ndarray, mdp: Any) -> tuple[dict[str, Any] | None,
                                                                                               str]:
-    """The no-data control's comparison (dpverify.agents.learning) and its line, or None and why it could not
+    """The no-data control's comparison (dpverify.agents.core.learning) and its line, or None and why it could not
     run (an agent that refuses an empty slot, a step-level agent)."""
 
     try:

@@ -36,8 +36,8 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.adapters.global_rng import uses_global_rng
+from dpverify.agents.core.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.audit.executors import ProcessExecutor, SerialExecutor
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes

@@ -8,7 +8,7 @@ can hide (the realised fraction is the tightness figure of the audit).
 
 Two sources of pairs:
 
-* **the environment's own canaries** (:func:`dpverify.agents.tapes.canary_tape`): users who always move
+* **the environment's own canaries** (:func:`dpverify.agents.core.tapes.canary_tape`): users who always move
   to the state of highest or lowest optimal value, so the regression targets move from one end of their
   range to the other;
 * **an audit linear MDP** (:func:`audit_linear_mdp`) of the agent's dimensions, whose features depend on
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.core.tapes import UserTape, canary_tape
 from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from dpverify.agents.tapes import UserTape, canary_tape
 from dpverify.errors import InvalidParameterError
 from dpverify.whitebox.mixture_neighbours import PIVOT, audit_mixture_mdp, mixture_tapes
 

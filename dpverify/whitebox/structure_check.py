@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.mechanisms import GOEMechanism
 from dpverify.whitebox.result import FAIL, NOT_RUN, PASS, WhiteBoxCheck
 from dpverify.whitebox.stacks import stacks

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.base import Trajectory, rollout, run_episodes
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.base import Trajectory, rollout, run_episodes
+from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.calibration import calibrate
 
@@ -55,7 +55,7 @@ def assert_learns(mdp, make, episodes: int, seed: int) -> None:
     """Over ``episodes`` episodes of the agent ``make()`` builds, the last fifth's mean regret is at most half the
     first fifth's, the policy changed at least 5 times, and — against the control that could fake it — the last
     fifth's regret is at most half that of a second ``make()`` run on the same seeds with no user data
-    (:mod:`dpverify.agents.learning`); and the agent switched at least once."""
+    (:mod:`dpverify.agents.core.learning`); and the agent switched at least once."""
     agent = make()
     regret, changed = run_episodes(mdp, agent, episodes, env_rng(seed))
     control, _ = run_episodes(mdp, make(), episodes, env_rng(seed), users=False)

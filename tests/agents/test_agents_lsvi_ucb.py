@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.base import run_episodes
+from dpverify.agents.core.base import run_episodes
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.agents.lsvi_ucb import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.base import run_episodes
+from dpverify.agents.core.base import run_episodes
 from dpverify.agents.envs.random_mdps import random_linear_mixture_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig

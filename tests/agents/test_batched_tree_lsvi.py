@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo, build_luyo_twin, covers
-from dpverify.agents.batching import SPAWNED_STREAMS, BatchRandomness, PerTrialRandomness, run_batch
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.batching import SPAWNED_STREAMS, BatchRandomness, PerTrialRandomness, run_batch
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.tapes import canary_tape, ordinary_tapes, replace, run_on_tapes, tape_arrays
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig
 from dpverify.agents.ngo import NgoAgent, NgoConfig
-from dpverify.agents.tapes import canary_tape, ordinary_tapes, replace, run_on_tapes, tape_arrays
 from dpverify.errors import InvalidParameterError
 
 
@@ -112,9 +112,9 @@ def test_add_remove_with_empty_slots_is_the_reference_agent_trial_by_trial(agent
     """An add/remove neighbour (user 2 absent, user 4 absent) runs batched exactly as the reference agent runs
     ``end_episode(None)``: the same policies and the same releases, bit for bit."""
     from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-    from dpverify.agents.batching import CHILD_NOISE_STREAMS
+    from dpverify.agents.core.batching import CHILD_NOISE_STREAMS
+    from dpverify.agents.core.tapes import empty_slots
     from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
-    from dpverify.agents.tapes import empty_slots
 
     mdp, episodes = _mdp("min2021"), 9
     twins = {"luyo": (LuyoConfig, BatchedLuyo, LuyoAgent, SPAWNED_STREAMS), "ngo": (NgoConfig, BatchedNgo, NgoAgent,

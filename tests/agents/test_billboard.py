@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import Billboard, ReplayBillboard, stages
-from dpverify.agents.private import billboard_for, check_feature_norm
+from dpverify.agents.core.billboard import Billboard, ReplayBillboard, stages
+from dpverify.agents.core.private import billboard_for, check_feature_norm
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.testing import assert_fresh_noise

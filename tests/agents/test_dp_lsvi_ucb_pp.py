@@ -20,12 +20,12 @@ from dp_lsvi_ucb_pp_runs import (
     record_run,
 )
 
-from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.core.base import rollout, run_episodes
+from dpverify.agents.core.runner import RunSpec, run
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.runner import RunSpec, run
 from dpverify.errors import InvalidParameterError
 
 

@@ -14,8 +14,9 @@ from dp_lsvi_ucb_pp_runs import make_agent as make_dp_lsvi_ucbpp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.agents.base import rollout, run_episodes
-from dpverify.agents.billboard import ReplayBillboard
+from dpverify.agents.core.base import rollout, run_episodes
+from dpverify.agents.core.billboard import ReplayBillboard
+from dpverify.agents.core.runner import RunSpec, run
 from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.dp_lsvi_ucb_pp_tree import (
     CounterStatistics,
@@ -25,7 +26,6 @@ from dpverify.agents.dp_lsvi_ucb_pp_tree import (
 )
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.registry import AGENTS
-from dpverify.agents.runner import RunSpec, run
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
 from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent

@@ -1,4 +1,4 @@
-"""The full dyadic tree with Honaker's estimator (dpverify.agents.dyadic_tree) and DP-LSVI-UCB++ on it
+"""The full dyadic tree with Honaker's estimator (dpverify.agents.core.dyadic_tree) and DP-LSVI-UCB++ on it
 (aggregation="honaker"): variance by closed form vs least squares vs simulation, unbiased prefixes, the ledger
 (one node per level per user), accounting = claim, the white-box checks (a mislabelled level is caught, the
 correct agent passes), the private-agent contract."""
@@ -15,16 +15,16 @@ from dp_lsvi_ucb_pp_runs import make_agent as make_dp_lsvi_ucbpp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.agents.base import run_episodes
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.dp_lsvi_ucb_pp_tree import dp_lsvi_ucbpp_tree_schedule, max_prefix_nodes, tree_noise_stds
-from dpverify.agents.dyadic_tree import (
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.dyadic_tree import (
     DyadicTreeSum,
     honaker_variance_ratios,
     level_family,
     max_prefix_variance_factor,
     prefix_variance_factors,
 )
+from dpverify.agents.dp_lsvi_ucb_pp_tree import dp_lsvi_ucbpp_tree_schedule, max_prefix_nodes, tree_noise_stds
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.registry import AGENTS
 from dpverify.calibration import calibrate

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpverify.agents.core.planning import optimal_values
 from dpverify.agents.envs.min2021 import action_codes, default_alphas, min2021_mdp, optimal_gap_recursion
-from dpverify.agents.planning import optimal_values
 from dpverify.errors import InvalidParameterError
 
 

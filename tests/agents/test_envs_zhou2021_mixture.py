@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpverify.agents.core.planning import optimal_values
 from dpverify.agents.envs.zhou2021_mixture import (
     hypercube_actions,
     optimal_actions,
     zhou2021_constants,
     zhou2021_mixture_mdp,
 )
-from dpverify.agents.planning import optimal_values
 from dpverify.errors import InvalidParameterError
 
 

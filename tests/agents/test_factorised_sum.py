@@ -1,4 +1,4 @@
-"""The factorisation mechanism with a square-root BLT factor (dpverify.agents.factorised_sum) and DP-LSVI-UCB++ on
+"""The factorisation mechanism with a square-root BLT factor (dpverify.agents.core.factorised_sum) and DP-LSVI-UCB++ on
 it (aggregation="factorised"): the factor against the exact square root, the decoder's prefix noise by recursion
 vs matrix algebra vs simulation, unbiased prefixes, the ledger's weighted per-user ρ against brute force,
 accounting = claim, the white-box checks (a release of the raw prefix under the factor's label is caught, the
@@ -16,17 +16,17 @@ from dp_lsvi_ucb_pp_runs import make_agent as make_dp_lsvi_ucbpp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.agents.base import run_episodes
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.dp_lsvi_ucb_pp_tree import dp_lsvi_ucbpp_tree_schedule, max_prefix_nodes, tree_noise_stds
-from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.factorised_sum import (
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.factorised_sum import (
     FactorisedSum,
     max_prefix_noise_factor,
     prefix_noise_factors,
     square_root_blt,
     square_root_coefficients,
 )
+from dpverify.agents.dp_lsvi_ucb_pp_tree import dp_lsvi_ucbpp_tree_schedule, max_prefix_nodes, tree_noise_stds
+from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.registry import AGENTS
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from private_agent_runs import assert_learns, make_agent
 
-from dpverify.agents.base import rollout, run_episodes
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.base import rollout, run_episodes
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.noise_bounds import goe_norm_bound
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.ldp_ucrl_vtr import (
@@ -28,7 +29,6 @@ from dpverify.agents.ldp_ucrl_vtr import (
     user_plan,
     user_statistics,
 )
-from dpverify.agents.noise_bounds import goe_norm_bound
 from dpverify.agents.registry import AGENTS
 from dpverify.errors import InvalidParameterError
 

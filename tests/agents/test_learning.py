@@ -1,4 +1,4 @@
-"""The no-data control (dpverify.agents.learning): the data-free policies' exact regret, the paired test, the
+"""The no-data control (dpverify.agents.core.learning): the data-free policies' exact regret, the paired test, the
 control run (every user slot empty) through run_episodes, the runner and the CLI."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import dpverify.cli
-from dpverify.agents import planning, runner
-from dpverify.agents.base import run_episodes
-from dpverify.agents.envs import min2021_mdp
-from dpverify.agents.learning import (
+from dpverify.agents.core import planning, runner
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.learning import (
     LearningComparison,
     compare_learning,
     known_reward_greedy_policy,
@@ -24,6 +23,7 @@ from dpverify.agents.learning import (
     paired_p_value,
     uniform_policy_regret,
 )
+from dpverify.agents.envs import min2021_mdp
 from dpverify.errors import InvalidParameterError
 
 

@@ -1,4 +1,4 @@
-"""Rank-one updates (dpverify.agents.linalg) against direct inversion."""
+"""Rank-one updates (dpverify.agents.core.linalg) against direct inversion."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpverify.agents.linalg import downdate_weighted_norms, sherman_morrison, weighted_norms_squared
+from dpverify.agents.core.linalg import downdate_weighted_norms, sherman_morrison, weighted_norms_squared
 
 
 def spd(rng: np.random.Generator, h: int, d: int) -> np.ndarray:

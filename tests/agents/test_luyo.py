@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from private_agent_runs import assert_learns, assert_only_later_q_tables_move, drive, make_agent, record_live_run
 
-from dpverify.agents.base import rollout, run_episodes
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.base import rollout, run_episodes
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.private import check_term_norms
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.luyo import LuyoAgent, LuyoConfig, luyo_schedule
-from dpverify.agents.private import check_term_norms
 from dpverify.agents.registry import AGENTS
 from dpverify.agents.tree_lsvi import BinaryTreeSum
 from dpverify.errors import InvalidParameterError

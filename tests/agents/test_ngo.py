@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from private_agent_runs import assert_learns, assert_only_later_q_tables_move, drive, make_agent, record_live_run
 
-from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.ngo import NgoAgent, NgoConfig, ngo_schedule
 from dpverify.agents.registry import AGENTS

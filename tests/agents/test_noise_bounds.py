@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.agents.noise_bounds import (
+from dpverify.agents.core.noise_bounds import (
     floored_inverse,
     floored_inverse_factor,
     gaussian_norm_bound,

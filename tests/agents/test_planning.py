@@ -1,4 +1,4 @@
-"""Exact planning (dpverify.agents.planning) against brute force and Monte-Carlo rollouts."""
+"""Exact planning (dpverify.agents.core.planning) against brute force and Monte-Carlo rollouts."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.agents.base import rollout
-from dpverify.agents.envs.linear_mdp import FiniteMDP
-from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.planning import (
+from dpverify.agents.core.base import rollout
+from dpverify.agents.core.planning import (
     DeterministicPolicyEvaluator,
     maximizing_actions,
     optimal_values,
@@ -22,6 +20,8 @@ from dpverify.agents.planning import (
     sample_greedy_actions,
     uniform_greedy_policy,
 )
+from dpverify.agents.envs.linear_mdp import FiniteMDP
+from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.errors import InvalidParameterError
 
 

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from dpverify.agents.base import run_episodes
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.private import PrivateAgent
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.private import PrivateAgent
 from dpverify.agents.registry import (
     AGENTS,
     ENVIRONMENTS,

@@ -1,4 +1,4 @@
-"""The experiment runner (dpverify.agents.runner) and the ``dpverify run`` sub-command, end to end."""
+"""The experiment runner (dpverify.agents.core.runner) and the ``dpverify run`` sub-command, end to end."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import dpverify.cli
-from dpverify.agents import registry, runner
+from dpverify.agents import registry
+from dpverify.agents.core import runner
 from dpverify.agents.lsvi_ucb import LsviUcb
 from dpverify.errors import InvalidParameterError
 

@@ -15,7 +15,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import dpverify.cli  # noqa: E402
-from dpverify.agents import runner  # noqa: E402
+from dpverify.agents.core import runner  # noqa: E402
 from dpverify.audit.executors import DaskExecutor  # noqa: E402
 
 SMALL = {"horizon": 3, "num_actions": 4}

@@ -1,12 +1,12 @@
-"""Sufficient statistics (dpverify.agents.statistics) against a direct replay over all data."""
+"""Sufficient statistics (dpverify.agents.core.statistics) against a direct replay over all data."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from dpverify.agents.base import rollout
+from dpverify.agents.core.base import rollout
+from dpverify.agents.core.statistics import RidgeStatistics, ValueTargetStatistics
 from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.statistics import RidgeStatistics, ValueTargetStatistics
 
 
 def test_ridge_statistics_equal_replay() -> None:

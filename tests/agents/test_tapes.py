@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.tapes import (
+from dpverify.agents.core.tapes import (
     UserTape,
     canary_tape,
     ordinary_tapes,
@@ -17,6 +15,8 @@ from dpverify.agents.tapes import (
     tape_arrays,
     tape_rollout,
 )
+from dpverify.agents.envs.min2021 import min2021_mdp
+from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.errors import InvalidParameterError
 
 

@@ -120,7 +120,7 @@ def test_every_private_run_of_results_json_has_its_control() -> None:
 
 
 def test_a_control_record_pairs_the_run_with_its_data_free_twin() -> None:
-    from dpverify.agents.runner import RunSpec, run
+    from dpverify.agents.core.runner import RunSpec, run
 
     controls = _docs_module("no_data_controls")
     spec = RunSpec("dp-lsvi-ucb++", "min2021", 30, num_seeds=2, base_seed=7,

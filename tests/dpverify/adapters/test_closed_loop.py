@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpverify.adapters import ClosedLoopAgent, LoopProtocolError
-from dpverify.agents.base import play_step_by_step, run_episodes
+from dpverify.agents.core.base import play_step_by_step, run_episodes
 from dpverify.agents.envs import min2021_mdp
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import UserCodeError, UserCodeTimeout

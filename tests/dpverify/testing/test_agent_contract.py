@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.calibrate_mechanism import calibrate_gaussian, composition_ledger
 from dpverify.conversions import DPGuarantee

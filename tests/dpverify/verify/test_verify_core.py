@@ -22,7 +22,7 @@ from dpverify.verify.utility import curve, random_policy_regret
 
 
 def _agent_after_run(name: str, env: str, episodes: int, **options: object):
-    from dpverify.agents.base import run_episodes
+    from dpverify.agents.core.base import run_episodes
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
 
     mdp = ENVIRONMENTS[env].factory(episodes)

@@ -4,7 +4,7 @@ A private agent's regret can fall for reasons that need no user data: the noise 
 policy that is good on the known rewards, or its exploration bonus can keep it on one fixed policy. The
 control is the same agent, with the same seeds and options, given **no user data**: every episode it plans
 and deploys its policy as usual, and then its user slot is empty (``end_episode(None)``, the add/remove-one
-"empty slot" of :mod:`dpverify.agents.tapes`). Its regret is exact like the agent's (the deployed policy
+"empty slot" of :mod:`dpverify.agents.core.tapes`). Its regret is exact like the agent's (the deployed policy
 evaluated by backward induction), so the two runs differ only in the data.
 
 Two data-free policies frame the comparison, both with exact regret per episode: the **known-reward greedy
@@ -31,9 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents import planning
-from dpverify.agents.planning import DeterministicPolicyEvaluator
 from dpverify.errors import InvalidParameterError
+
+from . import planning
+from .planning import DeterministicPolicyEvaluator
 
 #: The share of the episodes (the last ones) whose regret per episode the comparison uses.
 LAST_FRACTION = 0.2

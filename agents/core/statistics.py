@@ -26,9 +26,10 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.linalg import downdate_weighted_norms, rank_one_terms, sherman_morrison
-from dpverify.agents.noise_bounds import floored_inverse_factor
 from dpverify.errors import InvalidParameterError
+
+from .linalg import downdate_weighted_norms, rank_one_terms, sherman_morrison
+from .noise_bounds import floored_inverse_factor
 
 #: Relative slack of the private statistics' weight check (floating-point rounding only).
 WEIGHT_CHECK_TOLERANCE = 1e-9

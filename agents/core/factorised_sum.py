@@ -33,10 +33,11 @@ import numpy as np
 from scipy.optimize import nnls
 
 from dpverify import _validate
-from dpverify.agents.billboard import Billboard, stages
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ToeplitzFactor
 from dpverify.mechanisms import Mechanism
+
+from .billboard import Billboard, stages
 
 #: Buffers of the default BLT factor (6 already reach within 0.3% of the exact square root's error at K = 10⁵).
 DEFAULT_BUFFERS = 8

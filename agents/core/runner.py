@@ -14,7 +14,7 @@ Where seeds run: this process, local worker processes, or a Dask cluster — thr
 the audits (:mod:`dpverify.audit.executors`; :func:`run` and :func:`run_many` take one). Seeds belong
 to the spec, never to the executor, so the regret arrays are bit-identical whatever executed them.
 
-Per-episode regret is exact (:mod:`dpverify.agents.planning`), never from realised rewards. Files written by
+Per-episode regret is exact (:mod:`dpverify.agents.core.planning`), never from realised rewards. Files written by
 :func:`save_results`: ``regret.json`` (settings incl. every multiplier and derived radius, seeds, package
 versions, per-seed regrets), ``regret.csv`` (episode × seed) and ``cumulative_regret.png`` (mean
 cumulative regret ± one standard deviation across seeds).
@@ -41,12 +41,13 @@ import numpy as np
 from dpverify import _validate
 from dpverify._io import FileSet
 from dpverify._pools import abandon, gather
-from dpverify.agents import registry
-from dpverify.agents.base import Agent, run_episodes
-from dpverify.agents.registry import AGENTS, ENVIRONMENTS
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 from dpverify.usercode import is_factory_path
+
+from .. import registry
+from ..registry import AGENTS, ENVIRONMENTS
+from .base import Agent, run_episodes
 
 # ---- specs and results --------------------------------------------------------------------------------
 
@@ -64,7 +65,7 @@ class RunSpec:
         workers: local worker processes (1 = run in this process).
         agent_options, env_options: keyword options of the factories (e.g. ``beta_multiplier``).
         users: False runs the no-data control: the same agent and seeds, every user slot empty
-            (:mod:`dpverify.agents.learning`).
+            (:mod:`dpverify.agents.core.learning`).
     """
 
     agent: str

@@ -40,7 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.base import (
+from dpverify.errors import InvalidParameterError
+
+from .base import (
     UNSEEN,
     Trajectory,
     acts_step_by_step,
@@ -48,8 +50,7 @@ from dpverify.agents.base import (
     checked_policy,
     play_step_by_step,
 )
-from dpverify.agents.planning import optimal_values
-from dpverify.errors import InvalidParameterError
+from .planning import optimal_values
 
 CANARY_KINDS: tuple[str, ...] = ("high", "low")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
@@ -213,5 +214,5 @@ def tape_arrays(tapes: Sequence[UserTape | None]) -> tuple[np.ndarray, np.ndarra
 
 
 def empty_slots(tapes: Sequence[UserTape | None]) -> tuple[int, ...]:
-    """The 0-based episodes whose slot is empty (None: no user), for :func:`dpverify.agents.batching.run_batch`."""
+    """The 0-based episodes whose slot is empty (None: no user), for :func:`dpverify.agents.core.batching.run_batch`."""
     return tuple(k for k, t in enumerate(tapes) if t is None)

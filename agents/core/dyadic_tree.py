@@ -31,10 +31,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.billboard import Billboard, stages
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import DyadicNode
 from dpverify.mechanisms import Mechanism
+
+from .billboard import Billboard, stages
 
 
 def honaker_variance_ratios(levels: int) -> np.ndarray:

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.planning import TIE_TOLERANCE, maximizing_actions
 from dpverify.errors import InvalidParameterError
+
+from .planning import TIE_TOLERANCE, maximizing_actions
 
 
 def CHILD_NOISE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
@@ -100,7 +101,7 @@ def rollout_batch(policies: np.ndarray, initial_state: int, next_states: np.ndar
 
 def run_batch(agent: Any, initial_states: np.ndarray, next_states: np.ndarray,
               keep_policies: Sequence[int] | None = None, empty: Sequence[int] = ()) -> dict[int, np.ndarray]:
-    """Run every trial over the K tapes (arrays from :func:`dpverify.agents.tapes.tape_arrays`).
+    """Run every trial over the K tapes (arrays from :func:`dpverify.agents.core.tapes.tape_arrays`).
 
     The 0-based episodes in ``empty`` are empty slots (an add/remove neighbour: the episode happens, the agent
     plans and releases on schedule, no user data arrives): ``agent.end_episode_empty()`` in place of a rollout.
@@ -140,7 +141,7 @@ def check_episode_cap(count: int, num_episodes: int) -> None:
 
 def greedy_actions(q: np.ndarray, randomness: Any) -> np.ndarray:
     """One maximising action per (trial, h, s) of ``q`` (n, H, S, A), uniform among the ties: the reference agents'
-    :func:`~dpverify.agents.planning.sample_greedy_actions`, one tie key per (h, s, a) from each trial's stream."""
+    :func:`~dpverify.agents.core.planning.sample_greedy_actions`, one tie key per (h, s, a) from each trial's stream."""
     keys = randomness.uniform(q.shape[1:])
     keys[~maximizing_actions(q, TIE_TOLERANCE)] = -1.0
     return np.argmax(keys, axis=-1)

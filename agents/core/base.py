@@ -6,7 +6,7 @@ An episode k runs as follows (:func:`run_episodes`):
    π_k as an (H, S) integer array (ties among maximising actions already broken at random with the
    agent's generator, so this is exactly what the user will follow);
 2. the exact regret ρᵀ(V*_0 − V^{π_k}_0) of that policy is computed by backward induction
-   (:class:`dpverify.agents.planning.DeterministicPolicyEvaluator`) — never from realised rewards;
+   (:class:`dpverify.agents.core.planning.DeterministicPolicyEvaluator`) — never from realised rewards;
 3. the user follows π_k in the environment (:func:`rollout`), with the environment's own generator;
 4. ``agent.end_episode(trajectory)`` — the agent adds the user's data to its statistics.
 
@@ -29,8 +29,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpverify.agents.planning import DeterministicPolicyEvaluator
 from dpverify.errors import InvalidParameterError
+
+from .planning import DeterministicPolicyEvaluator
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,12 +106,12 @@ def run_episodes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run ``num_episodes`` episodes; return (exact per-episode regret, [distinct-policy change flags]).
 
-    ``users=False`` runs the no-data control (:mod:`dpverify.agents.learning`): every episode the agent plans
+    ``users=False`` runs the no-data control (:mod:`dpverify.agents.core.learning`): every episode the agent plans
     and deploys its policy, whose regret is exact as usual, and its user slot is empty (``end_episode(None)``;
     an agent that defines ``end_episode_without_data()`` — a local-DP agent — ends it that way instead).
     A step-level agent has no such control (its actions are taken on a user's states).
 
-    A step-level agent (``act(h, state)``, :mod:`dpverify.agents.tapes`) has no policy table to evaluate: its
+    A step-level agent (``act(h, state)``, :mod:`dpverify.agents.core.tapes`) has no policy table to evaluate: its
     regret is the unbiased one-sample estimate of :func:`_step_episode` instead, and its "policy" the partial
     policy of each episode.
 
@@ -156,7 +157,7 @@ def _end_without_data(agent: Any) -> None:
 
 def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator, rng: np.random.Generator,
                   episode: int) -> tuple[float, np.ndarray]:
-    """One episode of a step-level agent (:mod:`dpverify.agents.tapes`) in the environment: the user's states
+    """One episode of a step-level agent (:mod:`dpverify.agents.core.tapes`) in the environment: the user's states
     are sampled as :func:`rollout` samples them, the agent is asked for each action. Its policy is never seen
     whole, so the regret is the one-sample estimate V*_0(s_0) − Σ_h r_h, unbiased for ρᵀ(V*_0 − V^{π_k}_0)
     given the agent's state at the episode's start (the expectation over s_0 ~ ρ and the transitions). Returns

@@ -8,7 +8,7 @@ holds only its algorithm:
    their sensitivities and the users each release reads;
 2. :func:`dpverify.calibration.calibrate` turns the schedule and the target (ε, δ) into one mechanism
    per family (:attr:`PrivateAgent.calibration`, :meth:`PrivateAgent.mechanism`);
-3. every release goes through the :class:`~dpverify.agents.billboard.Billboard` (fresh noise from the
+3. every release goes through the :class:`~dpverify.agents.core.billboard.Billboard` (fresh noise from the
    agent's noise generator), which records it in a :class:`~dpverify.ledger.PrivacyLedger`;
 4. :meth:`PrivateAgent.claimed_guarantee` is the calibrated claim, ``agent.ledger`` accounts what was
    actually published, and :meth:`PrivateAgent.settings` reports both as ``claimed_epsilon``,
@@ -30,15 +30,16 @@ from typing import Any, ClassVar, TypeVar, cast
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.base import Agent
-from dpverify.agents.billboard import Billboard
-from dpverify.agents.envs.linear_mdp import NORM_TOLERANCE, LinearMDP
 from dpverify.calibration import Calibration, ReleaseSchedule, calibrate
 from dpverify.conversions import CONVERSIONS, DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import Mechanism
 from dpverify.neighbouring import Neighbouring
+
+from ..envs.linear_mdp import NORM_TOLERANCE, LinearMDP
+from .base import Agent
+from .billboard import Billboard
 
 
 def check_feature_norm(declared_bound: float, assumed: float) -> None:
