@@ -4,7 +4,8 @@
   random instances), validated on construction.
 * :mod:`dpverify.agents.core.planning` — exact planning: V*, the set of optimal actions, the exact value of any
   deployed policy, exact per-episode regret.
-* :mod:`dpverify.agents.lsvi_ucb`, :mod:`dpverify.agents.lsvi_ucb_pp`, :mod:`dpverify.agents.ucrl_vtr` — non-private
+* :mod:`dpverify.agents.nonprivate` (:mod:`~dpverify.agents.nonprivate.lsvi_ucb`,
+  :mod:`~dpverify.agents.nonprivate.lsvi_ucb_pp`, :mod:`~dpverify.agents.nonprivate.ucrl_vtr`) — non-private
   agents, one readable module per algorithm; :mod:`dpverify.agents.core.statistics` their sufficient statistics.
 * :mod:`dpverify.agents.dp_lsvi_ucb_pp`, :mod:`dpverify.agents.luyo`, :mod:`dpverify.agents.ngo`,
   :mod:`dpverify.agents.ldp_ucrl_vtr` — private agents, each only its algorithm on top of

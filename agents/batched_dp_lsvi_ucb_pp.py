@@ -37,7 +37,7 @@ from .core.batching import check_episode_cap, greedy_actions
 from .core.statistics import WEIGHT_CHECK_TOLERANCE, post_process_grams
 from .dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from .envs.linear_mdp import LinearMDP
-from .lsvi_ucb_pp import variance_weights_from
+from .nonprivate.lsvi_ucb_pp import variance_weights_from
 
 VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 

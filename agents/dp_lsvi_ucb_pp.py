@@ -50,8 +50,8 @@ from .dp_lsvi_ucb_pp_constants import noise_constants, noise_constants_for_std
 from .dp_lsvi_ucb_pp_schedule import SENSITIVITY_MODELS, dp_lsvi_ucbpp_schedule
 from .dp_lsvi_ucb_pp_tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 from .envs.linear_mdp import LinearMDP
-from .lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
-from .lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
+from .nonprivate.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
+from .nonprivate.lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
 
 #: Default multipliers of the registry radii (docs/private_agents.md, "Constants and multipliers").
 DEFAULT_RADIUS_MULTIPLIER = 1e-5

@@ -46,7 +46,7 @@ at λ (post-processing, counted).
 
 Confidence radius:
 β_{k,h} = beta_multiplier · β_{k,h}^{UCRL} + privacy_beta_multiplier · β^{L}_{k,h}, where
-β_{k,h}^{UCRL} is the non-private UCRL-VTR radius of :func:`dpverify.agents.ucrl_vtr.theory_beta`
+β_{k,h}^{UCRL} is the non-private UCRL-VTR radius of :func:`dpverify.agents.nonprivate.ucrl_vtr.theory_beta`
 (targets in [0, H], ‖φ_V‖ ≤ H·L, ‖θ_h‖ ≤ √d) evaluated with stage h's shifted regulariser
 λ + r_{k−1,h} (its √(λ + r)·‖θ‖ term covers the bias the shift introduces, as in Shariff & Sheffet
 2018's radius for shifted regularisers; one value for every stage under the standard model), and
@@ -91,7 +91,7 @@ from .core.private import (
     require_mechanism,
 )
 from .envs.linear_mdp import LinearMixtureMDP
-from .ucrl_vtr import theory_beta as ucrl_vtr_beta
+from .nonprivate.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
 _M = TypeVar("_M", bound=Mechanism)
 
@@ -350,7 +350,7 @@ class LdpUcrlVtr(PrivateAgent):
         return labels
 
     def nonprivate_beta(self, episode: int) -> np.ndarray:
-        """UCRL-VTR's β_k (:func:`dpverify.agents.ucrl_vtr.theory_beta`, θ bound √d) after
+        """UCRL-VTR's β_k (:func:`dpverify.agents.nonprivate.ucrl_vtr.theory_beta`, θ bound √d) after
         ``episode`` − 1 messages, with each stage's shifted regulariser λ + r_{k−1,h} in place of λ
         (module docstring): shape (H,), one value for every stage under the standard model."""
         c = self.config

@@ -316,10 +316,11 @@ register_environment("random-mixture", make_random_mixture, "random linear mixtu
 
 # ---- agents (options: the fields of each agent's config except num_episodes) ----------------------------------
 
-register_agent("lsvi-ucb", "dpverify.agents.lsvi_ucb:LsviUcb.from_options", "linear", "LSVI-UCB (Jin et al. 2020)")
-register_agent("lsvi-ucb++", "dpverify.agents.lsvi_ucb_pp:LsviUcbPlusPlus.from_options", "linear",
+register_agent("lsvi-ucb", "dpverify.agents.nonprivate.lsvi_ucb:LsviUcb.from_options", "linear",
+               "LSVI-UCB (Jin et al. 2020)")
+register_agent("lsvi-ucb++", "dpverify.agents.nonprivate.lsvi_ucb_pp:LsviUcbPlusPlus.from_options", "linear",
                "LSVI-UCB++ (He et al. 2023; Sahu 2025 §3)")
-register_agent("ucrl-vtr", "dpverify.agents.ucrl_vtr:UcrlVtr.from_options", "mixture",
+register_agent("ucrl-vtr", "dpverify.agents.nonprivate.ucrl_vtr:UcrlVtr.from_options", "mixture",
                "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
 register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlus.from_options", "linear",
                "DP-LSVI-UCB++ (Sahu 2025, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "

@@ -20,7 +20,7 @@ eigenvalue below λ (probability ≤ p), its eigenvalues are floored at λ (post
 ``psd_corrections``).
 
 Confidence radius: β = beta_multiplier · d·H·√ι (Jin et al. 2020 Theorem 3.1, ι = log(2dKH/p), as in
-:mod:`dpverify.agents.lsvi_ucb`) + privacy_beta_multiplier · (γ + Γ·2H√d)/√(λ + Γ), where γ bounds the ℓ2
+:mod:`dpverify.agents.nonprivate.lsvi_ucb`) + privacy_beta_multiplier · (γ + Γ·2H√d)/√(λ + Γ), where γ bounds the ℓ2
 norm of the noise on ũ w.h.p. and 2H√d bounds ‖w‖ (Jin et al. Lemma B.1): the regression error the noise
 causes in the Λ̃ norm (Shariff & Sheffet 2018, Proposition 4 style). Every value is in ``settings()``.
 
@@ -45,7 +45,7 @@ from .core.billboard import Billboard, stages
 from .core.noise_bounds import floored_inverse, goe_norm_bound
 from .core.private import PrivateAgent, PrivateRegressionConfig, check_term_norms, require_mechanism
 from .envs.linear_mdp import LinearMDP
-from .lsvi_ucb import theory_beta
+from .nonprivate.lsvi_ucb import theory_beta
 
 #: Default multipliers of the radius: Jin et al.'s d·H·√ι and the privacy term (docs/private_agents.md).
 DEFAULT_BETA_MULTIPLIER = 0.01

@@ -1,4 +1,5 @@
-"""LSVI-UCB (dpverify.agents.lsvi_ucb): learns, changes its policy, breaks ties at random, is reproducible."""
+"""LSVI-UCB (dpverify.agents.nonprivate.lsvi_ucb): learns, changes its policy, breaks ties at random, is
+reproducible."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from dpverify.agents.core.base import run_episodes
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.lsvi_ucb import (
+from dpverify.agents.nonprivate.lsvi_ucb import (
     DEFAULT_BETA_MULTIPLIER,
     DEFAULT_REGULARIZATION,
     LsviUcb,

@@ -1,4 +1,5 @@
-"""LSVI-UCB++ (dpverify.agents.lsvi_ucb_pp): learns, switches rarely, changes its policy, records its radii."""
+"""LSVI-UCB++ (dpverify.agents.nonprivate.lsvi_ucb_pp): learns, switches rarely, changes its policy, records its
+radii."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.lsvi_ucb_pp import (
+from dpverify.agents.nonprivate.lsvi_ucb_pp import (
     DEFAULT_BETA_MULTIPLIER,
     DEFAULT_REGULARIZATION,
     LsviUcbPlusPlus,

@@ -1,4 +1,5 @@
-"""UCRL-VTR (dpverify.agents.ucrl_vtr): learns on linear mixture MDPs, changes its policy, records its radius."""
+"""UCRL-VTR (dpverify.agents.nonprivate.ucrl_vtr): learns on linear mixture MDPs, changes its policy, records its
+radius."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from dpverify.agents.core.base import run_episodes
 from dpverify.agents.envs.random_mdps import random_linear_mixture_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
+from dpverify.agents.nonprivate.ucrl_vtr import UcrlVtr, UcrlVtrConfig
 from dpverify.errors import InvalidParameterError
 
 

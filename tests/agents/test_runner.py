@@ -13,7 +13,7 @@ import pytest
 import dpverify.cli
 from dpverify.agents import registry
 from dpverify.agents.core import runner
-from dpverify.agents.lsvi_ucb import LsviUcb
+from dpverify.agents.nonprivate.lsvi_ucb import LsviUcb
 from dpverify.errors import InvalidParameterError
 
 

@@ -60,10 +60,10 @@ import numpy as np
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 
-from .core.base import Agent, Trajectory
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .core.statistics import RidgeStatistics
-from .envs.linear_mdp import LinearMDP
+from ..core.base import Agent, Trajectory
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..core.statistics import RidgeStatistics
+from ..envs.linear_mdp import LinearMDP
 
 DEFAULT_BETA_MULTIPLIER = 1e-5
 DEFAULT_REGULARIZATION = 1e-4

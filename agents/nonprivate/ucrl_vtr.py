@@ -37,10 +37,10 @@ import numpy as np
 
 from dpverify import _validate
 
-from .core.base import Agent, Trajectory
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .core.statistics import ValueTargetStatistics
-from .envs.linear_mdp import LinearMixtureMDP
+from ..core.base import Agent, Trajectory
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..core.statistics import ValueTargetStatistics
+from ..envs.linear_mdp import LinearMixtureMDP
 
 DEFAULT_BETA_MULTIPLIER = 0.1
 

@@ -39,10 +39,10 @@ import numpy as np
 
 from dpverify import _validate
 
-from .core.base import Agent, Trajectory
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .core.statistics import RidgeStatistics
-from .envs.linear_mdp import LinearMDP
+from ..core.base import Agent, Trajectory
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..core.statistics import RidgeStatistics
+from ..envs.linear_mdp import LinearMDP
 
 DEFAULT_BETA_MULTIPLIER = 0.003
 DEFAULT_REGULARIZATION = 0.01
