@@ -7,7 +7,7 @@
 * :mod:`dpverify.agents.nonprivate` (:mod:`~dpverify.agents.nonprivate.lsvi_ucb`,
   :mod:`~dpverify.agents.nonprivate.lsvi_ucb_pp`, :mod:`~dpverify.agents.nonprivate.ucrl_vtr`) — non-private
   agents, one readable module per algorithm; :mod:`dpverify.agents.core.statistics` their sufficient statistics.
-* :mod:`dpverify.agents.dp_lsvi_ucb_pp`, :mod:`dpverify.agents.luyo`, :mod:`dpverify.agents.ngo`,
+* :mod:`dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp`, :mod:`dpverify.agents.luyo`, :mod:`dpverify.agents.ngo`,
   :mod:`dpverify.agents.ldp_ucrl_vtr` — private agents, each only its algorithm on top of
   :mod:`dpverify.agents.core.private` (schedule → calibration → billboard → ledger → claim) and
   :mod:`dpverify.agents.core.billboard`; Luyo et al. and Ngo et al. share :mod:`dpverify.agents.tree_lsvi`.

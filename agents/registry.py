@@ -322,14 +322,15 @@ register_agent("lsvi-ucb++", "dpverify.agents.nonprivate.lsvi_ucb_pp:LsviUcbPlus
                "LSVI-UCB++ (He et al. 2023; Sahu 2025 §3)")
 register_agent("ucrl-vtr", "dpverify.agents.nonprivate.ucrl_vtr:UcrlVtr.from_options", "mixture",
                "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
-register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlus.from_options", "linear",
+register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp:DpLsviUcbPlusPlus.from_options",
+               "linear",
                "DP-LSVI-UCB++ (Sahu 2025, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "
                "sensitivity_model, conversion, *_multiplier, aggregation=fresh|tree|honaker: binary-tree counters, "
                "or the full dyadic tree with Honaker's estimator)",
                private=True, notion="jdp", counterpart="lsvi-ucb++", bound="dp-lsvi-ucb++/theorem-3.2",
-               schedule="dpverify.agents.dp_lsvi_ucb_pp_schedule:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp_tree:build_twin",
-                                   "dpverify.agents.batched_dp_lsvi_ucb_pp_tree:covers"))
+               schedule="dpverify.agents.dp_lsvi_ucb_pp.schedule:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.dp_lsvi_ucb_pp.batched_tree:build_twin",
+                                   "dpverify.agents.dp_lsvi_ucb_pp.batched_tree:covers"))
 register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "
                "delta, batch_length, *_multiplier)",

@@ -7,7 +7,7 @@ configuration). :func:`run_agent_zoo` audits every case by the route(s) listed f
 bug must be flagged VIOLATION by every route that can see it, and no twin may be flagged.
 
 DP-LSVI-UCB++ bugs (Sahu 2025, Algorithm 1) are variants of its batched twin
-(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`), overriding one hook each (and ``half-sensitivity``, with the
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp.batched`), overriding one hook each (and ``half-sensitivity``, with the
 Luyo et al. and Ngo et al. twins' ``luyo-half-sensitivity`` and ``ngo-half-sensitivity``: noise for half the true
 sensitivity, the ledger still meeting the claim; LDP-UCRL-VTR's ``ldp-half-sensitivity`` and
 ``ldp-quarter-sensitivity`` likewise: :class:`LdpScaledSensitivity` says why only the second
@@ -56,10 +56,10 @@ from typing import Any
 import numpy as np
 
 from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
-from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
 from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
 from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
+from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.registry import agent_factory
 from dpverify.audit.executors import Executor, SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION

@@ -273,7 +273,7 @@ def command_noise(args: argparse.Namespace) -> int:
 
     run_episodes(mdp, agent, max(horizons), np.random.default_rng(env_seed), snapshot)
     rows = []
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+    from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 
     for K in horizons:
         for eps in args.epsilons:
@@ -282,7 +282,7 @@ def command_noise(args: argparse.Namespace) -> int:
                                                                          aggregation=aggregation),
                                             np.random.default_rng(0))
                 if aggregation == "tree":
-                    from dpverify.agents.dp_lsvi_ucb_pp_tree import tree_noise_stds
+                    from dpverify.agents.dp_lsvi_ucb_pp.tree import tree_noise_stds
 
                     s, sigma_hat = tree_noise_stds(private.calibration, H, mdp.num_states, K)
                 else:

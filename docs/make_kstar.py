@@ -55,7 +55,7 @@ from make_results import cluster_executor  # noqa: E402
 from dpverify.agents.core import runner  # noqa: E402
 from dpverify.agents.core.dyadic_tree import max_prefix_variance_factor  # noqa: E402
 from dpverify.agents.core.factorised_sum import max_prefix_noise_factor, square_root_blt  # noqa: E402
-from dpverify.agents.dp_lsvi_ucb_pp_tree import max_prefix_nodes  # noqa: E402
+from dpverify.agents.dp_lsvi_ucb_pp.tree import max_prefix_nodes  # noqa: E402
 
 OUT = DOCS / "results" / "kstar"
 PLOT = DOCS / "results" / "kstar.png"

@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(("calibrate", "Calibration", "ReleaseSchedule", "StatisticSpec"), "dpverify.calibration"),
     # the papers' schedules live with their agents (the core modules import no agent)
-    **dict.fromkeys(("dp_lsvi_ucbpp_schedule", "check_printed_calibration"), "dpverify.agents.dp_lsvi_ucb_pp_schedule"),
+    **dict.fromkeys(("dp_lsvi_ucbpp_schedule", "check_printed_calibration"), "dpverify.agents.dp_lsvi_ucb_pp.schedule"),
     "ldp_ucrl_vtr_schedule": "dpverify.agents.ldp_ucrl_vtr",
     **dict.fromkeys(("SumBound", "vector_sum_sensitivity", "gram_sum_sensitivity"), "dpverify.sensitivity"),
     **dict.fromkeys(
@@ -74,10 +74,10 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
-    from dpverify.agents.dp_lsvi_ucb_pp_schedule import (
+    from dpverify.agents.dp_lsvi_ucb_pp.schedule import (
         check_printed_calibration as check_printed_calibration,
     )
-    from dpverify.agents.dp_lsvi_ucb_pp_schedule import (
+    from dpverify.agents.dp_lsvi_ucb_pp.schedule import (
         dp_lsvi_ucbpp_schedule as dp_lsvi_ucbpp_schedule,
     )
     from dpverify.agents.ldp_ucrl_vtr import (

@@ -12,7 +12,7 @@ sensitivity, shape and which users each release touches) over K episodes and H s
    and accounted again; the result must give ε ≤ target (and within 1e-9 relative of it), or the
    calibrator fails loudly. Noise is rounded up, ρ0 down: the error is always on the safe side.
 
-An algorithm's schedules live with the algorithm (e.g. :mod:`dpverify.agents.dp_lsvi_ucb_pp_schedule`, Sahu
+An algorithm's schedules live with the algorithm (e.g. :mod:`dpverify.agents.dp_lsvi_ucb_pp.schedule`, Sahu
 2025, Algorithm 1; :mod:`dpverify.agents.ldp_ucrl_vtr`, Liao et al. 2021); a :class:`NamedSchedule` is how an
 agent's registry card offers its schedule to ``dpverify calibrate``. This module imports no agent.
 """
@@ -268,7 +268,7 @@ def calibrate(
 @dataclass(frozen=True)
 class PrintedCalibrationCheck:
     """A paper's printed noise accounted by dpverify under a stated relation (the paper's own route and every
-    conversion): e.g. Sahu 2025, Algorithm 1 line 1 (:func:`dpverify.agents.dp_lsvi_ucb_pp_schedule.
+    conversion): e.g. Sahu 2025, Algorithm 1 line 1 (:func:`dpverify.agents.dp_lsvi_ucb_pp.schedule.
     check_printed_calibration`).
 
     Attributes:

@@ -59,7 +59,7 @@ def prefix_variance_factors(episodes: int) -> np.ndarray:
 
 def max_prefix_variance_factor(episodes: int) -> float:
     """The worst case over episodes k ≤ K of :func:`prefix_variance_factors`, at least 1 (the binary
-    mechanism's counterpart is :func:`dpverify.agents.dp_lsvi_ucb_pp_tree.max_prefix_nodes`)."""
+    mechanism's counterpart is :func:`dpverify.agents.dp_lsvi_ucb_pp.tree.max_prefix_nodes`)."""
     return max(1.0, float(prefix_variance_factors(episodes).max()))
 
 

@@ -45,8 +45,8 @@ reported by :meth:`LsviUcbPlusPlus.settings`.
 
 Cost per episode O(H(d² + dS + SAd)), independent of k (statistics aggregated by next state,
 :class:`dpverify.agents.core.statistics.RidgeStatistics`). The private variant, DP-LSVI-UCB++
-(:mod:`dpverify.agents.dp_lsvi_ucb_pp`), runs the same learning rule on released statistics; the two share
-:func:`backup` (lines 11–12, 18–19) and :func:`variance_weights_from` (lines 9, 24–25).
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp`), runs the same learning rule on released statistics;
+the two share :func:`backup` (lines 11–12, 18–19) and :func:`variance_weights_from` (lines 9, 24–25).
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ class AgentWorld:
 
     Each trial is a fresh agent (fresh randomness) run on the same tapes; its output is the notion's view.
     ``batch_factory`` (optional, picklable) builds a vectorised agent ``(setup, mdp, randomness, record)``
-    with the interface of :class:`dpverify.agents.batched_dp_lsvi_ucb_pp.BatchedDpLsviUcbPlusPlus`.
+    with the interface of :class:`dpverify.agents.dp_lsvi_ucb_pp.batched.BatchedDpLsviUcbPlusPlus`.
     """
 
     setup: AgentSetup

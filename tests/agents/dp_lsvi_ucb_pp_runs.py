@@ -8,7 +8,7 @@ import pytest
 
 from dpverify.agents.core.base import Trajectory, rollout, run_episodes
 from dpverify.agents.core.billboard import Billboard
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 from dpverify.calibration import calibrate
 
 

@@ -111,10 +111,10 @@ def test_ngo_identical_to_the_reference_agent_trial_by_trial(env: str, episodes:
 def test_add_remove_with_empty_slots_is_the_reference_agent_trial_by_trial(agent: str) -> None:
     """An add/remove neighbour (user 2 absent, user 4 absent) runs batched exactly as the reference agent runs
     ``end_episode(None)``: the same policies and the same releases, bit for bit."""
-    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
     from dpverify.agents.core.batching import CHILD_NOISE_STREAMS
     from dpverify.agents.core.tapes import empty_slots
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+    from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
+    from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 
     mdp, episodes = _mdp("min2021"), 9
     twins = {"luyo": (LuyoConfig, BatchedLuyo, LuyoAgent, SPAWNED_STREAMS), "ngo": (NgoConfig, BatchedNgo, NgoAgent,

@@ -1,4 +1,5 @@
-"""DP-LSVI-UCB++ (dpverify.agents.dp_lsvi_ucb_pp): accounting = claim (4HK releases), learning, sensitivities.
+"""DP-LSVI-UCB++ (dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp): accounting = claim (4HK releases), learning,
+sensitivities.
 
 Fresh noise, the billboard structure, refusal of oversized features and of episodes past the cap are
 the private-agent contract's (tests/dpverify/testing/test_registered_agents_contract.py).
@@ -22,8 +23,8 @@ from dp_lsvi_ucb_pp_runs import (
 
 from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.core.runner import RunSpec, run
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
+from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp.schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.errors import InvalidParameterError

@@ -1,4 +1,4 @@
-"""Tree-aggregated DP-LSVI-UCB++ (dpverify.agents.dp_lsvi_ucb_pp_tree, aggregation="tree"): sensitivities,
+"""Tree-aggregated DP-LSVI-UCB++ (dpverify.agents.dp_lsvi_ucb_pp.tree, aggregation="tree"): sensitivities,
 accounting = claim, fresh noise per tree node, the planner reads only published nodes, billboard structure,
 the private-agent contract, learning."""
 
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.core.billboard import ReplayBillboard
 from dpverify.agents.core.runner import RunSpec, run
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
-from dpverify.agents.dp_lsvi_ucb_pp_tree import (
+from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+from dpverify.agents.dp_lsvi_ucb_pp.tree import (
     CounterStatistics,
     dp_lsvi_ucbpp_tree_schedule,
     max_prefix_nodes,

@@ -25,7 +25,7 @@ from dpverify.agents.core.factorised_sum import (
     square_root_blt,
     square_root_coefficients,
 )
-from dpverify.agents.dp_lsvi_ucb_pp_tree import dp_lsvi_ucbpp_tree_schedule, max_prefix_nodes, tree_noise_stds
+from dpverify.agents.dp_lsvi_ucb_pp.tree import dp_lsvi_ucbpp_tree_schedule, max_prefix_nodes, tree_noise_stds
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.registry import AGENTS
 from dpverify.calibration import calibrate

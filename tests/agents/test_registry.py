@@ -158,7 +158,7 @@ def test_a_new_private_agent_needs_its_module_its_registration_and_its_test() ->
 
     register_agent("recipe-agent", "dpverify.agents.luyo:LuyoAgent.from_options", "linear", "a new private agent",
                    private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp",
-                   batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp_tree:build_twin", covers))
+                   batched=BatchedTwin("dpverify.agents.dp_lsvi_ucb_pp.batched_tree:build_twin", covers))
     try:
         target = resolve_agent("recipe-agent")
         mdp = build_environment("min2021", 4, {"horizon": 2})

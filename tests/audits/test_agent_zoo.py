@@ -56,9 +56,9 @@ def test_sensitivity_bugs_and_the_other_agents() -> None:
 
 def test_half_sensitivity_draws_half_the_noise_of_the_correct_agent() -> None:
     # the planted bug of docs/make_canary_audits.py: the same draws, scaled by 1/2 (noise for Δ/2)
-    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
     from dpverify.agents.core.batching import BatchRandomness
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+    from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
+    from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
     from dpverify.agents.registry import ENVIRONMENTS
     from dpverify.audits.agent_zoo import VARIANTS, HalfSensitivity
 

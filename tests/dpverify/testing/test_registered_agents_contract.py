@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus
+from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr

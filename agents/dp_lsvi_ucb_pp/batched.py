@@ -1,6 +1,6 @@
 """DP-LSVI-UCB++ for many independent runs at once: a leading trial dimension through every step.
 
-The same algorithm as :class:`dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlus` (Sahu 2025, Algorithm 1,
+The same algorithm as :class:`dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp.DpLsviUcbPlusPlus` (Sahu 2025, Algorithm 1,
 with that module's documented corrections): per episode k, H Gram releases Λ̃_{k,h} (GOE noise), the
 rare-switching test on the released log-determinants, a backward pass with three fresh Gaussian releases
 per stage (ŵ, w̌, w̄ sums; targets clipped to [0, H]), Q̂/Q̌ updates on switching episodes, greedy actions
@@ -16,7 +16,7 @@ generator ``rng`` and its noise from ``rng.spawn(1)[0]``; ``PerTrialRandomness``
 generators, which is how the test proves that this is the same algorithm: identical policies and published
 values, trial by trial. ``BatchRandomness`` draws the same distributions for all trials from one generator
 (the audits' fast path). The registry card's twin is built by
-:func:`dpverify.agents.batched_dp_lsvi_ucb_pp_tree.build_twin` (this class, or its tree subclass).
+:func:`dpverify.agents.dp_lsvi_ucb_pp.batched_tree.build_twin` (this class, or its tree subclass).
 
 Hooks for planted-bug variants (``dpverify.audits.agent_zoo``): ``gram_noise``, ``vector_noise``,
 ``clip_targets``, ``user_features``, ``planning_statistics`` and the attribute ``value_floor``; the
@@ -33,11 +33,11 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 
-from .core.batching import check_episode_cap, greedy_actions
-from .core.statistics import WEIGHT_CHECK_TOLERANCE, post_process_grams
+from ..core.batching import check_episode_cap, greedy_actions
+from ..core.statistics import WEIGHT_CHECK_TOLERANCE, post_process_grams
+from ..envs.linear_mdp import LinearMDP
+from ..nonprivate.lsvi_ucb_pp import variance_weights_from
 from .dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
-from .envs.linear_mdp import LinearMDP
-from .nonprivate.lsvi_ucb_pp import variance_weights_from
 
 VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 
@@ -47,7 +47,7 @@ class BatchedDpLsviUcbPlusPlus:
 
     Args:
         mdp: the linear MDP (‖φ‖ ≤ ``config.feature_norm``; checked by the reference constructor).
-        config: :class:`~dpverify.agents.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig`.
+        config: :class:`~dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp.DpLsviUcbPlusPlusConfig`.
         randomness: ``PerTrialRandomness`` or ``BatchRandomness`` (:mod:`dpverify.agents.core.batching`; n = its ``n``).
         record: 1-based episodes whose releases are kept in :attr:`releases` (family, episode, stage,
             value (n, ...)); ``None`` keeps every release.
@@ -55,7 +55,7 @@ class BatchedDpLsviUcbPlusPlus:
 
     name = "dp-lsvi-ucb++ (batched)"
     privacy_notion = "jdp"
-    #: The aggregation this twin implements (the tree twin subclasses it: ``batched_dp_lsvi_ucb_pp_tree``).
+    #: The aggregation this twin implements (the tree twin subclasses it: ``batched_tree``).
     aggregation = "fresh"
 
     def __init__(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig, randomness: Any,

@@ -1,7 +1,7 @@
 """Tree-aggregated DP-LSVI-UCB++: every private statistic released through binary-tree counters.
 
 The statistics of ``DpLsviUcbPlusPlus(config with aggregation="tree")``
-(:mod:`dpverify.agents.dp_lsvi_ucb_pp`; Sahu 2025, "DP-LSVI-UCB++", Algorithm 1). The learning rule is
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp`; Sahu 2025, "DP-LSVI-UCB++", Algorithm 1). The learning rule is
 unchanged; only *how* the weighted sums are privatised changes.
 
 Sahu 2025 releases, for every episode k and stage h, four prefix sums over users 1..k−1 with fresh noise
@@ -53,7 +53,7 @@ entry of M̃_h; M̃_hV then carries N(0, σ²·popcount·‖V‖²I) with ‖V�
 :func:`tree_noise_stds` returns the worst case over k ≤ K of both (c = max popcount(k − 1)); the
 constants λ̃_Λ, L and the radii of Sahu 2025 (Lemma A.1, Theorem 3.2) are evaluated for them exactly
 as the fresh variant evaluates them for its per-release noise
-(:func:`dpverify.agents.dp_lsvi_ucb_pp_constants.noise_constants_for_std`).
+(:func:`dpverify.agents.dp_lsvi_ucb_pp.constants.noise_constants_for_std`).
 
 The other two counters — the full dyadic tree with Honaker's estimator (``aggregation="honaker"``, counter
 ``"dyadic"``: :mod:`dpverify.agents.core.dyadic_tree`) and the square-root Toeplitz factorisation
@@ -78,13 +78,13 @@ from dpverify.mechanisms import GaussianMechanism, GOEMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-from .core.billboard import Billboard
-from .core.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
-from .core.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
-from .core.private import require_mechanism
-from .core.statistics import PublishedGrams, checked_weights, post_process_grams
-from .dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_setting
-from .tree_lsvi import BinaryTreeSum
+from ..core.billboard import Billboard
+from ..core.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_factor
+from ..core.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
+from ..core.private import require_mechanism
+from ..core.statistics import PublishedGrams, checked_weights, post_process_grams
+from ..tree_lsvi import BinaryTreeSum
+from .schedule import dp_lsvi_ucbpp_setting
 
 TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")
 #: The running-sum counters: ``"binary"`` (Chan, Shi & Song 2011: one tree node per episode), ``"dyadic"``

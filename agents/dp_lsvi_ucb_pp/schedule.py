@@ -4,7 +4,7 @@ paper prints (Algorithm 1 line 1), accounted by :mod:`dpverify.calibration`.
 :func:`dp_lsvi_ucbpp_schedule` lists the 4HK releases — three d-vectors and one GOE-perturbed Gram matrix per
 (episode, stage) — under the paper's or the derived sensitivity model; :func:`check_printed_calibration`
 accounts the printed noise; :data:`NAMED_SCHEDULE` is what the agent's registry card offers to ``dpverify
-calibrate``. The tree-aggregated variant's schedule is in :mod:`dpverify.agents.dp_lsvi_ucb_pp_tree`.
+calibrate``. The tree-aggregated variant's schedule is in :mod:`dpverify.agents.dp_lsvi_ucb_pp.tree`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ SENSITIVITY_MODELS: tuple[str, ...] = ("paper", "derived", "staged")
 @dataclass(frozen=True)
 class DpLsviUcbPlusPlusSetting:
     """The validated arguments of the DP-LSVI-UCB++ schedules (:func:`dp_lsvi_ucbpp_schedule` and the
-    tree-aggregated :func:`dpverify.agents.dp_lsvi_ucb_pp_tree.dp_lsvi_ucbpp_tree_schedule`) and the per-user
+    tree-aggregated :func:`dpverify.agents.dp_lsvi_ucb_pp.tree.dp_lsvi_ucbpp_tree_schedule`) and the per-user
     weight bound they imply (Sahu 2025, Algorithm 1 line 25 and Appendix A). Build it with
     :func:`dp_lsvi_ucbpp_setting`."""
 

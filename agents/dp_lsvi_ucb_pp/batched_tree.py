@@ -1,8 +1,8 @@
 """Tree-aggregated DP-LSVI-UCB++ (``aggregation="tree"``) for many independent runs at once.
 
 The same algorithm as ``DpLsviUcbPlusPlus(config with aggregation="tree")``
-(:mod:`dpverify.agents.dp_lsvi_ucb_pp_tree`; Sahu 2025, Algorithm 1, with the binary mechanism of Chan, Shi &
-Song 2011): the planner of the fresh-noise twin (:class:`~dpverify.agents.batched_dp_lsvi_ucb_pp.
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp.tree`; Sahu 2025, Algorithm 1, with the binary mechanism of Chan, Shi &
+Song 2011): the planner of the fresh-noise twin (:class:`~dpverify.agents.dp_lsvi_ucb_pp.batched.
 BatchedDpLsviUcbPlusPlus`: rare switching on the released log-determinants, Q̂/Q̌ updates, variance weights)
 reading, at the start of episode k, the published prefixes over users 1..k−1 of two binary trees — G_h (GOE)
 and M_h (d·S) — and at the end of episode k releasing node (k − lowbit(k), k] of both with user k's weighted
@@ -26,12 +26,12 @@ import numpy as np
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism
 
-from .batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-from .batched_tree_lsvi import BatchedTreeSum, node_noise
-from .core.batching import twin_config
-from .core.statistics import WEIGHT_CHECK_TOLERANCE
+from ..batched_tree_lsvi import BatchedTreeSum, node_noise
+from ..core.batching import twin_config
+from ..core.statistics import WEIGHT_CHECK_TOLERANCE
+from ..envs.linear_mdp import LinearMDP
+from .batched import BatchedDpLsviUcbPlusPlus
 from .dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
-from .envs.linear_mdp import LinearMDP
 
 
 class BatchedDpLsviUcbPlusPlusTree(BatchedDpLsviUcbPlusPlus):

@@ -41,17 +41,17 @@ from dpverify.calibration import Calibration, ReleaseSchedule
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
 
-from .core.base import Trajectory
-from .core.billboard import Billboard, stages
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .core.private import PrivateAgent, PrivateAgentConfig
-from .core.statistics import PublishedGrams, PublishedStatistics, checked_weights, post_process_grams
-from .dp_lsvi_ucb_pp_constants import noise_constants, noise_constants_for_std
-from .dp_lsvi_ucb_pp_schedule import SENSITIVITY_MODELS, dp_lsvi_ucbpp_schedule
-from .dp_lsvi_ucb_pp_tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
-from .envs.linear_mdp import LinearMDP
-from .nonprivate.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
-from .nonprivate.lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
+from ..core.base import Trajectory
+from ..core.billboard import Billboard, stages
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..core.private import PrivateAgent, PrivateAgentConfig
+from ..core.statistics import PublishedGrams, PublishedStatistics, checked_weights, post_process_grams
+from ..envs.linear_mdp import LinearMDP
+from ..nonprivate.lsvi_ucb_pp import DEFAULT_REGULARIZATION as LSVI_UCB_PP_REGULARIZATION
+from ..nonprivate.lsvi_ucb_pp import backup, learning_rule_settings, variance_weights_from
+from .constants import noise_constants, noise_constants_for_std
+from .schedule import SENSITIVITY_MODELS, dp_lsvi_ucbpp_schedule
+from .tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_stds
 
 #: Default multipliers of the registry radii (docs/private_agents.md, "Constants and multipliers").
 DEFAULT_RADIUS_MULTIPLIER = 1e-5

@@ -1,7 +1,7 @@
 """The constants of Sahu 2025 (Lemma A.1, Theorem 3.2) evaluated for the noise DP-LSVI-UCB++ actually adds.
 
 The paper states L, λ̃_Λ and the radii β̂, β̌, β̄ for its printed noise (φ1, φ2 ~ N(0, 2H²/ρ0), K1 with entry
-variance 1/(4ρ0); Algorithm 1 line 1). The noise added by :class:`dpverify.agents.dp_lsvi_ucb_pp.
+variance 1/(4ρ0); Algorithm 1 line 1). The noise added by :class:`dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp.
 DpLsviUcbPlusPlus` is the calibrated one, so the constants are evaluated at the ρ at which the printed noise
 *equals* the calibrated noise: for the GOE entry std s, ρ_Λ = HK/s² (then 1/(4ρ0) = s²) gives λ̃_Λ; for the
 vector std σ̂, ρ_L = 8H³K/σ̂² (then 2H²/ρ0 = σ̂²) gives L (and ‖φ3‖ ≤ H·L holds because σ̄/σ̂ = H in both
