@@ -331,18 +331,18 @@ register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp:D
                schedule="dpverify.agents.dp_lsvi_ucb_pp.schedule:NAMED_SCHEDULE",
                batched=BatchedTwin("dpverify.agents.dp_lsvi_ucb_pp.batched_tree:build_twin",
                                    "dpverify.agents.dp_lsvi_ucb_pp.batched_tree:covers"))
-register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
+register_agent("luyo", "dpverify.agents.tree_lsvi.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "
                "delta, batch_length, *_multiplier)",
                private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp",
-               batched=BatchedTwin("dpverify.agents.batched_tree_lsvi:build_luyo_twin",
-                                   "dpverify.agents.batched_tree_lsvi:covers"))
-register_agent("ngo", "dpverify.agents.ngo:NgoAgent.from_options", "linear",
+               batched=BatchedTwin("dpverify.agents.tree_lsvi.batched:build_luyo_twin",
+                                   "dpverify.agents.tree_lsvi.batched:covers"))
+register_agent("ngo", "dpverify.agents.tree_lsvi.ngo:NgoAgent.from_options", "linear",
                "Ngo et al. 2022 private LSVI-UCB (adaptive batching on determinant doubling; options "
                "epsilon, delta, max_updates, *_multiplier)",
                private=True, notion="jdp", counterpart="lsvi-ucb", bound="ngo-2022/linear-mdp",
-               batched=BatchedTwin("dpverify.agents.batched_tree_lsvi:build_ngo_twin",
-                                   "dpverify.agents.batched_tree_lsvi:covers"))
+               batched=BatchedTwin("dpverify.agents.tree_lsvi.batched:build_ngo_twin",
+                                   "dpverify.agents.tree_lsvi.batched:covers"))
 register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
                "*_multiplier, sensitivity_model=standard|staged)",

@@ -57,10 +57,10 @@ import numpy as np
 
 from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
 from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
-from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo
 from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
 from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 from dpverify.agents.registry import agent_factory
+from dpverify.agents.tree_lsvi.batched import BatchedLuyo, BatchedNgo
 from dpverify.audit.executors import Executor, SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
 from dpverify.errors import InvalidParameterError

@@ -1,6 +1,6 @@
 """The full dyadic tree with Honaker's estimator: running sums from every complete node, combined optimally.
 
-The binary mechanism of :class:`dpverify.agents.tree_lsvi.BinaryTreeSum` (Chan, Shi & Song 2011) releases one
+The binary mechanism of :class:`dpverify.agents.tree_lsvi.tree_lsvi.BinaryTreeSum` (Chan, Shi & Song 2011) releases one
 node per episode — (k − lowbit(k), k] — so each prefix is the sum of popcount(k) independent noisy nodes and
 nothing else is known about it. The *full* dyadic tree releases every node (j·2^l, (j+1)·2^l] once it is
 complete, at episode (j+1)·2^l: at episode k, the nodes of levels 0..v(k) ending at k (v(k) = trailing

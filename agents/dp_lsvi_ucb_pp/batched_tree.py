@@ -10,7 +10,7 @@ terms. The vector statistics are M̃_h V̂, M̃_h V̌, M̃_h V̂² (post-process
 
 Arithmetic, trial by trial: the reference regresses stage by stage with matrix–vector products, made here
 by ``np.matvec`` (the same BLAS call per trial). Randomness: as the reference agent (tie keys from its generator,
-noise from its first spawned child, one draw per tree node block: :func:`~dpverify.agents.batched_tree_lsvi.
+noise from its first spawned child, one draw per tree node block: :func:`~dpverify.agents.tree_lsvi.batched.
 node_noise`), so under ``PerTrialRandomness`` the twin's policies and releases equal the reference agent's
 (``tests/agents/test_batched_dp_lsvi_ucb_pp_tree.py``). The dyadic (Honaker) and factorised counters run the
 reference agent.
@@ -26,10 +26,10 @@ import numpy as np
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism
 
-from ..batched_tree_lsvi import BatchedTreeSum, node_noise
 from ..core.batching import twin_config
 from ..core.statistics import WEIGHT_CHECK_TOLERANCE
 from ..envs.linear_mdp import LinearMDP
+from ..tree_lsvi.batched import BatchedTreeSum, node_noise
 from .batched import BatchedDpLsviUcbPlusPlus
 from .dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
 

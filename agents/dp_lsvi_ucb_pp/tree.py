@@ -7,7 +7,7 @@ unchanged; only *how* the weighted sums are privatised changes.
 Sahu 2025 releases, for every episode k and stage h, four prefix sums over users 1..k−1 with fresh noise
 (4HK releases; each user is read by ≈ 4HK of them). Here the per-user terms are summed by the binary
 mechanism (Dwork, Naor, Pitassi & Rothblum 2010; Chan, Shi & Song 2011), as Luyo et al. 2021 and Ngo et
-al. 2022 do (:mod:`dpverify.agents.tree_lsvi`), so each user is read by ⌊log₂K⌋ + 1 releases per stage
+al. 2022 do (:mod:`dpverify.agents.tree_lsvi.tree_lsvi`), so each user is read by ⌊log₂K⌋ + 1 releases per stage
 and family.
 
 What is privatised. The three vector statistics of Algorithm 1 (lines 6–8) are Σ_i w_i φ_i V(s'_i) for
@@ -25,7 +25,7 @@ are privatised per stage, both with users ``"tree"``:
 
 with w_i = σ̄_{i,h}⁻². At the end of episode k (after user k's terms are formed) the node
 (k − lowbit(k), k] of each family is released once per stage with fresh noise
-(:class:`dpverify.agents.tree_lsvi.BinaryTreeSum`, ``Billboard.publish_block``, users ``"tree"``); the
+(:class:`dpverify.agents.tree_lsvi.tree_lsvi.BinaryTreeSum`, ``Billboard.publish_block``, users ``"tree"``); the
 noisy prefix over users 1..k−1 read at the start of episode k is the sum of the released nodes of the
 binary decomposition of k − 1. Everything the planner uses — Λ̃_{k,h} = G̃_h + (λ + 2c_Λλ̃_Λ)I floored at λ,
 its inverse, log-determinant and bonuses, and ŵ = Λ̃⁻¹M̃_hV̂, w̌ = Λ̃⁻¹M̃_hV̌, w̄ = Λ̃⁻¹M̃_hV̂² — is
@@ -83,7 +83,7 @@ from ..core.dyadic_tree import DyadicTreeSum, level_family, max_prefix_variance_
 from ..core.factorised_sum import FactorisedSum, max_prefix_noise_factor, square_root_blt
 from ..core.private import require_mechanism
 from ..core.statistics import PublishedGrams, checked_weights, post_process_grams
-from ..tree_lsvi import BinaryTreeSum
+from ..tree_lsvi.tree_lsvi import BinaryTreeSum
 from .schedule import dp_lsvi_ucbpp_setting
 
 TREE_FAMILIES: tuple[str, ...] = ("gram", "next_state")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.batched_tree_lsvi import BatchedLuyo, BatchedNgo, build_luyo_twin, covers
 from dpverify.agents.core.batching import SPAWNED_STREAMS, BatchRandomness, PerTrialRandomness, run_batch
 from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.core.tapes import canary_tape, ordinary_tapes, replace, run_on_tapes, tape_arrays
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
-from dpverify.agents.luyo import LuyoAgent, LuyoConfig
-from dpverify.agents.ngo import NgoAgent, NgoConfig
+from dpverify.agents.tree_lsvi.batched import BatchedLuyo, BatchedNgo, build_luyo_twin, covers
+from dpverify.agents.tree_lsvi.luyo import LuyoAgent, LuyoConfig
+from dpverify.agents.tree_lsvi.ngo import NgoAgent, NgoConfig
 from dpverify.errors import InvalidParameterError
 
 

@@ -1,4 +1,4 @@
-"""Luyo et al. 2021 agent (dpverify.agents.luyo): accounting = claim, tree nodes, learning, settings.
+"""Luyo et al. 2021 agent (dpverify.agents.tree_lsvi.luyo): accounting = claim, tree nodes, learning, settings.
 
 Fresh noise, the billboard structure, refusal of oversized features and of episodes past the cap are
 the private-agent contract's (tests/dpverify/testing/test_registered_agents_contract.py).
@@ -17,9 +17,9 @@ from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.core.private import check_term_norms
 from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.luyo import LuyoAgent, LuyoConfig, luyo_schedule
 from dpverify.agents.registry import AGENTS
-from dpverify.agents.tree_lsvi import BinaryTreeSum
+from dpverify.agents.tree_lsvi.luyo import LuyoAgent, LuyoConfig, luyo_schedule
+from dpverify.agents.tree_lsvi.tree_lsvi import BinaryTreeSum
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism
 

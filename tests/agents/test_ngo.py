@@ -1,4 +1,4 @@
-"""Ngo et al. 2022 agent (dpverify.agents.ngo): accounting = claim, rare updates, learning, settings.
+"""Ngo et al. 2022 agent (dpverify.agents.tree_lsvi.ngo): accounting = claim, rare updates, learning, settings.
 
 Fresh noise, the billboard structure, refusal of oversized features and of episodes past the cap are
 the private-agent contract's (tests/dpverify/testing/test_registered_agents_contract.py).
@@ -15,8 +15,8 @@ from private_agent_runs import assert_learns, assert_only_later_q_tables_move, d
 
 from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.ngo import NgoAgent, NgoConfig, ngo_schedule
 from dpverify.agents.registry import AGENTS
+from dpverify.agents.tree_lsvi.ngo import NgoAgent, NgoConfig, ngo_schedule
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
 

@@ -156,7 +156,8 @@ def test_a_new_private_agent_needs_its_module_its_registration_and_its_test() ->
     def covers(options):
         return options.get("relation") != "add-remove-one"
 
-    register_agent("recipe-agent", "dpverify.agents.luyo:LuyoAgent.from_options", "linear", "a new private agent",
+    register_agent("recipe-agent", "dpverify.agents.tree_lsvi.luyo:LuyoAgent.from_options", "linear",
+                   "a new private agent",
                    private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp",
                    batched=BatchedTwin("dpverify.agents.dp_lsvi_ucb_pp.batched_tree:build_twin", covers))
     try:

@@ -1,11 +1,12 @@
 """The tree-aggregated LSVI agents (Luyo et al. 2021; Ngo et al. 2022) for many independent runs at once.
 
-The same algorithms as :class:`dpverify.agents.luyo.LuyoAgent` and :class:`dpverify.agents.ngo.NgoAgent`
-(:mod:`dpverify.agents.tree_lsvi`: binary-tree mechanism of Chan, Shi & Song 2011 on the per-stage sums,
-LSVI-UCB of Jin et al. 2020 on the published prefix sums), with a leading axis of n independent runs
-("trials") through every step, so that a two-world audit runs 10⁵ agents in a few calls of numpy linear
-algebra per episode. Every constant (calibrated noise, shift Γ, radius β, batch length) is read from one
-reference agent built with the same config, so both paths use the same numbers by construction.
+The same algorithms as :class:`dpverify.agents.tree_lsvi.luyo.LuyoAgent` and
+:class:`dpverify.agents.tree_lsvi.ngo.NgoAgent` (:mod:`dpverify.agents.tree_lsvi.tree_lsvi`: binary-tree
+mechanism of Chan, Shi & Song 2011 on the per-stage sums, LSVI-UCB of Jin et al. 2020 on the published
+prefix sums), with a leading axis of n independent runs ("trials") through every step, so that a two-world
+audit runs 10⁵ agents in a few calls of numpy linear algebra per episode. Every constant (calibrated noise,
+shift Γ, radius β, batch length) is read from one reference agent built with the same config, so both paths
+use the same numbers by construction.
 
 Arithmetic. Every product is the reference agent's, trial by trial: a matrix–vector product ``A @ x`` of
 contiguous arrays is ``np.matvec`` over the trials (the same BLAS call per trial; a batched ``einsum`` or
@@ -34,17 +35,17 @@ import numpy as np
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 
-from .core.batching import check_episode_cap, greedy_actions, twin_config
-from .core.noise_bounds import floored_inverse
-from .core.private import check_term_norms
-from .envs.linear_mdp import LinearMDP
+from ..core.batching import check_episode_cap, greedy_actions, twin_config
+from ..core.noise_bounds import floored_inverse
+from ..core.private import check_term_norms
+from ..envs.linear_mdp import LinearMDP
 from .luyo import LuyoAgent, LuyoConfig
 from .ngo import NgoAgent, NgoConfig
 from .tree_lsvi import TreeLsviAgent
 
 
 def TREE_STREAMS(generator: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:
-    """(noise, ties) as :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent` derives them: ``rng.spawn(2)``."""
+    """(noise, ties) as :class:`~dpverify.agents.tree_lsvi.tree_lsvi.TreeLsviAgent` derives them: ``rng.spawn(2)``."""
     noise, ties = generator.spawn(2)
     return noise, ties
 
@@ -61,8 +62,9 @@ def node_noise(randomness: Any, mechanism: Mechanism, horizon: int, shape: tuple
 
 
 class BatchedTreeSum:
-    """:class:`~dpverify.agents.tree_lsvi.BinaryTreeSum` for n trials: at user k, the node (k − lowbit(k), k] of
-    every trial and stage is released with the noise given, and :attr:`prefix` is the noisy sum over 1..k."""
+    """:class:`~dpverify.agents.tree_lsvi.tree_lsvi.BinaryTreeSum` for n trials: at user k, the node
+    (k − lowbit(k), k] of every trial and stage is released with the noise given, and :attr:`prefix` is the
+    noisy sum over 1..k."""
 
     def __init__(self, n: int, horizon: int, shape: tuple[int, ...], max_users: int) -> None:
         self.levels = int(max_users).bit_length()
@@ -177,7 +179,7 @@ class BatchedTreeLsvi:
 
 
 class BatchedLuyo(BatchedTreeLsvi):
-    """n independent Luyo et al. 2021 runs (:class:`~dpverify.agents.luyo.LuyoAgent`; module docstring)."""
+    """n independent Luyo et al. 2021 runs (:class:`~dpverify.agents.tree_lsvi.luyo.LuyoAgent`; module docstring)."""
 
     name = "luyo (batched)"
     config_class = LuyoConfig
@@ -231,7 +233,7 @@ class BatchedLuyo(BatchedTreeLsvi):
 
 
 class BatchedNgo(BatchedTreeLsvi):
-    """n independent Ngo et al. 2022 runs (:class:`~dpverify.agents.ngo.NgoAgent`; module docstring).
+    """n independent Ngo et al. 2022 runs (:class:`~dpverify.agents.tree_lsvi.ngo.NgoAgent`; module docstring).
 
     Each trial re-plans when its own released log-determinants double (and its update budget allows): at
     those episodes it publishes its H target vectors (releases made by those trials only)."""

@@ -40,12 +40,12 @@ import numpy as np
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GOEMechanism, Mechanism
 
-from .core.base import Trajectory
-from .core.billboard import Billboard, stages
-from .core.noise_bounds import floored_inverse, goe_norm_bound
-from .core.private import PrivateAgent, PrivateRegressionConfig, check_term_norms, require_mechanism
-from .envs.linear_mdp import LinearMDP
-from .nonprivate.lsvi_ucb import theory_beta
+from ..core.base import Trajectory
+from ..core.billboard import Billboard, stages
+from ..core.noise_bounds import floored_inverse, goe_norm_bound
+from ..core.private import PrivateAgent, PrivateRegressionConfig, check_term_norms, require_mechanism
+from ..envs.linear_mdp import LinearMDP
+from ..nonprivate.lsvi_ucb import theory_beta
 
 #: Default multipliers of the radius: Jin et al.'s d·H·√ι and the privacy term (docs/private_agents.md).
 DEFAULT_BETA_MULTIPLIER = 0.01

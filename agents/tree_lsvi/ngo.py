@@ -10,7 +10,7 @@ LSVI-UCB++), and the V-dependent regression vector is privatised once per update
 Release pattern (stages 0-indexed here, 1-indexed in the ledger)
 ---------------------------------------------------------------
 * ``gram`` — the Gram matrices G_h = Σ_τ φ_τφ_τᵀ, privatised with the binary-tree mechanism (Chan, Shi
-  & Song 2011; :class:`dpverify.agents.luyo.BinaryTreeSum`): at the end of every episode k the node
+  & Song 2011; :class:`dpverify.agents.tree_lsvi.luyo.BinaryTreeSum`): at the end of every episode k the node
   (k − lowbit(k), k] is published per stage with GOE noise, ``users="tree"``. The determinant test runs
   every episode on the noisy prefix G̃_h (post-processing), so *when* the policy switches — which other
   users observe — depends on other users' data only through the billboard.
@@ -39,7 +39,7 @@ billboard (exact conversion) and (ε, δ)-JDP for the actions (billboard lemma, 
 run whose updates reach the cap accounts to exactly :meth:`NgoAgent.claimed_guarantee`; with fewer
 updates the ledger accounts to less (the unused target releases never happened).
 
-Regression, shift, radius and tie-breaking: :mod:`dpverify.agents.tree_lsvi` (shared with Luyo et al.),
+Regression, shift, radius and tie-breaking: :mod:`dpverify.agents.tree_lsvi.tree_lsvi` (shared with Luyo et al.),
 with the target ũ_h released at each update and γ the w.h.p. norm bound of its noise. The switching
 test: update when log det Λ̃_h ≥ log det Λ̃_h(last update) + log 2 for some h.
 
@@ -65,10 +65,10 @@ from dpverify.mechanisms import GaussianMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-from .core.base import Trajectory
-from .core.noise_bounds import gaussian_norm_bound
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .envs.linear_mdp import LinearMDP
+from ..core.base import Trajectory
+from ..core.noise_bounds import gaussian_norm_bound
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..envs.linear_mdp import LinearMDP
 from .tree_lsvi import TreeLsviAgent, TreeLsviConfig
 
 
@@ -76,7 +76,7 @@ from .tree_lsvi import TreeLsviAgent, TreeLsviConfig
 class NgoConfig(TreeLsviConfig):
     """Hyper-parameters of the Ngo et al. 2022 agent (module docstring).
 
-    Attributes: those of :class:`~dpverify.agents.tree_lsvi.TreeLsviConfig` and
+    Attributes: those of :class:`~dpverify.agents.tree_lsvi.tree_lsvi.TreeLsviConfig` and
         max_updates: cap on data-dependent policy updates; ``None`` means ⌈d·log₂(1 + K F²/(dλ))⌉.
     """
 
@@ -158,7 +158,7 @@ def ngo_schedule(horizon: int, episodes: int, dim: int, max_updates: int,
 class NgoAgent(TreeLsviAgent):
     """Privatised LSVI-UCB with adaptive batching (module docstring).
 
-    Built like every :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent`; :meth:`set_up` adds the server's raw
+    Built like every :class:`~dpverify.agents.tree_lsvi.tree_lsvi.TreeLsviAgent`; :meth:`set_up` adds the server's raw
     sums, the target mechanism and the radius.
     """
 

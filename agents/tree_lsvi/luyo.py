@@ -51,7 +51,7 @@ random each episode). Default B = ⌈K^{2/5}⌉: Luyo et al.'s K^{3/5} rate come
 of length K^{2/5}. In this implementation privacy does not depend on B (the tree releases every episode
 and re-planning is post-processing), so B only trades computation and adaptivity; it is a config field.
 
-Regression, shift, radius and tie-breaking: :mod:`dpverify.agents.tree_lsvi` (shared with Ngo et al.), with
+Regression, shift, radius and tie-breaking: :mod:`dpverify.agents.tree_lsvi.tree_lsvi` (shared with Ngo et al.), with
 the target ũ_h = M̃_h V_{h+1} + ρ̃_h. Per-episode cost
 O(H(d² log K + dS log K)) for the tree plus O(H(SAd² + d³)) per re-plan — independent of k.
 """
@@ -71,10 +71,10 @@ from dpverify.mechanisms import GaussianMechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-from .core.base import Trajectory
-from .core.noise_bounds import gaussian_norm_bound
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .envs.linear_mdp import LinearMDP
+from ..core.base import Trajectory
+from ..core.noise_bounds import gaussian_norm_bound
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..envs.linear_mdp import LinearMDP
 from .tree_lsvi import BinaryTreeSum, TreeLsviAgent, TreeLsviConfig
 
 
@@ -82,7 +82,7 @@ from .tree_lsvi import BinaryTreeSum, TreeLsviAgent, TreeLsviConfig
 class LuyoConfig(TreeLsviConfig):
     """Hyper-parameters of the Luyo et al. 2021 agent (module docstring).
 
-    Attributes: those of :class:`~dpverify.agents.tree_lsvi.TreeLsviConfig` (K, the target (ε, δ)-JDP,
+    Attributes: those of :class:`~dpverify.agents.tree_lsvi.tree_lsvi.TreeLsviConfig` (K, the target (ε, δ)-JDP,
     F, relation, conversion, shift_multiplier, p, the radius multipliers, λ) and
         batch_length: B, episodes per batch; ``None`` means ⌈K^{2/5}⌉.
     """
@@ -135,7 +135,7 @@ def luyo_schedule(horizon: int, episodes: int, dim: int, num_states: int,
 class LuyoAgent(TreeLsviAgent):
     """Privatised LSVI-UCB with the binary-tree mechanism and fixed-length batches (module docstring).
 
-    Built like every :class:`~dpverify.agents.tree_lsvi.TreeLsviAgent`; :meth:`set_up` adds the next-state
+    Built like every :class:`~dpverify.agents.tree_lsvi.tree_lsvi.TreeLsviAgent`; :meth:`set_up` adds the next-state
     and reward trees and the radius.
     """
 
