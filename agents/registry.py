@@ -343,10 +343,10 @@ register_agent("ngo", "dpverify.agents.tree_lsvi.ngo:NgoAgent.from_options", "li
                private=True, notion="jdp", counterpart="lsvi-ucb", bound="ngo-2022/linear-mdp",
                batched=BatchedTwin("dpverify.agents.tree_lsvi.batched:build_ngo_twin",
                                    "dpverify.agents.tree_lsvi.batched:covers"))
-register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
+register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
                "*_multiplier, sensitivity_model=standard|staged)",
                private=True, notion="ldp", counterpart="ucrl-vtr", bound="ldp-ucrl-vtr/upper",
-               schedule="dpverify.agents.ldp_ucrl_vtr:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.batched_ldp_ucrl_vtr:build_twin",
-                                   "dpverify.agents.batched_ldp_ucrl_vtr:covers"))
+               schedule="dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.ldp_ucrl_vtr.batched:build_twin",
+                                   "dpverify.agents.ldp_ucrl_vtr.batched:covers"))

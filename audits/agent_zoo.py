@@ -56,9 +56,9 @@ from typing import Any
 import numpy as np
 
 from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, AgentSetup, audit_agent
-from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
 from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
 from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+from dpverify.agents.ldp_ucrl_vtr.batched import BatchedLdpUcrlVtr
 from dpverify.agents.registry import agent_factory
 from dpverify.agents.tree_lsvi.batched import BatchedLuyo, BatchedNgo
 from dpverify.audit.executors import Executor, SerialExecutor

@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 
 from dpverify.agents.core import runner  # noqa: E402
 from dpverify.agents.core.learning import compare_learning, paired_p_value  # noqa: E402
-from dpverify.agents.ldp_ucrl_vtr import (  # noqa: E402
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import (  # noqa: E402
     SENSITIVITY_MODELS,
     LdpUcrlVtr,
     LdpUcrlVtrConfig,

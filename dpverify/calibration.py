@@ -13,8 +13,8 @@ sensitivity, shape and which users each release touches) over K episodes and H s
    calibrator fails loudly. Noise is rounded up, ρ0 down: the error is always on the safe side.
 
 An algorithm's schedules live with the algorithm (e.g. :mod:`dpverify.agents.dp_lsvi_ucb_pp.schedule`, Sahu
-2025, Algorithm 1; :mod:`dpverify.agents.ldp_ucrl_vtr`, Liao et al. 2021); a :class:`NamedSchedule` is how an
-agent's registry card offers its schedule to ``dpverify calibrate``. This module imports no agent.
+2025, Algorithm 1; :mod:`dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr`, Liao et al. 2021); a :class:`NamedSchedule`
+is how an agent's registry card offers its schedule to ``dpverify calibrate``. This module imports no agent.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ with k (computed each episode); its final value is reported.
 
 Cost per episode O(H(S²Ad + SAd²)), independent of k (Sherman–Morrison for Σ_h⁻¹).
 
-The local-DP variant (:mod:`dpverify.agents.ldp_ucrl_vtr`, Liao et al. 2021) plans the same way from
+The local-DP variant (:mod:`dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr`, Liao et al. 2021) plans the same way from
 a server's broadcast of sums of privatised messages.
 """
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr, build_twin, covers
 from dpverify.agents.core.batching import SPAWNED_STREAMS, BatchRandomness, PerTrialRandomness, run_batch
 from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.core.tapes import canary_tape, ordinary_tapes, replace, run_on_tapes, tape_arrays
 from dpverify.agents.envs.random_mdps import random_linear_mixture_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
+from dpverify.agents.ldp_ucrl_vtr.batched import BatchedLdpUcrlVtr, build_twin, covers
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig
 from dpverify.errors import InvalidParameterError
 
 

@@ -1,4 +1,5 @@
-"""LDP-UCRL-VTR (dpverify.agents.ldp_ucrl_vtr): per-user accounting = claim, local messages, learning, settings.
+"""LDP-UCRL-VTR (dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr): per-user accounting = claim, local messages,
+learning, settings.
 
 Fresh noise, the billboard structure (other users' data reach a user only through the published
 messages), refusal of oversized features and of episodes past the cap are the private-agent contract's
@@ -19,7 +20,7 @@ from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.core.noise_bounds import goe_norm_bound
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.ldp_ucrl_vtr import (
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import (
     NAMED_SCHEDULE,
     SENSITIVITY_MODELS,
     LdpUcrlVtr,

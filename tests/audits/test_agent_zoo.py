@@ -96,8 +96,8 @@ def test_ldp_scaled_sensitivity_draws_the_noise_of_the_correct_agent_over_its_fa
         bug_name: str, factor: float) -> None:
     # the same draws for every message, the GOE matrix and the Gaussian vector divided by the factor
     from dpverify.agent_audit.runs import AgentSetup
-    from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
     from dpverify.agents.core.batching import BatchRandomness
+    from dpverify.agents.ldp_ucrl_vtr.batched import BatchedLdpUcrlVtr
     from dpverify.agents.registry import ENVIRONMENTS
     from dpverify.audits.agent_zoo import BatchedVariant, LdpScaledSensitivity
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dpverify.agents.dp_lsvi_ucb_pp.schedule import NAMED_SCHEDULE, SENSITIVITY_MODELS
-from dpverify.agents.ldp_ucrl_vtr import NAMED_SCHEDULE as LDP_SCHEDULE
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import NAMED_SCHEDULE as LDP_SCHEDULE
 from dpverify.agents.registry import named_schedule, schedule_names, schedules
 from dpverify.calibration import NamedSchedule
 from dpverify.calibration_report import EPSILON_RANGE, calibration_report, ratio_text, validate_settings

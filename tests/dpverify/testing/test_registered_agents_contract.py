@@ -10,7 +10,7 @@ import pytest
 from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.ldp_ucrl_vtr import LdpUcrlVtr
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import LdpUcrlVtr
 from dpverify.agents.registry import AGENTS, private_agents
 from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent, check_private_agent
 

@@ -80,18 +80,18 @@ from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 from dpverify.sensitivity import SumBound, gram_sum_sensitivity, vector_sum_sensitivity
 
-from .core.base import Trajectory
-from .core.billboard import Billboard
-from .core.noise_bounds import floored_inverse, goe_norm_bound
-from .core.planning import TIE_TOLERANCE, sample_greedy_actions
-from .core.private import (
+from ..core.base import Trajectory
+from ..core.billboard import Billboard
+from ..core.noise_bounds import floored_inverse, goe_norm_bound
+from ..core.planning import TIE_TOLERANCE, sample_greedy_actions
+from ..core.private import (
     PrivateAgent,
     PrivateRegressionConfig,
     check_term_norms,
     require_mechanism,
 )
-from .envs.linear_mdp import LinearMixtureMDP
-from .nonprivate.ucrl_vtr import theory_beta as ucrl_vtr_beta
+from ..envs.linear_mdp import LinearMixtureMDP
+from ..nonprivate.ucrl_vtr import theory_beta as ucrl_vtr_beta
 
 _M = TypeVar("_M", bound=Mechanism)
 

@@ -1,6 +1,6 @@
 """LDP-UCRL-VTR (Liao, He & Gu 2021) for many independent runs at once: a leading trial axis through every step.
 
-The same algorithm as :class:`dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtr`: per episode k the server broadcasts
+The same algorithm as :class:`dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr.LdpUcrlVtr`: per episode k the server broadcasts
 Σ_{k,h}⁻¹ and θ̂_{k,h} from the privatised messages of users 1..k−1 (shifted by r_{k−1}I), user k plans
 optimistically from the broadcast alone (Algorithm 1, line 7), acts, and sends its messages — per
 released stage a GOE-privatised φ_Vφ_Vᵀ and a Gaussian-privatised φ_V·V_{h+1}(s_{h+1}) (lines
@@ -27,9 +27,9 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 
-from .core.batching import check_episode_cap, greedy_actions, twin_config
-from .core.private import check_term_norms
-from .envs.linear_mdp import LinearMixtureMDP
+from ..core.batching import check_episode_cap, greedy_actions, twin_config
+from ..core.private import check_term_norms
+from ..envs.linear_mdp import LinearMixtureMDP
 from .ldp_ucrl_vtr import LdpUcrlVtr, LdpUcrlVtrConfig, stage_inverses
 
 
@@ -38,7 +38,7 @@ class BatchedLdpUcrlVtr:
 
     Args:
         mdp: the linear mixture MDP.
-        config: :class:`~dpverify.agents.ldp_ucrl_vtr.LdpUcrlVtrConfig`.
+        config: :class:`~dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr.LdpUcrlVtrConfig`.
         randomness: ``PerTrialRandomness(generators, SPAWNED_STREAMS)`` or ``BatchRandomness``.
         record: 1-based episodes whose messages are kept in :attr:`releases` (family, episode, stage,
             value (n, ...)); ``None`` keeps every message.
@@ -88,7 +88,8 @@ class BatchedLdpUcrlVtr:
         return inverse, theta, self.reference.beta(k)
 
     def plan(self) -> np.ndarray:
-        """Every trial's user plans from its broadcast (:func:`~dpverify.agents.ldp_ucrl_vtr.user_plan`)."""
+        """Every trial's user plans from its broadcast
+        (:func:`~dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr.user_plan`)."""
         inverse, theta, beta = self.broadcast()
         H = self.horizon
         self.values = np.zeros((self.n, H + 1, self.num_states))
