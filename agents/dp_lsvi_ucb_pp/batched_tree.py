@@ -12,7 +12,7 @@ Arithmetic, trial by trial: the reference regresses stage by stage with matrixâ€
 by ``np.matvec`` (the same BLAS call per trial). Randomness: as the reference agent (tie keys from its generator,
 noise from its first spawned child, one draw per tree node block: :func:`~dpverify.agents.tree_lsvi.batched.
 node_noise`), so under ``PerTrialRandomness`` the twin's policies and releases equal the reference agent's
-(``tests/agents/test_batched_dp_lsvi_ucb_pp_tree.py``). The dyadic (Honaker) and factorised counters run the
+(``tests/agents/dp_lsvi_ucb_pp/test_batched_tree.py``). The dyadic (Honaker) and factorised counters run the
 reference agent.
 """
 

@@ -14,7 +14,7 @@ per (h, s, a), then the normals of the user's messages in publication order (as
 :meth:`~dpverify.agents.core.billboard.Billboard.publish_block` draws them). The planner's products are the
 reference's, trial by trial (its ``einsum`` with a trial index, ``np.matvec`` for its matrix–vector products), so
 the twin's policies and messages equal the reference agent's bit for bit
-(``tests/agents/test_batched_ldp_ucrl_vtr.py``).
+(``tests/agents/ldp_ucrl_vtr/test_batched.py``).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Randomness (:mod:`dpverify.agents.core.batching`): the reference agent spawns tw
 first and tie-breaking second (:data:`TREE_STREAMS`); per episode it draws one tie key per (h, s, a) at the
 start and, at the end, one noise block per family (all H stages in one call), gram, then the agent's target
 families. Under ``PerTrialRandomness(generators, SPAWNED_STREAMS)`` this twin makes the same draws, so its
-policies and releases equal the reference agent's trial by trial (``tests/agents/test_batched_tree_lsvi.py``).
+policies and releases equal the reference agent's trial by trial (``tests/agents/tree_lsvi/test_batched.py``).
 Both relations are batched: under add/remove-one an empty slot (``end_episode_empty``: the episode happens,
 the nodes are released on schedule, nothing of a user is in them) is the reference agent's ``end_episode(None)``.
 """

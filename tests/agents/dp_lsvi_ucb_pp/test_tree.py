@@ -9,8 +9,6 @@ import math
 
 import numpy as np
 import pytest
-from dp_lsvi_ucb_pp_runs import altered, assert_accounts_to_the_claim, assert_learns, env_rng, feed, record_run
-from dp_lsvi_ucb_pp_runs import make_agent as make_dp_lsvi_ucbpp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +27,9 @@ from dpverify.agents.registry import AGENTS
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
 from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent
+
+from .runs import altered, assert_accounts_to_the_claim, assert_learns, env_rng, feed, record_run
+from .runs import make_agent as make_dp_lsvi_ucbpp
 
 make_agent = functools.partial(make_dp_lsvi_ucbpp, aggregation="tree")
 
@@ -164,7 +165,7 @@ def test_prefix_read_at_episode_k_is_the_sum_of_published_nodes_of_k_minus_1() -
 
 
 def test_oversized_weights_are_refused() -> None:
-    # (that the statistics offer no raw read is tests/agents/test_dp_lsvi_ucb_pp.py's)
+    # (that the statistics offer no raw read is tests/agents/dp_lsvi_ucb_pp/test_dp_lsvi_ucb_pp.py's)
     mdp = min2021_mdp(horizon=3, num_actions=4)
     agent = make_agent(mdp, 5, 0)
     trajectory = rollout(mdp, agent.begin_episode(), np.random.default_rng(0))

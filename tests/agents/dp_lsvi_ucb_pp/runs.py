@@ -1,5 +1,6 @@
 """Helpers shared by the tests of DP-LSVI-UCB++, fresh (test_dp_lsvi_ucb_pp.py) and tree-aggregated
-(test_dp_lsvi_ucb_pp_tree.py). Not a test module: pytest puts this folder on the import path."""
+(test_tree.py), and of the counters it runs on (core/test_dyadic_tree.py, core/test_factorised_sum.py). Not a
+test module: pytest puts tests/agents on the import path, so it is ``dp_lsvi_ucb_pp.runs``."""
 
 from __future__ import annotations
 

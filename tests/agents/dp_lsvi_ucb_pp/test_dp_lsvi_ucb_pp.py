@@ -11,15 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from dp_lsvi_ucb_pp_runs import (
-    altered,
-    assert_accounts_to_the_claim,
-    assert_learns,
-    env_rng,
-    feed,
-    make_agent,
-    record_run,
-)
 
 from dpverify.agents.core.base import rollout, run_episodes
 from dpverify.agents.core.runner import RunSpec, run
@@ -28,6 +19,16 @@ from dpverify.agents.dp_lsvi_ucb_pp.schedule import dp_lsvi_ucbpp_schedule
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.random_mdps import random_linear_mdp
 from dpverify.errors import InvalidParameterError
+
+from .runs import (
+    altered,
+    assert_accounts_to_the_claim,
+    assert_learns,
+    env_rng,
+    feed,
+    make_agent,
+    record_run,
+)
 
 
 @pytest.mark.parametrize("model", ["derived", "paper", "staged"])

@@ -40,7 +40,7 @@ def _same(a: runner.RunResult, b: runner.RunResult) -> None:
 
 
 def test_dask_gives_the_regret_of_a_serial_run_bit_for_bit(client) -> None:
-    # (serial against local processes: tests/agents/test_runner.py, away from this module's cluster threads)
+    # (serial against local processes: tests/agents/core/test_runner.py, away from this module's cluster threads)
     spec = runner.RunSpec("dp-lsvi-ucb++", "min2021", 12, num_seeds=4, base_seed=3, workers=2,
                           agent_options={"epsilon": 5.0, "delta": 1e-5}, env_options=SMALL)
     serial = runner.run(runner.RunSpec(**{**spec.__dict__, "workers": 1}))
@@ -110,7 +110,7 @@ def _script(name: str):
     import importlib
     from pathlib import Path
 
-    docs = str(Path(__file__).resolve().parents[2] / "docs")
+    docs = str(Path(__file__).resolve().parents[3] / "docs")
     if docs not in sys.path:
         sys.path.insert(0, docs)
     return importlib.import_module(name)

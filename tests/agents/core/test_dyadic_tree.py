@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 import pytest
-from dp_lsvi_ucb_pp_runs import assert_accounts_to_the_claim, env_rng
-from dp_lsvi_ucb_pp_runs import make_agent as make_dp_lsvi_ucbpp
+from dp_lsvi_ucb_pp.runs import assert_accounts_to_the_claim, env_rng
+from dp_lsvi_ucb_pp.runs import make_agent as make_dp_lsvi_ucbpp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
