@@ -141,7 +141,7 @@ def post_process_grams(published: np.ndarray, regularization: float, shift: floa
 
     Post-processing of published values: a noisy Gram matrix need not be positive definite (Lemma A.1 of
     Sahu 2025 holds with probability 1 − δ), so it is projected onto {Λ ⪰ λI}
-    (:func:`dpverify.agents.noise_bounds.floored_inverse_factor`, Λ̃⁻¹ = WWᵀ, ‖φ‖²_{Λ̃⁻¹} = ‖Wᵀφ‖²).
+    (:func:`dpverify.agents.core.noise_bounds.floored_inverse_factor`, Λ̃⁻¹ = WWᵀ, ‖φ‖²_{Λ̃⁻¹} = ‖Wᵀφ‖²).
     """
     horizon, num_states, num_actions, dim = features.shape
     noisy = 0.5 * (published + np.swapaxes(published, -1, -2)) + (regularization + shift) * np.eye(dim)
@@ -168,8 +168,8 @@ class PublishedStatistics(Protocol):
     """How DP-LSVI-UCB++ reads other users' data: only through releases (Sahu 2025, Algorithm 1).
 
     Two implementations: fresh noise at every release
-    (:class:`dpverify.agents.dp_lsvi_ucb_pp.FreshNoiseStatistics`, the paper's 4HK releases) and running-sum
-    counters (:class:`dpverify.agents.dp_lsvi_ucb_pp_tree.CounterStatistics`: tree nodes, or rows of a
+    (:class:`dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp.FreshNoiseStatistics`, the paper's 4HK releases) and
+    running-sum counters (:class:`dpverify.agents.dp_lsvi_ucb_pp.tree.CounterStatistics`: tree nodes, or rows of a
     factorisation, released when a user's terms are added). The raw sums stay inside them.
     """
 

@@ -10,7 +10,7 @@ ledger's labels). Per episode k it publishes, reading users 1..k−1 (``users="p
 * ``w_hat``, ``w_check``, ``w_bar``: Σ_{i<k} σ̄_{i,h}⁻² φ_i V(s'_i) + N(0, σ²I) for V = V̂_{h+1}, V̌_{h+1},
   V̂²_{h+1}, stage by stage in the backward pass (lines 6–8);
 
-the 4HK releases of :func:`dpverify.agents.dp_lsvi_ucb_pp_schedule.dp_lsvi_ucbpp_schedule`, each with fresh
+the 4HK releases of :func:`dpverify.agents.dp_lsvi_ucb_pp.schedule.dp_lsvi_ucbpp_schedule`, each with fresh
 noise calibrated by :func:`dpverify.calibration.calibrate` for the target (ε, δ). Everything after a release
 is post-processing; the deployed policy is greedy in Q̂, a function of the billboard and the user's own state,
 so the billboard lemma (Sahu 2025 Lemma 2.4) gives joint DP.
@@ -18,14 +18,14 @@ so the billboard lemma (Sahu 2025 Lemma 2.4) gives joint DP.
 The sensitivities hold under assumptions the code enforces: ‖φ‖ ≤ F (checked against the environment at
 construction), regression targets clipped to [0, H], and each user's weight σ̄⁻² ≤ 1/H² (``derived``) or ≤ 1
 (``paper``), checked when the user's terms are added. With ``aggregation`` other than ``"fresh"`` the sums are
-released through running-sum counters instead (:mod:`dpverify.agents.dp_lsvi_ucb_pp_tree`).
+released through running-sum counters instead (:mod:`dpverify.agents.dp_lsvi_ucb_pp.tree`).
 
 Where this code departs from the printed algorithm — fresh noise at every release, the Gram release as prefix
-sum plus one draw, targets clipped to [0, H], LSVI-UCB++'s corrections (:mod:`dpverify.agents.lsvi_ucb_pp`),
+sum plus one draw, targets clipped to [0, H], LSVI-UCB++'s corrections (:mod:`dpverify.agents.nonprivate.lsvi_ucb_pp`),
 the shift λ + 2c_Λλ̃_Λ with an eigenvalue floor, radii as registry value × multiplier — and why, is in
 docs/private_agents.md ("Deviations from the printed Algorithm 1"), with the tuning of the multipliers. This
 file is written to be read; the audits run many trials at once through its batched twin
-(:mod:`dpverify.agents.batched_dp_lsvi_ucb_pp`), which tests tie to it bit for bit.
+(:mod:`dpverify.agents.dp_lsvi_ucb_pp.batched`), which tests tie to it bit for bit.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from .tree import CounterStatistics, dp_lsvi_ucbpp_tree_schedule, tree_noise_std
 DEFAULT_RADIUS_MULTIPLIER = 1e-5
 #: How the weighted sums are privatised: fresh noise per prefix (the paper), or one of the running-sum counters.
 AGGREGATIONS: tuple[str, ...] = ("fresh", "tree", "honaker", "factorised")
-#: The counter of each running-sum aggregation (:data:`dpverify.agents.dp_lsvi_ucb_pp_tree.COUNTERS`).
+#: The counter of each running-sum aggregation (:data:`dpverify.agents.dp_lsvi_ucb_pp.tree.COUNTERS`).
 COUNTER_OF_AGGREGATION: dict[str, str] = {"tree": "binary", "honaker": "dyadic", "factorised": "factorised"}
 #: Who a release of episode k reads: users 1..k−1.
 PREFIX = user_pattern("prefix")
@@ -69,7 +69,7 @@ VECTOR_FAMILIES: tuple[str, ...] = ("w_hat", "w_check", "w_bar")
 class DpLsviUcbPlusPlusConfig(PrivateAgentConfig):
     """Hyper-parameters of DP-LSVI-UCB++ (module docstring).
 
-    Attributes (besides :class:`~dpverify.agents.private.PrivateAgentConfig`'s: K, over which the budget is
+    Attributes (besides :class:`~dpverify.agents.core.private.PrivateAgentConfig`'s: K, over which the budget is
     spread, the target (ε, δ) of the published statistics, F, relation, conversion, the multiplier c_Λ of
     λ̃_Λ in the shift, p of the utility analysis):
         sensitivity_model: "paper" (Appendix A), "derived" or "staged" (each stage's own target range; fresh
@@ -124,7 +124,7 @@ class FreshNoiseStatistics:
 
     The raw prefix sums Σ_i w_i φ_iφ_iᵀ and M_h = Σ_i w_i φ_i e_{s'_i}ᵀ (so that Σ_i w_i φ_i V(s'_i) = M_h V for any
     V, in O(dS)) are private state: nothing computed from them leaves this object except through the billboard
-    (:class:`~dpverify.agents.statistics.PublishedStatistics`).
+    (:class:`~dpverify.agents.core.statistics.PublishedStatistics`).
     """
 
     def __init__(self, features: np.ndarray, regularization: float, shift: float, calibration: Calibration,
@@ -183,7 +183,7 @@ class DpLsviUcbPlusPlus(PrivateAgent):
         mdp: the environment (its features must satisfy ‖φ‖ ≤ ``config.feature_norm_bound``).
         config: :class:`DpLsviUcbPlusPlusConfig`.
         rng: the agent's generator: tie-breaking draws from it, the privacy noise from a child spawned from it.
-        billboard: where releases are published (default: a new :class:`~dpverify.agents.billboard.Billboard`
+        billboard: where releases are published (default: a new :class:`~dpverify.agents.core.billboard.Billboard`
             with the config's relation and history flags); tests and audits may pass their own.
     """
 
@@ -305,7 +305,7 @@ class DpLsviUcbPlusPlus(PrivateAgent):
 
     def end_episode(self, trajectory: Trajectory | None) -> None:
         """l.22–28: user k's weights σ̄⁻² (from public values and the user's own data) and its terms join the
-        sums; None is an empty slot (:mod:`dpverify.agents.base`)."""
+        sums; None is an empty slot (:mod:`dpverify.agents.core.base`)."""
         if trajectory is None:
             self.statistics.skip_user()
             return
