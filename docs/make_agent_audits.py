@@ -58,24 +58,24 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(source: Path = OUT, page: Path = PAGE) -> Path:
+def render(source: Path = OUT, page: Path | None = None) -> Path:
     """The results page of ``source`` (rows as a list, or under "rows" with the run's provenance)."""
     document = json.loads(source.read_text(encoding="utf-8"))
     rows = document["rows"] if isinstance(document, dict) else document
     body = ("Every reference private agent audited at (ε, δ) = (1, 1e-5), its other options at their defaults, "
             "seed 0 (docs/auditing.md, \"Auditing agents\"). A verdict of NO VIOLATION FOUND is not a "
             "certificate; a lower bound of 0 means the audit refuted nothing.\n\n" + table(rows))
-    return write_page(page, "Agent audits at the default claims", body,
+    return write_page(page or PAGE, "Agent audits at the default claims", body,
                       reproduce="python docs/make_agent_audits.py", render="python docs/make_agent_audits.py "
                       "--render-only", figures=[source], runs=[recorded(document)])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.render_only:
         print(render())
         return
@@ -97,7 +97,7 @@ def main() -> None:
                      "trials": size, "seconds": round(result.seconds, 1), "batched": result.batched})
         print(json.dumps(rows[-1]), flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"provenance": provenance(), "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    OUT.write_text(json.dumps({"provenance": provenance(argv), "rows": rows}, indent=1) + "\n", encoding="utf-8")
     print(render())
 
 

@@ -44,7 +44,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(source: Path = OUT, page: Path = PAGE) -> Path:
+def render(source: Path = OUT, page: Path | None = None) -> Path:
     """The results page of ``source`` (rows as a list, or under "rows" with the run's provenance)."""
     document = json.loads(source.read_text(encoding="utf-8"))
     rows = document["rows"] if isinstance(document, dict) else document
@@ -56,13 +56,13 @@ def render(source: Path = OUT, page: Path = PAGE) -> Path:
             "white-box checks it is listed with failing, a twin CLAIM CONSISTENT, and the two agents whose noise "
             "does not follow the auditor's seeds INCONCLUSIVE (docs/auditing.md, \"White-box release checks\"). "
             "The seconds are the wall time of the whole `verify` run of the case.\n\n" + table(rows))
-    return write_page(page, "The third-party zoo under `dpverify verify`", body,
+    return write_page(page or PAGE, "The third-party zoo under `dpverify verify`", body,
                       reproduce="python docs/make_third_party_zoo.py",
                       render="python docs/make_third_party_zoo.py --render-only", figures=[source],
                       runs=[recorded(document)])
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--budget", default="quick")
     parser.add_argument("--episodes", type=int, default=1000)
@@ -71,7 +71,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.render_only:
         print(render(args.out))
         return 0
@@ -82,9 +82,9 @@ def main() -> int:
                      "reasons": list(outcome.reasons)})
         print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"provenance": provenance(), "rows": rows}, indent=1, ensure_ascii=False) + "\n",
+    args.out.write_text(json.dumps({"provenance": provenance(argv), "rows": rows}, indent=1, ensure_ascii=False) + "\n",
                         encoding="utf-8")
-    print(render(args.out, PAGE if args.out == OUT else args.out.with_suffix(".md")))
+    print(render(args.out, None if args.out == OUT else args.out.with_suffix(".md")))
     return 0 if all(r["as_expected"] for r in rows) else 1
 
 

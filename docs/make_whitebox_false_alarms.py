@@ -76,7 +76,7 @@ def section(rows: list[dict[str, Any]]) -> str:
             f"of the rate {upper_95(failures, runs):.2g}).\n\n" + table(rows))
 
 
-def render(sources: tuple[Path, ...] = SOURCES, page: Path = PAGE) -> Path:
+def render(sources: tuple[Path, ...] = SOURCES, page: Path | None = None) -> Path:
     """The results page of every JSON of ``sources`` that exists (rows as a list, or under "rows" with the
     run's provenance)."""
     documents = [(p, json.loads(p.read_text(encoding="utf-8"))) for p in sources if p.exists()]
@@ -87,7 +87,7 @@ def render(sources: tuple[Path, ...] = SOURCES, page: Path = PAGE) -> Path:
             "other check is exact, so a failure of one of them on a correct agent would be a defect of the "
             "check (docs/auditing.md, \"White-box release checks\").\n\n")
     body += "\n".join(section(d["rows"] if isinstance(d, dict) else d) for _, d in documents)
-    return write_page(page, "White-box release checks: false alarms on correct agents", body,
+    return write_page(page or PAGE, "White-box release checks: false alarms on correct agents", body,
                       reproduce=["python docs/make_whitebox_false_alarms.py --seeds 200",
                                  "python docs/make_whitebox_false_alarms.py --seeds 200 --level 0.05 "
                                  "--out docs/results/whitebox_false_alarms_level005.json"][:len(documents)],
@@ -95,14 +95,14 @@ def render(sources: tuple[Path, ...] = SOURCES, page: Path = PAGE) -> Path:
                       figures=[p for p, _ in documents], runs=[recorded(d) for _, d in documents])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--episodes", type=int, default=20)
     parser.add_argument("--level", type=float, default=1e-3)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.render_only:
         print(render())
         return
@@ -121,9 +121,9 @@ def main() -> None:
                      "seconds": round(time.perf_counter() - start)})
         print(json.dumps(rows[-1]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"provenance": provenance(), "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    args.out.write_text(json.dumps({"provenance": provenance(argv), "rows": rows}, indent=1) + "\n", encoding="utf-8")
     print(render(SOURCES if args.out in SOURCES else (args.out,),
-                 PAGE if args.out in SOURCES else args.out.with_suffix(".md")))
+                 None if args.out in SOURCES else args.out.with_suffix(".md")))
 
 
 if __name__ == "__main__":
