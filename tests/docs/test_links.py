@@ -17,8 +17,16 @@ def anchor(heading: str) -> str:
 
 
 def anchors(path: Path) -> set[str]:
+    """The anchors of a page's headings; a repeated one gets -1, -2, … as GitHub numbers them."""
     text = FENCE.sub("", path.read_text(encoding="utf-8"))
-    return {anchor(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
+    seen: dict[str, int] = {}
+    found = set()
+    for line in text.splitlines():
+        if line.startswith("#"):
+            base = anchor(line.lstrip("#"))
+            found.add(base if base not in seen else f"{base}-{seen[base]}")
+            seen[base] = seen.get(base, 0) + 1
+    return found
 
 
 def broken_links(page: Path) -> list[str]:

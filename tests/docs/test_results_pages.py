@@ -61,9 +61,9 @@ def test_every_results_page_opens_with_the_fixed_header() -> None:
     pages = sorted(RESULTS.glob("*.md"))
     assert {p.name for p in pages} >= set(SCRIPTS.values())
     for page in pages:
-        lines = page.read_text(encoding="utf-8").splitlines()
-        title = next(i for i, line in enumerate(lines) if line.startswith("# "))
-        header = [line for line in lines[title + 1:title + 8] if line.startswith("- **")]
+        text = page.read_text(encoding="utf-8")
+        block = ("\n" + text).split("\n# ", 1)[1].split("\n\n")[1]  # the paragraph after the title
+        header = [line for line in block.splitlines() if line.startswith("- **")]
         assert [line[:len(f)] for line, f in zip(header, FIELDS, strict=False)] == list(FIELDS), page.name
         assert all(len(line) > len(f) + 3 for line, f in zip(header, FIELDS, strict=False)), page.name
 
