@@ -61,11 +61,17 @@ def cpu_model() -> str:
 
 
 def machine() -> dict[str, Any]:
-    """Cores, CPU model, and the Python and numpy versions of this process."""
+    """Cores, CPU model, the Python and numpy versions of this process, and the one-minute load average when
+    the run started (where the system reports one): the context of any time the run measured."""
     import numpy
 
-    return {"cores": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
-            "numpy": numpy.__version__}
+    found: dict[str, Any] = {"cores": os.cpu_count(), "cpu": cpu_model(), "python": platform.python_version(),
+                             "numpy": numpy.__version__}
+    try:
+        found["load_average"] = round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        pass
+    return found
 
 
 def provenance(argv: list[str] | None = None) -> dict[str, Any]:
@@ -116,7 +122,10 @@ def describe_machine(found: Mapping[str, Any] | None) -> str:
             missing.append(f"{name} version")
     if not parts:
         return "not recorded"
-    return ", ".join(parts) + (f" ({', '.join(missing)} not recorded)" if missing else "")
+    text = ", ".join(parts) + (f" ({', '.join(missing)} not recorded)" if missing else "")
+    if found.get("load_average") is not None:
+        text += f"; load average {found['load_average']} when the run started"
+    return text
 
 
 def _code(path: Path) -> str:
