@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.render_only:
         print(render())
         return 0
+    record = provenance(argv)
     found = []
     common = {"route": "one-run", "trials": 1, "canaries": 200, "window": 1}
     cases = {
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{np.round(r[:, 1], 3).tolist()}; cross-fitted rule on the audited run {np.round(r[:, 2], 3).tolist()}",
               flush=True)
         found.append({"case": name, "auc": r.tolist()})
-    OUT.write_text(json.dumps({"provenance": provenance(argv), "rows": found}, indent=1) + "\n", encoding="utf-8")
+    OUT.write_text(json.dumps({"provenance": record, "rows": found}, indent=1) + "\n", encoding="utf-8")
     print(render())
     return 0
 
