@@ -46,7 +46,7 @@ def broken_links(page: Path) -> list[str]:
 
 def test_the_anchor_rule() -> None:
     assert anchor("Step-level agents: `act(h, state)`") == "step-level-agents-acth-state"
-    assert anchor("Clopper–Pearson bounds are verified, not trusted") == "clopperpearson-bounds-are-verified-not-trusted"
+    assert anchor("Clopper–Pearson bounds are verified") == "clopperpearson-bounds-are-verified"
 
 
 def test_every_relative_link_resolves() -> None:

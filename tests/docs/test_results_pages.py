@@ -1,10 +1,10 @@
 """Every measurement lives on a results page with a fixed header, and a script's page is what it renders.
 
 A results page (``docs/results/*.md``) opens with the command that reproduces its figures, the JSON they are
-in, the commit and the machine of the run (docs/results_page.py). The pages the ``docs/make_*.py`` scripts
-write are rendered again here from the committed JSON with each script's ``--render-only`` and must come out
-identical, so a page never drifts from its figures; the header names only the commits and machines the JSON
-records.
+in, the commit and the machine of the run (docs/results_page.py). The pages the ``docs/make_*.py`` and
+``docs/measure_*.py`` scripts write are rendered again here from the committed JSON with each script's
+``--render-only`` and must come out identical, so a page never drifts from its figures; the header names only
+the commits and machines the JSON records.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ SCRIPTS = {
     "make_agent_audits": "agent_audits.md",
     "make_third_party_zoo": "third_party_zoo.md",
     "make_whitebox_false_alarms": "whitebox_false_alarms.md",
+    "measure_one_run_worst_case": "one_run_worst_case.md",
+    "measure_one_run_scores": "one_run_scores.md",
 }
 FIELDS = ("- **Reproduce:** ", "- **Figures:** ", "- **Commit:** ", "- **Machine:** ")
 
