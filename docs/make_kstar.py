@@ -4,6 +4,7 @@
     python docs/make_kstar.py measure [--max-K 100000] [--seeds 5] [--workers 2 | --scheduler tcp://host:port]
                                       [--only LABEL] [--epsilons ...]
     python docs/make_kstar.py plot
+    python docs/make_kstar.py --render-only      # the results page again from kstar.json, running nothing
 
 K* is the smallest K on the log grid at which an agent's regret per episode over the last 20% of the episodes
 is significantly below its no-data control's (one-sided paired t-test over ≥ 5 seeds at level 0.05;
@@ -31,7 +32,7 @@ not fitted. ``predict`` writes ``docs/results/kstar/prediction.json``.
 control (or ``--max-K``), one file per (agent, ε, K) in ``docs/results/kstar/`` (a rerun skips what is on disk);
 the cells docs/make_learning_controls.py already measured at 10³ and 10⁴ (same seeds, 5 of them) are reused.
 ``plot`` draws ``docs/results/kstar.png``: measured and predicted K* against ε, and the SNR of every agent
-against K.
+against K, gathers ``docs/results/kstar/kstar.json`` and writes the results page ``docs/results/kstar.md``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ if str(DOCS) not in sys.path:
 
 from make_learning_controls import BASE_SEED, VARIANTS, cell  # noqa: E402
 from make_results import cluster_executor  # noqa: E402
+from results_page import provenance, recorded, write_page  # noqa: E402
 
 from dpverify.agents.core import runner  # noqa: E402
 from dpverify.agents.core.dyadic_tree import max_prefix_variance_factor  # noqa: E402
@@ -59,6 +61,7 @@ from dpverify.agents.dp_lsvi_ucb_pp.tree import max_prefix_nodes  # noqa: E402
 
 OUT = DOCS / "results" / "kstar"
 PLOT = DOCS / "results" / "kstar.png"
+PAGE = DOCS / "results" / "kstar.md"
 EPSILONS = (1.0, 10.0, 100.0, 1000.0)
 GRID = (1000, 10_000, 100_000, 1_000_000)
 AGENTS = ("DP-LSVI-UCB++ (fresh)", "DP-LSVI-UCB++ tree", "DP-LSVI-UCB++ Honaker", "DP-LSVI-UCB++ factorised",
@@ -225,7 +228,8 @@ def command_measure(args: argparse.Namespace) -> int:
             for K in (k for k in GRID if k <= args.max_K):
                 row = measured(label, epsilon, K, args.seeds)
                 if row is None:
-                    row = cell(label, epsilon, K, args.seeds, args.workers, args.executor)
+                    row = {**cell(label, epsilon, K, args.seeds, args.workers, args.executor),
+                           "provenance": provenance()}
                     cell_path(label, epsilon, K).write_text(json.dumps(row, indent=1) + "\n")
                 a, c = np.mean(row["agent_last_per_episode"]), np.mean(row["control_last_per_episode"])
                 print(f"{label:<24} ε={epsilon:<6g} K={K:<8} {a:.3f} vs control {c:.3f}: learned {row['learned']} "
@@ -244,8 +248,9 @@ def kstar_table() -> list[dict[str, Any]]:
         steps = [(K, r) for K, r in steps if r is not None]
         first = next((K for K, r in steps if r["learned"]), None)
         table.append({"agent": label, "epsilon": epsilon, "predicted": predicted["predicted_kstar"],
+                      "predicted_at": predicted.get("predicted_at"),
                       "measured": first, "measured_up_to": max((K for K, _ in steps), default=None),
-                      "snr": predicted["snr"],
+                      "snr": predicted["snr"], "provenance": {str(K): recorded(r) for K, r in steps},
                       "last_20": {str(K): [float(np.mean(r["agent_last_per_episode"])),
                                            float(np.mean(r["control_last_per_episode"])), r["p_value"]]
                                   for K, r in steps}})
@@ -301,9 +306,47 @@ def command_plot(args: argparse.Namespace) -> int:
     fig.tight_layout()
     fig.savefig(PLOT, dpi=110)
     plt.close(fig)
-    (OUT / "summary.md").write_text(markdown_table(table))
-    print(markdown_table(table))
+    print(render())
     return 0
+
+
+def cells_table(table: list[dict[str, Any]]) -> str:
+    """Every measured cell: the last 20% with and without users, and the test."""
+    lines = ["| agent | ε | K | last 20% per episode: with users | with no user data | learned from users (p) |",
+             "|---|---|---|---|---|---|"]
+    for r in table:
+        for K, (agent, control, p) in sorted(r["last_20"].items(), key=lambda item: int(item[0])):
+            lines.append(f"| {r['agent']} | {r['epsilon']:g} | {_grid(int(K))} | {agent:.3f} | {control:.3f} | "
+                         f"{'yes' if p is not None and p < 0.05 else 'no'} ({p:.2g}) |")
+    return "\n".join(lines) + "\n"
+
+
+def render(page: Path | None = None) -> Path:
+    """The results page from kstar.json alone (written by ``plot``)."""
+    table = json.loads((OUT / "kstar.json").read_text())["rows"]
+    figures = [OUT / "kstar.json"]
+    predictions = OUT / "prediction.json"
+    made = sorted({r["predicted_at"] for r in table if r.get("predicted_at")})
+    if predictions.exists():
+        figures.append(predictions)
+        made = sorted({r["predicted_at"] for r in json.loads(predictions.read_text())["rows"] if r.get("predicted_at")})
+    body = ("K* is the smallest K of the grid 10³, 10⁴, 10⁵, 10⁶ at which an agent's regret per episode over the "
+            "last 20% of the episodes is significantly below its no-data control's (one-sided paired t-test over "
+            f"{SEEDS} seeds, level 0.05; seeds `SeedSequence({BASE_SEED}).spawn({SEEDS})`) on min2021 (H = 20, "
+            "|A| = 100, δ = 1e-5, replace-one). In each cell the measured K*, and in brackets the signal/noise "
+            "account's prediction (the smallest grid K with z ≥ 1; docs/results.md, \"Where learning starts\"); "
+            "\"> 10ⁿ\": not learned at any grid K up to 10ⁿ, the largest run. The cells at 10³ and 10⁴ of the "
+            "fresh and tree variants, Luyo et al. and Ngo et al. are those of docs/results/learning_controls.md. "
+            + (f"The predictions were made at {', '.join(f'`{c}`' for c in made)} (`prediction.json`), before the "
+               "cells at K = 10⁵ and the Honaker and factorised cells were run." if made else "").rstrip()
+            + "\n\n" + markdown_table(table)
+            + f"\n![K* against ε, measured and predicted; the account's z against K]({PLOT.name})\n\n"
+            "### Every measured cell\n\n" + cells_table(table))
+    runs = [rec for r in table for rec in (r.get("provenance") or {}).values()] or [{}]
+    return write_page(page or PAGE, "Where learning starts: K*, predicted and measured", body,
+                      reproduce=["python docs/make_kstar.py predict", "python docs/make_kstar.py measure",
+                                 "python docs/make_kstar.py plot"],
+                      render="python docs/make_kstar.py --render-only", figures=figures, runs=runs)
 
 
 SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -338,7 +381,8 @@ def markdown_table(table: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--render-only", action="store_true", help="write the results page from kstar.json only")
+    sub = parser.add_subparsers(dest="command")
     predict = sub.add_parser("predict", help="the signal/noise account and its K* (prediction.json)")
     predict.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     predict.add_argument("--grid", type=int, nargs="+", default=list(GRID))
@@ -354,6 +398,11 @@ def main(argv: list[str] | None = None) -> int:
                          help="run the seeds on a Dask cluster at this address (tcp://host:port)")
     sub.add_parser("plot", help="kstar.json and docs/results/kstar.png")
     args = parser.parse_args(argv)
+    if args.render_only:
+        print(render())
+        return 0
+    if args.command is None:
+        parser.error("a command is required (or --render-only)")
     args.executor = cluster_executor(measure, getattr(args, "scheduler", None))
     try:
         return {"predict": command_predict, "measure": command_measure, "plot": command_plot}[args.command](args)
