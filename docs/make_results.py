@@ -51,8 +51,8 @@ for _path in (ROOT, ROOT / "docs"):
 
 from results_page import machine, provenance, recorded, write_page  # noqa: E402
 
-from dpverify.agents.registry import AGENTS  # noqa: E402
 from dpverify.agents.core.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
+from dpverify.agents.registry import AGENTS  # noqa: E402
 
 OUT = ROOT / "docs" / "results"
 PAGE = OUT / "paper_experiments.md"
