@@ -5,7 +5,9 @@ check of :mod:`dpverify.testing`, the agent audits of :mod:`dpverify.audit`, the
 bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict (see
 :func:`dpverify.verify.result.decide`). Nothing here re-implements a check.
 
-Order of work: the white-box release checks (the agent's releases against its own records, from its
+:func:`prepare` validates the input, builds the environment once (for the claim's K episodes) and the agent
+of the claim's run, and records all of it in one :class:`~dpverify.verify.target.VerifyRun` that every section
+reads. Order of work: the white-box release checks (the agent's releases against its own records, from its
 behaviour: :mod:`dpverify.whitebox`) first; then one run of K episodes in this process gives the ledger
 (claim and accounting); then the contract checks, the audits, and the regret runs. On a terminal each part
 prints one progress line on ``progress_stream`` (and the long parts their own progress bars); elsewhere it
@@ -31,9 +33,10 @@ from dpverify.errors import DpverifyError, InvalidParameterError
 from dpverify.verify.audits import audit_section
 from dpverify.verify.budget import Budget, budget_by_name
 from dpverify.verify.claim import claim_section
-from dpverify.verify.result import NOT_RUN, ClaimSection, Settings, VerifyReport, decide
+from dpverify.verify.result import NOT_RUN, ClaimSection, VerifyReport, decide
 from dpverify.verify.structure import structure_section
 from dpverify.verify.target import (
+    VerifyRun,
     bound_of,
     build_agent,
     claim_route,
@@ -76,15 +79,6 @@ class Stages:
             self.stream.flush()
 
 
-def _environment(env: str, episodes: int, options: Mapping[str, Any]) -> Any:
-    return build_environment(env, episodes, options, parameter="--env")
-
-
-def _versions() -> dict[str, str]:
-
-    return package_versions()
-
-
 def verify(
     agent: str,
     env: str,
@@ -120,6 +114,41 @@ def verify(
     Bad input raises :class:`~dpverify.errors.InvalidParameterError`; a check that cannot run is
     reported as such in its section and makes the verdict INCONCLUSIVE.
     """
+    run, instance = prepare(agent, env, epsilon, delta, episodes, budget, agent_options=agent_options,
+                            env_options=env_options, seed=seed, workers=workers, scheduler=scheduler,
+                            gaussian_claim=gaussian_claim, progress_stream=progress_stream)
+    plan, stages = run.budget, Stages(5, progress_stream)
+    with make_executor(run.scheduler, run.workers) as executor:
+        stages.begin(f"white-box release checks (K = {min(run.episodes, plan.whitebox_episodes)})")
+        whitebox = whitebox_section(run, executor)
+        stages.end(whitebox.status)
+
+        stages.begin(f"claim & accounting: one run of {run.episodes} episodes")
+        claim = _run_and_account(instance, run)
+        stages.end(claim.status)
+
+        stages.begin(f"contract checks ({min(plan.contract_episodes, run.episodes)} episodes)")
+        structure = structure_section(run)
+        stages.end(structure.status)
+
+        stages.begin(f"empirical audits ({run.notion})")
+        audits = audit_section(run, executor)
+        stages.end(audits.status)
+
+    stages.begin(f"utility: {plan.utility_seeds} seeds of {run.target.name} and {run.counterpart}")
+    utility = utility_section(run)
+    stages.end(utility.status)
+    return VerifyReport(run.settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
+                        utility, timings=dict(stages.timings), versions=package_versions())
+
+
+def prepare(agent: str, env: str, epsilon: float, delta: float, episodes: int = DEFAULT_EPISODES,
+            budget: str | Budget = "quick", *, agent_options: Mapping[str, Any] | None = None,
+            env_options: Mapping[str, Any] | None = None, seed: int = 0, workers: int | None = None,
+            scheduler: str | None = None, gaussian_claim: bool | None = None,
+            progress_stream: TextIO | None = None) -> tuple[VerifyRun, Any]:
+    """The run :func:`verify` makes (its arguments, validated; the environment built once) and the agent built
+    for the claim's run of K episodes, whose declarations the run records."""
     epsilon = _validate.positive("--epsilon", epsilon)
     delta = _validate.open_unit("--delta", delta)
     episodes = _validate.integer("--episodes", episodes, minimum=1)
@@ -130,64 +159,27 @@ def verify(
     for reserved in ("epsilon", "delta"):
         if reserved in agent_options:
             raise InvalidParameterError("--agent-option", f"must not set {reserved} (use --{reserved})", reserved)
-    cpu = os.cpu_count() or 1
-    workers = min(2, cpu) if workers is None else _validate.integer("--workers", workers, minimum=1)
+    workers = min(2, os.cpu_count() or 1) if workers is None else _validate.integer("--workers", workers, minimum=1)
     target = resolve_agent(agent)
-    mdp = _environment(env, episodes, env_options)
-    require_episodes("--episodes", episodes, mdp, episodes, verification_runs(plan), f"the {plan.name} verification")
-    stages = Stages(5, progress_stream)
-    child = np.random.SeedSequence(seed).spawn(1)[0]
-    agent_seed, env_seed, noise_seed = child.spawn(3)
+    mdp = build_environment(env, episodes, env_options, parameter="--env")
+    require_episodes("--episodes", episodes, mdp, episodes, _verification_runs(plan), f"the {plan.name} verification")
+    agent_seed, _, noise_seed = _claim_seeds(seed)
     instance = build_agent(target, mdp, episodes, np.random.default_rng(agent_seed), epsilon, delta, agent_options,
                            noise_rng=np.random.default_rng(noise_seed))
-    notion = notion_of(target, instance)
-    known = target.known_name(instance)
-    options = {**agent_options, "epsilon": epsilon, "delta": delta}
-
-    with make_executor(scheduler, workers) as executor:
-        K_white = min(episodes, plan.whitebox_episodes)
-        stages.begin(f"white-box release checks (K = {K_white})")
-        claimed, claim_delta, conversion, accounting = claim_route(instance, epsilon, delta)
-        whitebox = whitebox_section(target.factory, _environment(env, K_white, env_options), episodes=episodes,
-                                    options=options, relation=relation_of(instance, agent_options), name=target.name,
-                                    budget=plan, claim_epsilon=claimed, delta=claim_delta, conversion=conversion,
-                                    accounting=accounting, executor=executor)
-        stages.end(whitebox.status)
-
-        stages.begin(f"claim & accounting: one run of {episodes} episodes")
-        claim = _run_and_account(instance, mdp, episodes, np.random.default_rng(env_seed), notion=notion,
-                                 known=known, epsilon=epsilon, delta=delta)
-        stages.end(claim.status)
-
-        stages.begin(f"contract checks ({min(plan.contract_episodes, episodes)} episodes)")
-        small = min(plan.contract_episodes, episodes)
-        structure = structure_section(target.factory, _environment(env, small, env_options), episodes=small,
-                                      options=options, seed=plan.audit_seed, name=target.name)
-        stages.end(structure.status)
-
-        stages.begin(f"empirical audits ({notion})")
-        audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
-                               agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
-                               budget=plan, executor=executor, gaussian_claim=gaussian_claim,
-                               batched=target.batched(agent_options))
-        stages.end(audits.status)
-
-    counterpart = counterpart_for(target, instance, mdp)
-    stages.begin(f"utility: {plan.utility_seeds} seeds of {target.name} and {counterpart}")
-    utility = utility_section(target, bound_name=bound_of(target, instance), counterpart=counterpart, env=env,
-                              env_options=env_options, agent_options=agent_options, episodes=episodes,
-                              epsilon=epsilon, delta=delta, seeds=plan.utility_seeds, base_seed=seed, workers=workers,
-                              progress_stream=progress_stream)
-    stages.end(utility.status)
-
-    settings = Settings(agent=target.name, agent_source=target.source, env=env, epsilon=epsilon, delta=delta,
-                        episodes=episodes, budget=plan.name, seed=seed, scheduler=scheduler,
-                        agent_options=agent_options, env_options=env_options, gaussian_claim=gaussian_claim)
-    return VerifyReport(settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
-                        utility, timings=dict(stages.timings), versions=_versions())
+    run = VerifyRun(target, env, env_options, mdp, epsilon, delta, episodes, plan, agent_options, seed, workers,
+                    scheduler, gaussian_claim, progress_stream, notion_of(target, instance),
+                    target.known_name(instance), relation_of(instance, agent_options),
+                    claim_route(instance, epsilon, delta), counterpart_for(target, instance, mdp),
+                    bound_of(target, instance))
+    return run, instance
 
 
-def verification_runs(plan: Budget) -> float:
+def _claim_seeds(seed: int) -> list[np.random.SeedSequence]:
+    """The seeds of the claim's run: the agent's coins, the environment's randomness, the billboard's noise."""
+    return np.random.SeedSequence(seed).spawn(1)[0].spawn(3)
+
+
+def _verification_runs(plan: Budget) -> float:
     """Runs of up to K episodes a verification makes at most (:mod:`dpverify.audit.resources`): the claim's
     run, the utility seeds (the agent, its no-data control and its counterpart), the one-run audits (a pilot
     and the audited run, for two notions at most) and the white-box runs at K (the recorded run, its replays
@@ -195,16 +187,13 @@ def verification_runs(plan: Budget) -> float:
     return 1.0 + 3.0 * plan.utility_seeds + 4.0 * plan.one_run_runs + WHITEBOX_RUNS_AT_K
 
 
-def _run_and_account(agent: Any, mdp: Any, episodes: int, env_rng: np.random.Generator, *, notion: str,
-                     known: str | None, epsilon: float, delta: float) -> ClaimSection:
+def _run_and_account(agent: Any, run: VerifyRun) -> ClaimSection:
     """Run every episode the agent was built for, then read its ledger and claim."""
-
     try:
-        run_episodes(mdp, agent, episodes, env_rng)
+        run_episodes(run.mdp, agent, run.episodes, np.random.default_rng(_claim_seeds(run.seed)[1]))
     except DpverifyError:
         raise
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report, do not crash
-        return ClaimSection(NOT_RUN, f"the agent raised {type(exc).__name__} during the run: {exc}", notion=notion,
-                            requested_epsilon=epsilon, requested_delta=delta)
-    return claim_section(agent, notion=notion, known=known, mdp=mdp, episodes_run=episodes,
-                         requested_epsilon=epsilon, requested_delta=delta)
+        return ClaimSection(NOT_RUN, f"the agent raised {type(exc).__name__} during the run: {exc}",
+                            notion=run.notion, requested_epsilon=run.epsilon, requested_delta=run.delta)
+    return claim_section(agent, run)

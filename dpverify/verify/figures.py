@@ -17,7 +17,8 @@ from typing import Any
 
 from dpverify._io import atomic_write_bytes
 from dpverify.agent_audit.plot import claimed_curve
-from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, AuditRun, VerifyReport
+from dpverify.checks import NOT_RUN
+from dpverify.verify.result import AUDIT_VIOLATION, AuditRun, VerifyReport
 
 COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",
            "pass": "#15803d", "fail": "#b91c1c", "ceiling": "#6b7280", "agent": "#2563eb",

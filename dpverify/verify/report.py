@@ -15,18 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from dpverify._io import atomic_write_text
+from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult
 from dpverify.verify.figures import figure_alt, write_figures
-from dpverify.verify.result import (
-    AUDIT_VIOLATION,
-    CONSISTENT,
-    FAIL,
-    NOT_APPLICABLE,
-    NOT_RUN,
-    PASS,
-    REFUTED,
-    Check,
-    VerifyReport,
-)
+from dpverify.verify.result import AUDIT_VIOLATION, CONSISTENT, REFUTED, VerifyReport
 
 FILES = ("report.html", "report.md", "report.json")
 
@@ -234,8 +225,8 @@ def _text_table(headers: list[str], rows: list[list[str]], indent: str = "  ") -
     return lines
 
 
-def _check_lines(checks: tuple[Check, ...]) -> list[str]:
-    return [f"  [{c.status}] {c.name}: {c.detail}" for c in checks]
+def _check_lines(checks: tuple[CheckResult, ...]) -> list[str]:
+    return [f"  [{c.status}] {c.name}: {c.reason}" for c in checks]
 
 
 # ---- text --------------------------------------------------------------------------------------------
@@ -332,7 +323,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
         out += [f"The agent rerun with users and seeds of the verification's choosing, its releases checked against "
                 f"its own records from its behaviour ({w.source}; K = {w.episodes}, neighbour search at K = "
                 f"{w.search_episodes}).", ""]
-        out += _md_table(["check", "status", "detail"], [[c.name, c.status, c.detail] for c in w.checks])
+        out += _md_table(["check", "status", "detail"], [[c.name, c.status, c.reason] for c in w.checks])
         if w.noise:
             out += _md_table(*_noise_rows(report))
         if w.sensitivity:
@@ -353,7 +344,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
                 f"{c.n_releases} releases, {c.n_users} users, worst user #{c.worst_user} pays "
                 f"ρ = {fmt(c.worst_user_rho)} (naive total {fmt(c.naive_rho)}).", ""]
         out += _md_table(["conversion", "ledger ε"], [[k, fmt(v)] for k, v in c.ledger_epsilon.items()])
-        out += _md_table(["check", "status", "detail"], [[ch.name, ch.status, ch.detail] for ch in c.checks])
+        out += _md_table(["check", "status", "detail"], [[ch.name, ch.status, ch.reason] for ch in c.checks])
         out += _md_table(*_family_rows(report))
         if c.paper is not None:
             p = c.paper
@@ -366,7 +357,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
             out += ["Assumptions of the accounting:", ""] + [f"- {a}" for a in c.assumptions] + [""]
     out += ["## Contract checks", ""]
     if report.structure.checks:
-        out += _md_table(["check", "status", "detail"], [[ch.name, ch.status, ch.detail]
+        out += _md_table(["check", "status", "detail"], [[ch.name, ch.status, ch.reason]
                                                          for ch in report.structure.checks])
     else:
         out += [f"Not run: {report.structure.reason}", ""]
@@ -474,8 +465,8 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def _checks_table(checks: tuple[Check, ...]) -> str:
-    return _html_table(["check", "status", "detail"], [[c.name, c.status, c.detail] for c in checks], status_column=1)
+def _checks_table(checks: tuple[CheckResult, ...]) -> str:
+    return _html_table(["check", "status", "detail"], [[c.name, c.status, c.reason] for c in checks], status_column=1)
 
 
 def _md_image(report: VerifyReport, name: str) -> str:

@@ -30,18 +30,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify import _validate
+from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, named, overall
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 
-PASS = "pass"
-FAIL = "fail"
-NOT_RUN = "not run"
-NOT_APPLICABLE = "not applicable"
-STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN, NOT_APPLICABLE)
 #: The statuses a whole section can have (a section of checks that all do not apply has not run).
 SECTION_STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN)
 
@@ -65,31 +62,9 @@ def _status(name: str, value: str) -> str:
     return _validate.one_of(name, value, SECTION_STATUSES)
 
 
-def _section_status(checks: tuple[Check, ...]) -> str:
-    """fail if any check failed, else not run if any did not run (or none applies), else pass; a check
-    that is not applicable counts for neither."""
-    if any(c.status == FAIL for c in checks):
-        return FAIL
-    applicable = [c for c in checks if c.status != NOT_APPLICABLE]
-    if not applicable or any(c.status == NOT_RUN for c in applicable):
-        return NOT_RUN
-    return PASS
-
-
-@dataclass(frozen=True)
-class Check:
-    """One named property with its outcome and a one-line explanation."""
-
-    name: str
-    status: str
-    detail: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise InvalidParameterError("name", "must be a non-empty string", self.name)
-        _validate.one_of("status", self.status, STATUSES)
-        if self.status == NOT_APPLICABLE and not self.detail:
-            raise InvalidParameterError("detail", "must say why a check is not applicable", self.detail)
+def _agrees(status: str, statuses: Iterable[str], what: str = "the checks") -> None:
+    if status != overall(statuses):
+        raise InvalidParameterError("status", f"must agree with {what}", status)
 
 
 @dataclass(frozen=True)
@@ -140,7 +115,7 @@ class WhiteBoxSection:
     status: str
     reason: str = ""
     source: str = ""
-    checks: tuple[Check, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
     noise: tuple[NoiseFigure, ...] = ()
     sensitivity: tuple[SensitivityFigure, ...] = ()
     witnesses: tuple[WitnessFigure, ...] = ()
@@ -151,14 +126,11 @@ class WhiteBoxSection:
 
     def __post_init__(self) -> None:
         _status("status", self.status)
-        if self.checks and self.status != _section_status(self.checks):
-            raise InvalidParameterError("status", "must agree with the checks", self.status)
+        if self.checks:
+            _agrees(self.status, (c.status for c in self.checks))
 
-    def __getitem__(self, name: str) -> Check:
-        for c in self.checks:
-            if c.name == name:
-                return c
-        raise KeyError(name)
+    def __getitem__(self, name: str) -> CheckResult:
+        return named(self.checks, name)
 
     @property
     def epsilon_lower(self) -> float | None:
@@ -225,14 +197,14 @@ class ClaimSection:
     worst_user: int = 0
     ledger_epsilon: dict[str, float] = field(default_factory=dict)
     families: tuple[FamilyAccount, ...] = ()
-    checks: tuple[Check, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
     paper: PaperCalibration | None = None
     assumptions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _status("status", self.status)
-        if self.status != NOT_RUN and self.status != _section_status(self.checks):
-            raise InvalidParameterError("status", "must agree with the checks", self.status)
+        if self.status != NOT_RUN:
+            _agrees(self.status, (c.status for c in self.checks))
 
 
 @dataclass(frozen=True)
@@ -242,13 +214,13 @@ class StructureSection:
     status: str
     reason: str = ""
     source: str = ""
-    checks: tuple[Check, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
         _status("status", self.status)
-        if self.checks and self.status != _section_status(self.checks):
-            raise InvalidParameterError("status", "must agree with the checks", self.status)
+        if self.checks:
+            _agrees(self.status, (c.status for c in self.checks))
 
 
 @dataclass(frozen=True)
@@ -309,8 +281,8 @@ class AuditSection:
 
     def __post_init__(self) -> None:
         _status("status", self.status)
-        if self.runs and self.status != _section_status(tuple(Check(r.route, r.status) for r in self.runs)):
-            raise InvalidParameterError("status", "must agree with the audit verdicts", self.status)
+        if self.runs:
+            _agrees(self.status, (r.status for r in self.runs), "the audit verdicts")
 
 
 @dataclass(frozen=True)
@@ -419,18 +391,18 @@ class VerifyReport:
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["verdict"]["exit_status"] = self.verdict.exit_status
-        out = {"schema": "dpverify.verify", "schema_version": 2, **out}
+        out = {"schema": "dpverify.verify", "schema_version": 3, **out}
         return to_jsonable(out)
 
 
-def _check_findings(section: str, checks: tuple[Check, ...]) -> tuple[list[str], list[str]]:
-    refuting = [f"{section}: {c.name} failed ({c.detail})" for c in checks if c.status == FAIL]
-    missing = [f"{section}: {c.name} did not run ({c.detail})" for c in checks if c.status == NOT_RUN]
+def _check_findings(section: str, checks: tuple[CheckResult, ...]) -> tuple[list[str], list[str]]:
+    refuting = [f"{section}: {c.name} failed ({c.reason})" for c in checks if c.status == FAIL]
+    missing = [f"{section}: {c.name} did not run ({c.reason})" for c in checks if c.status == NOT_RUN]
     return refuting, missing
 
 
-def _not_applicable(section: str, checks: tuple[Check, ...]) -> list[str]:
-    return [f"{section}: {c.name} not applicable ({c.detail})" for c in checks if c.status == NOT_APPLICABLE]
+def _not_applicable(section: str, checks: tuple[CheckResult, ...]) -> list[str]:
+    return [f"{section}: {c.name} not applicable ({c.reason})" for c in checks if c.status == NOT_APPLICABLE]
 
 
 def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:

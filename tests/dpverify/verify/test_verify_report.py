@@ -94,10 +94,11 @@ def test_claimed_tradeoff_curves() -> None:
 def test_a_check_that_does_not_apply_is_shown_as_such_in_every_form() -> None:
     import dataclasses
 
-    from dpverify.verify.result import NOT_APPLICABLE, Check, decide
+    from dpverify.checks import NOT_APPLICABLE, CheckResult
+    from dpverify.verify.result import decide
 
     r = report()
-    na = Check("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
+    na = CheckResult("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
     structure = dataclasses.replace(r.structure, checks=(*r.structure.checks, na))
     r = dataclasses.replace(r, structure=structure, verdict=decide(r.whitebox, r.claim, structure, r.audits))
     assert r.verdict.verdict == CONSISTENT
@@ -124,5 +125,7 @@ def test_the_white_box_section_comes_first_in_every_form() -> None:
     assert page.index("<h2>White-box release checks</h2>") < page.index("<h2>Claim &amp; accounting</h2>")
     assert "Realised fraction of each family" in page
     data = r.to_dict()
-    assert data["schema_version"] == 2 and data["whitebox"]["checks"][0]["name"] == "reproducible from the seeds"
+    assert data["schema_version"] == 3 and data["whitebox"]["checks"][0]["name"] == "reproducible from the seeds"
+    assert data["whitebox"]["checks"][0] == {"name": "reproducible from the seeds", "status": "pass",
+                                             "reason": "seen", "evidence": {}}
     assert data["whitebox"]["sensitivity"][0]["ratio"] == 0.943
