@@ -20,7 +20,7 @@ import statistics
 import time
 
 from dpverify.audit.executors import make_executor
-from dpverify.verify.core import prepare
+from dpverify.verify.target import prepare
 from dpverify.verify.whitebox import whitebox_section
 
 REFERENCE = (("dp-lsvi-ucb++", "min2021"), ("luyo", "min2021"), ("ngo", "min2021"), ("ldp-ucrl-vtr", "zhou2021"))

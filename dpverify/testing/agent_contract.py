@@ -68,14 +68,21 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard, ReplayBillboard
-from dpverify.agents.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
+from dpverify.agents.tapes import (
+    UserTape,
+    follows_until_it_leaves,
+    ordinary_tapes,
+    play_on_tape,
+    random_tape,
+    run_on_tapes,
+)
 from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
-from dpverify.ledger import noise_room
+from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.neighbouring import Neighbouring
-from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
+from dpverify.whitebox import CHECK_NAMES, Subject, WhiteBoxPlan, check_releases
 from dpverify.whitebox.runs import fresh_generator
 
 __all__ = [
@@ -83,15 +90,8 @@ __all__ = [
     "check_private_agent",
 ]
 
-#: The white-box properties (:mod:`dpverify.whitebox`), in order.
-WHITEBOX_PROPERTIES: tuple[str, ...] = (
-    "reproducible_from_the_seeds",
-    "noise_as_recorded",
-    "release_pattern_as_recorded",
-    "sensitivity_within_the_record",
-    "witnessed_pairs_within_the_claim",
-    "published_structure",
-)
+#: The white-box properties, in order: the checks of :mod:`dpverify.whitebox` (``CHECK_NAMES``) as names.
+WHITEBOX_PROPERTIES: tuple[str, ...] = tuple(name.replace(" ", "_") for name in CHECK_NAMES)
 
 #: The properties :func:`check_private_agent` reports, in order (the white-box ones last).
 CONTRACT_PROPERTIES: tuple[str, ...] = (
@@ -145,14 +145,10 @@ class AgentContractResult:
         return named(self.properties, name)
 
     def summary(self) -> str:
-        counts = [f"{len(self.failures)} failed"] if self.failures else []
-        counts += [f"{len(self.not_run)} not run"] if self.not_run else []
-        counts += [f"{len(self.not_applicable)} not applicable"] if self.not_applicable else []
-        outcome = "PASS" if self.passed else f"FAIL ({', '.join(counts[:2])} of {len(self.properties)})"
-        if self.passed and self.not_applicable:
-            outcome = f"PASS ({len(self.not_applicable)} not applicable)"
-        elif not self.passed and self.not_applicable:
-            outcome = outcome[:-1] + f"; {len(self.not_applicable)} not applicable)"
+        waived = f"{len(self.not_applicable)} not applicable" if self.not_applicable else ""
+        counts = ", ".join(f"{len(p)} {w}" for p, w in ((self.failures, "failed"), (self.not_run, "not run")) if p)
+        outcome = (f"PASS ({waived})" if waived else "PASS") if self.passed else (
+            f"FAIL ({counts} of {len(self.properties)}{'; ' + waived if waived else ''})")
         head = (f"private-agent contract of {self.agent} ({self.notion or 'no notion'}), K = {self.num_episodes}, "
                 f"changed users {list(self.changed_users)}, seed {self.seed}: {outcome}")
         tags = {PASS: "pass", FAIL: "FAIL", NOT_APPLICABLE: "n/a", NOT_RUN: "NOT RUN"}
@@ -218,7 +214,7 @@ def _accounting(agent: Any) -> str:
     return str(getattr(agent.config, "accounting", "per-user"))
 
 
-def _releases(ledger: Any) -> Counter[tuple[Any, ...]]:
+def _releases(ledger: PrivacyLedger) -> Counter[tuple[Any, ...]]:
     """Every release of a ledger as (family, episode, stage, users, mechanism), whatever the recording order."""
     out: Counter[tuple[Any, ...]] = Counter()
     for b in ledger.blocks:
@@ -265,11 +261,9 @@ class _ContractRun:
 
     def __init__(self, factory: Callable[..., Any], env: Any, num_episodes: int, options: dict[str, Any],
                  seed: int, changed_users: tuple[int, ...], oversized_env: Any) -> None:
-
         self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
         self.seed, self.changed_users, self.oversized_env = seed, changed_users, oversized_env
         self.coins, self.noise, self.other_rng, data = _generators(seed)
-        self.fresh = fresh_generator
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
         self.relation = Neighbouring.parse(probe.billboard.relation)
         self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True,
@@ -279,15 +273,11 @@ class _ContractRun:
             raise InvalidParameterError("factory", "must publish on the billboard it is given (billboard=...)",
                                         getattr(factory, "__name__", factory))
         self.tapes = ordinary_tapes(env, num_episodes, data)
-        self.policies = self._run(self.agent, self.tapes)
+        self.policies = run_on_tapes(self.agent, env, self.tapes)
         self.notion = getattr(self.agent, "privacy_notion", None)
         self.claim = DPGuarantee.of_claim(self.agent.claimed_guarantee())
         self.config = self.agent.config
         self.accounting = _accounting(self.agent)
-
-    def _run(self, agent: Any, tapes: Sequence[Any]) -> list[np.ndarray]:
-
-        return run_on_tapes(agent, self.env, tapes)
 
     def notion_check(self) -> str:
         notion = self.notion
@@ -344,10 +334,9 @@ class _ContractRun:
         return (f"user(s) {users} replaced, one replay each: every other user's policy and the release pattern "
                 "are unchanged"), {"replays": len(self.changed_users), "releases": len(self.billboard.history())}
 
-    def _replacement(self, j: int) -> Any:
+    def _replacement(self, j: int) -> UserTape:
         """Another user at position j: a tape on which the agent, as deployed to user j, takes another path (seen
         along the original user's path, where a step-level agent's partial policy is known)."""
-
         for _ in range(16):
             tape = random_tape(self.env, self.other_rng)
             if follows_until_it_leaves(self.policies[j - 1], self.tapes[j - 1], tape):
@@ -357,9 +346,8 @@ class _ContractRun:
     def _replay(self, tapes: Sequence[Any], j: int) -> tuple[list[int], Any]:
         """Replay the billboard on ``tapes`` (user j's possibly replaced): the users other than j whose
         policies changed, and the replaying agent."""
-
-        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=self.fresh(self.noise))
-        replay = self.factory(self.env, self.num_episodes, self.fresh(self.coins), billboard=board, **self.options)
+        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=fresh_generator(self.noise))
+        replay = self.factory(self.env, self.num_episodes, fresh_generator(self.coins), billboard=board, **self.options)
         changed: list[int] = []
         for k, tape in enumerate(tapes, start=1):
             try:
@@ -440,7 +428,6 @@ class _ContractRun:
 
     def whitebox(self, name: str | None) -> list[CheckResult]:
         """The white-box release checks (:mod:`dpverify.whitebox`), one property each."""
-
         subject = Subject(self.factory, self.env, self.num_episodes, self.options, self.relation.value,
                           name or str(getattr(self.agent, "name", "agent")))
         plan = WhiteBoxPlan(self.num_episodes, search_episodes=min(self.num_episodes, 12), seed=self.seed,

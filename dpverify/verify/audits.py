@@ -115,6 +115,22 @@ def _audit_run(result: AgentAuditResult, kwargs: dict[str, Any]) -> AuditRun:
     )
 
 
+def _audit(kwargs: dict[str, Any], executor: Executor | None) -> AuditRun:
+    """One planned audit, or why it could not run."""
+    def not_run(detail: str) -> AuditRun:
+        return AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN,
+                        kwargs["epsilon"], detail=detail)
+
+    if audit_route(kwargs["route"]).canary_slots and kwargs["episodes"] < 4:  # (one-run: K is the claim's)
+        return not_run("K < 4 leaves no room for canaries")
+    try:
+        return _audit_run(_run(kwargs, executor), kwargs)
+    except DpverifyError as exc:
+        return not_run(f"the audit could not run the agent: {_one_line(exc)}")
+    except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
+        return not_run(f"the audit raised {type(exc).__name__}: {_one_line(exc)}")
+
+
 def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], run: VerifyRun) -> list[dict[str, Any]]:
     """The two-world audits at the small configuration: one per notion with the environment's
     canaries, and an audit with worst-case canaries of the first notion that reads published values
@@ -148,8 +164,8 @@ def audit_section(run: VerifyRun, executor: Executor | None = None) -> AuditSect
     if not notions:
         return AuditSection(NOT_RUN, f"checks could not run: no audit applies to privacy notion {run.notion!r} "
                                      "(the agent must declare privacy_notion 'jdp' or 'ldp')")
-    budget, episodes, epsilon = run.budget, run.episodes, run.epsilon
-    common = {"agent": run.target.name, "env": run.env, "epsilon": epsilon, "delta": run.delta,
+    budget, episodes = run.budget, run.episodes
+    common = {"agent": run.target.name, "env": run.env, "epsilon": run.epsilon, "delta": run.delta,
               "seed": budget.audit_seed, "agent_options": run.options, "gaussian_claim": run.gaussian_claim}
     plans = _two_world_plans(common, notions, run)
     one_run_notions = {"all": notions, "first": notions[:1], "none": ()}[budget.one_run_audits]
@@ -160,20 +176,7 @@ def audit_section(run: VerifyRun, executor: Executor | None = None) -> AuditSect
     confidence = 1.0 - ERROR_LEVEL / len(plans)  # the audits share one error budget: any VIOLATION refutes
     for kwargs in plans:
         kwargs["confidence"] = confidence
-    runs = []
-    for kwargs in plans:
-        if audit_route(kwargs["route"]).canary_slots and episodes < 4:
-            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN,
-                                 epsilon, detail="K < 4 leaves no room for canaries"))
-            continue
-        try:
-            runs.append(_audit_run(_run(kwargs, executor), kwargs))
-        except DpverifyError as exc:
-            runs.append(AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN, epsilon,
-                                 detail=f"the audit could not run the agent: {_one_line(exc)}"))
-        except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
-            runs.append(AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN, epsilon,
-                                 detail=f"the audit raised {type(exc).__name__}: {_one_line(exc)}"))
+    runs = tuple(_audit(kwargs, executor) for kwargs in plans)
     status = overall(r.status for r in runs)
     share = (f"The {len(plans)} audits share the error level {ERROR_LEVEL:g} (Bonferroni: each at confidence "
              f"{confidence:.4g}), so a correct agent is refuted by an audit with probability "
@@ -186,4 +189,4 @@ def audit_section(run: VerifyRun, executor: Executor | None = None) -> AuditSect
         note += (f" The {budget.name} budget runs the one-run audit at K = {episodes} for the {notions[0]} notion "
                  f"only (not for {', '.join(notions[1:])}); the standard and thorough budgets run it for every "
                  "notion.")
-    return AuditSection(status, note, tuple(runs))
+    return AuditSection(status, note, runs)

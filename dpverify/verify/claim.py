@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.registry import card
 from dpverify.calibration import NamedSchedule
 from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
@@ -48,8 +49,8 @@ def _noise_by_family(agent: Any, ledger: PrivacyLedger) -> tuple[dict[str, float
     return noise, sensitivity
 
 
-def paper_calibration(schedule: NamedSchedule | None, mdp: Any, episodes: int, epsilon: float, delta: float,
-                      relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
+def _paper_calibration(schedule: NamedSchedule | None, mdp: LinearMDP | LinearMixtureMDP, episodes: int,
+                       epsilon: float, delta: float, relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
     """The paper's printed noise at the run's (H, K, d, ε, δ), with the printed noise std per family; None when
     the agent's schedule has no printed noise (Liao et al. 2021 prints no noise scale in its text; Luyo et al.
     and Ngo et al. are not among the papers whose calibration dpverify checks)."""
@@ -91,7 +92,7 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
               _relation_check(ledger, config))
     noise, sensitivity = _noise_by_family(agent, ledger)
     entry = card(run.known)
-    printed_check = paper_calibration(None if entry is None else entry.named_schedule, run.mdp,
+    printed_check = _paper_calibration(None if entry is None else entry.named_schedule, run.mdp,
                                       getattr(config, "num_episodes", run.episodes), run.epsilon, run.delta, relation)
     paper, printed = printed_check if printed_check is not None else (None, {})
     account = ledger.account(claim.delta, accounting)

@@ -5,50 +5,36 @@ check of :mod:`dpverify.testing`, the agent audits of :mod:`dpverify.audit`, the
 bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict (see
 :func:`dpverify.verify.result.decide`). Nothing here re-implements a check.
 
-:func:`prepare` validates the input, builds the environment once (for the claim's K episodes) and the agent
-of the claim's run, and records all of it in one :class:`~dpverify.verify.target.VerifyRun` that every section
-reads. Order of work: the white-box release checks (the agent's releases against its own records, from its
-behaviour: :mod:`dpverify.whitebox`) first; then one run of K episodes in this process gives the ledger
-(claim and accounting); then the contract checks, the audits, and the regret runs. On a terminal each part
-prints one progress line on ``progress_stream`` (and the long parts their own progress bars); elsewhere it
-stays silent.
+:func:`~dpverify.verify.target.prepare` validates the input, builds the environment once (for the claim's K
+episodes) and the agent of the claim's run, and records all of it in one
+:class:`~dpverify.verify.target.VerifyRun` that every section reads. Order of work: the white-box release
+checks (the agent's releases against its own records, from its behaviour: :mod:`dpverify.whitebox`) first;
+then one run of K episodes in this process gives the ledger (claim and accounting); then the contract
+checks, the audits, and the regret runs. On a terminal each part prints one progress line on
+``progress_stream`` (and the long parts their own progress bars); elsewhere it stays silent.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 import numpy as np
 
-from dpverify import _validate
 from dpverify.agents.base import run_episodes
-from dpverify.agents.registry import build_environment
 from dpverify.agents.runner import package_versions
 from dpverify.audit.executors import make_executor
-from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
-from dpverify.errors import DpverifyError, InvalidParameterError
+from dpverify.checks import NOT_RUN
+from dpverify.errors import DpverifyError
 from dpverify.verify.audits import audit_section
-from dpverify.verify.budget import Budget, budget_by_name
+from dpverify.verify.budget import Budget
 from dpverify.verify.claim import claim_section
-from dpverify.verify.result import NOT_RUN, ClaimSection, VerifyReport, decide
+from dpverify.verify.result import ClaimSection, VerifyReport, decide
 from dpverify.verify.structure import structure_section
-from dpverify.verify.target import (
-    VerifyRun,
-    bound_of,
-    build_agent,
-    claim_route,
-    counterpart_for,
-    notion_of,
-    relation_of,
-    resolve_agent,
-)
+from dpverify.verify.target import DEFAULT_EPISODES, VerifyRun, claim_seeds, prepare
 from dpverify.verify.utility import utility_section
 from dpverify.verify.whitebox import whitebox_section
-
-DEFAULT_EPISODES = 1000
 
 
 class Stages:
@@ -142,55 +128,10 @@ def verify(
                         utility, timings=dict(stages.timings), versions=package_versions())
 
 
-def prepare(agent: str, env: str, epsilon: float, delta: float, episodes: int = DEFAULT_EPISODES,
-            budget: str | Budget = "quick", *, agent_options: Mapping[str, Any] | None = None,
-            env_options: Mapping[str, Any] | None = None, seed: int = 0, workers: int | None = None,
-            scheduler: str | None = None, gaussian_claim: bool | None = None,
-            progress_stream: TextIO | None = None) -> tuple[VerifyRun, Any]:
-    """The run :func:`verify` makes (its arguments, validated; the environment built once) and the agent built
-    for the claim's run of K episodes, whose declarations the run records."""
-    epsilon = _validate.positive("--epsilon", epsilon)
-    delta = _validate.open_unit("--delta", delta)
-    episodes = _validate.integer("--episodes", episodes, minimum=1)
-    seed = _validate.integer("--seed", seed, minimum=0)
-    plan = budget if isinstance(budget, Budget) else budget_by_name(budget)
-    agent_options = dict(agent_options or {})
-    env_options = dict(env_options or {})
-    for reserved in ("epsilon", "delta"):
-        if reserved in agent_options:
-            raise InvalidParameterError("--agent-option", f"must not set {reserved} (use --{reserved})", reserved)
-    workers = min(2, os.cpu_count() or 1) if workers is None else _validate.integer("--workers", workers, minimum=1)
-    target = resolve_agent(agent)
-    mdp = build_environment(env, episodes, env_options, parameter="--env")
-    require_episodes("--episodes", episodes, mdp, episodes, _verification_runs(plan), f"the {plan.name} verification")
-    agent_seed, _, noise_seed = _claim_seeds(seed)
-    instance = build_agent(target, mdp, episodes, np.random.default_rng(agent_seed), epsilon, delta, agent_options,
-                           noise_rng=np.random.default_rng(noise_seed))
-    run = VerifyRun(target, env, env_options, mdp, epsilon, delta, episodes, plan, agent_options, seed, workers,
-                    scheduler, gaussian_claim, progress_stream, notion_of(target, instance),
-                    target.known_name(instance), relation_of(instance, agent_options),
-                    claim_route(instance, epsilon, delta), counterpart_for(target, instance, mdp),
-                    bound_of(target, instance))
-    return run, instance
-
-
-def _claim_seeds(seed: int) -> list[np.random.SeedSequence]:
-    """The seeds of the claim's run: the agent's coins, the environment's randomness, the billboard's noise."""
-    return np.random.SeedSequence(seed).spawn(1)[0].spawn(3)
-
-
-def _verification_runs(plan: Budget) -> float:
-    """Runs of up to K episodes a verification makes at most (:mod:`dpverify.audit.resources`): the claim's
-    run, the utility seeds (the agent, its no-data control and its counterpart), the one-run audits (a pilot
-    and the audited run, for two notions at most) and the white-box runs at K (the recorded run, its replays
-    and the noise runs)."""
-    return 1.0 + 3.0 * plan.utility_seeds + 4.0 * plan.one_run_runs + WHITEBOX_RUNS_AT_K
-
-
 def _run_and_account(agent: Any, run: VerifyRun) -> ClaimSection:
     """Run every episode the agent was built for, then read its ledger and claim."""
     try:
-        run_episodes(run.mdp, agent, run.episodes, np.random.default_rng(_claim_seeds(run.seed)[1]))
+        run_episodes(run.mdp, agent, run.episodes, np.random.default_rng(claim_seeds(run.seed)[1]))
     except DpverifyError:
         raise
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report, do not crash

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,6 @@ COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "
 
 def _save(plt: Any, figure: Any, path: Path) -> None:
     """PNG at 110 dpi, written atomically (a reader never sees half a file)."""
-    import io
-
-
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
@@ -215,7 +213,6 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     """A two-world audit's tested (FPR, FNR) points, with their Clopper–Pearson upper corners, against the
     smallest FNR the claim allows; False when the run has no tested points."""
     import numpy as np
-
 
     points = run.raw.get("points") or []
     audit = run.raw.get("audit") or {}

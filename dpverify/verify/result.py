@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,12 +57,10 @@ AUDIT_VIOLATION = "VIOLATION"
 AUDIT_NO_VIOLATION = "NO VIOLATION FOUND"
 
 
-def _status(name: str, value: str) -> str:
-    return _validate.one_of(name, value, SECTION_STATUSES)
-
-
-def _agrees(status: str, statuses: Iterable[str], what: str = "the checks") -> None:
-    if status != overall(statuses):
+def _valid(status: str, statuses: list[str] | None = None, what: str = "the checks") -> None:
+    """A section's status is pass, fail or not run, and agrees with ``statuses`` (when given)."""
+    _validate.one_of("status", status, SECTION_STATUSES)
+    if statuses is not None and status != overall(statuses):
         raise InvalidParameterError("status", f"must agree with {what}", status)
 
 
@@ -96,7 +93,7 @@ class SensitivityFigure:
 @dataclass(frozen=True)
 class WitnessFigure:
     """One replayed pair: the ε its changes imply under the verified noise (a lower bound for the pair
-    along the recorded transcript, :class:`dpverify.whitebox.PairWitness`)."""
+    along the recorded transcript, :class:`dpverify.whitebox.result.PairWitness`)."""
 
     environment: str
     episodes: int
@@ -125,9 +122,7 @@ class WhiteBoxSection:
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.checks:
-            _agrees(self.status, (c.status for c in self.checks))
+        _valid(self.status, [c.status for c in self.checks] or None)
 
     def __getitem__(self, name: str) -> CheckResult:
         return named(self.checks, name)
@@ -202,9 +197,7 @@ class ClaimSection:
     assumptions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.status != NOT_RUN:
-            _agrees(self.status, (c.status for c in self.checks))
+        _valid(self.status, None if self.status == NOT_RUN else [c.status for c in self.checks])
 
 
 @dataclass(frozen=True)
@@ -218,9 +211,7 @@ class StructureSection:
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.checks:
-            _agrees(self.status, (c.status for c in self.checks))
+        _valid(self.status, [c.status for c in self.checks] or None)
 
 
 @dataclass(frozen=True)
@@ -280,9 +271,7 @@ class AuditSection:
     runs: tuple[AuditRun, ...] = ()
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.runs:
-            _agrees(self.status, (r.status for r in self.runs), "the audit verdicts")
+        _valid(self.status, [r.status for r in self.runs] or None, "the audit verdicts")
 
 
 @dataclass(frozen=True)
@@ -337,7 +326,7 @@ class UtilitySection:
     learning_line: str = ""
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
+        _valid(self.status)
 
 
 @dataclass(frozen=True)
@@ -395,50 +384,32 @@ class VerifyReport:
         return to_jsonable(out)
 
 
-def _check_findings(section: str, checks: tuple[CheckResult, ...]) -> tuple[list[str], list[str]]:
-    refuting = [f"{section}: {c.name} failed ({c.reason})" for c in checks if c.status == FAIL]
-    missing = [f"{section}: {c.name} did not run ({c.reason})" for c in checks if c.status == NOT_RUN]
-    return refuting, missing
-
-
-def _not_applicable(section: str, checks: tuple[CheckResult, ...]) -> list[str]:
-    return [f"{section}: {c.name} not applicable ({c.reason})" for c in checks if c.status == NOT_APPLICABLE]
-
-
-def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:
-    refuting, missing = [], []
-    for run in runs:
-        label = f"{run.notion} {run.route} audit"
-        if run.verdict == AUDIT_VIOLATION:
-            refuting.append(f"{label} found a VIOLATION ({run.refutation()})")
-        elif run.verdict == NOT_RUN:
-            missing.append(f"{label} could not run ({run.detail})")
-    return refuting, missing
+def _said(status: str, word: str, *sections: tuple[str, tuple[CheckResult, ...]]) -> list[str]:
+    return [f"{name}: {c.name} {word} ({c.reason})" for name, checks in sections for c in checks if c.status == status]
 
 
 def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureSection,
            audits: AuditSection) -> Verdict:
     """The verdict from the four privacy sections (module docstring); utility does not enter."""
-    refuting, missing = _check_findings("white-box", whitebox.checks)
-    if not whitebox.checks:
-        missing.append(f"white-box checks could not run ({whitebox.reason})")
-    found, lacking = _check_findings("claim & accounting", claim.checks)
-    refuting += found
-    missing += lacking
-    if claim.status == NOT_RUN:
-        missing.append(f"claim & accounting could not run ({claim.reason})")
-    for found, lacking in (_check_findings("contract", structure.checks), _audit_findings(audits.runs)):
-        refuting += found
-        missing += lacking
+    box, ledger = ("white-box", whitebox.checks), ("claim & accounting", claim.checks)
+    contract = ("contract", structure.checks)
+    refuting = _said(FAIL, "failed", box, ledger, contract) + [
+        f"{r.notion} {r.route} audit found a VIOLATION ({r.refutation()})" for r in audits.runs
+        if r.verdict == AUDIT_VIOLATION]
+    missing = _said(NOT_RUN, "did not run", box)
+    missing += [] if whitebox.checks else [f"white-box checks could not run ({whitebox.reason})"]
+    missing += _said(NOT_RUN, "did not run", ledger)
+    missing += [f"claim & accounting could not run ({claim.reason})"] if claim.status == NOT_RUN else []
+    missing += _said(NOT_RUN, "did not run", contract)
+    missing += [f"{r.notion} {r.route} audit could not run ({r.detail})" for r in audits.runs if r.verdict == NOT_RUN]
     if all(c.status == NOT_APPLICABLE for c in structure.checks):  # none ran (or none applies)
         missing.append(f"contract checks could not run ({structure.reason})")
-    if not audits.runs:
-        missing.append(f"audits could not run ({audits.reason})")
-    waived = _not_applicable("claim & accounting", claim.checks) + _not_applicable("contract", structure.checks)
+    missing += [] if audits.runs else [f"audits could not run ({audits.reason})"]
+    waived = _said(NOT_APPLICABLE, "not applicable", ledger, contract)
     if refuting:
         return Verdict(REFUTED, tuple(refuting + missing + waived))
     if missing:
         return Verdict(INCONCLUSIVE, tuple(missing + waived))
-    contract = "every applicable contract check passed" if waived else "every contract check passed"
+    every = "every applicable contract check passed" if waived else "every contract check passed"
     return Verdict(CONSISTENT, (f"the releases behave as recorded (white-box checks), the ledger meets the claim, "
-                                f"{contract} and no audit found a violation", *waived))
+                                f"{every} and no audit found a violation", *waived))

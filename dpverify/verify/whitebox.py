@@ -27,7 +27,6 @@ SOURCE = "dpverify.whitebox.check_releases"
 
 def whitebox_section(run: VerifyRun, executor: Executor | None = None) -> WhiteBoxSection:
     """Run the white-box checks of the run's agent on its environment (module docstring)."""
-
     start = time.perf_counter()
     budget, claim = run.budget, run.claim
     K = min(run.episodes, budget.whitebox_episodes)

@@ -17,18 +17,7 @@ auditor seeds the agent's noise and chooses its users (:mod:`.runs`), then
 """
 
 from dpverify.whitebox.check import WhiteBoxPlan, check_releases
-from dpverify.whitebox.result import (
-    CHECK_NAMES,
-    FamilyNoise,
-    FamilySensitivity,
-    NoiseCheck,
-    PairWitness,
-    ReleaseFinding,
-    WhiteBoxResult,
-)
-from dpverify.whitebox.runs import CouldNotRun, RunRecord, Subject, run_agent
+from dpverify.whitebox.result import CHECK_NAMES, WhiteBoxResult
+from dpverify.whitebox.runs import Subject
 
-__all__ = [
-    "CHECK_NAMES", "CouldNotRun", "FamilyNoise", "FamilySensitivity", "NoiseCheck", "PairWitness", "ReleaseFinding",
-    "RunRecord", "Subject", "WhiteBoxPlan", "WhiteBoxResult", "check_releases", "run_agent",
-]
+__all__ = ["CHECK_NAMES", "Subject", "WhiteBoxPlan", "WhiteBoxResult", "check_releases"]

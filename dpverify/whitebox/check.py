@@ -38,21 +38,18 @@ from dpverify import _validate
 from dpverify.adapters.global_rng import uses_global_rng
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.agents.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
-from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor
 from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
 from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
-from dpverify.whitebox.result import FamilySensitivity, NoiseCheck, PairWitness, WhiteBoxResult
+from dpverify.whitebox.result import CHECK_NAMES, FamilySensitivity, NoiseCheck, PairWitness, WhiteBoxResult
 from dpverify.whitebox.runs import CouldNotRun, PatternChanged, RunRecord, Subject, run_agent, same_policies
 from dpverify.whitebox.sensitivity_replay import PairSummary, compare_replay
 from dpverify.whitebox.stacks import stacks
-from dpverify.whitebox.structure_check import NAME as STRUCTURE
 from dpverify.whitebox.structure_check import check_structure
 
-REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED = (
-    "reproducible from the seeds", "noise as recorded", "release pattern as recorded", "sensitivity within the record",
-    "witnessed pairs within the claim")
+REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED, STRUCTURE = CHECK_NAMES
 
 
 @dataclass(frozen=True)
@@ -353,7 +350,7 @@ def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
     return jobs
 
 
-def _map(executor: Any, jobs: list[_Job]) -> list[_Found]:
+def _map(executor: Executor | None, jobs: list[_Job]) -> list[_Found]:
     """The jobs on ``executor`` when they can be sent to workers, else here, in order. Local worker processes
     get every job (each is a whole agent run or more: the adaptive first-item-here rule would serialise the
     two long ones)."""
@@ -441,13 +438,13 @@ def _why(found: _Found) -> str:
 
 def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: CheckResult | None = None
              ) -> WhiteBoxResult:
-    checks = (*(CheckResult(name, NOT_RUN, reason) for name in (REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED)),
+    checks = (*(CheckResult(name, NOT_RUN, reason) for name in CHECK_NAMES[:-1]),
               structure or CheckResult(STRUCTURE, NOT_RUN, reason))
     return WhiteBoxResult(overall(c.status for c in checks), checks, episodes=plan.episodes,
                           search_episodes=plan.search_episodes, seed=plan.seed, seconds=time.perf_counter() - start)
 
 
-def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
+def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Executor | None = None,
                    on_done: Callable[[], None] | None = None) -> WhiteBoxResult:
     """Run the white-box release checks (module docstring) of ``subject``; every agent fault is reported.
 

@@ -17,9 +17,10 @@ import numpy as np
 from dpverify.agents.billboard import PublishedRelease
 from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult
 from dpverify.mechanisms import GOEMechanism
+from dpverify.whitebox.result import CHECK_NAMES
 from dpverify.whitebox.stacks import stacks
 
-NAME = "published structure"
+NAME = CHECK_NAMES[-1]
 
 
 def structure_problems(releases: Sequence[PublishedRelease]) -> list[str]:

@@ -16,10 +16,10 @@ from dpverify.errors import InvalidParameterError
 from dpverify.verify import CONSISTENT, INCONCLUSIVE, REFUTED, verify
 from dpverify.verify.budget import Budget
 from dpverify.verify.claim import claim_section
-from dpverify.verify.core import Stages, prepare
+from dpverify.verify.core import Stages
 from dpverify.verify.result import AUDIT_NO_VIOLATION
 from dpverify.verify.structure import structure_section
-from dpverify.verify.target import IMPORT_PATH, REGISTERED, VerifyRun, counterpart_for, resolve_agent
+from dpverify.verify.target import IMPORT_PATH, REGISTERED, VerifyRun, counterpart_for, prepare, resolve_agent
 from dpverify.verify.utility import curve
 
 
@@ -71,10 +71,12 @@ def test_reference_agent_is_consistent_at_a_tiny_budget() -> None:
     assert utility.learning is not None and utility.learning["seeds"] == 1 and utility.learning["learned"] is None
     assert utility.learning["known_reward_greedy_per_episode"] == pytest.approx(2.45)
     assert utility.learning_line.startswith("learned from users: cannot tell")
-    from dpverify.verify.report import to_markdown, to_text, utility_line
+    from dpverify.verify.document import render_markdown
+    from dpverify.verify.report import describe, to_text, utility_line
 
     assert "learned from users: cannot tell" in utility_line(report)
-    assert "no-data control: learned from users" in to_text(report) and "No-data control" in to_markdown(report)
+    assert "no-data control: learned from users" in to_text(report)
+    assert "No-data control" in render_markdown(describe(report), {})
 
 
 @pytest.mark.slow

@@ -11,8 +11,17 @@ import pytest
 from verify_fixtures import report
 
 from dpverify.agent_audit.plot import claimed_curve
-from dpverify.verify.report import FILES, fmt, headline, to_html, to_markdown, to_text, write_report
-from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED
+from dpverify.verify.document import render_html, render_markdown
+from dpverify.verify.report import FILES, describe, fmt, headline, to_text, write_report
+from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED, VerifyReport
+
+
+def to_markdown(report: VerifyReport) -> str:
+    return render_markdown(describe(report), {})
+
+
+def to_html(report: VerifyReport, figures: dict[str, Path]) -> str:
+    return render_html(describe(report), figures)
 
 
 @pytest.mark.parametrize("kind, verdict", [("consistent", CONSISTENT), ("refuted", REFUTED),
