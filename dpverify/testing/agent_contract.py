@@ -48,8 +48,8 @@ check the records above against the agent's behaviour: ``reproducible_from_the_s
 ``published_structure``.
 
 Every check raises explicitly (never ``assert``), so the contract is the same under ``python -O``.
-The result is frozen, one :class:`~dpverify.checks.CheckResult` per property (its status, the reason,
-and the figures behind it); :func:`assert_private_agent` raises AssertionError listing every failed or unrun
+The result is frozen, one :class:`~dpverify.checks.CheckResult` per property (its status, the reason and
+the figures behind it); :func:`assert_private_agent` raises AssertionError listing every failed or unrun
 property. A property that is not applicable is neither passed nor failed: it is listed as such, and does
 not make the result fail. A passing check is evidence about this run, not a proof: the privacy proof is
 the calibration and the billboard lemma; this check catches code that breaks their premises.
@@ -68,14 +68,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.billboard import Billboard, ReplayBillboard
-from dpverify.agents.tapes import (
-    UserTape,
-    follows_until_it_leaves,
-    ordinary_tapes,
-    play_on_tape,
-    random_tape,
-    run_on_tapes,
-)
+from dpverify.agents.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
 from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
@@ -115,7 +108,7 @@ MAY_NOT_APPLY: frozenset[str] = frozenset({"refuses_oversized_features", "settin
 
 @dataclass(frozen=True)
 class AgentContractResult:
-    """The outcome of :func:`check_private_agent`: one :class:`~dpverify.checks.CheckResult` per contract property."""
+    """The outcome of :func:`check_private_agent`: one :class:`~dpverify.checks.CheckResult` per property."""
 
     agent: str
     notion: str | None
@@ -334,7 +327,7 @@ class _ContractRun:
         return (f"user(s) {users} replaced, one replay each: every other user's policy and the release pattern "
                 "are unchanged"), {"replays": len(self.changed_users), "releases": len(self.billboard.history())}
 
-    def _replacement(self, j: int) -> UserTape:
+    def _replacement(self, j: int) -> Any:
         """Another user at position j: a tape on which the agent, as deployed to user j, takes another path (seen
         along the original user's path, where a step-level agent's partial policy is known)."""
         for _ in range(16):

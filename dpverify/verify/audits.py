@@ -27,12 +27,12 @@ from typing import Any
 from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, audit_agent
 from dpverify.agent_audit.notions import NOTIONS, notions_for
 from dpverify.agent_audit.routes import audit_route
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
+from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.audit.executors import Executor
 from dpverify.checks import NOT_RUN, overall
 from dpverify.errors import DpverifyError
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, AuditRun, AuditSection
-from dpverify.verify.target import VerifyRun
+from dpverify.verify.target import MDP, VerifyRun
 from dpverify.whitebox.neighbours import audit_environment
 
 #: Environment options of the two-world audits' small configuration, per registered environment.
@@ -46,7 +46,7 @@ SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {
 ERROR_LEVEL = 0.05
 
 
-def _audit_environment_kind(mdp: LinearMDP | LinearMixtureMDP) -> str | None:
+def _audit_environment_kind(mdp: MDP) -> str | None:
     """What the worst-case canary design runs in for this environment: "audit linear MDP", "audit
     linear mixture MDP" (of its dimensions), or None when it has no audit environment."""
     try:

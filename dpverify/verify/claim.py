@@ -14,14 +14,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.registry import card
 from dpverify.calibration import NamedSchedule
 from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
 from dpverify.conversions import CONVERSIONS, DPGuarantee
 from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.verify.result import ClaimSection, FamilyAccount, PaperCalibration
-from dpverify.verify.target import VerifyRun
+from dpverify.verify.target import MDP, VerifyRun
 
 #: Relative slack when comparing the ledger's ε with the claimed ε (rounding of per-user sums only).
 LEDGER_TOLERANCE = 1e-9
@@ -49,8 +48,8 @@ def _noise_by_family(agent: Any, ledger: PrivacyLedger) -> tuple[dict[str, float
     return noise, sensitivity
 
 
-def _paper_calibration(schedule: NamedSchedule | None, mdp: LinearMDP | LinearMixtureMDP, episodes: int,
-                       epsilon: float, delta: float, relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
+def _paper_calibration(schedule: NamedSchedule | None, mdp: MDP, episodes: int, epsilon: float, delta: float,
+                       relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
     """The paper's printed noise at the run's (H, K, d, ε, δ), with the printed noise std per family; None when
     the agent's schedule has no printed noise (Liao et al. 2021 prints no noise scale in its text; Luyo et al.
     and Ngo et al. are not among the papers whose calibration dpverify checks)."""

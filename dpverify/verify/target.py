@@ -33,6 +33,8 @@ REGISTERED = "registered"
 IMPORT_PATH = "import path"
 
 DEFAULT_EPISODES = 1000
+#: The environments verify runs agents on.
+MDP = LinearMDP | LinearMixtureMDP
 #: The non-private reference agent for an agent dpverify does not know, by environment kind.
 DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr"}
 
@@ -140,7 +142,7 @@ def notion_of(target: AgentTarget, agent: Any) -> str:
     return entry.notion if entry is not None and entry.notion is not None else "unknown"
 
 
-def build_agent(target: AgentTarget, mdp: LinearMDP | LinearMixtureMDP, episodes: int, rng: np.random.Generator,
+def build_agent(target: AgentTarget, mdp: MDP, episodes: int, rng: np.random.Generator,
                 epsilon: float, delta: float, options: dict[str, Any],
                 noise_rng: np.random.Generator | None = None) -> Any:
     """Call the factory with the claim as options and a fresh billboard to publish on (the private-agent
@@ -166,7 +168,7 @@ class VerifyRun:
     target: AgentTarget
     env: str
     env_options: dict[str, Any]
-    mdp: LinearMDP | LinearMixtureMDP
+    mdp: MDP
     epsilon: float
     delta: float
     episodes: int

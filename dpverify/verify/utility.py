@@ -25,14 +25,13 @@ import numpy as np
 
 from dpverify.agents import runner
 from dpverify.agents.base import run_episodes
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.learning import compare_learning, uniform_policy_regret
 from dpverify.bounds import evaluate, get
 from dpverify.checks import NOT_RUN, PASS
 from dpverify.errors import DpverifyError
 from dpverify.usercode import UserCodeError
 from dpverify.verify.result import BoundValue, Curve, UtilitySection
-from dpverify.verify.target import REGISTERED, VerifyRun, build_agent
+from dpverify.verify.target import MDP, REGISTERED, VerifyRun, build_agent
 
 #: At most this many points of each curve are kept in the report (the plot needs no more).
 CURVE_POINTS = 400
@@ -47,7 +46,7 @@ def curve(label: str, regret: np.ndarray) -> Curve:
     return Curve(label, tuple(int(i) + 1 for i in index), tuple(float(x) for x in mean), tuple(float(x) for x in std))
 
 
-def _bound_value(name: str, mdp: LinearMDP | LinearMixtureMDP, episodes: int, epsilon: float,
+def _bound_value(name: str, mdp: MDP, episodes: int, epsilon: float,
                  delta: float) -> BoundValue:
     entry = get(name)
     ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta)
@@ -124,7 +123,7 @@ def utility_section(run: VerifyRun) -> UtilitySection:
 
 
 def _learning(control: Callable[[], np.ndarray], agent_regret: np.ndarray,
-              mdp: LinearMDP | LinearMixtureMDP) -> tuple[dict[str, Any] | None, str]:
+              mdp: MDP) -> tuple[dict[str, Any] | None, str]:
     """The no-data control's comparison (dpverify.agents.learning) and its line, or None and why it could not
     run (an agent that refuses an empty slot, a step-level agent)."""
 
