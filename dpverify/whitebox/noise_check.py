@@ -52,8 +52,9 @@ import numpy as np
 from scipy import special, stats
 
 from dpverify.agents.core.billboard import PublishedRelease
+from dpverify.checks import FAIL, NOT_RUN, PASS
 from dpverify.ledger import PrivacyLedger
-from dpverify.whitebox.result import FAIL, NOT_RUN, PASS, FamilyNoise, NoiseCheck
+from dpverify.whitebox.result import FamilyNoise, NoiseCheck
 from dpverify.whitebox.stacks import Stack, stacks
 
 #: The default false-alarm level of the whole noise check (every family and test together).
