@@ -131,29 +131,6 @@ def _positions_by_mechanism(mechanisms: Sequence[Mechanism]) -> list[list[int]]:
     return list(positions.values())
 
 
-def _record(ledger: PrivacyLedger, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
-            pattern: UserPattern) -> None:
-    """Record a block's releases in the ledger, family by family, a run of consecutive stages by one mechanism
-    at once (the same accounting as recording them one by one in publication order: a ledger's blocks
-    do not depend on the order in which one episode's releases of different families are recorded)."""
-    family, first, mechanism = releases[0]
-    if all(r[0] == family and r[1] == first + i and r[2] is mechanism for i, r in enumerate(releases)):
-        ledger.record_stages(family, episode, (first, first + len(releases) - 1), mechanism, pattern)
-        return
-    by_family: dict[str, list[tuple[int, Mechanism]]] = {}
-    for family, stage, mechanism in releases:
-        by_family.setdefault(family, []).append((stage, mechanism))
-    for family, entries in by_family.items():
-        i = 0
-        while i < len(entries):
-            first, mechanism = entries[i]
-            j = i + 1
-            while j < len(entries) and entries[j][0] == first + (j - i) and entries[j][1] is mechanism:
-                j += 1
-            ledger.record_stages(family, episode, (first, first + j - i - 1), mechanism, pattern)
-            i = j
-
-
 def _published_value(mechanism: Mechanism, value: object) -> np.ndarray:
     """An already-noised value as it is recorded (:meth:`Billboard.publish_noised`): a float array of the
     mechanism's output shape with finite entries. Nothing else is checked or changed here: whether it
@@ -302,7 +279,7 @@ class Billboard:
                 self._keep(episode, pattern, [(family, stage, mechanism)],
                            noisy[i][None] if values is None else values[i:i + 1],
                            None if noise is None else noise[None])
-        _record(self.ledger, episode, releases, pattern)
+        self.ledger.record_releases(episode, releases, pattern)
         self.n_published += n
         return noisy
 
