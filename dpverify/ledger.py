@@ -451,6 +451,15 @@ class _FamilyRecord:
         earlier.episodes = (earlier.episodes[0], episode)
         return True
 
+    def stretch(self, episode: int, first: int, last: int) -> bool:
+        """Extend the current run from stage ``first`` on to ``last`` (either way) when its only episode is
+        ``episode`` and it ends at ``first`` on that side: what recording the stages in between one by one does."""
+        run = self.current
+        if run is None or run.episodes != (episode, episode) or run.stages[last > first] != first:
+            return False
+        run.stages = (run.stages[0], last) if last > first else (last, run.stages[1])
+        return True
+
     def start(self, run: _Run) -> None:
         """Make ``run`` the current run; set the current one aside (closing the set-aside run of its key)."""
         if self.current is not None:
@@ -490,13 +499,19 @@ class _FamilyRecord:
 
 def _stage_runs(releases: Sequence[tuple[str, int, Mechanism]]) -> list[tuple[str, int, int, Mechanism]]:
     """(family, first, last, mechanism) of each run of releases one family makes at consecutive stages by one
-    mechanism, family by family in the order of their first release."""
+    mechanism — ascending (first ≤ last) or descending (first > last) — family by family in the order of their
+    first release."""
     runs: dict[str, list[tuple[int, int, Mechanism]]] = {}
     for family, stage, mechanism in releases:
-        stage = stage if type(stage) is int and stage >= 1 else _validate.integer("stage", stage, minimum=1)
-        family_runs = runs.setdefault(family, [])
-        first, last, last_mechanism = family_runs[-1] if family_runs else (0, -1, None)
-        if stage == last + 1 and (last_mechanism is mechanism or last_mechanism == mechanism):
+        if type(stage) is not int or stage < 1:
+            stage = _validate.integer("stage", stage, minimum=1)
+        family_runs = runs.get(family)
+        if family_runs is None:
+            runs[family] = [(stage, stage, mechanism)]
+            continue
+        first, last, previous = family_runs[-1]
+        if ((stage == last + 1 and first <= last) or (stage == last - 1 and first >= last)) and (
+                previous is mechanism or previous == mechanism):
             family_runs[-1] = (first, stage, mechanism)
         else:
             family_runs.append((stage, stage, mechanism))
@@ -630,7 +645,7 @@ class PrivacyLedger:
                                         episode)
         if not isinstance(family, str) or not family:
             raise InvalidParameterError("family", "must be a non-empty string", family)
-        if not hasattr(mechanism, "rho"):
+        if not isinstance(mechanism, Mechanism) and not hasattr(mechanism, "rho"):  # (hasattr evaluates ρ)
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(mechanism).__name__)
         self._check_relation(mechanism)
         self._families.setdefault(family, _FamilyRecord()).start(_Run((episode, episode), (stage, stage), mechanism,
@@ -640,7 +655,8 @@ class PrivacyLedger:
                         users: str | UserPattern) -> None:
         """Record releases of one episode at once, ``releases[i]`` = (family, stage, mechanism) (a billboard's
         block), family by family: a run of consecutive stages by one mechanism that is the next episode of the
-        family's current run extends it as a whole, any other is recorded stage by stage (:meth:`record`).
+        family's current run extends it as a whole; any other is recorded as stage by stage (:meth:`record`), the
+        stages after the first at once when they extend the run the first one is in.
 
         The same releases and accounting as :meth:`record` of each; the same blocks for the orders agents record
         in (each episode's stages in a sweep, one episode after the other).
@@ -650,8 +666,12 @@ class PrivacyLedger:
         pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
         for family, first, last, mechanism in _stage_runs(releases):
             record = self._families.get(family)
-            if record is None or not record.extend(episode, (first, last), mechanism, pattern):
-                for stage in range(first, last + 1):
+            if first < last and record is not None and record.extend(episode, (first, last), mechanism, pattern):
+                continue  # the next episode of the current run's stages
+            self.record(family, episode, first, mechanism, pattern)
+            if first != last and not self._families[family].stretch(episode, first, last):
+                step = 1 if last > first else -1
+                for stage in range(first + step, last + step, step):
                     self.record(family, episode, stage, mechanism, pattern)
 
     # ---- queries -----------------------------------------------------------------------------
