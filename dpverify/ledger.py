@@ -14,8 +14,8 @@ stage h, its mechanism, and which users' data it touches. It answers
 
 Scale: releases are stored as rectangular *blocks* (family × episode range × stage range, one
 mechanism, one user pattern), so the DP-LSVI-UCB++ schedule at H = 20, K = 10⁵ (8×10⁶ releases) is four
-blocks. :meth:`PrivacyLedger.record` (one release) and :meth:`PrivacyLedger.record_releases` (a billboard's
-block of one episode) merge releases into blocks as they arrive.
+blocks. :meth:`PrivacyLedger.record` and :meth:`~PrivacyLedger.record_releases` (a billboard's block) merge
+releases into blocks as they arrive.
 
 Which users a release touches is a :class:`UserPattern`:
 
@@ -49,7 +49,7 @@ import json
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -395,8 +395,9 @@ def _range(name: str, value: object) -> tuple[int, int]:
 @dataclass(slots=True)
 class _Run:
     """Releases gathered into one block: each episode of ``episodes`` (those divisible by the step of ``users``)
-    at each stage of ``stages``, by ``mechanism``. A family's current run grows in place; a closed run is never
-    changed (a merge replaces it), so a copy of the list of closed runs is a snapshot."""
+    at each stage of ``stages``, by ``mechanism``; set aside and closed under its :attr:`key`. A family's current
+    run grows in place; a closed run is never changed (a merge replaces it), so a copy of a list of them is a
+    snapshot."""
 
     episodes: tuple[int, int]
     stages: tuple[int, int]
@@ -404,8 +405,7 @@ class _Run:
     users: UserPattern
 
     @property
-    def key(self) -> tuple[tuple[int, int], Mechanism]:
-        """What runs are set aside and closed under: their stages and mechanism (a value, compared by equality)."""
+    def key(self) -> tuple[tuple[int, int], Mechanism]:  # (the mechanism as a value, compared by equality)
         return (self.stages, self.mechanism)
 
     def made_by(self, mechanism: Mechanism, users: UserPattern) -> bool:
@@ -425,18 +425,16 @@ class _Run:
         return False
 
 
+@dataclass(slots=True)
 class _FamilyRecord:
-    """One family's releases as recorded: the run being extended, runs set aside, closed runs."""
+    """One family's releases as recorded: the run being extended, runs set aside (one per key: a family released by
+    one mechanism per stage resumes each stage's run episode after episode), closed runs, and the position in
+    ``closed`` of the last run of each key (where a closed run that continues it is merged)."""
 
-    def __init__(self) -> None:
-        self.current: _Run | None = None
-        # Runs set aside by a release that did not extend them, one per key (a family released by one mechanism
-        # per stage resumes each stage's run episode after episode).
-        self.set_aside: dict[tuple[tuple[int, int], Mechanism], _Run] = {}
-        self.closed: list[_Run] = []
-        # The position in ``closed`` of the last run of each key: where a closed run that continues it is merged,
-        # so that runs interleaved across stages still merge into one block per stage.
-        self.tails: dict[tuple[tuple[int, int], Mechanism], int] = {}
+    current: _Run | None = None
+    set_aside: dict[tuple[tuple[int, int], Mechanism], _Run] = field(default_factory=dict)
+    closed: list[_Run] = field(default_factory=list)
+    tails: dict[tuple[tuple[int, int], Mechanism], int] = field(default_factory=dict)
 
     def extend(self, episode: int, stages: tuple[int, int], mechanism: Mechanism, users: UserPattern) -> bool:
         """Add releases to the current run if they border it, else (one stage) to the set-aside run of its stage and
@@ -469,28 +467,23 @@ class _FamilyRecord:
             self.set_aside[self.current.key] = self.current
         self.current = run
 
-    def close(self, run: _Run) -> None:
+    def close(self, run: _Run, merge: bool = True) -> None:
         """Add a finished run to the closed ones, merged into the last closed run of its key (its stages and
         mechanism) when it continues it: the same users, in the episodes right after."""
         i = self.tails.get(run.key, -1)
-        tail = self.closed[i] if i >= 0 else None
+        tail = self.closed[i] if merge and i >= 0 else None
         if tail is not None and tail.users == run.users and tail.episodes[1] + run.users.step == run.episodes[0]:
             self.closed[i] = _Run((tail.episodes[0], run.episodes[1]), tail.stages, tail.mechanism, tail.users)
         else:
-            self.append(run)
+            self.tails[run.key] = len(self.closed)
+            self.closed.append(run)
 
-    def append(self, run: _Run) -> None:
-        self.tails[run.key] = len(self.closed)
-        self.closed.append(run)
-
-    def pending(self) -> list[_Run]:
-        """The runs not closed yet: the set-aside ones, in the order they were set aside, then the current one."""
+    def pending(self) -> list[_Run]:  # the set-aside runs, in the order they were set aside, then the current one
         return [*self.set_aside.values(), *([] if self.current is None else [self.current])]
 
     def blocks(self, family: str) -> list[ReleaseBlock]:
         """The family's blocks, its pending runs closed in a copy, in a canonical order (stages, then episodes)."""
-        view = _FamilyRecord()
-        view.closed, view.tails = list(self.closed), dict(self.tails)
+        view = _FamilyRecord(closed=list(self.closed), tails=dict(self.tails))
         for run in self.pending():
             view.close(run)
         blocks = [ReleaseBlock(family, r.episodes, r.stages, r.mechanism, r.users) for r in view.closed]
@@ -499,17 +492,13 @@ class _FamilyRecord:
 
 def _stage_runs(releases: Sequence[tuple[str, int, Mechanism]]) -> list[tuple[str, int, int, Mechanism]]:
     """(family, first, last, mechanism) of each run of releases one family makes at consecutive stages by one
-    mechanism — ascending (first ≤ last) or descending (first > last) — family by family in the order of their
-    first release."""
+    mechanism, ascending (first ≤ last) or descending, family by family in the order of their first release."""
     runs: dict[str, list[tuple[int, int, Mechanism]]] = {}
     for family, stage, mechanism in releases:
         if type(stage) is not int or stage < 1:
             stage = _validate.integer("stage", stage, minimum=1)
-        family_runs = runs.get(family)
-        if family_runs is None:
-            runs[family] = [(stage, stage, mechanism)]
-            continue
-        first, last, previous = family_runs[-1]
+        family_runs = runs.setdefault(family, [])
+        first, last, previous = family_runs[-1] if family_runs else (0, 0, None)
         if ((stage == last + 1 and first <= last) or (stage == last - 1 and first >= last)) and (
                 previous is mechanism or previous == mechanism):
             family_runs[-1] = (first, stage, mechanism)
@@ -596,14 +585,8 @@ class PrivacyLedger:
                 getattr(relation, "value", relation),  # the relation's name, not the enum's repr
             )
 
-    def record_block(
-        self,
-        family: str,
-        episodes: tuple[int, int],
-        stages: tuple[int, int],
-        mechanism: Mechanism,
-        users: str | UserPattern,
-    ) -> ReleaseBlock:
+    def record_block(self, family: str, episodes: tuple[int, int], stages: tuple[int, int], mechanism: Mechanism,
+                     users: str | UserPattern) -> ReleaseBlock:
         """Record a whole rectangle of releases at once (used by schedules). For a pattern with ``step`` > 1 the
         rectangle is that of the episodes in ``episodes`` divisible by the step (at least one)."""
         pattern = user_pattern(users)
@@ -619,19 +602,14 @@ class PrivacyLedger:
         for run in record.pending():  # the block starts no run: the family's runs are closed first
             record.close(run)
         record.current, record.set_aside = None, {}
-        record.append(_Run(block.episodes, block.stages, block.mechanism, block.users))
+        record.close(_Run(block.episodes, block.stages, block.mechanism, block.users), merge=False)
         return block
 
-    def record(
-        self, family: str, episode: int, stage: int, mechanism: Mechanism, users: str | UserPattern
-    ) -> None:
-        """Record one release; consecutive releases of a family are merged into blocks.
-
-        Agents record stage by stage (any order of stages within an episode, one episode after the
-        other); a release that does not extend the family's current run (or a run set aside, of its stage and
-        mechanism, by one episode) starts a new one, so the ledger is exact whatever the order — merging only
-        saves memory.
-        """
+    def record(self, family: str, episode: int, stage: int, mechanism: Mechanism, users: str | UserPattern) -> None:
+        """Record one release, merged into a block with the family's releases it borders: agents record stage by
+        stage (any order of stages within an episode, one episode after the other); a release that extends neither
+        the family's current run nor a set-aside run of its stage starts a new one, so the ledger is exact whatever
+        the order — merging only saves memory."""
         if type(episode) is not int or episode < 1:
             episode = _validate.integer("episode", episode, minimum=1)
         if type(stage) is not int or stage < 1:
@@ -653,14 +631,10 @@ class PrivacyLedger:
 
     def record_releases(self, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
                         users: str | UserPattern) -> None:
-        """Record releases of one episode at once, ``releases[i]`` = (family, stage, mechanism) (a billboard's
-        block), family by family: a run of consecutive stages by one mechanism that is the next episode of the
-        family's current run extends it as a whole; any other is recorded as stage by stage (:meth:`record`), the
-        stages after the first at once when they extend the run the first one is in.
-
-        The same releases and accounting as :meth:`record` of each; the same blocks for the orders agents record
-        in (each episode's stages in a sweep, one episode after the other).
-        """
+        """Record releases of one episode, ``releases[i]`` = (family, stage, mechanism) (a billboard's block), family
+        by family: a run of consecutive stages by one mechanism extends the family's current run at once when it is
+        its next episode, else is recorded as by :meth:`record` stage by stage (the same releases and accounting;
+        the same blocks for the orders agents record in: each episode's stages in a sweep, episode after episode)."""
         if type(episode) is not int or episode < 1:
             episode = _validate.integer("episode", episode, minimum=1)
         pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)

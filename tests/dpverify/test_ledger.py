@@ -101,19 +101,22 @@ def test_record_merges_into_blocks_and_matches_record_block():
     assert np.allclose(ledger.per_user_rho(), ref.per_user_rho())
 
 
-@given(st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.booleans()), max_size=25))
+@given(st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.booleans(), st.booleans()),
+                max_size=25))
 def test_record_releases_equals_recording_stage_by_stage(calls):
-    """One run of stages per episode (episodes increasing, possibly with gaps): a run recorded at once is recorded
-    as stage by stage. (With several runs in one episode the two may cut the same releases into other blocks.)"""
+    """One run of stages per episode (episodes increasing, possibly with gaps), ascending or descending: a run
+    recorded at once is recorded as stage by stage. (With several runs in one episode the two may cut the same
+    releases into other blocks.)"""
     mechanisms = (GaussianMechanism(1.0, 10.0, 3), GaussianMechanism(1.0, 20.0, 3))
     batched, one_by_one = PrivacyLedger(), PrivacyLedger()
     episode = 0
-    for step, first, length, other in calls:
+    for step, first, length, other, descending in calls:
         episode += step
         m = mechanisms[int(other)]
-        last = first + length - 1
-        batched.record_releases(episode, [("s", h, m) for h in range(first, last + 1)], "prefix")
-        for h in range(first, last + 1):
+        stages = range(first, first + length)
+        stages = stages[::-1] if descending else stages
+        batched.record_releases(episode, [("s", h, m) for h in stages], "prefix")
+        for h in stages:
             one_by_one.record("s", episode, h, m, "prefix")
     assert batched.blocks == one_by_one.blocks
 
@@ -390,13 +393,13 @@ def billboard_stages(family, mechanism, n, first=1):
     return [(family, h, mechanism) for h in range(first, first + n)]
 
 
-@given(st.integers(1, 6), st.integers(1, 12), st.booleans(), st.booleans(), st.booleans(),
-       st.sampled_from(["prefix", "current", "dyadic-1"]))
+@given(st.integers(1, 6), st.integers(1, 12), st.booleans(), st.booleans(),
+       st.sampled_from(["release", "stage", "pass"]), st.sampled_from(["prefix", "current", "dyadic-1"]))
 def test_agent_schedules_record_one_block_per_stage_range_and_mechanism(horizon, episodes, descending, staged,
-                                                                         by_release, users):
+                                                                         grouping, users):
     """An agent's per-episode releases — a Gram-like family at all stages at once, then three vector families
-    stage by stage in a sweep (one mechanism, or one per stage) — recorded through record_releases or release by
-    release, give the blocks of the schedule: one per (stages, mechanism)."""
+    stage by stage in a sweep (one mechanism, or one per stage) — recorded release by release, stage by stage or a
+    whole pass at once, give the blocks of the schedule: one per (stages, mechanism)."""
     step = 2 if users == "dyadic-1" else 1
     gram = GOEMechanism(1.0, 3.0, 2)
     vectors = {f: [GaussianMechanism(1.0, 2.0 + (h if staged else 0) + i, 2) for h in range(horizon)]
@@ -404,10 +407,11 @@ def test_agent_schedules_record_one_block_per_stage_range_and_mechanism(horizon,
     recorded, planned = PrivacyLedger(), PrivacyLedger()
     sweep = range(horizon, 0, -1) if descending else range(1, horizon + 1)
     for k in range(step, step * episodes + 1, step):
-        labels = [billboard_stages("gram", gram, horizon)] + [[(f, h, vectors[f][h - 1]) for f in vectors]
-                                                              for h in sweep]
-        for block in labels:
-            if by_release:
+        stage_blocks = [[(f, h, vectors[f][h - 1]) for f in vectors] for h in sweep]
+        blocks = [billboard_stages("gram", gram, horizon)] + (
+            [[label for block in stage_blocks for label in block]] if grouping == "pass" else stage_blocks)
+        for block in blocks:
+            if grouping == "release":
                 for family, h, m in block:
                     recorded.record(family, k, h, m, users)
             else:
