@@ -56,7 +56,7 @@ def random_policy_regret(mdp: Any) -> float:
 def bound_value(name: str, mdp: Any, episodes: int, epsilon: float, delta: float) -> BoundValue:
 
     entry = get(name)
-    ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta)
+    ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta, A=mdp.num_actions)
     return BoundValue(name, f"{entry.notation}({entry.expression})", ev.value, ev.privacy, ev.non_private,
                       {k: float(v) for k, v in ev.values.items()})
 
