@@ -1,13 +1,14 @@
 """JDP-LinUCB — Shariff & Sheffet 2018: LinUCB on a tree-privatised Gram matrix and target, (ε, δ)-JDP.
 
 Shariff & Sheffet 2018, "Differentially private contextual linear bandits" (NeurIPS 2018; arXiv:1810.00068):
-linear UCB made jointly private with the tree-based algorithm, in its additive-Gaussian-noise instantiation. User t's data is its context (the arm set of its round) and its rewards; its
-round contributes z_t = (x_t, r_t) ∈ ℝ^{d+1}, x_t the feature of the arm it was given and r_t its reward, and the
-learner keeps the augmented Gram matrix M_t = Σ_{s≤t} z_s z_sᵀ, whose top-left block is Σ x xᵀ and whose last
-column holds Σ x r. M is released through the binary mechanism (:class:`~dpverify.agents.bandits.counters.
-TreeCounter`): at round t the node (t − lowbit(t), t] of M with symmetric Gaussian noise (the GOE mechanism,
-:class:`dpverify.mechanisms.GOEMechanism`), each node once, ``users="tree"``. Round t + 1 plans from the noisy
-prefix M̃_t only:
+linear UCB made jointly private with the tree-based algorithm, in its additive-Gaussian-noise instantiation.
+User t's data is its context (the arm set of its round) and its rewards; its round contributes
+z_t = (x_t, r_t) ∈ ℝ^{d+1}, x_t the feature of the arm it was given and r_t its reward, and the learner keeps
+the augmented Gram matrix M_t = Σ_{s≤t} z_s z_sᵀ, whose top-left block is Σ x xᵀ and whose last column holds
+Σ x r. M is released through the binary mechanism (:class:`~dpverify.agents.bandits.counters.TreeCounter`):
+at round t the node (t − lowbit(t), t] of M with symmetric Gaussian noise (the GOE mechanism,
+:class:`dpverify.mechanisms.GOEMechanism`), each node once, ``users="tree"``. Round t + 1 plans from the
+noisy prefix M̃_t only:
 
     V = M̃[:d, :d] + (λ_reg + Γ) I,   u = M̃[:d, d],   θ̂ = V⁻¹u,
     arm(c) = argmax_a ⟨θ̂, x_{c,a}⟩ + β ‖x_{c,a}‖_{V⁻¹}                  (:mod:`dpverify.agents.bandits.linucb`)

@@ -85,10 +85,10 @@ def ldp_linucb_schedule(episodes: int, dim: int, relation: Neighbouring | str = 
         episodes=episodes,
         stages=1,
         statistics=(
-            StatisticSpec("gram", "x xᵀ of user t (GOE)", "symmetric-matrix", dim, gram_sum_sensitivity(bound, relation),
-                          CURRENT),
-            StatisticSpec("target", "x·r of user t (Gaussian)", "vector", dim, vector_sum_sensitivity(bound, relation),
-                          CURRENT),
+            StatisticSpec("gram", "x xᵀ of user t (GOE)", "symmetric-matrix", dim,
+                          gram_sum_sensitivity(bound, relation), CURRENT),
+            StatisticSpec("target", "x·r of user t (Gaussian)", "vector", dim,
+                          vector_sum_sensitivity(bound, relation), CURRENT),
         ),
         assumptions=(
             f"‖x‖₂ ≤ {F:g}, checked at construction and at every round",
