@@ -53,11 +53,13 @@ def ucb_scores(features: np.ndarray, gram: np.ndarray, target: np.ndarray, floor
     ``gram`` is V (n, d, d), ``target`` u (n, d); V's eigenvalues below ``floor`` are raised to it
     (post-processing; :func:`dpverify.agents.core.noise_bounds.floored_inverse_factor`, W Wᵀ = V⁻¹)."""
     factor, _, corrections = floored_inverse_factor(gram, floor)
-    theta = np.einsum("nde,ne->nd", factor, np.einsum("nfe,nf->ne", factor, target))  # V⁻¹u = W (Wᵀu)
-    means = np.einsum("cad,nd->nca", features, theta)
-    projected = np.einsum("cad,nde->ncae", features, factor)  # Wᵀx, so ‖Wᵀx‖² = xᵀV⁻¹x
-    widths = np.sqrt(np.einsum("ncae,ncae->nca", projected, projected))
-    return means + np.asarray(beta)[..., None, None] * widths, corrections
+    n, (C, A, d) = gram.shape[0], features.shape
+    flat = features.reshape(C * A, d)
+    theta = np.matvec(factor, np.matvec(np.swapaxes(factor, -1, -2), target))  # V⁻¹u = W (Wᵀu)
+    means = np.matvec(flat, theta)  # ⟨θ̂, x⟩, (n, C·A)
+    projected = flat @ factor  # xᵀW = (Wᵀx)ᵀ, so ‖·‖² = xᵀV⁻¹x; one product per trial
+    widths = np.sqrt(np.sum(projected * projected, axis=-1))
+    return (means + np.asarray(beta)[..., None] * widths).reshape(n, C, A), corrections
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,15 @@ def fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def unit(report: VerifyReport) -> str:
+    """What one of the K users has: an "episode", or a bandit's "round" (the environment's ``unit``)."""
+    return str((report.utility.environment or {}).get("unit", "episode"))
+
+
 def headline(report: VerifyReport) -> str:
     s = report.settings
     return (f"{report.verdict.verdict} — {s.agent} on {s.env}: claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over "
-            f"K = {s.episodes} episodes, budget {s.budget}")
+            f"K = {s.episodes} {unit(report)}s, budget {s.budget}")
 
 
 def whitebox_line(report: VerifyReport) -> str:
@@ -204,7 +209,7 @@ def _audit_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
 
 def _utility_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
     u = report.utility
-    headers = ["policy", "cumulative regret (mean)", "std", "per episode"]
+    headers = ["policy", "cumulative regret (mean)", "std", f"per {unit(report)}"]
     rows = []
     for curve, label in ((u.agent, "private"), (u.counterpart, "non-private")):
         if curve is not None:
@@ -321,7 +326,7 @@ def to_markdown(report: VerifyReport, figures: dict[str, Path] | None = None) ->
     s = report.settings
     out = [f"# {report.verdict.verdict}", "",
            f"**{s.agent}** ({s.agent_source}) on **{s.env}** — claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over "
-           f"K = {s.episodes} episodes, budget `{s.budget}`.", ""]
+           f"K = {s.episodes} {unit(report)}s, budget `{s.budget}`.", ""]
     out += [f"- {reason}" for reason in report.verdict.reasons] + [""]
     out += [f"> {report.verdict.caveat}", "", "## Evidence", ""]
     out += _md_table(["section", "status", "finding"], [[t, st, line] for t, st, line in _sections(report)])
@@ -542,7 +547,7 @@ def _utility_html(report: VerifyReport) -> str:
     u = report.utility
     if u.agent is None:
         return f'<p class="note">Not run: {_e(u.reason)}</p>'
-    parts = [f"<p>{u.seeds} seeds of K = {u.episodes} episodes each; exact per-episode regret.</p>",
+    parts = [f"<p>{u.seeds} seeds of K = {u.episodes} {unit(report)}s each; exact per-{unit(report)} regret.</p>",
              _html_table(*_utility_rows(report))]
     if u.learning_line:
         parts.append(f"<p><strong>No-data control</strong> (the same agent and seeds, every user slot empty): "
@@ -595,7 +600,7 @@ budget {_e(s.budget)}</header>
 <section class="verdict {cls}" id="verdict">
 <h1>{_e(v.verdict)}</h1>
 <div class="what">{_e(s.agent)} on {_e(s.env)}: claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over K = {s.episodes}
-episodes, {_e(report.claim.notion.upper())} notion.</div>
+{unit(report)}s, {_e(report.claim.notion.upper())} notion.</div>
 <ul>{reasons}</ul>{caveat}
 </section>
 <h2>Evidence</h2>
