@@ -49,15 +49,13 @@ finite entries, feature norms within the declared bound, distributions summing t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 
-from ..core.base import Trajectory
-from ..core.tapes import UserTape
 from .linear_mdp import (
     _check_distributions,
     _check_norms,
@@ -66,6 +64,10 @@ from .linear_mdp import (
     _frozen_array,
     _TabularDynamics,
 )
+
+if TYPE_CHECKING:  # naming the environments imports no agent code
+    from ..core.base import Trajectory
+    from ..core.tapes import UserTape
 
 #: Largest |⟨θ, x⟩ − m(c, a)| accepted when a linear bandit declares its θ (rounding of the outcome law).
 LINEAR_TOLERANCE = 1e-9
@@ -194,6 +196,8 @@ class Bandit(_TabularDynamics):
         """A user who arrives with ``context`` and gets the highest (``reward="high"``) or lowest (``"low"``)
         reward on every arm, whatever the learner pulls (a canary need not follow the outcome law: a privacy
         claim holds for every user)."""
+        from ..core.tapes import UserTape
+
         outcome = self.num_contexts + (self.num_levels - 1 if reward == "high" else 0)
         table = np.full((1, self.num_states, self.num_arms), outcome, dtype=np.int64)
         return UserTape(int(context), table, label)
