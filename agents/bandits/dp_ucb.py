@@ -33,7 +33,7 @@ other users are (ε, δ)-JDP (the notion dpverify audits: a round's own arm neve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -106,17 +106,24 @@ NAMED_SCHEDULE = NamedSchedule(name="dp-ucb", build=_named_build, models=("tree"
 class DpUcbRule(ArmRule):
     """DP-UCB for n trials (module docstring)."""
 
+    #: The reward counters (planted variants swap them: :mod:`dpverify.audits.bandit_zoo`).
+    counter_class: ClassVar[type[TreeCounter]] = TreeCounter
+
     def __init__(self, bandit: Bandit, config: DpUcbConfig, randomness: Any, channel: Any,
                  calibration: Calibration) -> None:
         super().__init__(bandit, config, randomness, channel, calibration)
         mechanism = require_mechanism(calibration.mechanism("rewards"), LaplaceMechanism, "rewards")
-        self.counter = TreeCounter(channel, "rewards", mechanism, self.n, (self.num_arms,), config.num_episodes)
+        self.counter = self.counter_class(channel, "rewards", mechanism, self.n, (self.num_arms,), config.num_episodes)
         p = config.failure_probability / (self.num_arms * config.num_episodes)
         self.noise_width = laplace_sum_bound(mechanism.scale, self.counter.levels, p)
 
+    def published_sums(self) -> np.ndarray:
+        """S̃, the noisy reward sums the round's index reads (n, A)."""
+        return self.counter.prefix
+
     def arm_index(self) -> np.ndarray:
         c = self.config
-        return ucb_index(self.counter.prefix, self.pulls, self.round, c.beta_multiplier,
+        return ucb_index(self.published_sums(), self.pulls, self.round, c.beta_multiplier,
                          c.privacy_beta_multiplier * self.noise_width)
 
     def learn(self, played: Round | None) -> None:

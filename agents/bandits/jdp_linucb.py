@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -110,12 +110,15 @@ NAMED_SCHEDULE = NamedSchedule(name="jdp-linucb", build=_named_build, models=("t
 class JdpLinUcbRule(BanditRule):
     """JDP-LinUCB for n trials (module docstring)."""
 
+    #: The counter of the augmented Gram matrix (planted variants swap it: :mod:`dpverify.audits.bandit_zoo`).
+    counter_class: ClassVar[type[TreeCounter]] = TreeCounter
+
     def __init__(self, bandit: Bandit, config: JdpLinUcbConfig, randomness: Any, channel: Any,
                  calibration: Calibration) -> None:
         super().__init__(bandit, config, randomness, channel, calibration)
         d, K = self.dim, config.num_episodes
         mechanism = require_mechanism(calibration.mechanism("gram"), GOEMechanism, "gram")
-        self.tree = TreeCounter(channel, "gram", mechanism, self.n, (d + 1, d + 1), K)
+        self.tree = self.counter_class(channel, "gram", mechanism, self.n, (d + 1, d + 1), K)
         prefix_std = mechanism.entry_std * math.sqrt(self.tree.levels)
         p = config.failure_probability / (2.0 * K)  # each of the two noise bounds at each of the K rounds
         self.shift = config.shift_multiplier * goe_norm_bound(prefix_std, d + 1, p)
@@ -129,20 +132,27 @@ class JdpLinUcbRule(BanditRule):
         self.beta = (c.beta_multiplier * confidence_radius(
             self.round, d, c.feature_norm_bound, c.regularization, c.regularization + 2.0 * self.shift,
             theta_bound(c, d), c.failure_probability) + c.privacy_beta_multiplier * self.privacy_beta)
-        published = self.tree.prefix
+        published = self.published()
         gram = published[:, :d, :d] + (c.regularization + self.shift) * np.eye(d)
         scores, corrections = ucb_scores(self.features, gram, published[:, :d, d], c.regularization, self.beta)
         self.psd_corrections += corrections
         return scores
 
+    def published(self) -> np.ndarray:
+        """M̃, the noisy prefix of the augmented Gram matrix the round plans from (n, d + 1, d + 1)."""
+        return self.tree.prefix
+
+    def round_terms(self, played: Round | None) -> np.ndarray:
+        """z zᵀ of every trial's user, z = (x, r) with ‖x‖ checked and r clipped (0 for an empty slot)."""
+        if played is None:
+            return np.zeros((self.n, self.dim + 1, self.dim + 1))
+        x = self.pulled_features(played)
+        check_term_norms(np.linalg.norm(x, axis=-1), self.config.feature_norm_bound, "features")
+        z = np.concatenate([x, np.clip(played.rewards, 0.0, REWARD_BOUND)[:, None]], axis=-1)
+        return z[:, :, None] * z[:, None, :]
+
     def learn(self, played: Round | None) -> None:
-        terms = np.zeros((self.n, self.dim + 1, self.dim + 1))
-        if played is not None:
-            x = self.pulled_features(played)
-            check_term_norms(np.linalg.norm(x, axis=-1), self.config.feature_norm_bound, "features")
-            z = np.concatenate([x, np.clip(played.rewards, 0.0, REWARD_BOUND)[:, None]], axis=-1)
-            terms = z[:, :, None] * z[:, None, :]
-        self.tree.add(terms)
+        self.tree.add(self.round_terms(played))
         self.round += 1
 
     def settings(self) -> dict[str, Any]:

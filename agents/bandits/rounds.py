@@ -252,6 +252,12 @@ class BatchedBandit:
     """
 
     agent_class: ClassVar[type[PrivateBandit]]
+    #: The agent's config class (set from ``agent_class``; the planted-bug zoo builds a twin's config from it).
+    config_class: ClassVar[type]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.config_class = cls.agent_class.config_class
 
     def __init__(self, mdp: Bandit, config: Any, randomness: Any, record: Sequence[int] | None = None) -> None:
         self.reference = self.agent_class(mdp, config, np.random.default_rng(0))
