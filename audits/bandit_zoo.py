@@ -21,6 +21,7 @@ ledger of the correct agent, except where the bug is in what it records:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -263,9 +264,40 @@ BATCHED: dict[tuple[str, str], type[BatchedBandit]] = {
 }
 
 
+@dataclass(frozen=True)
+class ContractOutcome:
+    """A planted bug (or, with ``bug`` None, the correct agent) under the private-agent contract with its
+    white-box checks: the properties that failed (none for a correct agent)."""
+
+    agent: str
+    bug: str | None
+    failed: tuple[str, ...]
+
+    @property
+    def as_expected(self) -> bool:
+        return bool(self.failed) == (self.bug is not None)
+
+
+def contract_outcomes(episodes: int = 30, seed: int = 0) -> list[ContractOutcome]:
+    """Every planted bug and every correct bandit agent through :func:`dpverify.testing.check_private_agent` (white-box
+    checks included) at K = ``episodes`` on the default instances: each bug must fail a property, no correct agent
+    may (about 0.3 s a case)."""
+    from dpverify.agents.registry import agent_factory, build_environment
+    from dpverify.testing import check_private_agent
+
+    outcomes = []
+    for agent, bug in [*((a, None) for a in ("jdp-linucb", "dp-ucb", "ldp-linucb")), *PLANTED]:
+        env = build_environment("bernoulli-bandit" if agent == "dp-ucb" else "linear-bandit", episodes)
+        factory = agent_factory(agent) if bug is None else PLANTED[(agent, bug)].from_options
+        result = check_private_agent(factory, env, num_episodes=episodes, options={"epsilon": 1.0}, seed=seed)
+        outcomes.append(ContractOutcome(agent, bug, tuple(p.name for p in result.failures)))
+    return outcomes
+
+
 def factory_path(agent: str, bug: str) -> str:
     """The factory path of a planted agent, for ``dpverify verify --agent`` and the audits."""
     return f"dpverify.audits.bandit_zoo:{PLANTED[(agent, bug)].__name__}.from_options"
 
 
-__all__ = ["ABSENT", "BATCHED", "PLANTED", "ReusedNoiseCounter", "RunningSumCounter", "factory_path", "halved"]
+__all__ = ["ABSENT", "BATCHED", "PLANTED", "ContractOutcome", "ReusedNoiseCounter", "RunningSumCounter",
+           "contract_outcomes", "factory_path", "halved"]
