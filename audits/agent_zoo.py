@@ -355,7 +355,7 @@ def cases(scale: float = 1.0) -> tuple[AgentZooCase, ...]:
 def _bandit_cases(t: int) -> list[AgentZooCase]:
     """The bandit agents' planted bugs, each next to the correct agent on the same audit (module docstring)."""
     out: list[AgentZooCase] = []
-    worst = {"canary_design": "worst-case", "window": 1}
+    worst: dict[str, Any] = {"canary_design": "worst-case", "window": 1}
 
     def case(agent: str, bug: str, notion: str, description: str, factor: int = 1, episodes: int = 3,
              **extra: Any) -> None:

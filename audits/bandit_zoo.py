@@ -30,7 +30,7 @@ from dpverify.agents.bandits.counters import TREE, TreeCounter
 from dpverify.agents.bandits.dp_ucb import DpUcb, DpUcbRule
 from dpverify.agents.bandits.jdp_linucb import JdpLinUcb, JdpLinUcbRule
 from dpverify.agents.bandits.ldp_linucb import LdpLinUcb, LdpLinUcbRule
-from dpverify.agents.bandits.rounds import BatchedBandit, Round
+from dpverify.agents.bandits.rounds import BatchedBandit, PrivateBandit, Round
 from dpverify.mechanisms import Mechanism
 
 _M = TypeVar("_M", bound=Mechanism)
@@ -236,7 +236,7 @@ class BatchedLdpLinUcbUnnoisedTarget(BatchedBandit):
 
 
 #: Every planted bandit agent: (agent, bug) → its reference class (a factory path is ``<module>:<Class>.from_options``).
-PLANTED: dict[tuple[str, str], type] = {
+PLANTED: dict[tuple[str, str], type[PrivateBandit]] = {
     ("jdp-linucb", "half-noise"): JdpLinUcbHalfNoise,
     ("jdp-linucb", "tree-noise-reused"): JdpLinUcbReusedNoise,
     ("jdp-linucb", "wrong-node-sets"): JdpLinUcbWrongNodes,
