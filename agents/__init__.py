@@ -11,6 +11,8 @@
   :mod:`dpverify.agents.ldp_ucrl_vtr` — private agents, each only its algorithm on top of
   :mod:`dpverify.agents.core.private` (schedule → calibration → billboard → ledger → claim) and
   :mod:`dpverify.agents.core.billboard`; Luyo et al. and Ngo et al. share :mod:`dpverify.agents.tree_lsvi`.
+* :mod:`dpverify.agents.bandits` — bandit agents (LinUCB, UCB1 and the private JDP-LinUCB, LDP-LinUCB and
+  DP-UCB), one round per user, each written once with a trial axis (:mod:`dpverify.agents.bandits.rounds`).
 * :mod:`dpverify.agents.registry` — the agents and environments known by name.
 * :mod:`dpverify.agents.core.runner` — the experiment runner behind ``dpverify run``.
 """

@@ -149,6 +149,11 @@ class LdpLinUcbRule(BanditRule):
         check_term_norms(np.linalg.norm(x, axis=-1), self.config.feature_norm_bound, "features")
         self.send(x[:, :, None] * x[:, None, :], x * np.clip(played.rewards, 0.0, REWARD_BOUND)[:, None])
 
+    def learn_without_data(self) -> None:
+        """The no-data control's round: the user sends the messages of zero statistics — the randomiser's noise
+        alone, drawn and recorded as a user's."""
+        self.send(np.zeros((self.n, self.dim, self.dim)), np.zeros((self.n, self.dim)))
+
     def send(self, gram: np.ndarray, target: np.ndarray) -> None:
         """Publish user t's two messages (gram, then target), each with fresh noise; the server sums them."""
         t = self.round + 1
@@ -168,15 +173,9 @@ class LdpLinUcb(PrivateBandit):
     privacy_notion = "ldp"
     config_class = LdpLinUcbConfig
     rule_class = LdpLinUcbRule
-    rule: LdpLinUcbRule
 
     def release_schedule(self, mdp: Bandit, config: LdpLinUcbConfig) -> ReleaseSchedule:
         return ldp_linucb_schedule(config.num_episodes, mdp.dim, config.relation, config.feature_norm_bound)
-
-    def end_episode_without_data(self) -> None:
-        """The no-data control's round (:mod:`dpverify.agents.core.learning`): the user sends the messages of zero
-        statistics — the randomiser's noise alone, drawn and recorded as a user's."""
-        self.rule.send(np.zeros((1, self.dim, self.dim)), np.zeros((1, self.dim)))
 
 
 class BatchedLdpLinUcb(BatchedBandit):

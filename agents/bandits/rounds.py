@@ -141,6 +141,11 @@ class BanditRule(abc.ABC):
     def learn(self, played: Round | None) -> None:
         """Round ``self.round + 1``'s users' data (None: an empty slot), then ``self.round += 1``."""
 
+    def learn_without_data(self) -> None:
+        """The no-data control's round (:mod:`dpverify.agents.core.learning`): an empty slot (a local-DP rule sends
+        the messages of zero statistics instead)."""
+        self.learn(None)
+
     def choose(self) -> np.ndarray:
         """The arm of every (trial, context), shape (n, C): a largest index, uniform among the ties (one key per
         (context, arm), :func:`~dpverify.agents.core.planning.maximizing_actions`)."""
@@ -234,6 +239,10 @@ class PrivateBandit(PrivateAgent):
         """The user's (context, arm, reward) enter the rule's privatised statistics; None is an empty slot."""
         self.rule.learn(None if trajectory is None else played_round(self.mdp, trajectory))
 
+    def end_episode_without_data(self) -> None:
+        """The no-data control's round (:func:`BanditRule.learn_without_data`)."""
+        self.rule.learn_without_data()
+
     def derived_settings(self) -> dict[str, Any]:
         return {"schedule_assumptions": list(self.schedule.assumptions), **self.rule.settings()}
 
@@ -284,6 +293,10 @@ class BatchedBandit:
     def end_episode_empty(self) -> None:
         """An empty slot in every trial (as the reference agent's ``end_episode(None)``)."""
         self.rule.learn(None)
+
+    def end_episode_without_data(self) -> None:
+        """The no-data control's round in every trial (as the reference agent's)."""
+        self.rule.learn_without_data()
 
 
 def twin_builder(twin_class: type[BatchedBandit], name: str) -> Callable[..., BatchedBandit]:

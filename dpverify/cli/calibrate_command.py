@@ -112,7 +112,7 @@ def _print_text(report: Any) -> None:
     for c, cal in report.by_conversion.items():
         std = report.statistic(cal, lead).noise_std
         rows.append((c, cal.rho, cal.rho0, std, std / reference_sigma, cal.accounted_epsilon))
-    print(f"Sensitivity model {report.headline_model}, every conversion that applies:")
+    print(f"Sensitivity model {report.headline_model}, every conversion:")
     print(format_table(("conversion", "rho", "rho0", f"std of {lead}", f"std / {reference} std", "accounted eps"),
                        rows))
     print()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.envs.bandit import Bandit
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, card
 from dpverify.agents.registry import build_agent as build_registered_agent
@@ -25,7 +26,7 @@ REGISTERED = "registered"
 IMPORT_PATH = "import path"
 
 #: The non-private reference agent for an agent dpverify does not know, by environment kind.
-DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr"}
+DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr", "bandit": "linucb"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def counterpart_for(target: AgentTarget, agent: Any, mdp: Any) -> str:
     entry = target.card(agent)
     if entry is not None and entry.counterpart is not None:
         return entry.counterpart
+    if isinstance(mdp, Bandit):
+        return DEFAULT_COUNTERPART["bandit"]
     return DEFAULT_COUNTERPART["mixture" if isinstance(mdp, LinearMixtureMDP) else "linear"]
 
 
