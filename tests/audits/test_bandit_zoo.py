@@ -7,6 +7,7 @@ import pytest
 
 from dpverify.audits.agent_zoo import cases, run_agent_zoo
 from dpverify.audits.bandit_zoo import BATCHED, PLANTED, contract_outcomes, factory_path
+from dpverify.testing import assert_audit_passes, assert_audit_refutes
 from dpverify.verify import CONSISTENT, REFUTED, verify
 
 BANDIT_CASES = [c.name for c in cases() if c.name.split(" ")[0] in {f"{a}-{b}" for a, b in PLANTED}]
@@ -28,6 +29,13 @@ def test_every_planted_agent_has_its_twin_and_every_audited_bug_its_correct_agen
 
 def test_quick_bandit_zoo() -> None:
     _check(run_agent_zoo(only=("dp-ucb-raw-count", "dp-ucb-raw-count (twin)")))
+
+
+@pytest.mark.slow
+def test_the_pytest_helpers_audit_bandit_agents() -> None:
+    assert_audit_passes("dp-ucb", notion="billboard", epsilon=1.0, trials=300)  # the small linear bandit
+    assert_audit_refutes(factory_path("dp-ucb", "tree-noise-reused"), notion="billboard", epsilon=1.0, trials=100,
+                         env="bernoulli-bandit", env_options={"num_arms": 2})
 
 
 @pytest.mark.slow
