@@ -17,8 +17,9 @@ noisy prefix M̃_t only:
 s√levels, :func:`~dpverify.agents.core.noise_bounds.goe_norm_bound`, union over the K rounds) times
 ``shift_multiplier``: Shariff & Sheffet's shifted regulariser, which keeps V's eigenvalues in
 [λ_reg, λ_reg + 2Γ] w.h.p. (eigenvalues below λ_reg are floored, post-processing). The radius is their
-Proposition 4: β = beta_multiplier · β(ρ_min = λ_reg, ρ_max = λ_reg + 2Γ) + privacy_beta_multiplier · γ, with γ
-= ‖noise on u‖/√λ_reg (:func:`~dpverify.agents.core.noise_bounds.gaussian_norm_bound` of the d entries of
+confidence radius for a shifted regulariser: β = beta_multiplier · β(ρ_min = λ_reg, ρ_max = λ_reg + 2Γ)
++ privacy_beta_multiplier · γ, with γ = ‖noise on u‖/√λ_reg
+(:func:`~dpverify.agents.core.noise_bounds.gaussian_norm_bound` of the d entries of
 std s√levels in M̃'s last column).
 
 Privacy (:func:`jdp_linucb_schedule`). With ‖x‖ ≤ F (checked at construction and at every round) and the

@@ -7,7 +7,8 @@ with V = λ_reg I + Σ_s x_s x_sᵀ and u = Σ_s x_s r_s over the past rounds, �
 
 with β_t the radius of their Theorem 2 (:func:`confidence_radius`). The private agents run the same rule on
 privatised sums shifted by a bound on their noise (the shifted regulariser of Shariff & Sheffet 2018):
-then V's eigenvalues lie in [ρ_min, ρ_max] w.h.p. and the radius is Shariff & Sheffet's Proposition 4,
+then V's eigenvalues lie in [ρ_min, ρ_max] w.h.p. and the radius is Shariff & Sheffet's confidence radius for
+a shifted regulariser,
 
     β_t = R √(2 log(1/p) + d log(ρ_max/ρ_min + t L²/(d ρ_min))) + S √ρ_max   (+ γ, the noise on u),
 
@@ -39,8 +40,8 @@ DEFAULT_BETA_MULTIPLIER = 0.1
 
 def confidence_radius(rounds: int, dim: int, feature_norm: float, rho_min: float, rho_max: float,
                       theta_bound: float, failure_probability: float) -> float:
-    """β after ``rounds`` rounds (module docstring; Shariff & Sheffet 2018, Proposition 4, which is
-    Abbasi-Yadkori et al. 2011, Theorem 2, at ρ_min = ρ_max = λ)."""
+    """β after ``rounds`` rounds (module docstring; Shariff & Sheffet 2018's radius for a shifted regulariser,
+    which is Abbasi-Yadkori et al. 2011, Theorem 2, at ρ_min = ρ_max = λ)."""
     inside = (2.0 * math.log(1.0 / failure_probability)
               + dim * math.log(rho_max / rho_min + rounds * feature_norm**2 / (dim * rho_min)))
     return REWARD_SUBGAUSSIAN * math.sqrt(inside) + theta_bound * math.sqrt(rho_max)

@@ -602,7 +602,7 @@ _ENTRIES: tuple[BoundEntry, ...] = (
                       r"d^{3/4}\sqrt{T}/\sqrt{\epsilon}"),
         base="linucb/abbasi-yadkori-2011",
         note=(
-            "The shifted-regulariser radius (their Proposition 4) with ρ_max of order √d·log(1/δ)^{1/2}/ε for the "
+            "The shifted-regulariser confidence radius with ρ_max of order √d·log(1/δ)^{1/2}/ε for the "
             "Gaussian noise gives the additive privacy term √(dT)·√ρ_max = d^{3/4}√T/√ε up to logarithms (δ "
             "enters through log(1/δ)^{1/4}, hidden here). Only the abstract was reachable for a line-by-line check: "
             "the rate is the one the later literature attributes to the paper (the central-model Õ(√T) that "
