@@ -157,8 +157,6 @@ def main() -> None:
     grid = tuple(k for k in ROUNDS if k <= (10_000 if args.quick else args.max_rounds))
     cells, counterparts, summary = [], [], []
     for name in args.agents.split(","):
-        for rounds in grid:
-            counterparts.append(counterpart(name, rounds, args.seeds))
         for epsilon in epsilons:
             learned_at = None
             for rounds in grid:
@@ -174,6 +172,8 @@ def main() -> None:
                 f"beats its no-data control from K = {learned_at:,} rounds (the smallest K tried that it does)"
                 if learned_at is not None else
                 f"does not beat its no-data control at any K up to {grid[-1]:,} rounds"))
+        for rounds in sorted({c["rounds"] for c in cells if c["agent"] == name}):  # the counterpart at the same K
+            counterparts.append(counterpart(name, rounds, args.seeds))
     payload = {"seeds": args.seeds, "base_seed": BASE_SEED, "rounds_grid": list(grid), "cells": cells,
                "counterparts": counterparts, "summary": summary,
                "versions": {"python": platform.python_version(), "numpy": np.__version__},
