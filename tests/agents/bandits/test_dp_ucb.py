@@ -59,3 +59,13 @@ def test_the_contract_holds_with_its_white_box_checks() -> None:
         result = check_private_agent(DpUcb.from_options, bandit, num_episodes=24,
                                      options={"epsilon": 1.0, "relation": relation})
         assert result.passed, result.summary()
+
+
+def test_calibrate_offers_the_conversions_that_apply_to_laplace_noise() -> None:
+    from dpverify.agents.bandits.dp_ucb import NAMED_SCHEDULE
+    from dpverify.calibration_report import calibration_report, validate_settings
+
+    report = calibration_report(validate_settings(1.0, 1e-5, 1, 1000, 10, NAMED_SCHEDULE, conversion="cks"))
+    assert set(report.by_conversion) == {"bun-steinke", "cks"}
+    assert report.headline.statistics[0].mechanism.kind == "laplace"
+    assert report.headline.accounted_epsilon <= 1.0

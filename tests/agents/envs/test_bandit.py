@@ -104,3 +104,13 @@ def test_the_audit_bandit_fixes_each_users_feature_whatever_the_arm() -> None:
     assert set(tapes) == {"plus", "minus", "orth", "plus-zero"}
     assert (tapes["minus"].initial_state, tapes["plus-zero"].initial_state) == (1, 0)
     assert len(audit_bandit(1, 2).audit_tapes()) == 3  # no orthogonal direction at d = 1
+
+
+def test_run_files_say_rounds(tmp_path) -> None:
+    from dpverify.agents.core import runner
+
+    result = runner.run(runner.RunSpec("ucb", "bernoulli-bandit", 5, 2, env_options={"num_arms": 3}))
+    assert result.environment["unit"] == "round"
+    assert "mean reward of the best arm" in runner.result_payload(result)["settings"]["regret"]
+    paths = runner.save_results(result, tmp_path, plot=False)
+    assert paths["csv"].read_text().startswith("round,seed_0,seed_1")
