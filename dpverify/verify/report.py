@@ -218,7 +218,8 @@ def _utility_rows(report: VerifyReport) -> tuple[list[str], list[list[str]]]:
     if u.random_per_episode is not None:
         rows.append(["uniformly random policy", fmt(u.random_per_episode * u.episodes), "0 (exact)",
                      fmt(u.random_per_episode)])
-    if u.learning is not None:  # the data-free policy a private agent's regret must beat to show learning
+    # the data-free policy a private agent's regret must beat to show learning (a bandit's is the uniform one, above)
+    if u.learning is not None and unit(report) != "round":
         greedy = float(u.learning["known_reward_greedy_per_episode"])
         rows.append(["known-reward greedy policy (needs no data)", fmt(greedy * u.episodes), "0 (exact)", fmt(greedy)])
     return headers, rows
