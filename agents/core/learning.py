@@ -58,8 +58,11 @@ def known_reward_greedy_policy(mdp: Any) -> np.ndarray:
 
 
 def known_reward_greedy_regret(mdp: Any) -> float:
-    """Exact per-episode regret of :func:`known_reward_greedy_policy`."""
-
+    """Exact per-episode regret of :func:`known_reward_greedy_policy`; for an environment whose rewards are what the
+    agent learns (``mdp.rewards_known`` False: a bandit, :mod:`dpverify.agents.envs.bandit`) no policy knows them
+    without data, and the uniformly random policy's regret stands in."""
+    if not getattr(mdp, "rewards_known", True):
+        return uniform_policy_regret(mdp)
     return float(DeterministicPolicyEvaluator(mdp).regret(known_reward_greedy_policy(mdp)))
 
 

@@ -144,6 +144,7 @@ def describe_environment(mdp: Any, spec: RunSpec) -> dict[str, Any]:
         "num_actions": mdp.num_actions,
         "dim": mdp.dim,
         "feature_norm_bound": mdp.feature_norm_bound,
+        "unit": str(getattr(mdp, "unit", "episode")),  # a bandit's K users are rounds
     }
 
 
@@ -349,7 +350,10 @@ def result_payload(result: RunResult) -> dict[str, Any]:
             "agent_options": dict(spec.agent_options),
             "agent_settings": result.seeds[0].agent_settings,
             "environment": result.environment,
-            "regret": "exact: initial_distribution @ (V*_0 - V^{pi_k}_0) by backward induction",
+            "regret": ("exact: initial_distribution @ (V*_0 - V^{pi_k}_0) by backward induction"
+                       if result.environment.get("unit", "episode") == "episode" else
+                       "exact: the mean reward of the best arm minus that of the arm pulled, in expectation over "
+                       "the round's context (a round is an episode of horizon 1: dpverify.agents.envs.bandit)"),
             "versions": package_versions(),
         },
         "summary": {
@@ -384,7 +388,7 @@ def save_results(result: RunResult, out_dir: str | os.PathLike[str], plot: bool 
     regret = result.regret
     table = io.StringIO(newline="")
     writer = csv.writer(table)
-    writer.writerow(["episode"] + [f"seed_{s.seed_index}" for s in result.seeds])
+    writer.writerow([str(result.environment.get("unit", "episode"))] + [f"seed_{s.seed_index}" for s in result.seeds])
     for k in range(regret.shape[1]):
         writer.writerow([k + 1] + [repr(float(x)) for x in regret[:, k]])
     paths: dict[str, Path] = {}
@@ -409,8 +413,12 @@ def plot_cumulative_regret(result: RunResult, path: Path) -> None:
     figure, axes = plt.subplots(figsize=(6.4, 4.0))
     axes.plot(episodes, mean, label=f"{result.spec.agent} (mean of {cumulative.shape[0]} seeds)")
     axes.fill_between(episodes, mean - std, mean + std, alpha=0.25, label="± 1 std")
-    axes.set_xlabel("episode k")
-    axes.set_ylabel(r"cumulative regret $\sum_k (V^*_1 - V^{\pi_k}_1)(s_1)$")
+    if result.environment.get("unit", "episode") == "round":
+        axes.set_xlabel("round t")
+        axes.set_ylabel(r"cumulative regret $\sum_t (\max_a m(c_t, a) - m(c_t, a_t))$")
+    else:
+        axes.set_xlabel("episode k")
+        axes.set_ylabel(r"cumulative regret $\sum_k (V^*_1 - V^{\pi_k}_1)(s_1)$")
     axes.set_title(f"{result.spec.agent} on {result.spec.env}")
     axes.legend(loc="upper left")
     figure.tight_layout()

@@ -102,9 +102,14 @@ def random_tape(mdp: Any, rng: np.random.Generator) -> UserTape:
 
 
 def canary_tape(mdp: Any, kind: str = "high") -> UserTape:
-    """A worst-case style canary (module docstring): always in the state of highest/lowest V*."""
+    """A worst-case style canary (module docstring): always in the state of highest/lowest V*; an environment that
+    defines its own canaries (``mdp.canary_tape(kind)``: a bandit's users with the top or bottom reward on every
+    arm, :mod:`dpverify.agents.envs.bandit`) gives them."""
     if kind not in CANARY_KINDS:
         raise InvalidParameterError("canary", f"must be one of {CANARY_KINDS}", kind)
+    own = getattr(mdp, "canary_tape", None)
+    if callable(own):
+        return own(kind)
 
     values = optimal_values(mdp).values  # (H + 1, S)
     def pick(v: np.ndarray) -> int:

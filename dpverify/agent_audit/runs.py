@@ -105,6 +105,14 @@ def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequenc
     return twin(mdp, setup.episodes, dict(setup.agent_options), randomness, record)
 
 
+def _calibrated_gaussian(agent: Any) -> bool:
+    """Whether a registered agent's calibrated releases are all Gaussian (so its claim is μ-GDP); an agent without
+    a calibration is taken at its registration (every registered agent but DP-UCB, whose noise is Laplace)."""
+    calibration = getattr(agent, "calibration", None)
+    ledger = getattr(calibration, "ledger", None)
+    return not callable(ledger) or bool(ledger().all_gaussian)
+
+
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
     """Build one agent and check the claim it makes (:func:`check_claim`), then run its first
     :data:`PROBE_EPISODES` episodes on ordinary tapes: (the claim, the widest row of releases of one
@@ -125,7 +133,8 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
         guarantee = DPGuarantee.of_claim(claimed())
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
     registered = ":" not in setup.agent
-    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
+    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else (
+        registered and epsilon is not None and _calibrated_gaussian(agent))
     claim = AgentClaim(notion, epsilon, delta, gaussian)
     check_claim(spec, claim)  # before any episode runs
 

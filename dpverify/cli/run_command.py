@@ -204,8 +204,9 @@ def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int,
     if args.json:
         print_json(summary)
     else:
+        unit = str(getattr(mdp, "unit", "episode"))  # a bandit's K users are rounds
         print(format_table(
-            ["agent", "env", "episodes", "seeds", "cumulative regret (mean)", "std"],
+            ["agent", "env", f"{unit}s", "seeds", "cumulative regret (mean)", "std"],
             [[spec.agent, spec.env, spec.num_episodes, spec.num_seeds,
               summary["final_cumulative_regret_mean"], summary["final_cumulative_regret_std"]]],
         ))

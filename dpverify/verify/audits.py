@@ -41,6 +41,7 @@ SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {
     "zhou2021": {"horizon": 2},
     "random-linear": {"horizon": 2},
     "random-mixture": {"horizon": 2},
+    "linear-bandit": {"num_contexts": 2, "num_arms": 4},
 }
 #: The probability, over all of a verification's audits together, of a VIOLATION on a correct agent.
 ERROR_LEVEL = 0.05
@@ -53,6 +54,9 @@ def _audit_environment_kind(mdp: MDP) -> str | None:
         audit = audit_environment(mdp)
     except DpverifyError:
         return None
+    label = getattr(audit, "audit_label", None)  # an environment that names its own (the audit bandit)
+    if isinstance(label, str):
+        return label
     return "audit linear mixture MDP" if isinstance(audit, LinearMixtureMDP) else "audit linear MDP"
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.envs.bandit import Bandit
 from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, build_environment, card
 from dpverify.agents.registry import build_agent as build_registered_agent
@@ -36,7 +37,7 @@ DEFAULT_EPISODES = 1000
 #: The environments verify runs agents on.
 MDP = LinearMDP | LinearMixtureMDP
 #: The non-private reference agent for an agent dpverify does not know, by environment kind.
-DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr"}
+DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr", "bandit": "linucb"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ def counterpart_for(target: AgentTarget, agent: Any, mdp: Any) -> str:
     entry = target.card(agent)
     if entry is not None and entry.counterpart is not None:
         return entry.counterpart
+    if isinstance(mdp, Bandit):
+        return DEFAULT_COUNTERPART["bandit"]
     return DEFAULT_COUNTERPART["mixture" if isinstance(mdp, LinearMixtureMDP) else "linear"]
 
 

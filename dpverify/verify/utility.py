@@ -49,7 +49,7 @@ def curve(label: str, regret: np.ndarray) -> Curve:
 def _bound_value(name: str, mdp: MDP, episodes: int, epsilon: float,
                  delta: float) -> BoundValue:
     entry = get(name)
-    ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta)
+    ev = evaluate(entry, d=mdp.dim, H=mdp.horizon, K=episodes, epsilon=epsilon, delta=delta, A=mdp.num_actions)
     return BoundValue(name, f"{entry.notation}({entry.expression})", ev.value, ev.privacy, ev.non_private,
                       {k: float(v) for k, v in ev.values.items()})
 
@@ -115,7 +115,8 @@ def utility_section(run: VerifyRun) -> UtilitySection:
         bound=bound,
         counterpart_bound=counterpart_bound,
         environment={"env": run.env, "options": dict(run.env_options), "horizon": mdp.horizon, "dim": mdp.dim,
-                     "num_states": mdp.num_states, "num_actions": mdp.num_actions},
+                     "num_states": mdp.num_states, "num_actions": mdp.num_actions,
+                     "unit": str(getattr(mdp, "unit", "episode"))},
         seconds=time.perf_counter() - start,
         learning=learning,
         learning_line=learning_line,

@@ -242,6 +242,10 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     mdp = job.subject.mdp
     if not job.audit:
         return mdp, own_tapes(mdp)
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):  # an environment with an audit environment of its own (a bandit's audit bandit)
+        audit_env = own()
+        return audit_env, audit_tapes(audit_env)
     oversized = job.audit == "oversized"
     audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim, oversized)
     if audit is None:
@@ -343,8 +347,10 @@ def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
     environments = [""]
     if isinstance(subject.mdp, LinearMDP) and subject.mdp.dim >= 2:
         environments += ["audit", "oversized"]
+    elif callable(getattr(subject.mdp, "audit_environment", None)):
+        environments.append("audit")
     for audit in environments:
-        names = ["plus", "minus", "alt-pm", "alt-mp"] if audit else ["high", "low"]
+        names = list(_environment_of(_Job("search", subject, plan, audit))[1]) if audit else ["high", "low"]
         for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, bool(audit))):
             jobs.append(_Job("search", subject, plan, audit, base))
     return jobs
