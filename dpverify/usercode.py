@@ -93,6 +93,7 @@ class TimeLimitExceeded(LimitExceeded):
 # ---- wall-clock limits ------------------------------------------------------------------------------------
 
 _deadlines: list[tuple[float, Callable[[], BaseException]]] = []  # (monotonic deadline, the error to raise)
+_handler: list[Any] = [None]  # the SIGALRM handler the outermost limit replaced
 
 
 def _forget_deadlines_in_child() -> None:
@@ -135,16 +136,20 @@ def time_limit(seconds: float | None, error: Callable[[], BaseException]) -> Ite
         return
     seconds = _validate.positive("limit", seconds)
     entry = (time.monotonic() + seconds, error)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    if not _deadlines:
+        _handler[0] = signal.signal(signal.SIGALRM, _on_alarm)
+    earliest = not _deadlines or entry[0] < min(d for d, _ in _deadlines)
     _deadlines.append(entry)
-    _arm()
+    if earliest:  # else the timer is set for an earlier deadline already (a system call saved per limit)
+        _arm()
     try:
         yield
     finally:
         _deadlines.remove(entry)
-        _arm()
+        if not _deadlines or entry[0] <= min(d for d, _ in _deadlines):
+            _arm()
         if not _deadlines:
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGALRM, _handler[0])
 
 
 # ---- guarded calls -------------------------------------------------------------------------------------------

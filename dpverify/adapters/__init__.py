@@ -6,11 +6,12 @@ step). Code written without dpverify rarely looks like either; these adapters cl
 changing that code:
 
 * :class:`ClosedLoopAgent` — code that owns its loop (``run(env)``, calling a Gymnasium-style
-  ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a thread of its own and
-  dpverify drives it one step at a time;
+  ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a greenlet of its own
+  and dpverify drives it one step at a time;
 * :class:`SeededGlobalRng` — code that draws from numpy's global generator (``np.random.normal``...) gets a
   global generator seeded from the run's own seeds while its code runs (and the caller's global state
-  back afterwards), so that the auditor's levers reach it;
+  back afterwards), so that the auditor's levers reach it; :func:`keep_installed` lets a caller that never draws
+  from it keep such a stream installed between the code's stretches (one swap per run, not per step);
 * :func:`watch_calls` — sees what opaque code computes: a function it calls through a module global
   (``np.linalg.solve`` inside a monolithic ``run()``) is replaced, in that module only, by one that reports
   its arguments first. With :meth:`~dpverify.agents.billboard.Billboard.publish_noised`, an adapter records
@@ -18,7 +19,8 @@ changing that code:
 """
 
 from dpverify.adapters.closed_loop import ClosedLoopAgent, LoopEnv, LoopProtocolError
-from dpverify.adapters.global_rng import SeededGlobalRng, uses_global_rng
+from dpverify.adapters.global_rng import SeededGlobalRng, keep_installed, uses_global_rng
 from dpverify.adapters.watch import watch_calls
 
-__all__ = ["ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng", "watch_calls"]
+__all__ = ["ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "keep_installed", "uses_global_rng",
+           "watch_calls"]

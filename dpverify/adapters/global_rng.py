@@ -10,7 +10,16 @@ and :meth:`~SeededGlobalRng.leave`, or in a ``with`` block) numpy's global gener
 seeded from a generator the auditor controls — an agent that adds its own noise passes
 ``billboard.noise_source()``, so that its global-generator noise follows the billboard's noise seed. Outside
 those stretches the caller's global state is back untouched, and the code's own stream continues where it
-left off at the next stretch (two agents, or dpverify's tests, never share one global stream).
+left off at the next stretch (two agents, or dpverify's tests, never share one global stream). numpy's global
+generator is one per process: a stretch holds a process-wide lock, so that code of two threads (a Dask worker's)
+takes turns and each draws from its own stream.
+
+A swap copies the Mersenne Twister's state through numpy's ``get_state``/``set_state`` (about 65 µs each way,
+four per stretch): a closed loop entered at every step would spend more on it than on its own code. Inside
+:func:`keep_installed` — for callers that never draw from the global generator between the code's stretches,
+as dpverify's own code never does (its lint forbids it, NPY002) — a stream whose stretch ends stays installed,
+and is swapped out only when another stream enters, :func:`uses_global_rng` probes, or the block ends: one swap
+per entry into the user's code (a whole run), not one per step.
 
 What it cannot fix, said by the white-box checks: code that draws its *coins* (tie-breaking, exploration)
 and its noise from the one global stream. Then the noise seed moves the coins too, the replays with another
@@ -19,8 +28,10 @@ noise seed deploy other policies, and the noise check reports that it could not 
 
 from __future__ import annotations
 
+import contextlib
 import operator
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -48,19 +59,35 @@ class SeededGlobalRng:
     def enter(self) -> None:
         """Swap the code's stream in (the caller's global state kept); a nested enter changes nothing."""
         if self._depth == 0:
-            self._caller = np.random.get_state()
-            np.random.set_state(self._state)
+            _LOCK.acquire()
+            if _INSTALLED.kept is self:  # still installed (keep_installed): the kept stream's lock is the stretch's
+                _INSTALLED.kept = None
+                _LOCK.release()
+            else:
+                _put_back()
+                self._caller = np.random.get_state()
+                np.random.set_state(self._state)
+            _INSTALLED.active += 1
         self._depth += 1
 
     def leave(self) -> None:
-        """Swap the caller's global state back (the code's stream kept for its next stretch)."""
+        """Swap the caller's global state back (the code's stream kept for its next stretch); inside
+        :func:`keep_installed`, with no other stretch open, the stream stays installed until it must go."""
         if self._depth == 0:
             raise InvalidParameterError("leave()", "must follow enter()", None)
         self._depth -= 1
         if self._depth == 0:
-            self._state = np.random.get_state()
-            np.random.set_state(self._caller)
-            self._caller = None
+            _INSTALLED.active -= 1
+            if getattr(_KEEPING, "depth", 0) and _INSTALLED.active == 0:
+                _INSTALLED.kept, _INSTALLED.owner = self, threading.get_ident()
+                return
+            self._swap_out()
+
+    def _swap_out(self) -> None:
+        self._state = np.random.get_state()
+        np.random.set_state(self._caller)
+        self._caller = None
+        _LOCK.release()
 
     def __enter__(self) -> SeededGlobalRng:
         self.enter()
@@ -68,6 +95,42 @@ class SeededGlobalRng:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.leave()
+
+
+class _Installed:
+    """What numpy's global generator holds besides the callers' states (changed under :data:`_LOCK` only)."""
+
+    kept: SeededGlobalRng | None = None  # a stream left installed after its stretch (keep_installed)
+    owner = 0  # the thread that kept it
+    active = 0  # stretches open
+
+
+#: Held from a stretch's enter to its swap out: numpy's global generator is one per process.
+_LOCK = threading.RLock()
+_INSTALLED = _Installed()
+_KEEPING = threading.local()  # depth: keep_installed blocks open in this thread
+
+
+def _put_back() -> None:
+    """Swap out the stream this thread kept installed, if any (the caller's global state back)."""
+    kept = _INSTALLED.kept
+    if kept is not None and _INSTALLED.owner == threading.get_ident():
+        _INSTALLED.kept = None
+        kept._swap_out()
+
+
+@contextlib.contextmanager
+def keep_installed() -> Iterator[None]:
+    """Within the block (in this thread), a stream whose stretch ends stays installed until another stream
+    enters or the block ends (module docstring): for a caller that itself never draws from numpy's global
+    generator between the stretches. Code run outside the stretches draws from the kept stream."""
+    _KEEPING.depth = getattr(_KEEPING, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _KEEPING.depth -= 1
+        if _KEEPING.depth == 0:
+            _put_back()
 
 
 #: The fixed global state two probing runs share (:func:`uses_global_rng`).
@@ -79,12 +142,17 @@ def uses_global_rng(run: Callable[[], Any], same: Callable[[Any, Any], bool] = o
     because of numpy's global generator: two calls with the global generator pinned to one state agree by
     ``same`` (``==`` by default). The caller has seen two unpinned calls differ; the caller's global state
     is restored."""
-    saved = np.random.get_state()
-    try:
-        records = []
-        for _ in range(2):
-            np.random.seed(_PROBE_SEED)
-            records.append(run())
-    finally:
-        np.random.set_state(saved)
+    with _LOCK:
+        _put_back()
+        saved = np.random.get_state()
+        try:
+            records = []
+            for _ in range(2):
+                np.random.seed(_PROBE_SEED)
+                try:
+                    records.append(run())
+                finally:
+                    _put_back()
+        finally:
+            np.random.set_state(saved)
     return bool(same(records[0], records[1]))
