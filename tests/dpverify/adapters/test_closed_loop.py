@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpverify.adapters import ClosedLoopAgent, LoopProtocolError
+from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng, keep_installed
 from dpverify.agents.base import play_step_by_step, run_episodes
 from dpverify.agents.envs import min2021_mdp
 from dpverify.errors import InvalidParameterError
@@ -128,6 +129,40 @@ def test_a_loop_that_hangs_is_stopped_at_the_call_limit(monkeypatch: pytest.Monk
         _play(ClosedLoopAgent(loop, MDP), 1)
     assert time.perf_counter() - start < 10
     release.set()
+
+
+def test_ctrl_c_in_the_loop_is_never_made_the_user_s_error() -> None:
+    def loop(env: Any) -> None:
+        env.reset()
+        raise KeyboardInterrupt  # where a real Ctrl-C lands: the loop runs in this thread
+
+    with pytest.raises(KeyboardInterrupt):
+        _play(ClosedLoopAgent(loop, MDP), 1)
+
+
+def test_a_seeded_global_stream_is_swapped_once_per_run_inside_keep_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def loop(env: Any) -> None:
+        for _ in range(3):
+            env.reset()
+            for _ in range(env.horizon):
+                env.step(int(np.random.randint(4)))  # noqa: NPY002 (code as it is written)
+
+    def actions(keep: bool) -> tuple[list[int], int]:
+        swaps = []
+        set_state = np.random.set_state
+        monkeypatch.setattr(np.random, "set_state", lambda state: swaps.append(1) or set_state(state))
+        agent = ClosedLoopAgent(loop, MDP, around=SeededGlobalRng(np.random.default_rng(5)))
+        with keep_installed() if keep else contextlib.nullcontext():
+            played = [int(a) for t in _play(agent, 3) for a in t.actions]
+        monkeypatch.setattr(np.random, "set_state", set_state)
+        return played, len(swaps)
+
+    caller = np.random.get_state()  # noqa: NPY002
+    (kept, kept_swaps), (each, each_swaps) = actions(True), actions(False)
+    assert kept == each  # the same draws
+    assert kept_swaps == 2  # in once and out once for the run
+    assert each_swaps == 2 * (1 + 3 * (MDP.horizon + 1))  # without it, in and out at each of the 13 stretches
+    assert all(np.array_equal(a, b) for a, b in zip(caller, np.random.get_state(), strict=True))  # noqa: NPY002
 
 
 def test_an_empty_slot_is_refused_with_the_relation_to_use() -> None:
