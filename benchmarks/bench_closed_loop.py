@@ -263,17 +263,19 @@ def trials(before: str, repeat: int, workers: int) -> None:
         trees: dict[str, Path] = {f"{before} (before)": old, "this tree": ROOT}
         for agent in (FIXTURE, STEP_LEVEL):
             rates: dict[tuple[str, int], list[float]] = {}
+            pooled: dict[tuple[str, int], list[int]] = {}
             for _ in range(repeat):
                 for label, tree in trees.items():
                     for w in (1, workers):
                         got = _child(tree, agent, w)
                         rates.setdefault((label, w), []).append(got["runs"] / got["seconds"])
+                        pooled.setdefault((label, w), []).append(int(got["pooled"]))
             base = statistics.median(rates[(f"{before} (before)", 1)])
             print(f"{agent} (median of {repeat}):")
             for (label, w), values in rates.items():
                 rate = statistics.median(values)
                 print(f"  {label:22s} {'serial' if w == 1 else f'{w} workers':10s} {rate:8.1f} trials/s  "
-                      f"({rate / base:.2f}× the serial run before)")
+                      f"({rate / base:.2f}× the serial run before; chunks run on the pool: {pooled[(label, w)]})")
 
 
 def main() -> None:
