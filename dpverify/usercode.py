@@ -93,8 +93,6 @@ class TimeLimitExceeded(LimitExceeded):
 # ---- wall-clock limits ------------------------------------------------------------------------------------
 
 _deadlines: list[tuple[float, Callable[[], BaseException]]] = []  # (monotonic deadline, the error to raise)
-_handler: list[Any] = [None]  # the SIGALRM handler the outermost limit replaced
-
 try:  # signal.signal wraps this C function in enum conversions that cost 7 µs a call (two per guarded call)
     from _signal import signal as _set_handler  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - another interpreter
@@ -141,20 +139,16 @@ def time_limit(seconds: float | None, error: Callable[[], BaseException]) -> Ite
         return
     seconds = _validate.positive("limit", seconds)
     entry = (time.monotonic() + seconds, error)
-    if not _deadlines:
-        _handler[0] = _set_handler(signal.SIGALRM, _on_alarm)
-    earliest = not _deadlines or entry[0] < min(d for d, _ in _deadlines)
+    previous = _set_handler(signal.SIGALRM, _on_alarm)
     _deadlines.append(entry)
-    if earliest:  # else the timer is set for an earlier deadline already (a system call saved per limit)
-        _arm()
+    _arm()
     try:
         yield
     finally:
         _deadlines.remove(entry)
-        if not _deadlines or entry[0] <= min(d for d, _ in _deadlines):
-            _arm()
+        _arm()
         if not _deadlines:
-            _set_handler(signal.SIGALRM, _handler[0])
+            _set_handler(signal.SIGALRM, previous)
 
 
 # ---- guarded calls -------------------------------------------------------------------------------------------

@@ -10,8 +10,7 @@ changing that code:
   and dpverify drives it one step at a time;
 * :class:`SeededGlobalRng` — code that draws from numpy's global generator (``np.random.normal``...) gets a
   global generator seeded from the run's own seeds while its code runs (and the caller's global state
-  back afterwards), so that the auditor's levers reach it; :func:`keep_installed` lets a caller that never draws
-  from it keep such a stream installed between the code's stretches (one swap per run, not per step);
+  back afterwards), so that the auditor's levers reach it;
 * :func:`watch_calls` — sees what opaque code computes: a function it calls through a module global
   (``np.linalg.solve`` inside a monolithic ``run()``) is replaced, in that module only, by one that reports
   its arguments first. With :meth:`~dpverify.agents.billboard.Billboard.publish_noised`, an adapter records
@@ -19,8 +18,7 @@ changing that code:
 """
 
 from dpverify.adapters.closed_loop import ClosedLoopAgent, LoopEnv, LoopProtocolError
-from dpverify.adapters.global_rng import SeededGlobalRng, keep_installed, uses_global_rng
+from dpverify.adapters.global_rng import SeededGlobalRng, uses_global_rng
 from dpverify.adapters.watch import watch_calls
 
-__all__ = ["ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "keep_installed", "uses_global_rng",
-           "watch_calls"]
+__all__ = ["ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng", "watch_calls"]

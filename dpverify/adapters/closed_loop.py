@@ -6,8 +6,8 @@ action (:mod:`dpverify.agents.tapes`, step level). :class:`ClosedLoopAgent` join
 runs in a greenlet of its own (a coroutine with its own stack, https://greenlet.readthedocs.io) on a
 :class:`LoopEnv`, whose ``reset()`` and ``step(action)`` switch back to dpverify, which answers with the
 user's states as it plays the episode. Exactly one side runs at any time, in one thread, so the run is as
-deterministic as the code and the seeds; a switch costs about a microsecond (an OS thread's hand-off, the
-earlier design, cost over 30: ``benchmarks/bench_closed_loop.py switches``).
+deterministic as the code and the seeds; a switch costs well under a microsecond (``benchmarks/
+bench_closed_loop.py switches``: 10 to 20 times less than the hand-off between two OS threads it replaces).
 
 **The environment it sees** follows Gymnasium's conventions (https://gymnasium.farama.org, ``Env.reset``
 and ``Env.step``) without depending on it: ``reset(seed=None, options=None) -> (state, info)``;
@@ -16,13 +16,12 @@ H-th step; ``observation_space.n``, ``action_space.n`` and ``horizon``. A ``seed
 ignored (the auditor chooses the users). The user's loop must run exactly H steps per episode and may run
 at most K episodes.
 
-**Timing.** Each stretch of the user's code (from one switch to the next) is a guarded call: past the call
-limit (:func:`dpverify.limits.call_timeout`, ``--call-timeout``) it raises
-:class:`~dpverify.usercode.UserCodeTimeout` naming "its loop", enforced where every guarded call's limit is
-(:func:`dpverify.usercode.time_limit`: the main thread of a process); an exception in the loop is a
+**Timing.** A stretch of the user's code (from one switch to the next) past the call limit
+(:func:`dpverify.limits.call_timeout`, ``--call-timeout``; enforced where :func:`dpverify.usercode.time_limit` is)
+raises :class:`~dpverify.usercode.UserCodeTimeout` naming "its loop"; an exception in the loop is a
 :class:`~dpverify.usercode.UserCodeError` "(in its loop)". A loop left waiting (a run stopped before its K
-episodes) is ended — ``GreenletExit`` raised at its pending ``reset``/``step``, so its ``finally`` blocks run —
-by :meth:`ClosedLoopAgent.close` or when the agent is collected.
+episodes) gets ``GreenletExit`` at its pending ``reset``/``step`` from :meth:`ClosedLoopAgent.close` or when the
+agent is collected.
 
 An empty slot (``end_episode(None)``, the add/remove-one neighbour) cannot be expressed to a loop that
 expects a user every episode: such agents are audited under replace-one.
@@ -57,36 +56,27 @@ class Discrete:
         return isinstance(x, int) and 0 <= x < self.n
 
 
-class _Channel:
-    """What the loop's side knows of dpverify's: the greenlet to switch back to, and whether the agent closed
-    (it holds no reference to the agent, which may then be collected)."""
+class LoopEnv:
+    """The environment the user's loop is given (module docstring): each call switches to ``driver``, the
+    greenlet that drives the loop (it holds no reference to the agent, which may then be collected)."""
 
-    def __init__(self) -> None:
+    def __init__(self, num_states: int, num_actions: int, horizon: int) -> None:
+        self.observation_space = Discrete(num_states)
+        self.action_space = Discrete(num_actions)
+        self.horizon = horizon
         self.driver: greenlet.greenlet | None = None
         self.closed = False
 
-    def user_says(self, event: tuple[str, Any]) -> Any:
-        """(The loop's side) report ``event`` and wait for dpverify's answer."""
+    def _say(self, event: tuple[str, Any]) -> Any:
         if self.closed or self.driver is None:
             raise greenlet.GreenletExit
         return self.driver.switch(event)
 
-
-class LoopEnv:
-    """The environment the user's loop is given (module docstring): each call switches to dpverify."""
-
-    def __init__(self, channel: _Channel, num_states: int, num_actions: int, horizon: int) -> None:
-        self._channel = channel
-        self.observation_space = Discrete(num_states)
-        self.action_space = Discrete(num_actions)
-        self.horizon = horizon
-
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
-        state = self._channel.user_says(("reset", None))
-        return int(state), {}
+        return int(self._say(("reset", None))), {}
 
     def step(self, action: Any) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        state, reward, terminated = self._channel.user_says(("action", action))
+        state, reward, terminated = self._say(("action", action))
         return int(state), float(reward), bool(terminated), False, {}
 
 
@@ -96,10 +86,10 @@ def _run_loop(loop: Callable[[LoopEnv], Any], env: LoopEnv) -> tuple[str, Any]:
     return ("done", None)
 
 
-def _close(channel: _Channel, user: greenlet.greenlet) -> None:
+def _close(env: LoopEnv, user: greenlet.greenlet) -> None:
     """End a loop waiting at a switch (the agent is done with, or was collected): ``GreenletExit`` at its
     pending ``reset``/``step``. What its clean-up raises is dropped (nobody waits for the loop any more)."""
-    channel.closed = True
+    env.closed = True
     if not user or user is greenlet.getcurrent():  # not waiting (finished), or closing itself
         return
     with contextlib.suppress(Exception):  # greenlet.error too: collected in another thread, killed there later
@@ -123,8 +113,7 @@ class ClosedLoopAgent:
             raise InvalidParameterError("loop", "must be callable as loop(env)", type(loop).__name__)
         self._loop, self._name, self._protocol, self._around = loop, name, protocol, around
         self._horizon, self._num_actions = int(mdp.horizon), int(mdp.num_actions)
-        self._channel = _Channel()
-        self._env = LoopEnv(self._channel, int(mdp.num_states), self._num_actions, self._horizon)
+        self._env = LoopEnv(int(mdp.num_states), self._num_actions, self._horizon)
         self._user: greenlet.greenlet | None = None
         self._pending: tuple[str, Any] | None = None  # what the user's loop said last (unanswered)
         self._reward = 0.0
@@ -153,7 +142,7 @@ class ClosedLoopAgent:
         try:
             with time_limit(limit, lambda: UserCodeTimeout(self._name, "its loop", float(limit or 0.0),
                                                            "--call-timeout")):
-                self._channel.driver = user.parent = greenlet.getcurrent()
+                self._env.driver = user.parent = greenlet.getcurrent()
                 event = user.switch(*args)
         except (KeyboardInterrupt, LimitExceeded, UserCodeError):
             raise
@@ -168,7 +157,7 @@ class ClosedLoopAgent:
 
     def _start(self) -> tuple[str, Any]:
         self._user = greenlet.greenlet(_run_loop)
-        self._finalizer = weakref.finalize(self, _close, self._channel, self._user)
+        self._finalizer = weakref.finalize(self, _close, self._env, self._user)
         return self._switch(self._loop, self._env)
 
     def _expect(self, event: tuple[str, Any], kind: str, when: str) -> Any:

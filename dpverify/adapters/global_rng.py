@@ -10,16 +10,11 @@ and :meth:`~SeededGlobalRng.leave`, or in a ``with`` block) numpy's global gener
 seeded from a generator the auditor controls — an agent that adds its own noise passes
 ``billboard.noise_source()``, so that its global-generator noise follows the billboard's noise seed. Outside
 those stretches the caller's global state is back untouched, and the code's own stream continues where it
-left off at the next stretch (two agents, or dpverify's tests, never share one global stream). numpy's global
-generator is one per process: a stretch holds a process-wide lock, so that code of two threads (a Dask worker's)
-takes turns and each draws from its own stream.
-
-A swap copies the Mersenne Twister's state through numpy's ``get_state``/``set_state`` (about 65 µs each way,
-four per stretch): a closed loop entered at every step would spend more on it than on its own code. Inside
-:func:`keep_installed` — for callers that never draw from the global generator between the code's stretches,
-as dpverify's own code never does (its lint forbids it, NPY002) — a stream whose stretch ends stays installed,
-and is swapped out only when another stream enters, :func:`uses_global_rng` probes, or the block ends: one swap
-per entry into the user's code (a whole run), not one per step.
+left off at the next stretch (two agents, or dpverify's tests, never share one global stream). A stretch holds
+a process-wide lock: two threads (a Dask worker's) take turns at the one global generator. A swap costs about
+65 µs each way (numpy copies the Mersenne Twister's state): inside :func:`keep_installed`, for a caller that
+never draws from the global generator itself (dpverify: NPY002), a stream stays installed between its stretches
+and is swapped once per run of the user's code, not at every step.
 
 What it cannot fix, said by the white-box checks: code that draws its *coins* (tie-breaking, exploration)
 and its noise from the one global stream. Then the noise seed moves the coins too, the replays with another
@@ -60,28 +55,27 @@ class SeededGlobalRng:
         """Swap the code's stream in (the caller's global state kept); a nested enter changes nothing."""
         if self._depth == 0:
             _LOCK.acquire()
-            if _INSTALLED.kept is self:  # still installed (keep_installed): the kept stream's lock is the stretch's
-                _INSTALLED.kept = None
+            if _HERE.kept is self:  # still installed (keep_installed): the lock it held passes to this stretch
+                _HERE.kept = None
                 _LOCK.release()
             else:
                 _put_back()
                 self._caller = np.random.get_state()
                 np.random.set_state(self._state)
-            _INSTALLED.active += 1
+            _HERE.open += 1
         self._depth += 1
 
     def leave(self) -> None:
-        """Swap the caller's global state back (the code's stream kept for its next stretch); inside
-        :func:`keep_installed`, with no other stretch open, the stream stays installed until it must go."""
+        """Swap the caller's global state back (the code's stream kept for its next stretch), unless kept."""
         if self._depth == 0:
             raise InvalidParameterError("leave()", "must follow enter()", None)
         self._depth -= 1
         if self._depth == 0:
-            _INSTALLED.active -= 1
-            if getattr(_KEEPING, "depth", 0) and _INSTALLED.active == 0:
-                _INSTALLED.kept, _INSTALLED.owner = self, threading.get_ident()
-                return
-            self._swap_out()
+            _HERE.open -= 1
+            if _HERE.keeping and not _HERE.open:
+                _HERE.kept = self
+            else:
+                self._swap_out()
 
     def _swap_out(self) -> None:
         self._state = np.random.get_state()
@@ -97,39 +91,34 @@ class SeededGlobalRng:
         self.leave()
 
 
-class _Installed:
-    """What numpy's global generator holds besides the callers' states (changed under :data:`_LOCK` only)."""
+class _Here(threading.local):
+    """This thread's ``keep_installed`` blocks, stretches open, and stream kept installed (its lock held)."""
 
-    kept: SeededGlobalRng | None = None  # a stream left installed after its stretch (keep_installed)
-    owner = 0  # the thread that kept it
-    active = 0  # stretches open
+    keeping, open = 0, 0
+    kept: SeededGlobalRng | None = None
 
 
-#: Held from a stretch's enter to its swap out: numpy's global generator is one per process.
-_LOCK = threading.RLock()
-_INSTALLED = _Installed()
-_KEEPING = threading.local()  # depth: keep_installed blocks open in this thread
+_LOCK, _HERE = threading.RLock(), _Here()  # the lock: held from a stretch's enter to its swap out
 
 
 def _put_back() -> None:
     """Swap out the stream this thread kept installed, if any (the caller's global state back)."""
-    kept = _INSTALLED.kept
-    if kept is not None and _INSTALLED.owner == threading.get_ident():
-        _INSTALLED.kept = None
+    kept, _HERE.kept = _HERE.kept, None
+    if kept is not None:
         kept._swap_out()
 
 
 @contextlib.contextmanager
 def keep_installed() -> Iterator[None]:
     """Within the block (in this thread), a stream whose stretch ends stays installed until another stream
-    enters or the block ends (module docstring): for a caller that itself never draws from numpy's global
-    generator between the stretches. Code run outside the stretches draws from the kept stream."""
-    _KEEPING.depth = getattr(_KEEPING, "depth", 0) + 1
+    enters, :func:`uses_global_rng` probes or the block ends: for a caller that never draws from numpy's global
+    generator itself (code run between the stretches draws from the kept stream)."""
+    _HERE.keeping += 1
     try:
         yield
     finally:
-        _KEEPING.depth -= 1
-        if _KEEPING.depth == 0:
+        _HERE.keeping -= 1
+        if not _HERE.keeping:
             _put_back()
 
 

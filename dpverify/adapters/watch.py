@@ -4,10 +4,9 @@ A monolithic ``run()`` that computes its noisy statistics inline and hands them 
 ``np.linalg.solve(Lambda, b)`` offers no method to override. :func:`watch_calls` replaces, in that code's
 module only, the module global the code calls through (``np`` for ``np.linalg.solve``) with a stand-in that
 forwards every attribute to the original except the watched functions. A watched function calls the
-``on_call(*args, **kwargs)`` registered *in the calling context* first — the thread, or the greenlet, that
-entered the watch (a :class:`contextvars.ContextVar`; each thread and each greenlet has a context of its
-own) —, which may replace the result (it returns None to keep it); calls from any other context run the
-original untouched.
+``on_call(*args, **kwargs)`` registered *in the calling context* (the thread or greenlet that entered the
+watch: a :class:`contextvars.ContextVar`) first, which may replace the result (it returns None to keep it);
+calls from any other context run the original untouched.
 
 That makes watches safe where adapters need them: several agents of one module alive at once (each
 :class:`~dpverify.adapters.ClosedLoopAgent` runs its code in a greenlet of its own and registers its watch
@@ -38,17 +37,12 @@ class _Watched:
         self.active = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for watched, handler in reversed(_REGISTERED.get()):
-            if watched is self:
-                replaced = handler(*args, **kwargs)
-                if replaced is not None:
-                    return replaced
-                break
-        return self.function(*args, **kwargs)
+        handler = next((h for w, h in reversed(_REGISTERED.get()) if w is self), None)  # the latest here
+        replaced = None if handler is None else handler(*args, **kwargs)
+        return self.function(*args, **kwargs) if replaced is None else replaced
 
 
-#: The watches registered in this context, latest last: (watched function, handler) pairs (a tuple, never
-#: changed in place, so that a context copied from this one cannot change it).
+#: The watches registered in this context, latest last (a tuple: a context copied from this one shares none).
 _REGISTERED: contextvars.ContextVar[tuple[tuple[_Watched, Handler], ...]] = contextvars.ContextVar(
     "dpverify_watches", default=())
 
@@ -146,12 +140,7 @@ def watch_calls(module: types.ModuleType, dotted: str, on_call: Handler) -> Iter
     try:
         yield
     finally:
-        registered = list(_REGISTERED.get())
-        for i in reversed(range(len(registered))):  # this registration, wherever it now stands
-            if registered[i] is entry:
-                del registered[i]
-                break
-        _REGISTERED.set(tuple(registered))
+        _REGISTERED.set(tuple(e for e in _REGISTERED.get() if e is not entry))  # wherever it now stands
         with _LOCK:
             if installed.release(path):
                 del _GLOBALS[key]

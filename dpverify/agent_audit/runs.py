@@ -81,9 +81,8 @@ def agent_setup(spec: AgentAuditSpec) -> AgentSetup:
 
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
                    rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
-    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies). A user's
-    stream of numpy's global generator (:class:`~dpverify.adapters.SeededGlobalRng`) is swapped in once for the
-    run, not at every step (:func:`~dpverify.adapters.keep_installed`: nothing here draws from it)."""
+    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies). A seeded
+    global-generator stream of the agent's is swapped in once for the run (:func:`keep_installed`)."""
     board = setup.billboard(rng)
     with keep_installed():
         agent = setup.build(mdp, rng, board)

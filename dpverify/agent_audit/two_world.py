@@ -10,9 +10,8 @@ one end of their range to the other). Add/remove-one: user j absent (an empty sl
 happens, no data) versus the high canary at j; shifting later users one episode earlier would instead
 reveal, through the episode index, how many users came before, and flag correct agents (e.g. a fixed
 batch schedule). An agent whose registry card has a batched twin for its options runs through it (many
-trials per vectorised call, empty slots included); every other agent runs one trial at a time, in chunks of
-:data:`TRIALS_PER_CHUNK` trials that the executor spreads over its workers (local processes or a Dask
-cluster), each seeded from its place in the audit, so that every executor gives the serial run's results.
+trials per vectorised call, empty slots included); every other agent one trial at a time, in chunks of
+:data:`TRIALS_PER_CHUNK` that the executor spreads over its workers (seeded by place: the serial results).
 """
 
 from __future__ import annotations
@@ -38,9 +37,8 @@ from dpverify.audit.spec import AuditSpec, NeighbourPair
 
 #: Trials of the batched path per vectorised call (larger batches thrash the cache).
 BATCH = 2048
-#: Trials per chunk of an agent run one trial at a time: enough chunks to keep the workers busy (the quick
-#: budget's 400 trials per side: 3 selection chunks per side of each pair, 10 evaluation chunks per side), few
-#: enough that shipping one costs little beside its runs.
+#: Trials per chunk of an agent run one trial at a time: chunks enough for the workers (400 trials per side: 3
+#: selection chunks per side of each pair, 10 evaluation chunks per side), each worth shipping.
 TRIALS_PER_CHUNK = 32
 #: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
 MIN_TRIALS = 10

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng, keep_installed
+from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng
+from dpverify.adapters.global_rng import keep_installed
 from dpverify.agents.base import play_step_by_step, run_episodes
 from dpverify.agents.envs import min2021_mdp
 from dpverify.errors import InvalidParameterError

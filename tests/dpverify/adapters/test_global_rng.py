@@ -11,7 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from dpverify.adapters import SeededGlobalRng, keep_installed, uses_global_rng
+from dpverify.adapters import SeededGlobalRng, uses_global_rng
+from dpverify.adapters.global_rng import keep_installed
 from dpverify.errors import InvalidParameterError
 
 
