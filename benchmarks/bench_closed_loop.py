@@ -2,7 +2,7 @@
 
     python benchmarks/bench_closed_loop.py switches [--round-trips 20000]
     python benchmarks/bench_closed_loop.py verify [--repeat 3] [--before REF]
-    python benchmarks/bench_closed_loop.py trials --before REF [--repeat 3] [--workers 2]
+    python benchmarks/bench_closed_loop.py trials --before REF [--repeat 3] [--workers 2] [--pool always]
 
 * switches: how control passes between a user's loop and dpverify, three ways — an OS thread per loop with two
   one-slot queues (the adapter before greenlets), a generator (the floor, but only for a loop rewritten with
@@ -17,7 +17,9 @@
 * trials: two-world agent trials per second (selection and evaluation, both sides, all pairs) of verify's quick
   two-world audit (min2021 H = 2, |A| = 10, K = 8, 400 trials per side) of the closed-loop fixture and of the
   step-level third-party LSVI, for the tree at git commit REF (its code extracted with ``git archive``) serially
-  and with ``--workers`` processes, and for this tree the same; the ratios to REF's serial run.
+  and with ``--workers`` processes, and for this tree the same; the ratios to REF's serial run, and the CPU
+  time per trial (this process and its workers). The pool is the command line's adaptive one (which runs
+  everything here while the load average leaves no CPU free) unless ``--pool always``.
 
 Figures (medians of 3 runs for switches) depend on the machine and on what else runs on it: quote medians of
 a few rounds.
@@ -30,6 +32,7 @@ import contextlib
 import json
 import os
 import queue
+import resource
 import statistics
 import subprocess
 import sys
@@ -229,53 +232,57 @@ def _tree(commit: str | None) -> Iterator[Path | None]:
 
 # ---- trials -----------------------------------------------------------------------------------------------------
 
-def _trials_per_second(agent: str, workers: int) -> str:
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _trials_per_second(agent: str, workers: int, pool: str) -> str:
     """(Run in the tree measured.) One two-world audit as verify's quick budget runs it: a JSON line."""
     from dpverify.agent_audit import AgentAuditSpec, audit_agent
     from dpverify.audit.executors import ProcessExecutor, SerialExecutor
 
     spec = AgentAuditSpec(agent, "min2021", 8, "billboard", 1.0, 1e-5, trials=400, window=8,
                           env_options=(("horizon", 2), ("num_actions", 10)))
-    executor = SerialExecutor() if workers == 1 else ProcessExecutor(workers)
-    start = time.perf_counter()
+    executor = SerialExecutor() if workers == 1 else ProcessExecutor(workers, adaptive=pool == "adaptive")
+    start, cpu = time.perf_counter(), _cpu_seconds()
     result = audit_agent(spec, executor=executor, progress=False)
-    seconds = time.perf_counter() - start
-    pooled = getattr(executor, "items_pooled", 0)
     executor.close()
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     audit = result.audit
     assert audit is not None
     runs = 2 * (audit.selection_trials * audit.pairs + audit.evaluation_trials)
-    return json.dumps({"runs": runs, "seconds": seconds, "pooled": pooled, "epsilon": result.epsilon_lower_bound})
+    return json.dumps({"runs": runs, "seconds": seconds, "cpu": cpu, "pooled": getattr(executor, "items_pooled", 0),
+                       "epsilon": result.epsilon_lower_bound})
 
 
-def _child(tree: Path, agent: str, workers: int) -> dict[str, Any]:
+def _child(tree: Path, agent: str, workers: int, pool: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    command = [sys.executable, str(Path(__file__).resolve()), "trials-child", agent, str(workers)]
+    command = [sys.executable, str(Path(__file__).resolve()), "trials-child", agent, str(workers), pool]
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"the trials of {agent} in {tree} failed: {done.stderr.strip()[-600:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def trials(before: str, repeat: int, workers: int) -> None:
+def trials(before: str, repeat: int, workers: int, pool: str) -> None:
     with _tree(before) as old:
         assert old is not None
         trees: dict[str, Path] = {f"{before} (before)": old, "this tree": ROOT}
         for agent in (FIXTURE, STEP_LEVEL):
-            rates: dict[tuple[str, int], list[float]] = {}
-            pooled: dict[tuple[str, int], list[int]] = {}
+            got: dict[tuple[str, int], list[dict[str, Any]]] = {}
             for _ in range(repeat):
                 for label, tree in trees.items():
                     for w in (1, workers):
-                        got = _child(tree, agent, w)
-                        rates.setdefault((label, w), []).append(got["runs"] / got["seconds"])
-                        pooled.setdefault((label, w), []).append(int(got["pooled"]))
-            base = statistics.median(rates[(f"{before} (before)", 1)])
-            print(f"{agent} (median of {repeat}):")
-            for (label, w), values in rates.items():
-                rate = statistics.median(values)
-                print(f"  {label:22s} {'serial' if w == 1 else f'{w} workers':10s} {rate:8.1f} trials/s  "
-                      f"({rate / base:.2f}× the serial run before; chunks run on the pool: {pooled[(label, w)]})")
+                        got.setdefault((label, w), []).append(_child(tree, agent, w, pool))
+            base = statistics.median(g["runs"] / g["seconds"] for g in got[(f"{before} (before)", 1)])
+            print(f"{agent} (median of {repeat}; --workers {workers} with the pool {pool}):")
+            for (label, w), runs in got.items():
+                rate = statistics.median(g["runs"] / g["seconds"] for g in runs)
+                cpu = statistics.median(g["cpu"] / g["runs"] * 1e3 for g in runs)
+                print(f"  {label:22s} {'serial' if w == 1 else f'{w} workers':10s} {rate:7.1f} trials/s "
+                      f"({rate / base:.2f}× the serial run before), {cpu:5.2f} CPU ms per trial; chunks on the "
+                      f"pool {[g['pooled'] for g in runs]}")
 
 
 def main() -> None:
@@ -289,15 +296,18 @@ def main() -> None:
     t.add_argument("--before", required=True, help="git commit of the tree to compare with")
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--workers", type=int, default=2)
+    t.add_argument("--pool", choices=("adaptive", "always"), default="adaptive",
+                   help="adaptive: as the command line decides (no pool while the machine is busy); always: force it")
     child = sub.add_parser("trials-child")
     child.add_argument("agent")
     child.add_argument("workers", type=int)
+    child.add_argument("pool")
     args = parser.parse_args()
     run: dict[str, Callable[[], None]] = {
         "switches": lambda: switches(args.round_trips),
         "verify": lambda: verify(args.repeat, args.before),
-        "trials": lambda: trials(args.before, args.repeat, args.workers),
-        "trials-child": lambda: print(_trials_per_second(args.agent, args.workers)),
+        "trials": lambda: trials(args.before, args.repeat, args.workers, args.pool),
+        "trials-child": lambda: print(_trials_per_second(args.agent, args.workers, args.pool)),
     }
     run[args.what]()
 

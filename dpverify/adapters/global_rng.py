@@ -47,7 +47,9 @@ class SeededGlobalRng:
         if not isinstance(source, np.random.Generator):
             raise InvalidParameterError("source", "must be a numpy.random.Generator", type(source).__name__)
         seed = np.random.SeedSequence(int(source.integers(0, 2**63)) << 64 | int(source.integers(0, 2**63)))
-        self._state: Any = np.random.RandomState(np.random.MT19937(seed)).get_state()
+        key = seed.generate_state(624, np.uint32)  # MT19937(seed)'s state, without its slow copy (~60 µs)
+        key[0] = 0x80000000
+        self._state: Any = ("MT19937", key, 623, 0, 0.0)
         self._caller: Any = None  # the caller's global state while the code's stream is swapped in
         self._depth = 0
 
