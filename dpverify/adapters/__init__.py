@@ -6,8 +6,8 @@ step). Code written without dpverify rarely looks like either; these adapters cl
 changing that code:
 
 * :class:`ClosedLoopAgent` — code that owns its loop (``run(env)``, calling a Gymnasium-style
-  ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a thread of its own and
-  dpverify drives it one step at a time;
+  ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a greenlet of its own
+  and dpverify drives it one step at a time;
 * :class:`SeededGlobalRng` — code that draws from numpy's global generator (``np.random.normal``...) gets a
   global generator seeded from the run's own seeds while its code runs (and the caller's global state
   back afterwards), so that the auditor's levers reach it;

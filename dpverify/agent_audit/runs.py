@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.adapters.global_rng import keep_installed
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.agent_audit.views import _flat
@@ -80,10 +81,12 @@ def agent_setup(spec: AgentAuditSpec) -> AgentSetup:
 
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
                    rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
-    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies)."""
+    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies). A seeded
+    global-generator stream of the agent's is swapped in once for the run (:func:`keep_installed`)."""
     board = setup.billboard(rng)
-    agent = setup.build(mdp, rng, board)
-    policies = run_on_tapes(agent, mdp, tapes)
+    with keep_installed():
+        agent = setup.build(mdp, rng, board)
+        policies = run_on_tapes(agent, mdp, tapes)
     published = getattr(agent, "billboard", board)
     history = published.history() if getattr(published, "keep_history", False) else board.history()
     return history, policies

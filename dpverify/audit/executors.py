@@ -20,7 +20,7 @@ import pickle
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from dpverify import _validate
 from dpverify._pools import abandon, gather
@@ -28,9 +28,23 @@ from dpverify.errors import InvalidParameterError
 from dpverify.usercode import time_limit
 
 Callback = Callable[[], None] | None
+_Self = TypeVar("_Self", bound="_Closing")
 
 
-class SerialExecutor:
+class _Closing:
+    """``close()`` (nothing to release by default), also at the end of a ``with`` block."""
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SerialExecutor(_Closing):
     """Runs every chunk in the calling process, in order."""
 
     name = "serial"
@@ -42,15 +56,6 @@ class SerialExecutor:
             if on_done is not None:
                 on_done()
         return results
-
-    def close(self) -> None:
-        return None
-
-    def __enter__(self) -> SerialExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _check_picklable(items: Sequence[Any], where: str) -> None:
@@ -84,7 +89,7 @@ def _free_cpus() -> float:
     return max(1.0, cpus - max(0.0, load - 1.0))
 
 
-class ProcessExecutor:
+class ProcessExecutor(_Closing):
     """Runs chunks on a pool of local worker processes (created on first use, reused until close).
 
     Adaptive by default: the first item of every ``map`` runs in this process and is timed; the rest go
@@ -173,12 +178,6 @@ class ProcessExecutor:
             self._pool.shutdown()
             self._pool = None
 
-    def __enter__(self) -> ProcessExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 class _NoAnswer(BaseException):
     """The address accepted the connection but did not answer as a Dask scheduler in time."""
@@ -204,7 +203,7 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
 HANDSHAKE_MARGIN_SECONDS = 5.0
 
 
-class DaskExecutor:
+class DaskExecutor(_Closing):
     """Runs chunks on a Dask distributed cluster, given a scheduler address or an existing Client."""
 
     name = "dask"
@@ -239,12 +238,6 @@ class DaskExecutor:
     def close(self) -> None:
         if self._owns_client:
             self._client.close()
-
-    def __enter__(self) -> DaskExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 Executor = SerialExecutor | ProcessExecutor | DaskExecutor
