@@ -33,6 +33,7 @@ SCRIPTS = {
     "make_agent_audits": "agent_audits.md",
     "make_third_party_zoo": "third_party_zoo.md",
     "make_whitebox_false_alarms": "whitebox_false_alarms.md",
+    "make_bandits": "bandits.md",
     "measure_one_run_worst_case": "one_run_worst_case.md",
     "measure_one_run_scores": "one_run_scores.md",
 }
