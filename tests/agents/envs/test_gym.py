@@ -101,3 +101,10 @@ def test_bad_use_is_refused():
         env.step(5)
     with pytest.raises(InvalidParameterError, match="render_mode"):
         TabularEnv("bernoulli-bandit", render_mode="human")
+
+
+def test_dpverify_does_not_import_gymnasium_unless_asked():
+    code = ("import sys, dpverify, dpverify.agents.registry, dpverify.agents.envs; "
+            "print('gymnasium' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
