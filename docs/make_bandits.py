@@ -1,7 +1,7 @@
 """Do the bandit agents learn from their users? Each private bandit agent against its no-data control.
 
 Run:  python docs/make_bandits.py [--seeds 8] [--max-rounds 1000000] [--epsilons 1,10,100] [--quick]
-      python docs/make_bandits.py --render-only     # the results page again from the JSON, running nothing
+      python docs/make_bandits.py --render-only     # the results page again from bandits.json, running nothing
 
 Writes docs/results/bandits.json and docs/results/bandits.md. For each private agent on its default
 instance (``jdp-linucb`` and ``ldp-linucb`` on ``linear-bandit``: d = 5, 10 arms, 20 contexts, Bernoulli
@@ -11,7 +11,10 @@ policy's (a bandit's data-free reference), the agent calibrated for that K is ru
 users and with none (the no-data control of dpverify.agents.core.learning: every round deployed as usual, no
 user's data arriving), over the same seeds; "learns" is the one-sided paired t-test of
 :func:`dpverify.agents.core.learning.compare_learning` on the regret per round over the last 20% of the
-rounds. The non-private counterpart (LinUCB, UCB1) runs next to it. Regret is exact: the mean reward gap of
+rounds, and "learns from K" counts with Holm's correction over the grid of K (and so does "below uniform"):
+a search that tests K after K at 0.05 would let a false "learns" grow likelier with each K it tests
+(:func:`dpverify.agents.core.learning.holm_adjusted`). The non-private counterpart (LinUCB, UCB1) runs next to
+it. Regret is exact: the mean reward gap of
 the arm deployed, averaged over the round's context law, never a realised reward.
 
 The runs go through the agents' rules with a trial axis (the batched twins the audits use, with independent
@@ -32,18 +35,24 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.bandits.linucb import LinUcbConfig, LinUcbRule
+from dpverify.agents.bandits.rounds import Round
+from dpverify.agents.bandits.ucb import UcbConfig, UcbRule
+from dpverify.agents.core.batching import BatchRandomness
+from dpverify.agents.core.learning import (
+    LEVEL,
+    compare_learning,
+    exact_sign_flip_p_value,
+    holm_adjusted,
+    uniform_policy_regret,
+)
+from dpverify.agents.registry import AGENTS, build_environment
+
 DOCS = Path(__file__).resolve().parent
 if str(DOCS) not in sys.path:
     sys.path.insert(0, str(DOCS))
 
 from results_page import provenance, recorded, write_page  # noqa: E402
-
-from dpverify.agents.bandits.linucb import LinUcbConfig, LinUcbRule  # noqa: E402
-from dpverify.agents.bandits.rounds import Round  # noqa: E402
-from dpverify.agents.bandits.ucb import UcbConfig, UcbRule  # noqa: E402
-from dpverify.agents.core.batching import BatchRandomness  # noqa: E402
-from dpverify.agents.core.learning import compare_learning, uniform_policy_regret  # noqa: E402
-from dpverify.agents.registry import AGENTS, build_environment  # noqa: E402
 
 BASE_SEED = 20260
 DELTA = 1e-5
@@ -54,8 +63,8 @@ SETUPS: dict[str, tuple[str, Any, Any]] = {
     "dp-ucb": ("bernoulli-bandit", UcbRule, UcbConfig),
 }
 ROUNDS = (100, 1_000, 10_000, 100_000, 1_000_000)
-FIGURES = DOCS / "results" / "bandits.json"
 PAGE = DOCS / "results" / "bandits.md"
+SOURCE = DOCS / "results" / "bandits.json"
 
 
 class _Rule:
@@ -143,88 +152,124 @@ def _where(learned_at: int | None, below_at: int | None, largest: int) -> str:
     return text + f"; its regret is below the uniform policy's from K = {below_at:,}"
 
 
+def corrected(steps: list[dict[str, Any]], grid_size: int) -> tuple[list[float | None], list[float | None]]:
+    """Holm-adjusted p-values over the grid (``grid_size`` steps; those not run count as p = 1) of the cells of
+    one (agent, ε) in K order: (against the no-data control, below the uniform policy)."""
+    return (holm_adjusted([c["p_value"] for c in steps], grid_size),
+            holm_adjusted([c["greedy_p_value"] for c in steps], grid_size))
+
+
+def search_result(steps: list[dict[str, Any]], grid_size: int) -> tuple[int | None, int | None]:
+    """(the first K that learns, the first K from it on that is below the uniform policy), both corrected."""
+    learned, below = corrected(steps, grid_size)
+    learned_at = next((c["rounds"] for c, p in zip(steps, learned, strict=True) if p is not None and p < LEVEL), None)
+    if learned_at is None:
+        return None, None
+    below_at = next((c["rounds"] for c, q in zip(steps, below, strict=True)
+                     if c["rounds"] >= learned_at and q is not None and q < LEVEL), None)
+    return learned_at, below_at
+
+
+def summary(payload: dict[str, Any]) -> list[str]:
+    """One line per (agent, ε): where it learns, with Holm's correction over the grid."""
+    lines = []
+    grid_size = len(payload["rounds_grid"])
+    for key in dict.fromkeys((c["agent"], c["epsilon"]) for c in payload["cells"]):
+        steps = sorted((c for c in payload["cells"] if (c["agent"], c["epsilon"]) == key), key=lambda c: c["rounds"])
+        learned_at, below_at = search_result(steps, grid_size)
+        uncorrected = next((c["rounds"] for c in steps if c["p_value"] < LEVEL), None)
+        moved = "" if uncorrected == learned_at else (
+            f" (uncorrected: from K = {uncorrected:,})" if uncorrected is not None else "")
+        lines.append(f"{key[0]} at ε = {key[1]:g}: " + _where(learned_at, below_at, steps[-1]["rounds"]) + moved)
+    return lines
+
+
 def markdown(payload: dict[str, Any]) -> str:
-    """The results page's body (below its header)."""
+    """The results page's body."""
     lines = [f"{payload['seeds']} seeds, δ = {DELTA:g}, default instances and multipliers. Regret is exact (the mean "
-             "reward gap of the arm deployed); \"learned\" is the one-sided paired t-test (level 0.05) of the regret "
-             "per round over the last 20% of the rounds, the agent with its users against its no-data control over "
-             "the same seeds.", "",
+             "reward gap of the arm deployed); \"p\" is the one-sided paired t-test of the regret per round over the "
+             "last 20% of the rounds, the agent with its users against its no-data control over the same seeds, "
+             "and \"exact p\" the exact paired sign-flip p-value over all 2ⁿ sign assignments of the seeds "
+             "(no normality assumed; it cannot go below 2⁻ⁿ). K runs up the grid "
+             f"{', '.join(f'{k:,}' for k in payload['rounds_grid'])} until the agent learns and is below the "
+             "uniform policy, and a search that tests K after K at 0.05 would let a false \"learned\" grow "
+             "likelier with each K it tests: \"learned\" is decided on the Holm-adjusted p-value over the grid "
+             "(the K not run count as p = 1), which keeps the family-wise error of the search's claim at 0.05.", "",
              "The uniformly random policy is the data-free reference of a bandit (no policy knows the means "
-             "without data): \"below uniform\" is the same one-sided test against its exact regret per round. "
-             "The counterpart (LinUCB, UCB1) ran at the same K over the same seeds.", "",
-             "| agent | ε | K | regret / round (last 20%), users | no data | p | learned | below uniform (p) | "
-             "uniform policy | counterpart / round |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "without data): \"below uniform\" is the same one-sided test against its exact regret per round, "
+             "Holm-adjusted over the grid too. The counterpart (LinUCB, UCB1) ran at the same K over the same seeds.",
+             "",
+             "| agent | ε | K | regret / round (last 20%), users | no data | p | Holm-adjusted p | exact p | learned | "
+             "below uniform (Holm-adjusted p) | uniform policy | counterpart / round |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     base = {(c["agent"], c["rounds"]): c for c in payload["counterparts"]}
-    for c in payload["cells"]:
-        other = base.get((AGENTS[c["agent"]].counterpart, c["rounds"]))
-        lines.append(
-            f"| {c['agent']} | {c['epsilon']:g} | {c['rounds']:,} | {np.mean(c['agent_last_per_episode']):.4f} | "
-            f"{np.mean(c['control_last_per_episode']):.4f} | {c['p_value']:.2g} | "
-            f"{'yes' if c['learned'] else 'no'} | {'yes' if c['beats_known_reward_greedy'] else 'no'} "
-            f"({c['greedy_p_value']:.2g}) | {c['uniform_per_episode']:.4f} | "
-            f"{'—' if other is None else format(other['last_per_round'], '.4f')} |")
+    grid_size = len(payload["rounds_grid"])
+    for key in dict.fromkeys((c["agent"], c["epsilon"]) for c in payload["cells"]):
+        steps = sorted((c for c in payload["cells"] if (c["agent"], c["epsilon"]) == key), key=lambda c: c["rounds"])
+        for c, p, q in zip(steps, *corrected(steps, grid_size), strict=True):
+            other = base.get((AGENTS[c["agent"]].counterpart, c["rounds"]))
+            exact = exact_sign_flip_p_value(c["agent_last_per_episode"], c["control_last_per_episode"])
+            lines.append(
+                f"| {c['agent']} | {c['epsilon']:g} | {c['rounds']:,} | {np.mean(c['agent_last_per_episode']):.4f} | "
+                f"{np.mean(c['control_last_per_episode']):.4f} | {c['p_value']:.2g} | {p:.2g} | {exact:.2g} | "
+                f"{'yes' if p < LEVEL else 'no'} | {'yes' if q < LEVEL else 'no'} ({q:.2g}) | "
+                f"{c['uniform_per_episode']:.4f} | "
+                f"{'—' if other is None else format(other['last_per_round'], '.4f')} |")
     lines += ["", "## Where learning starts", ""]
-    for line in payload["summary"]:
+    for line in summary(payload):
         lines.append(f"- {line}")
     return "\n".join(lines) + "\n"
 
 
-def render(figures: Path = FIGURES, page: Path | None = None) -> Path:
-    """Write the results page from the figures' JSON (runs nothing)."""
-    payload = json.loads(figures.read_text(encoding="utf-8"))
+def render(page: Path | None = None) -> Path:
+    """The results page from bandits.json alone."""
+    payload = json.loads(SOURCE.read_text())
     return write_page(page or PAGE, "Do the bandit agents learn?", markdown(payload),
                       reproduce="python docs/make_bandits.py", render="python docs/make_bandits.py --render-only",
-                      figures=[figures], runs=[recorded(payload)])
+                      figures=[SOURCE], runs=[recorded(payload)])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
+    parser.add_argument("--render-only", action="store_true", help="write the results page from bandits.json only")
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--max-rounds", type=int, default=1_000_000)
     parser.add_argument("--epsilons", default="1,10,100")
     parser.add_argument("--agents", default="jdp-linucb,ldp-linucb,dp-ucb")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bandits"))
     args = parser.parse_args(argv)
     if args.render_only:
         print(render())
         return 0
     epsilons = (10.0,) if args.quick else tuple(float(e) for e in args.epsilons.split(","))
     grid = tuple(k for k in ROUNDS if k <= (10_000 if args.quick else args.max_rounds))
-    cells, counterparts, summary = [], [], []
+    cells: list[dict[str, Any]] = []
+    counterparts = []
     for name in args.agents.split(","):
         for epsilon in epsilons:
-            learned_at = below_at = None
+            steps: list[dict[str, Any]] = []
             for rounds in grid:
                 row = cell(name, epsilon, rounds, args.seeds)
-                cells.append(row)
+                steps.append(row)
                 print(f"{name} eps={epsilon:g} K={rounds}: users {np.mean(row['agent_last_per_episode']):.4f} vs "
                       f"no data {np.mean(row['control_last_per_episode']):.4f}, p = {row['p_value']:.3g}, "
-                      f"learned {row['learned']}, below uniform {row['beats_known_reward_greedy']} "
-                      f"({row['seconds']:.0f} s)", flush=True)
-                if row["learned"] and learned_at is None:
-                    learned_at = rounds
-                if row["learned"] and row["beats_known_reward_greedy"]:
-                    below_at = rounds
-                    break  # it learns and does better than the data-free policy: the larger K need not run
-            summary.append(f"{name} at ε = {epsilon:g}: " + _where(learned_at, below_at, grid[-1]))
+                      f"below uniform p = {row['greedy_p_value']:.3g} ({row['seconds']:.0f} s)", flush=True)
+                if search_result(steps, len(grid))[1] is not None:
+                    break  # it learns and does better than the data-free policy (corrected): the larger K need not run
+            cells += steps
         for rounds in sorted({c["rounds"] for c in cells if c["agent"] == name}):  # the counterpart at the same K
             counterparts.append(counterpart(name, rounds, args.seeds))
-    payload = {"provenance": provenance(argv), "seeds": args.seeds, "base_seed": BASE_SEED,
-               "rounds_grid": list(grid), "cells": cells,
-               "counterparts": counterparts, "summary": summary,
+    payload = {"seeds": args.seeds, "base_seed": BASE_SEED, "rounds_grid": list(grid), "cells": cells,
+               "counterparts": counterparts,
                "versions": {"python": platform.python_version(), "numpy": np.__version__},
+               "provenance": provenance(argv),
                "uniform_per_round": {name: uniform_policy_regret(build_environment(SETUPS[name][0], 10))
                                      for name in args.agents.split(",")}}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(payload, indent=1) + "\n")
-    print(render(out.with_suffix(".json"), out.with_suffix(".md")))
-    print("\n".join(summary))
+    SOURCE.write_text(json.dumps(payload, indent=1) + "\n")
+    print(render())
+    print("\n".join(summary(payload)))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
