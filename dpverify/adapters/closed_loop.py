@@ -24,7 +24,8 @@ episodes) gets ``GreenletExit`` at its pending ``reset``/``step`` from :meth:`Cl
 agent is collected.
 
 An empty slot (``end_episode(None)``, the add/remove-one neighbour) cannot be expressed to a loop that
-expects a user every episode: such agents are audited under replace-one.
+expects a user every episode: such agents are audited under replace-one, and their no-data control is fed
+data-free users (:mod:`dpverify.agents.core.no_data`).
 """
 
 from __future__ import annotations
