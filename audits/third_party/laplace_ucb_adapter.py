@@ -1,9 +1,6 @@
-"""The adapter that audits :mod:`laplace_ucb_bandit` unedited (docs/auditing.md, "A bandit loop"): its loop run
-over dpverify's bandit rounds, its generator the billboard's noise source, each private release recorded."""
+"""Audits :mod:`laplace_ucb_bandit` unedited: its loop on dpverify's bandit rounds, its releases recorded."""
 
-from __future__ import annotations
-
-import functools
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,15 +14,16 @@ from dpverify.mechanisms import LaplaceMechanism
 
 
 def make_agent(bandit: Any, num_rounds: int, rng: np.random.Generator, /, *, billboard: Billboard | None = None,
-               epsilon: float = 1.0, delta: float = 1e-5, half_noise: bool = False) -> ClosedLoopAgent:
+               epsilon: float = 1.0, delta: float = 1e-5, fresh_noise: bool = True) -> ClosedLoopAgent:
     board = billboard if billboard is not None else Billboard("replace-one", noise_rng=rng.spawn(1)[0])
-    learner = code.LaplaceUcbBandit(bandit.num_arms, num_rounds, epsilon, delta, board.noise_source(), half_noise)
-    laplace, draw, rounds = LaplaceMechanism(1.0, learner.scale, learner.A), learner.private_sums, iter(learner.release_rounds)
+    learner = code.LaplaceUcbBandit(bandit.num_arms, num_rounds, epsilon, delta, board.noise_source(), fresh_noise)
+    laplace, draw = LaplaceMechanism(1.0, learner.scale, learner.A), learner.private_sums
+    rounds = iter(learner.release_rounds)
     learner.private_sums = lambda sums: board.publish_noised("sums", next(rounds), 1, laplace, draw(sums), "prefix")
     config = SimpleNamespace(num_episodes=num_rounds, epsilon=epsilon, delta=delta, relation="replace-one")
     protocol = SimpleNamespace(billboard=board, ledger=board.ledger, privacy_notion="jdp", config=config,
-                               claimed_guarantee=lambda: DPGuarantee(epsilon, delta, "exact", 0.0))
+                               claimed_guarantee=lambda: DPGuarantee(epsilon, delta, "cks", 0.0))
     return ClosedLoopAgent.bandit(learner.run, bandit, name="laplace-ucb-bandit", protocol=protocol)
 
 
-make_half_noise = functools.partial(make_agent, half_noise=True)
+make_reused_noise = partial(make_agent, fresh_noise=False)

@@ -12,8 +12,8 @@ The arm of a round depends on the published sums and the learner's own choices o
 releases each get ε₀ with J·ε₀²/2 = ρ (ε₀-DP ⇒ ε₀²/2-zCDP, Bun & Steinke 2016, Proposition 1.4), ρ from (ε, δ)
 by ε = ρ + 2√(ρ log(1/δ)) (ibid., Proposition 1.3); b = 1/ε₀.
 
-``half_noise=True`` is the planted bug: the noise drawn is Lap(b)/2 (a misplaced division) while b is what the
-code says it uses.
+``fresh_noise=False`` is the planted bug: one noise vector drawn in the constructor and added at every release
+(the difference of two releases is then noise-free).
 
 The bandit interface it expects: ``env.pull(arm) -> reward`` and ``env.num_arms``.
 """
@@ -24,20 +24,22 @@ import numpy as np
 
 
 class LaplaceUcbBandit:
-    def __init__(self, num_arms, num_rounds, epsilon=1.0, delta=1e-5, rng=None, half_noise=False):
+    def __init__(self, num_arms, num_rounds, epsilon=1.0, delta=1e-5, rng=None, fresh_noise=True):
         self.A, self.T = num_arms, num_rounds
         self.rng = rng if rng is not None else np.random.default_rng()
-        self.half_noise = half_noise
+        self.fresh_noise = fresh_noise
         self.release_rounds = [2 ** j for j in range(int(math.log2(num_rounds)) + 1)]
         log_term = math.log(1.0 / delta)
         rho = (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2
         self.epsilon0 = math.sqrt(2.0 * rho / len(self.release_rounds))
         self.scale = 1.0 / self.epsilon0
+        self.noise = self.rng.laplace(0.0, self.scale, size=self.A)
         self.rewards = []
 
     def private_sums(self, sums):
-        noise = self.rng.laplace(0.0, self.scale, size=self.A)
-        return sums + (noise / 2 if self.half_noise else noise)
+        if self.fresh_noise:
+            self.noise = self.rng.laplace(0.0, self.scale, size=self.A)
+        return sums + self.noise
 
     def run(self, env):
         sums, counts = np.zeros(self.A), np.zeros(self.A)
