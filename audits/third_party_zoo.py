@@ -109,7 +109,7 @@ CASES: tuple[ThirdPartyCase, ...] = (
     _bug("closed-loop-reused-noise", "closed_loop_adapter:make_reused_noise",
          "the closed loop's noise drawn once in its constructor and reused every episode", NOISE),
     ThirdPartyCase("laplace-ucb-bandit", "laplace_ucb_adapter:make_agent", False,
-                   "a UCB bandit loop with Laplace sums at doubling rounds, through a 30-line adapter (correct)",
+                   "a UCB bandit loop with Laplace sums at doubling rounds, through a 29-line adapter (correct)",
                    CONSISTENT, env="bernoulli-bandit", env_options=(("num_arms", 3),)),
     ThirdPartyCase("laplace-ucb-reused-noise", "laplace_ucb_adapter:make_reused_noise", True,
                    "the bandit loop's noise drawn once in its constructor and added at every release", REFUTED,

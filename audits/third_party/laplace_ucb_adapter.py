@@ -19,7 +19,7 @@ def make_agent(bandit: Any, num_rounds: int, rng: np.random.Generator, /, *, bil
     learner = code.LaplaceUcbBandit(bandit.num_arms, num_rounds, epsilon, delta, board.noise_source(), fresh_noise)
     laplace, draw = LaplaceMechanism(1.0, learner.scale, learner.A), learner.private_sums
     rounds = iter(learner.release_rounds)
-    learner.private_sums = lambda sums: board.publish_noised("sums", next(rounds), 1, laplace, draw(sums), "prefix")
+    vars(learner)["private_sums"] = lambda s: board.publish_noised("sums", next(rounds), 1, laplace, draw(s), "prefix")
     config = SimpleNamespace(num_episodes=num_rounds, epsilon=epsilon, delta=delta, relation="replace-one")
     protocol = SimpleNamespace(billboard=board, ledger=board.ledger, privacy_notion="jdp", config=config,
                                claimed_guarantee=lambda: DPGuarantee(epsilon, delta, "cks", 0.0))
