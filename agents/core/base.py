@@ -109,7 +109,8 @@ def run_episodes(
     ``users=False`` runs the no-data control (:mod:`dpverify.agents.core.learning`): every episode the agent plans
     and deploys its policy, whose regret is exact as usual, and its user slot is empty (``end_episode(None)``;
     an agent that defines ``end_episode_without_data()`` — a local-DP agent — ends it that way instead).
-    A step-level agent has no such control (its actions are taken on a user's states).
+    A step-level agent, which acts on a user's states, is fed data-free users instead
+    (:mod:`dpverify.agents.core.no_data`).
 
     A step-level agent (``act(h, state)``, :mod:`dpverify.agents.core.tapes`) has no policy table to evaluate: its
     regret is the unbiased one-sample estimate of :func:`_step_episode` instead, and its "policy" the partial
@@ -124,11 +125,15 @@ def run_episodes(
     changed = np.zeros(num_episodes, dtype=bool)
     previous: np.ndarray | None = None
     stepwise = acts_step_by_step(agent)
+    law = None
     if stepwise and not users:
-        raise InvalidParameterError("users", "cannot be False for a step-level agent: it acts on a user's states, so "
-                                    "it has no no-data control", type(agent).__name__)
+        from .no_data import data_free_law, step_episode_without_data
+
+        law = data_free_law(mdp)
     for k in range(num_episodes):
-        if stepwise:
+        if stepwise and law is not None:
+            regrets[k], policy = step_episode_without_data(mdp, agent, evaluator, rng, k + 1, law)
+        elif stepwise:
             regrets[k], policy = _step_episode(mdp, agent, evaluator, rng, k + 1)
         else:
             policy = checked_policy(agent.begin_episode(), mdp, k + 1)

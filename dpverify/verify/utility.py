@@ -7,8 +7,9 @@ this process with the same seeding. The uniformly random policy's regret per epi
 
 The agent's **no-data control** — the same agent and seeds with every user slot empty — runs next to it,
 and the section says whether the agent learned from its users and whether it beat the data-free
-known-reward greedy policy (:mod:`dpverify.agents.core.learning`); an agent that refuses an empty slot, or acts
-step by step, gets "cannot tell" with the reason.
+known-reward greedy policy (:mod:`dpverify.agents.core.learning`). An agent that acts step by step (a closed loop
+among them) cannot be told an empty slot: its control is fed data-free users (:mod:`dpverify.agents.core.no_data`).
+An agent whose control fails gets "cannot tell" with the reason.
 
 The registry's bound (:mod:`dpverify.bounds`) is evaluated at the run's (d, H, K, ε, δ) with its hidden
 constants taken as 1, split into its privacy term (the terms with ε) and its non-private term; the
@@ -126,7 +127,7 @@ def utility_section(run: VerifyRun) -> UtilitySection:
 def _learning(control: Callable[[], np.ndarray], agent_regret: np.ndarray,
               mdp: MDP) -> tuple[dict[str, Any] | None, str]:
     """The no-data control's comparison (dpverify.agents.core.learning) and its line, or None and why it could not
-    run (an agent that refuses an empty slot, a step-level agent)."""
+    run (an agent that refuses an empty slot)."""
 
     try:
         comparison = compare_learning(agent_regret, control(), mdp)
