@@ -43,6 +43,27 @@ class Trajectory:
     rewards: np.ndarray
 
 
+def expected_rewards(mdp: Any, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """r_h(s_h, a_h) of every stage: the expected rewards of an episode (what exact regret is made of)."""
+    return np.asarray(mdp.rewards)[np.arange(len(actions)), states[:-1], actions]
+
+
+def rewards_seen(mdp: Any, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """The rewards an agent is shown for an episode: the known r_h(s_h, a_h) of an MDP, or — in an environment whose
+    rewards the agent must learn (``rewards_known`` False: a bandit, whose ``rewards`` are the arms' means) — the
+    rewards the user realised (``realised_rewards``), never the means."""
+    if getattr(mdp, "rewards_known", True):
+        return expected_rewards(mdp, states, actions)
+    return np.asarray(mdp.realised_rewards(states, actions), dtype=float)
+
+
+def _reward_seen(mdp: Any, stage: int, state: int, action: int, next_state: int) -> float:
+    """One step's reward as :func:`rewards_seen` shows it."""
+    if getattr(mdp, "rewards_known", True):
+        return float(mdp.rewards[stage, state, action])
+    return float(mdp.realised_rewards(np.array([state, next_state]), np.array([action]))[0])
+
+
 def rollout(mdp: Any, policy: np.ndarray, rng: np.random.Generator) -> Trajectory:
     """Follow the deterministic policy (H, S) for one episode, sampling with ``rng``."""
     horizon = mdp.horizon
@@ -54,8 +75,7 @@ def rollout(mdp: Any, policy: np.ndarray, rng: np.random.Generator) -> Trajector
         a = policy[h, states[h]]
         actions[h] = a
         states[h + 1] = mdp.sample_next_state(h, states[h], a, uniforms[h])
-    rewards = mdp.rewards[np.arange(horizon), states[:-1], actions]
-    return Trajectory(states, actions, rewards)
+    return Trajectory(states, actions, rewards_seen(mdp, states, actions))
 
 
 class Agent(abc.ABC):
@@ -173,7 +193,7 @@ def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
     partial, trajectory = play_step_by_step(
         agent, mdp, initial, lambda h, s, a: int(mdp.sample_next_state(h, s, a, uniforms[h])), episode)
     value = float(evaluator.optimal.values[0, trajectory.states[0]])
-    return value - float(np.sum(trajectory.rewards)), partial
+    return value - float(np.sum(expected_rewards(mdp, trajectory.states, trajectory.actions))), partial
 
 
 # ---- driving an agent: policy-level (begin_episode) or step-level (act) -----------------------------------
@@ -241,7 +261,6 @@ def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Call
     ``end_episode(trajectory)``; returns (the partial policy, the trajectory)."""
     begin_step_episode(agent, episode)
     horizon = int(mdp.horizon)
-    rewards = np.asarray(mdp.rewards)
     observe = getattr(agent, "observe", None)
     partial = np.full((horizon, int(mdp.num_states)), UNSEEN, dtype=np.int64)
     states = np.empty(horizon + 1, dtype=np.int64)
@@ -253,7 +272,7 @@ def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Call
         actions[h] = partial[h, s] = a
         states[h + 1] = next_state(h, s, a)
         if callable(observe):
-            observe(h, s, a, float(rewards[h, s, a]), int(states[h + 1]))
-    trajectory = Trajectory(states, actions, rewards[np.arange(horizon), states[:-1], actions])
+            observe(h, s, a, _reward_seen(mdp, h, s, a, int(states[h + 1])), int(states[h + 1]))
+    trajectory = Trajectory(states, actions, rewards_seen(mdp, states, actions))
     agent.end_episode(trajectory)
     return partial, trajectory

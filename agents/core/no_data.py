@@ -64,6 +64,6 @@ def step_episode_without_data(mdp: Any, agent: Any, evaluator: DeterministicPoli
     weight, value = 1.0, 0.0
     for h in range(int(mdp.horizon)):
         s, a, s_next = (int(x) for x in (trajectory.states[h], trajectory.actions[h], trajectory.states[h + 1]))
-        value += weight * float(trajectory.rewards[h])
+        value += weight * float(np.asarray(mdp.rewards)[h, s, a])  # the expected reward: exact regret's term
         weight *= float(transitions[h, s, a, s_next]) / float(law[h, s, s_next])
     return float(evaluator.optimal.values[0, trajectory.states[0]]) - value, partial

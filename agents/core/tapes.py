@@ -49,6 +49,7 @@ from .base import (
     begin_step_episode,
     checked_policy,
     play_step_by_step,
+    rewards_seen,
 )
 from .planning import optimal_values
 
@@ -162,8 +163,7 @@ def tape_rollout(mdp: Any, policy: np.ndarray, tape: UserTape) -> Trajectory:
         a = int(policy[h, states[h]])
         actions[h] = a
         states[h + 1] = tape.next_states[h, states[h], a]
-    rewards = np.asarray(mdp.rewards)[np.arange(H), states[:-1], actions]
-    return Trajectory(states, actions, rewards)
+    return Trajectory(states, actions, rewards_seen(mdp, states, actions))
 
 
 def play_on_tape(agent: Any, mdp: Any, tape: UserTape | None, episode: int) -> tuple[np.ndarray, Trajectory | None]:

@@ -176,6 +176,11 @@ class Bandit(_TabularDynamics):
         context, arm, outcome = int(trajectory.states[0]), int(trajectory.actions[0]), int(trajectory.states[1])
         return context, arm, float(self.reward_of(np.array([outcome]))[0])
 
+    def realised_rewards(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The reward the user realised in a round (states: its context, then its outcome): what an agent is shown
+        (:func:`dpverify.agents.core.base.rewards_seen`), never the arm's mean."""
+        return self.reward_of(np.asarray(states)[1:])
+
     def reward_of(self, outcomes: np.ndarray) -> np.ndarray:
         """The rewards of end states (any shape): ``levels[state − C]``; a state that is not an outcome is
         refused (a tape's next state must be one)."""
