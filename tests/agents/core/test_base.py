@@ -36,7 +36,8 @@ def test_a_bandit_shows_its_agents_realised_rewards_never_the_arms_means() -> No
     assert set(agent.observed) <= levels and not set(agent.observed) & means
     trajectory = rollout(bandit, np.zeros((1, bandit.num_states), dtype=np.int64), np.random.default_rng(2))
     assert rewards_seen(bandit, trajectory.states, trajectory.actions)[0] in levels
-    assert expected_rewards(bandit, trajectory.states, trajectory.actions)[0] == bandit.rewards[0, trajectory.states[0], 0]
+    expected = expected_rewards(bandit, trajectory.states, trajectory.actions)[0]
+    assert expected == bandit.rewards[0, trajectory.states[0], 0]
 
 
 def test_an_mdp_with_known_rewards_shows_them() -> None:
