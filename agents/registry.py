@@ -5,10 +5,10 @@
   ``"mixture"``), and for a private agent everything the other layers know about it — its privacy notion,
   its non-private counterpart, its regret bound in :data:`dpverify.bounds.REGISTRY`, its release schedule,
   the published calibration ``dpverify verify`` checks, and the vectorised twin the two-world audits use.
-  Every private agent's factory also accepts ``billboard=`` (a :class:`~dpverify.agents.billboard.Billboard`
-  or :class:`~dpverify.agents.billboard.ReplayBillboard` to publish on), and the agent it returns has
+  Every private agent's factory also accepts ``billboard=`` (a :class:`~dpverify.agents.core.billboard.Billboard`
+  or :class:`~dpverify.agents.core.billboard.ReplayBillboard` to publish on), and the agent it returns has
   ``billboard``, ``ledger``, ``claimed_guarantee()``, ``privacy_notion`` ("jdp" or "ldp") and
-  ``config.num_episodes``/``epsilon``/``delta``/``relation`` (:class:`dpverify.agents.private.PrivateAgent`).
+  ``config.num_episodes``/``epsilon``/``delta``/``relation`` (:class:`dpverify.agents.core.private.PrivateAgent`).
 * :data:`ENVIRONMENTS` — name → :class:`EnvironmentEntry`: a factory ``(num_episodes, /, **options) -> MDP``
   (``num_episodes`` is the run's K, positional-only so that an option may carry the same name).
 * :func:`agent_factory`, :func:`build_environment`, :func:`build_agent` — the runner, the audits,
@@ -30,18 +30,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
-from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import NOTIONS as PRIVACY_NOTIONS
 from dpverify.usercode import guarded_factory, is_factory_path
 
+from .envs.bandit import Bandit
+from .envs.bandit_instances import armed_bandit, linear_bandit
+from .envs.linear_mdp import LinearMDP, LinearMixtureMDP
+from .envs.min2021 import min2021_mdp
+from .envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
+from .envs.zhou2021_mixture import zhou2021_mixture_mdp
+
 if TYPE_CHECKING:  # types only: naming the agents imports no calibration code
     from dpverify.calibration import NamedSchedule
 
-ENV_KINDS = ("linear", "mixture")
+ENV_KINDS = ("linear", "mixture", "bandit")
+#: The environment class of each kind, and how an error names it.
+ENV_TYPES: dict[str, tuple[type, str]] = {"linear": (LinearMDP, "linear MDP"),
+                                          "mixture": (LinearMixtureMDP, "linear mixture MDP"),
+                                          "bandit": (Bandit, "bandit")}
 
 
 def _import_attribute(target: str) -> Any:
@@ -86,7 +93,8 @@ class AgentEntry:
     Attributes:
         name: the name ``--agent`` takes.
         target: the factory or its ``"module:attribute"``.
-        env_kind: "linear" (linear MDPs) or "mixture" (linear mixture MDPs).
+        env_kind: "linear" (linear MDPs), "mixture" (linear mixture MDPs) or "bandit" (bandits,
+            :mod:`dpverify.agents.envs.bandit`).
         description: one line for listings.
         private: whether the agent makes a privacy claim.
         notion: "jdp" or "ldp" for a private agent (None for a non-private one).
@@ -124,7 +132,7 @@ class AgentEntry:
 
     @property
     def env_type(self) -> type:
-        return LinearMDP if self.env_kind == "linear" else LinearMixtureMDP
+        return ENV_TYPES[self.env_kind][0]
 
     @property
     def named_schedule(self) -> NamedSchedule | None:
@@ -257,8 +265,8 @@ def build_agent(agent: str | Callable[..., Any], mdp: Any, num_episodes: int, rn
     label = name or (agent if isinstance(agent, str) else str(getattr(agent, "__name__", "the factory")))
     entry = card(agent) if isinstance(agent, str) else None
     if entry is not None and not isinstance(mdp, entry.env_type):
-        kind = "linear" if entry.env_kind == "linear" else "linear mixture"
-        raise InvalidParameterError("env", f"must be a {kind} MDP for agent {label}", getattr(mdp, "name", mdp))
+        raise InvalidParameterError("env", f"must be a {ENV_TYPES[entry.env_kind][1]} for agent {label}",
+                                    getattr(mdp, "name", mdp))
     factory = agent_factory(agent) if isinstance(agent, str) else agent
     options = dict(options)
     extra = {} if billboard is None else {"billboard": billboard}
@@ -307,43 +315,87 @@ def make_random_mixture(num_episodes: int, /, seed: int = 0, **options: Any) -> 
     return random_linear_mixture_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
 
 
+def make_bernoulli_bandit(num_episodes: int, /, **options: Any) -> Bandit:
+    return armed_bandit(**options)
+
+
+def make_linear_bandit(num_episodes: int, /, **options: Any) -> Bandit:
+    return linear_bandit(**options)
+
+
 register_environment("min2021", make_min2021, "Min et al. 2021 linear MDP, rescaled so that ‖φ‖ = 1")
 register_environment("min2021-raw", make_min2021_raw, "Min et al. 2021 linear MDP, raw features ‖φ‖ = 3")
 register_environment("zhou2021", make_zhou2021, "Zhou et al. 2021 hard linear mixture MDP (Liao et al. 2021)")
 register_environment("random-linear", make_random_linear, "random linear MDP (option seed)")
 register_environment("random-mixture", make_random_mixture, "random linear mixture MDP (option seed)")
+register_environment("bernoulli-bandit", make_bernoulli_bandit,
+                     "finite-armed stochastic bandit, one round per user (options num_arms, seed, instance="
+                     "random|hard|audit, gap, rewards=bernoulli|gaussian, noise_std, num_levels, means)")
+register_environment("linear-bandit", make_linear_bandit,
+                     "linear contextual bandit, finite arm set per round, ‖x‖ = 1, rewards in [0, 1] (options dim, "
+                     "num_arms, num_contexts, seed, instance=random|audit, rewards=bernoulli|gaussian)")
 
 # ---- agents (options: the fields of each agent's config except num_episodes) ----------------------------------
 
-register_agent("lsvi-ucb", "dpverify.agents.lsvi_ucb:LsviUcb.from_options", "linear", "LSVI-UCB (Jin et al. 2020)")
-register_agent("lsvi-ucb++", "dpverify.agents.lsvi_ucb_pp:LsviUcbPlusPlus.from_options", "linear",
+register_agent("lsvi-ucb", "dpverify.agents.nonprivate.lsvi_ucb:LsviUcb.from_options", "linear",
+               "LSVI-UCB (Jin et al. 2020)")
+register_agent("lsvi-ucb++", "dpverify.agents.nonprivate.lsvi_ucb_pp:LsviUcbPlusPlus.from_options", "linear",
                "LSVI-UCB++ (He et al. 2023; Sahu 2025 §3)")
-register_agent("ucrl-vtr", "dpverify.agents.ucrl_vtr:UcrlVtr.from_options", "mixture",
+register_agent("ucrl-vtr", "dpverify.agents.nonprivate.ucrl_vtr:UcrlVtr.from_options", "mixture",
                "UCRL-VTR (Ayoub et al. 2020; Jia et al. 2020)")
-register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp:DpLsviUcbPlusPlus.from_options", "linear",
+register_agent("dp-lsvi-ucb++", "dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp:DpLsviUcbPlusPlus.from_options",
+               "linear",
                "DP-LSVI-UCB++ (Sahu 2025, Algorithm 1; fresh noise, GOE Gram; options epsilon, delta, "
                "sensitivity_model, conversion, *_multiplier, aggregation=fresh|tree|honaker: binary-tree counters, "
                "or the full dyadic tree with Honaker's estimator)",
                private=True, notion="jdp", counterpart="lsvi-ucb++", bound="dp-lsvi-ucb++/theorem-3.2",
-               schedule="dpverify.agents.dp_lsvi_ucb_pp_schedule:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.batched_dp_lsvi_ucb_pp_tree:build_twin",
-                                   "dpverify.agents.batched_dp_lsvi_ucb_pp_tree:covers"))
-register_agent("luyo", "dpverify.agents.luyo:LuyoAgent.from_options", "linear",
+               schedule="dpverify.agents.dp_lsvi_ucb_pp.schedule:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.dp_lsvi_ucb_pp.batched_tree:build_twin",
+                                   "dpverify.agents.dp_lsvi_ucb_pp.batched_tree:covers"))
+register_agent("luyo", "dpverify.agents.tree_lsvi.luyo:LuyoAgent.from_options", "linear",
                "Luyo et al. 2021 private LSVI-UCB (binary-tree mechanism, fixed batches; options epsilon, "
                "delta, batch_length, *_multiplier)",
                private=True, notion="jdp", counterpart="lsvi-ucb", bound="luyo-2021/linear-mdp",
-               batched=BatchedTwin("dpverify.agents.batched_tree_lsvi:build_luyo_twin",
-                                   "dpverify.agents.batched_tree_lsvi:covers"))
-register_agent("ngo", "dpverify.agents.ngo:NgoAgent.from_options", "linear",
+               batched=BatchedTwin("dpverify.agents.tree_lsvi.batched:build_luyo_twin",
+                                   "dpverify.agents.tree_lsvi.batched:covers"))
+register_agent("ngo", "dpverify.agents.tree_lsvi.ngo:NgoAgent.from_options", "linear",
                "Ngo et al. 2022 private LSVI-UCB (adaptive batching on determinant doubling; options "
                "epsilon, delta, max_updates, *_multiplier)",
                private=True, notion="jdp", counterpart="lsvi-ucb", bound="ngo-2022/linear-mdp",
-               batched=BatchedTwin("dpverify.agents.batched_tree_lsvi:build_ngo_twin",
-                                   "dpverify.agents.batched_tree_lsvi:covers"))
-register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
+               batched=BatchedTwin("dpverify.agents.tree_lsvi.batched:build_ngo_twin",
+                                   "dpverify.agents.tree_lsvi.batched:covers"))
+register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr:LdpUcrlVtr.from_options", "mixture",
                "LDP-UCRL-VTR (Liao et al. 2021; users privatise their own statistics; options epsilon, delta, "
                "*_multiplier, sensitivity_model=standard|staged)",
                private=True, notion="ldp", counterpart="ucrl-vtr", bound="ldp-ucrl-vtr/upper",
-               schedule="dpverify.agents.ldp_ucrl_vtr:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.batched_ldp_ucrl_vtr:build_twin",
-                                   "dpverify.agents.batched_ldp_ucrl_vtr:covers"))
+               schedule="dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.ldp_ucrl_vtr.batched:build_twin",
+                                   "dpverify.agents.ldp_ucrl_vtr.batched:covers"))
+
+# ---- bandit agents (one round per user: dpverify.agents.envs.bandit) ------------------------------------------
+
+register_agent("linucb", "dpverify.agents.bandits.linucb:LinUcb.from_options", "bandit",
+               "LinUCB / OFUL (Abbasi-Yadkori et al. 2011; options beta_multiplier, regularization, theta_bound)")
+register_agent("ucb", "dpverify.agents.bandits.ucb:Ucb.from_options", "bandit",
+               "UCB1 (Auer et al. 2002; option beta_multiplier)")
+register_agent("jdp-linucb", "dpverify.agents.bandits.jdp_linucb:JdpLinUcb.from_options", "bandit",
+               "JDP LinUCB (Shariff & Sheffet 2018: tree-based private Gram matrix and target, GOE noise; options "
+               "epsilon, delta, *_multiplier, regularization, theta_bound)",
+               private=True, notion="jdp", counterpart="linucb", bound="jdp-linucb/shariff-sheffet-2018",
+               schedule="dpverify.agents.bandits.jdp_linucb:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.bandits.jdp_linucb:build_twin",
+                                   "dpverify.agents.bandits.jdp_linucb:covers"))
+register_agent("ldp-linucb", "dpverify.agents.bandits.ldp_linucb:LdpLinUcb.from_options", "bandit",
+               "LDP LinUCB (Zheng et al. 2020: each user privatises x x^T and x r; options epsilon, delta, "
+               "*_multiplier, regularization, theta_bound)",
+               private=True, notion="ldp", counterpart="linucb", bound="ldp-linucb/zheng-2020",
+               schedule="dpverify.agents.bandits.ldp_linucb:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.bandits.ldp_linucb:build_twin",
+                                   "dpverify.agents.bandits.ldp_linucb:covers"))
+register_agent("dp-ucb", "dpverify.agents.bandits.dp_ucb:DpUcb.from_options", "bandit",
+               "DP-UCB (Mishra & Thakurta 2015; Tossou & Dimitrakakis 2016: Laplace binary-tree reward counters; "
+               "options epsilon, delta, conversion (default cks), *_multiplier)",
+               private=True, notion="jdp", counterpart="ucb", bound="dp-ucb/mishra-thakurta-2015",
+               schedule="dpverify.agents.bandits.dp_ucb:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.bandits.dp_ucb:build_twin",
+                                   "dpverify.agents.bandits.dp_ucb:covers"))

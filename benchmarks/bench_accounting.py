@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
+from dpverify.agents.dp_lsvi_ucb_pp.schedule import dp_lsvi_ucbpp_schedule
 from dpverify.calibration import calibrate
 from dpverify.conversions import CONVERSIONS
 from dpverify.ledger import PrivacyLedger

@@ -69,11 +69,11 @@ def zoo(scale: float) -> None:
 
 
 def equivalence() -> None:
-    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-    from dpverify.agents.batching import BatchRandomness, run_batch
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+    from dpverify.agents.core.batching import BatchRandomness, run_batch
+    from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes, tape_arrays
+    from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
+    from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
     from dpverify.agents.envs.min2021 import min2021_mdp
-    from dpverify.agents.tapes import ordinary_tapes, run_on_tapes, tape_arrays
 
     mdp = min2021_mdp(horizon=2)
     config = DpLsviUcbPlusPlusConfig(16, epsilon=1.0)

@@ -18,13 +18,13 @@ import time
 
 import numpy as np
 
-from dpverify.agents.base import Agent, rollout
+from dpverify.agents.core.base import Agent, rollout
+from dpverify.agents.core.planning import DeterministicPolicyEvaluator
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.lsvi_ucb import LsviUcb, LsviUcbConfig
-from dpverify.agents.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
-from dpverify.agents.planning import DeterministicPolicyEvaluator
-from dpverify.agents.ucrl_vtr import UcrlVtr, UcrlVtrConfig
+from dpverify.agents.nonprivate.lsvi_ucb import LsviUcb, LsviUcbConfig
+from dpverify.agents.nonprivate.lsvi_ucb_pp import LsviUcbPlusPlus, LsviUcbPlusPlusConfig
+from dpverify.agents.nonprivate.ucrl_vtr import UcrlVtr, UcrlVtrConfig
 
 
 def timed_run(mdp, agent: Agent, episodes: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:

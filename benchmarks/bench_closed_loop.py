@@ -151,8 +151,8 @@ def switches(round_trips: int) -> None:
         print(f"{name:28s} {1 / per_switch:>12,.0f} switches/s  {per_switch * 1e6:7.2f} µs/switch  "
               f"{per_switch * 2 * (H + 1) * 1e6:8.1f} µs per empty episode of H = {H} (reset + {H} steps)")
     from dpverify.adapters.global_rng import keep_installed
+    from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
     from dpverify.agents.envs import min2021_mdp
-    from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
 
     episodes = 100
     mdp = min2021_mdp(horizon=H, num_actions=10)

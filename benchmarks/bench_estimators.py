@@ -19,10 +19,10 @@ import time
 
 import numpy as np
 
-from dpverify.agents.dp_lsvi_ucb_pp_tree import max_prefix_nodes, tree_noise_stds
-from dpverify.agents.dyadic_tree import max_prefix_variance_factor
-from dpverify.agents.factorised_sum import max_prefix_noise_factor, square_root_blt, square_root_coefficients
-from dpverify.agents.runner import RunSpec, build_agent, build_environment, run
+from dpverify.agents.core.dyadic_tree import max_prefix_variance_factor
+from dpverify.agents.core.factorised_sum import max_prefix_noise_factor, square_root_blt, square_root_coefficients
+from dpverify.agents.core.runner import RunSpec, build_agent, build_environment, run
+from dpverify.agents.dp_lsvi_ucb_pp.tree import max_prefix_nodes, tree_noise_stds
 
 AGGREGATIONS = {"tree": "binary", "honaker": "dyadic", "factorised": "factorised"}
 MIN2021 = {"horizon": 20, "num_actions": 100}

@@ -25,9 +25,9 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from dpverify.agents.base import run_episodes  # noqa: E402
+from dpverify.agents.core.base import run_episodes  # noqa: E402
+from dpverify.agents.core.runner import RunSpec, build_agent, build_environment  # noqa: E402
 from dpverify.agents.registry import AGENTS  # noqa: E402
-from dpverify.agents.runner import RunSpec, build_agent, build_environment  # noqa: E402
 
 EPISODES = 10_000
 LINEAR_ENV = ("min2021", {"horizon": 20, "num_actions": 100})

@@ -1,7 +1,8 @@
-"""Audit every reference private agent at its default claim; write docs/results/agent_audits.json and
-print the Markdown table of docs/auditing.md ("Auditing agents").
+"""Audit every reference private agent at its default claim; write docs/results/agent_audits.json and its
+results page docs/results/agent_audits.md.
 
     python docs/make_agent_audits.py [--quick] [--workers 2]
+    python docs/make_agent_audits.py --render-only      # the page again from the JSON, running nothing
 
 Claims: (ε, δ) = (1, 1e-5), the agents' own defaults otherwise. Sizes (``--quick`` divides the trials by
 10): DP-LSVI-UCB++ on the Min et al. MDP (H = 2, K = 16, d = 10) through the batched agent, 10⁵ trials
@@ -14,12 +15,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
-from dpverify.agent_audit import AgentAuditSpec, audit_agent
-from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+DOCS = Path(__file__).resolve().parent
+if str(DOCS) not in sys.path:
+    sys.path.insert(0, str(DOCS))
 
-OUT = Path(__file__).resolve().parent / "results" / "agent_audits.json"
+from results_page import provenance, recorded, write_page  # noqa: E402
+
+from dpverify.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
+from dpverify.audit.executors import ProcessExecutor, SerialExecutor  # noqa: E402
+
+OUT = DOCS / "results" / "agent_audits.json"
+PAGE = DOCS / "results" / "agent_audits.md"
 
 
 def specs(quick: bool) -> list[AgentAuditSpec]:
@@ -38,11 +48,37 @@ def specs(quick: bool) -> list[AgentAuditSpec]:
     ]
 
 
-def main() -> None:
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| agent | environment | notion | route | verdict | (ε, δ) lower bound | trials | wall time |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['agent']}{' (batched)' if r.get('batched') else ''} | {r['env']} | {r['notion']} | "
+                     f"{r['route']} | {r['verdict']} | {r['epsilon_lower_bound']:.3f} | {r['trials']} | "
+                     f"{r['seconds']:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def render(source: Path = OUT, page: Path | None = None) -> Path:
+    """The results page of ``source`` (rows as a list, or under "rows" with the run's provenance)."""
+    document = json.loads(source.read_text(encoding="utf-8"))
+    rows = document["rows"] if isinstance(document, dict) else document
+    body = ("Every reference private agent audited at (ε, δ) = (1, 1e-5), its other options at their defaults, "
+            "seed 0 (docs/auditing.md, \"Auditing agents\"). A verdict of NO VIOLATION FOUND is not a "
+            "certificate; a lower bound of 0 means the audit refuted nothing.\n\n" + table(rows))
+    return write_page(page or PAGE, "Agent audits at the default claims", body,
+                      reproduce="python docs/make_agent_audits.py", render="python docs/make_agent_audits.py "
+                      "--render-only", figures=[source], runs=[recorded(document)])
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
+    parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
+    args = parser.parse_args(argv)
+    if args.render_only:
+        print(render())
+        return
     rows = []
     for spec in specs(args.quick):
         executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)
@@ -61,12 +97,8 @@ def main() -> None:
                      "trials": size, "seconds": round(result.seconds, 1), "batched": result.batched})
         print(json.dumps(rows[-1]), flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    print("\n| agent | environment | notion | route | verdict | (ε, δ) lower bound | trials | wall time |")
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['agent']} | {r['env']} | {r['notion']} | {r['route']} | {r['verdict']} | "
-              f"{r['epsilon_lower_bound']:.3f} | {r['trials']} | {r['seconds']:.0f} s |")
+    OUT.write_text(json.dumps({"provenance": provenance(argv), "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    print(render())
 
 
 if __name__ == "__main__":

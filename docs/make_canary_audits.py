@@ -15,8 +15,10 @@ sensitivity as well, and at H = 6 under its staged sensitivity model (``sensitiv
 stage calibrated for its own range), correct and with noise for half the staged sensitivity; its rows carry
 the ceilings the value caps leave (realised vs realisable,
 :func:`dpverify.whitebox.mixture_neighbours.stage_caps`), printed as a second table. ``--scale`` multiplies
-every trial count; ``--only LABEL`` runs the cases of one label and keeps the other rows of the JSON. Writes
-docs/results/canary_audits.json and prints the tables.
+every trial count; ``--only LABEL`` runs the cases of one label and keeps the other rows of the JSON (each row
+records the provenance of its own run). Writes docs/results/canary_audits.json and the results page
+docs/results/canary_audits.md (with ``--reach``'s table from docs/results/canary_reach.json);
+``--render-only`` writes the page again from the two JSON files, running nothing.
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "docs"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from results_page import provenance, recorded, write_page  # noqa: E402
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent  # noqa: E402
 from dpverify.agent_audit.canaries import family_reach, measured_candidates  # noqa: E402
@@ -40,6 +45,7 @@ from dpverify.whitebox.mixture_neighbours import mu_ceilings, stage_caps  # noqa
 
 OUT = ROOT / "docs" / "results" / "canary_audits.json"
 REACH_OUT = ROOT / "docs" / "results" / "canary_reach.json"
+PAGE = ROOT / "docs" / "results" / "canary_audits.md"
 LINEAR = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
 MIXTURE = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
 MIXTURE_H6 = (("dim", 3), ("horizon", 6), ("num_actions", 1), ("num_states", 3), ("seed", 3))
@@ -124,7 +130,8 @@ def run_case(label: str, agent: str, variant: str | None, env: str, notion: str,
            "batched": result.batched, "verdict": result.verdict, "verdict_by": list(result.verdict_by),
            "epsilon_lower_bound": result.epsilon_lower_bound, "mu_lower_bound": result.mu_lower_bound,
            "claimed_mu": result.claimed_mu, "pair": pair.to_dict(),
-           "pairs": [p.to_dict() for p in result.measured_pairs], "seconds": time.perf_counter() - start}
+           "pairs": [p.to_dict() for p in result.measured_pairs], "seconds": time.perf_counter() - start,
+           "provenance": provenance()}
     if notion == "ldp":
         model = dict(AGENT_OPTIONS.get(label, ())).get("sensitivity_model", "standard")
         row["ceiling"] = ceilings(dict(options)["horizon"], result.claimed_mu, model)
@@ -198,17 +205,52 @@ def reach_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def render(source: Path = OUT, reach: Path = REACH_OUT, page: Path | None = None) -> Path:
+    """The results page: the audits of ``source``, LDP-UCRL-VTR's realised fractions against their ceilings, and
+    the candidate pairs' reach of ``reach`` (when it exists)."""
+    document = json.loads(source.read_text(encoding="utf-8"))
+    rows = document["rows"]
+    body = ("Two-world audits of the claim (1, 1e-5), Gaussian (claimed μ = 0.268), replace-one, of the first user, "
+            "the view over every later release: DP-LSVI-UCB++, Luyo et al. and Ngo et al. in a random linear MDP "
+            "with d = 3, H = 2, |A| = 2, K = 3; LDP-UCRL-VTR in the random linear mixture MDP with d = 3, |A| = 1, "
+            "S = 3 (seed 3) at H = 2 and H = 6, its user's own messages. Every agent runs through the batched twin "
+            "on its registry card; each bug is the agent's twin with noise for a fraction of its true sensitivity "
+            "(`audits/agent_zoo.py`). The seconds are wall time (docs/auditing.md, \"Canaries that realise the "
+            "sensitivity\").\n\n" + table(rows)
+            + "\n### LDP-UCRL-VTR: realised against realisable\n\nThe pair of largest μ each audit measured, "
+            "against the ceilings its value caps leave (`stage_caps`, `mu_ceilings`; docs/auditing.md, "
+            "\"LDP-UCRL-VTR in the audit linear mixture MDP\").\n\n" + ceiling_table(rows))
+    figures, runs = [source], [recorded(r) for r in rows]
+    if reach.exists():
+        reached = json.loads(reach.read_text(encoding="utf-8"))
+        body += ("\n### Every candidate pair of the worst-case design\n\nThe largest fraction of each family's "
+                 "recorded sensitivity that any candidate pair realises, first user, d = 3, H = 2 (H = 6 where "
+                 "stated), K = 3: measurement runs only, no trials (`--reach`).\n\n" + reach_table(reached["rows"]))
+        figures.append(reach)
+        runs.append(recorded(reached))
+    return write_page(page or PAGE, "Agent audits by canary design", body,
+                      reproduce=["python docs/make_canary_audits.py", "python docs/make_canary_audits.py --reach"]
+                      [:len(figures)], render="python docs/make_canary_audits.py --render-only", figures=figures,
+                      runs=runs)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every trial count")
     parser.add_argument("--only", action="append", default=None, help="run the cases of this label only")
     parser.add_argument("--reach", action="store_true",
                         help="only measure every candidate pair's realised fractions (docs/results/canary_reach.json)")
+    parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
     args = parser.parse_args(argv)
+    if args.render_only:
+        print(render())
+        return 0
     if args.reach:
         reach = reach_rows()
-        REACH_OUT.write_text(json.dumps({"description": reach_rows.__doc__, "rows": reach}, indent=1) + "\n")
+        REACH_OUT.write_text(json.dumps({"description": reach_rows.__doc__, "provenance": provenance(argv),
+                                         "rows": reach}, indent=1) + "\n")
         print(reach_table(reach))
+        print(render())
         return 0
     rows = []
     if args.only and OUT.exists():  # keep the rows of the other cases
@@ -222,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     OUT.write_text(json.dumps({"description": __doc__.splitlines()[0], "rows": rows}, indent=1) + "\n")
     print(table(rows))
     print(ceiling_table(rows))
+    print(render())
     return 0
 
 

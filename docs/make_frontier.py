@@ -10,9 +10,10 @@
                                                   # the no-data control of every private cell
     .venv/bin/python docs/make_frontier.py noise      # signal against noise per statistic
     .venv/bin/python docs/make_frontier.py report
+    .venv/bin/python docs/make_frontier.py --render-only   # the results page again from the JSON, running nothing
 
 ``run`` executes every (agent, K, ε) cell not already on disk, each through the runner
-(:class:`dpverify.agents.runner.RunSpec`, seeds in parallel worker processes, seeding
+(:class:`dpverify.agents.core.runner.RunSpec`, seeds in parallel worker processes, seeding
 ``SeedSequence(BASE_SEED).spawn(num_seeds)`` as in docs/make_results.py, so seed i of every agent sees
 the same environment randomness; ``--scheduler`` sends each cell's seeds to a Dask cluster instead, with
 bit-identical results), and writes each finished cell at once to
@@ -20,10 +21,10 @@ bit-identical results), and writes each finished cell at once to
 and a rerun resumes). ``control`` runs, for every private cell on disk, the same agent and seeds with every
 user slot empty (docs/no_data_controls.py; it reruns the cell with its users too and records whether that
 reproduced the cell) into ``docs/results/frontier/runs/controls/``. ``report`` gathers the cells into
-``docs/results/frontier/frontier.json``,
-``docs/results/frontier/summary.md`` (the table quoted by docs/results.md) and the plot
-``docs/results/frontier_min2021.png`` (final regret against ε, one panel per K, with the non-private
-agents and the uniformly random policy as horizontal lines).
+``docs/results/frontier/frontier.json``, the plot ``docs/results/frontier_min2021.png`` (final regret against
+ε, one panel per K, with the non-private agents and the uniformly random policy as horizontal lines) and the
+results page ``docs/results/frontier.md`` (the tables docs/results.md reads), which ``--render-only`` writes
+again from frontier.json and noise.json alone.
 
 Agents (labels → registry name and options): LSVI-UCB and LSVI-UCB++ (non-private, one cell per K),
 DP-LSVI-UCB++ ``fresh`` (Sahu 2025, Algorithm 1: fresh noise at each of the 4HK releases) and ``tree``
@@ -60,13 +61,15 @@ from make_results import (  # noqa: E402
     uniform_policy_regret,
 )
 from no_data_controls import control_record, refresh_tests, same_run, verdict  # noqa: E402
+from results_page import recorded, write_page  # noqa: E402
 
-from dpverify.agents.learning import LEVEL  # noqa: E402
-from dpverify.agents.runner import RunSpec, package_versions, run  # noqa: E402
+from dpverify.agents.core.learning import LEVEL  # noqa: E402
+from dpverify.agents.core.runner import RunSpec, package_versions, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results" / "frontier"
 CONTROLS = OUT / "runs" / "controls"
 PLOT = ROOT / "docs" / "results" / "frontier_min2021.png"
+PAGE = ROOT / "docs" / "results" / "frontier.md"
 EPSILONS = (1.0, 10.0, 100.0, 1000.0)
 HORIZONS_K = (3000, 10000)
 NUM_SEEDS = 10
@@ -92,10 +95,11 @@ SLUGS = {"LSVI-UCB": "lsvi-ucb", "LSVI-UCB++": "lsvi-ucb-pp", "DP-LSVI-UCB++ fre
 def use_output(directory: Path) -> None:
     """Write (and read) the cells, controls, noise, table and plot under ``directory`` instead of
     docs/results/frontier (``--out``: a scratch rerun to compare with the committed one)."""
-    global OUT, CONTROLS, PLOT
+    global OUT, CONTROLS, PLOT, PAGE
     OUT = directory
     CONTROLS = OUT / "runs" / "controls"
     PLOT = OUT / "frontier_min2021.png"
+    PAGE = OUT / "frontier.md"
 
 
 def cell_path(label: str, K: int, epsilon: float | None) -> Path:
@@ -247,8 +251,8 @@ def command_noise(args: argparse.Namespace) -> int:
     Gram noise (2√(2d)·s, s the GOE entry std of the read: one release for fresh, the worst prefix for
     the tree) and the shift 2λ̃_Λ added to it; the expected ℓ2 norm √d·σ̂ of the noise on the ŵ sum.
     """
-    from dpverify.agents.base import run_episodes
-    from dpverify.agents.runner import build_agent, build_environment
+    from dpverify.agents.core.base import run_episodes
+    from dpverify.agents.core.runner import build_agent, build_environment
 
     horizons = sorted(args.K)
     spec = RunSpec("lsvi-ucb++", "min2021", max(horizons), num_seeds=1, base_seed=BASE_SEED, env_options=MIN2021)
@@ -273,7 +277,7 @@ def command_noise(args: argparse.Namespace) -> int:
 
     run_episodes(mdp, agent, max(horizons), np.random.default_rng(env_seed), snapshot)
     rows = []
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
+    from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus, DpLsviUcbPlusPlusConfig
 
     for K in horizons:
         for eps in args.epsilons:
@@ -282,7 +286,7 @@ def command_noise(args: argparse.Namespace) -> int:
                                                                          aggregation=aggregation),
                                             np.random.default_rng(0))
                 if aggregation == "tree":
-                    from dpverify.agents.dp_lsvi_ucb_pp_tree import tree_noise_stds
+                    from dpverify.agents.dp_lsvi_ucb_pp.tree import tree_noise_stds
 
                     s, sigma_hat = tree_noise_stds(private.calibration, H, mdp.num_states, K)
                 else:
@@ -319,7 +323,7 @@ def load_cells() -> list[dict[str, Any]]:
 
 def action_zero_regret() -> float:
     """Exact per-episode regret of the policy that always takes action 0 (where the private agents settle)."""
-    from dpverify.agents.runner import build_environment
+    from dpverify.agents.core.runner import build_environment
 
     mdp = build_environment(RunSpec("lsvi-ucb", "min2021", 1, num_seeds=1, env_options=MIN2021)).as_finite_mdp()
     P, R = mdp.transitions, mdp.rewards
@@ -355,20 +359,30 @@ def markdown_table(runs: list[dict[str, Any]], references: dict[int, float], zer
     runs = sorted(runs, key=lambda r: (r["K"], order.index(r["label"]), r.get("epsilon") or 0.0))
     lines = ["| K | agent | ε | seeds | final regret (mean ± sd) | regret/episode first 20% → last 20% | "
              "no-data control: final regret, last 20% | total below control (p) | "
-             "last 20% below control: learned from users (p) | policy changes | wall s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "last 20% below control: learned from users (p) | policy changes | wall s | commit |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for K in sorted(references):
         lines.append(f"| {K} | uniformly random policy | – | – | {K * references[K]:.0f} | "
-                     f"{references[K]:.2f} → {references[K]:.2f} | – | – | – | – | – |")
+                     f"{references[K]:.2f} → {references[K]:.2f} | – | – | – | – | – | – |")
         lines.append(f"| {K} | always a = 0 (the known-reward greedy policy) | – | – | {K * zero:.0f} | "
-                     f"{zero:.2f} → {zero:.2f} | – | – | – | – | – |")
+                     f"{zero:.2f} → {zero:.2f} | – | – | – | – | – | – |")
     for r in runs:
         f = r["final_cumulative_regret"]
         eps = "–" if r.get("epsilon") is None else f"{r['epsilon']:g}"
         lines.append(f"| {r['K']} | {r['label']} | {eps} | {r['num_seeds']} | {f['mean']:.0f} ± {f['sd']:.0f} | "
                      f"{r['mean_regret_first_fifth']:.2f} → {r['mean_regret_last_fifth']:.2f} | "
-                     f"{control_cells(r, controls)} | {r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} |")
+                     f"{control_cells(r, controls)} | {r['policy_changes_mean']:.0f} | {r['wall_seconds']:.0f} | "
+                     f"{cell_record(r).get('commit', 'not recorded')} |")
     return "\n".join(lines) + "\n"
+
+
+def cell_record(cell: dict[str, Any]) -> dict[str, Any]:
+    """The provenance of a cell: its own ``source`` (and versions), or that of the file it was imported from."""
+    imported = cell.get("imported_from") or {}
+    source = cell.get("source") or imported.get("source") or {}
+    found = recorded({"source": source, "versions": cell.get("versions") or cell.get("settings", {}).get("versions")})
+    found.update({k: source[k] for k in ("machine", "command") if source.get(k)})
+    return found
 
 
 def plot(runs: list[dict[str, Any]], references: dict[int, float], zero: float, path: Path,
@@ -427,11 +441,40 @@ def command_report(args: argparse.Namespace) -> int:
                 "runs": [{k: v for k, v in r.items() if k != "curve"} for r in runs],
                 "no_data_controls": [controls[key] for key in sorted(controls, key=str)]}
     (OUT / "frontier.json").write_text(json.dumps(document, indent=1, default=json_default) + "\n")
-    table = markdown_table(runs, references, zero, controls)
-    (OUT / "summary.md").write_text(table)
     plot(runs, references, zero, PLOT, controls)
-    print(table)
+    print(render())
     return 0
+
+
+def render(page: Path | None = None) -> Path:
+    """The results page from frontier.json and noise.json alone (written by ``report`` and ``noise``)."""
+    document = json.loads((OUT / "frontier.json").read_text())
+    runs = document["runs"]
+    references = {int(K): v for K, v in document["uniform_policy_regret_per_episode"].items()}
+    controls = {(c["label"], c["K"], c["epsilon"]): c for c in document["no_data_controls"]}
+    figures = [OUT / "frontier.json"]
+    body = ("The Min et al. MDP rescaled to ‖φ‖ = 1 (H = 20, |A| = 100, d = 10), δ = 1e-5, replace-one, exact "
+            "conversion, per-user accounting, every agent at its defaults; seed i = "
+            f"`SeedSequence({document['base_seed']}).spawn(n)[i]` for every agent; exact regret. \"tree, c_Λ = "
+            "0.25\" is the tree variant with `shift_multiplier=0.25`. The K = 3000 cells of fresh DP-LSVI-UCB++, "
+            "Luyo et al. and Ngo et al. that docs/make_results.py ran are imported from "
+            "`docs/results/results.json` (the commit column names the run that produced each cell). The no-data "
+            "control of a private cell is the same agent, options and seeds with every user slot empty: \"total "
+            "below control\" is the one-sided paired t-test on the per-seed final regret, \"learned from users\" "
+            "the same test on the last 20% of the episodes (docs/results.md, \"The privacy–regret frontier\")."
+            "\n\n" + markdown_table(runs, references, document["action_zero_regret_per_episode"], controls)
+            + f"\n![Final regret against ε]({PLOT.name})\n")
+    noise = OUT / "noise.json"
+    if noise.exists():
+        figures.append(noise)
+        body += ("\n### Signal against noise per statistic\n\nSignal: the sums of a non-private LSVI-UCB++ run "
+                 "after K users, median over the stages; noise: what the planner reads — for the Gram matrix the "
+                 "operator-norm scale 2√(2d)·s of the read noise and the shift 2λ̃_Λ added on top (c_Λ = 1), for the "
+                 "ŵ sum the expected norm √d·σ̂ of its noise (σ̂ = σ·√popcount·H√S for the tree).\n\n"
+                 + noise_table(json.loads(noise.read_text())["rows"]))
+    return write_page(page or PAGE, "The privacy–regret frontier on the Min et al. MDP", body,
+                      reproduce="python docs/make_frontier.py all", render="python docs/make_frontier.py --render-only",
+                      figures=figures, runs=[cell_record(r) for r in runs] + [recorded(c) for c in controls.values()])
 
 
 def command_all(args: argparse.Namespace) -> int:
@@ -449,7 +492,9 @@ def command_all(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--render-only", action="store_true",
+                        help="write the results page from frontier.json and noise.json, run nothing")
+    sub = parser.add_subparsers(dest="command")
     run_parser = sub.add_parser("run", help="run the missing (agent, K, ε) cells")
     run_parser.add_argument("--K", type=int, nargs="+", default=list(HORIZONS_K))
     run_parser.add_argument("--agents", nargs="+", default=list(AGENT_TABLE), choices=list(AGENT_TABLE))
@@ -487,6 +532,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.out is not None:
         use_output(args.out)
+    if args.render_only:
+        print(render())
+        return 0
+    if args.command is None:
+        parser.error("a command is required (or --render-only)")
     args.executor = cluster_executor(run_parser, getattr(args, "scheduler", None))
     commands = {"run": command_run, "control": command_control, "report": command_report, "import": command_import,
                 "noise": command_noise, "all": command_all}

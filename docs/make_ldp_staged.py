@@ -3,6 +3,7 @@ with the no-data controls (docs/private_baselines.md, "Stage by stage").
 
 Run:  python docs/make_ldp_staged.py [--instance paper|small] [--episodes K] [--seeds 10]
       [--epsilons 1,10,1000,1e6] [--workers 1]
+      python docs/make_ldp_staged.py --render-only      # the results page again from the JSON, running nothing
 
 On the Zhou et al. 2021 instance of Liao, He & Gu 2021's experiment (``--instance paper``, the
 default: d = 5, H = 6, the instance of K = 10⁴ episodes, δ = 1e-5, the registry's ``zhou2021``;
@@ -12,12 +13,12 @@ small``: d = 3, H = 3, the instance built for K = 1, whose gaps are wide; K = 40
 F = H·L and targets in [0, H]; "staged": stage h for F_h = (H − h)·L and targets in [0, H − h],
 nothing sent at stage H): the calibrated noise per stage (exact conversion), the server's shift per
 stage after K messages, and the regret of the agent and of its no-data control
-(:mod:`dpverify.agents.learning`: every user sends the messages of zero statistics) over the same
+(:mod:`dpverify.agents.core.learning`: every user sends the messages of zero statistics) over the same
 seeds (``SeedSequence(20250).spawn(seeds)``, the seeds of docs/results.md) — the per-seed final
 cumulative regret, the regret per episode over the last 20% of the episodes, "learned from users"
 (one-sided paired t-test against the control), and staged against standard (one-sided paired t-test
 over the seeds that the staged model's regret is lower). Writes docs/results/ldp_staged.json
-(docs/results/ldp_staged_small.json) and prints the tables.
+(docs/results/ldp_staged_small.json) and the results page of both, docs/results/ldp_staged.md.
 """
 
 from __future__ import annotations
@@ -33,16 +34,19 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "docs"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
-from dpverify.agents import runner  # noqa: E402
-from dpverify.agents.ldp_ucrl_vtr import (  # noqa: E402
+from results_page import provenance, recorded, write_page  # noqa: E402
+
+from dpverify.agents.core import runner  # noqa: E402
+from dpverify.agents.core.learning import compare_learning, paired_p_value  # noqa: E402
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import (  # noqa: E402
     SENSITIVITY_MODELS,
     LdpUcrlVtr,
     LdpUcrlVtrConfig,
 )
-from dpverify.agents.learning import compare_learning, paired_p_value  # noqa: E402
 
 #: The seeds of docs/results.md: seed i = SeedSequence(20250).spawn(seeds)[i].
 BASE_SEED = 20250
@@ -54,6 +58,7 @@ INSTANCES: dict[str, tuple[dict[str, Any], int, str, Path]] = {
     "small": ({"dim": 3, "horizon": 3, "num_episodes": 1}, 400, "100,1000,1e4,1e5",
               ROOT / "docs" / "results" / "ldp_staged_small.json"),
 }
+PAGE = ROOT / "docs" / "results" / "ldp_staged.md"
 
 
 def noise(epsilon: float, episodes: int, env_options: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +154,40 @@ def regret_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def instance_section(name: str, document: dict[str, Any]) -> str:
+    rows = document["rows"]
+    env = ", ".join(f"{k} = {v}" for k, v in document["env_options"].items())
+    seeds = sorted({r["seeds"] for r in rows})
+    episodes = sorted({r["episodes"] for r in rows})
+    return (f"### Instance `{name}`: the Zhou et al. mixture MDP ({env}), K = {', '.join(map(str, episodes))}, "
+            f"{', '.join(map(str, seeds))} seeds\n\nReference policies, exact: uniformly random "
+            f"{document['uniform_per_episode']:.4f} per episode, known-reward greedy "
+            f"{document['known_reward_greedy_per_episode']:.4f}. \"learned from users\": one-sided paired t-test of "
+            "the last 20% against the no-data control; \"staged below standard\": one-sided paired t-test over the "
+            "seeds (final regret, last 20%); s: seconds for the agent and its control.\n\n"
+            + regret_table(rows) + "\nNoise per stage at ε = 1 (ρ0 "
+            + ", ".join(f"{m} {document['noise_at_epsilon_1'][m]['rho0']:.3g}" for m in SENSITIVITY_MODELS)
+            + "; messages per user "
+            + ", ".join(f"{m} {document['noise_at_epsilon_1'][m]['messages_per_user']}" for m in SENSITIVITY_MODELS)
+            + "):\n\n" + noise_table(document["noise_at_epsilon_1"]))
+
+
+def render(page: Path | None = None) -> Path:
+    """The results page of every instance whose JSON exists."""
+    found = [(name, out, json.loads(out.read_text(encoding="utf-8"))) for name, (_, _, _, out) in INSTANCES.items()
+             if out.exists()]
+    body = ("LDP-UCRL-VTR under its two sensitivity models (docs/private_baselines.md, \"LDP-UCRL-VTR\"): "
+            "`standard` calibrates every stage for F = H·L and targets in [0, H], `staged` stage h for "
+            "F_h = (H − h)·L and targets in [0, H − h], sending nothing at stage H. Each model runs with its "
+            "no-data control (every user sends the messages of zero statistics) over the same seeds, "
+            "`SeedSequence(20250).spawn(seeds)`; δ = 1e-5, exact conversion, exact regret.\n\n")
+    body += "\n".join(instance_section(name, document) for name, _, document in found)
+    return write_page(page or PAGE, "LDP-UCRL-VTR: standard against staged sensitivities", body,
+                      reproduce=[f"python docs/make_ldp_staged.py --instance {name}" for name, _, _ in found],
+                      render="python docs/make_ldp_staged.py --render-only", figures=[out for _, out, _ in found],
+                      runs=[recorded(document) for _, _, document in found])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instance", choices=sorted(INSTANCES), default="paper")
@@ -158,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated ε (default: the instance's)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default=None, help="the JSON written (default: the instance's)")
+    parser.add_argument("--render-only", action="store_true", help="write the page from the JSON, run nothing")
     args = parser.parse_args(argv)
+    if args.render_only:
+        print(render())
+        return 0
     env_options, episodes, epsilons, out = INSTANCES[args.instance]
     args.episodes = args.episodes or episodes
     args.epsilons = args.epsilons or epsilons
@@ -172,12 +215,15 @@ def main(argv: list[str] | None = None) -> int:
     first = rows[0]
     uniform = first["standard"]["uniform_per_episode"]
     greedy = first["standard"]["known_reward_greedy_per_episode"]
-    payload = {"description": __doc__.splitlines()[0], "env_options": env_options, "delta": DELTA,
+    payload = {"description": __doc__.splitlines()[0], "provenance": provenance(argv),
+               "env_options": env_options, "delta": DELTA,
                "base_seed": BASE_SEED, "noise_at_epsilon_1": table, "uniform_per_episode": uniform,
                "known_reward_greedy_per_episode": greedy, "rows": rows}
     Path(args.out).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     print(regret_table(rows))
     print(f"uniformly random policy: {uniform:.5f} per episode; known-reward greedy: {greedy:.5f}")
+    if Path(args.out).resolve() in {out.resolve() for *_, out in INSTANCES.values()}:
+        print(render())
     return 0
 
 

@@ -2,10 +2,11 @@
 
     .venv/bin/python docs/make_results.py [--workers 2 | --scheduler tcp://host:port] [--quick]
     .venv/bin/python docs/make_results.py --controls [--workers 2]   # the no-data control of every private run
+    .venv/bin/python docs/make_results.py --render-only               # the results page again, running nothing
 
 Writes ``docs/results/results.json`` (settings, seeds, every agent's multipliers and derived radii,
-package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/results/summary.md``
-(the table quoted by docs/results.md) and three PNGs:
+package versions, the commit and machine, per-seed final cumulative regret, mean ± sd curves), the results
+page ``docs/results/paper_experiments.md`` (the table docs/results.md reads) and three PNGs:
 
 * ``fig1a_min2021_eps10.png`` — Sahu 2025 Figure 1(a): LSVI-UCB, Luyo et al., Ngo et al., LSVI-UCB++ and
   DP-LSVI-UCB++ (derived and paper sensitivities) on the Min et al. MDP (rescaled, ‖φ‖ = 1, H = 20,
@@ -17,8 +18,8 @@ package versions, per-seed final cumulative regret, mean ± sd curves), ``docs/r
 * ``liao2021_zhou2021.png`` — LDP-UCRL-VTR at ε ∈ {0.1, 1, 10} against UCRL-VTR on the Zhou et al. 2021
   linear mixture MDP (d = 5, H = 6), 10 seeds.
 
-Every run goes through the runner (:class:`dpverify.agents.runner.RunSpec`,
-:func:`dpverify.agents.runner.run`; seeds run
+Every run goes through the runner (:class:`dpverify.agents.core.runner.RunSpec`,
+:func:`dpverify.agents.core.runner.run`; seeds run
 in parallel worker processes; seeding is ``SeedSequence(BASE_SEED).spawn(10)``, so seed i of every
 agent sees the same environment randomness; ``--scheduler`` sends the seeds of every run to a Dask
 cluster instead, through :mod:`dpverify.audit.executors`, with bit-identical results). Regret is exact
@@ -48,10 +49,13 @@ for _path in (ROOT, ROOT / "docs"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from results_page import machine, provenance, recorded, write_page  # noqa: E402
+
+from dpverify.agents.core.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
 from dpverify.agents.registry import AGENTS  # noqa: E402
-from dpverify.agents.runner import RunResult, RunSpec, package_versions, result_payload, run  # noqa: E402
 
 OUT = ROOT / "docs" / "results"
+PAGE = OUT / "paper_experiments.md"
 BASE_SEED = 20250  # entropy of the root SeedSequence of every run
 NUM_SEEDS = 10
 DELTA = 1e-5
@@ -158,7 +162,7 @@ def summarise(entry: dict[str, Any], result: RunResult, seconds: float) -> dict[
 
 def uniform_policy_regret(env: str, env_options: dict[str, Any], K: int) -> float:
     """Exact per-episode regret of the uniformly random policy (a reference line: "learns nothing")."""
-    from dpverify.agents.runner import build_environment
+    from dpverify.agents.core.runner import build_environment
 
     mdp = build_environment(
         RunSpec("lsvi-ucb" if env == "min2021" else "ucrl-vtr", env, K, num_seeds=1, env_options=env_options)
@@ -173,7 +177,8 @@ def uniform_policy_regret(env: str, env_options: dict[str, Any], K: int) -> floa
 
 
 def source_state() -> dict[str, Any]:
-    """The git commit of the code that produced the results, and any uncommitted changes to it."""
+    """The git commit of the code that produced the results, any uncommitted changes to it, the command and the
+    machine (docs/results_page.py)."""
     import subprocess
 
     def git(*args: str) -> str:
@@ -185,6 +190,8 @@ def source_state() -> dict[str, Any]:
     return {
         "commit": git("rev-parse", "HEAD"),
         "uncommitted_changes": git("status", "--porcelain", "--", "agents", "dpverify").splitlines(),
+        "command": provenance()["command"],
+        "machine": machine(),
     }
 
 
@@ -258,6 +265,48 @@ def markdown_table(runs: list[dict[str, Any]], controls: dict[str, Any] | None =
     return "\n".join(lines) + "\n"
 
 
+def source_record(document: dict[str, Any]) -> dict[str, Any]:
+    """The provenance a results.json (or a control record) names: its ``source`` commit, with the machine and
+    command where the run recorded them (:func:`results_page.recorded` reads the commit and the versions)."""
+    found = recorded(document)
+    source = document.get("source") or {}
+    if source.get("machine"):
+        found["machine"] = source["machine"]
+    if source.get("command"):
+        found["command"] = source["command"]
+    return found
+
+
+def render(out: Path = OUT, page: Path | None = None) -> Path:
+    """The results page of ``out``/results.json (and of the no-data controls beside it), running nothing."""
+    document = json.loads((out / "results.json").read_text())
+    controls_path = out / "results_controls.json"
+    controls = json.loads(controls_path.read_text())["controls"] if controls_path.exists() else {}
+    settings, reference = document["settings"], document["uniform_policy_regret_per_episode"]
+    body = (f"Sahu 2025, Figure 1(a, b): the Min et al. 2021 linear MDP rescaled to ‖φ‖ = 1 "
+            f"({', '.join(f'{k} = {v}' for k, v in settings['min2021'].items())}, d = 10), "
+            f"K = {settings['K_sahu2025']}; Liao et al. 2021: the Zhou et al. 2021 mixture MDP "
+            f"({', '.join(f'{k} = {v}' for k, v in settings['zhou2021'].items())}), K = {settings['K_liao2021']}. "
+            f"{settings['num_seeds']} seeds (`SeedSequence({settings['base_seed']}).spawn({settings['num_seeds']})`, "
+            f"seed i of every agent sees the same environment randomness), δ = {settings['delta']:g}, replace-one, "
+            "exact conversion, per-user accounting, every agent at its defaults; exact regret (backward "
+            "induction). The no-data control of a private run is the same agent, options and seeds with every "
+            "user slot empty (`--controls`); \"learned from users\" is the one-sided paired t-test on the last "
+            "20% of the episodes, level 0.05. The uniformly random policy's regret per episode: "
+            + ", ".join(f"{env} {value:.4g}" for env, value in reference.items())
+            + f". Wall time of the whole run: {document['timing']['total_wall_seconds']:.0f} s "
+            f"({settings['workers']} worker processes).\n\n"
+            + markdown_table(document["runs"], controls) + "\n"
+            + "\n".join(f"![{title}]({name})\n" for name, title in FIGURES.values()))
+    figures = [out / "results.json"] + ([controls_path] if controls else [])
+    runs = [source_record(document)] + [source_record(c) for c in controls.values()]
+    title = "The papers' experiments: Sahu 2025 and Liao et al. 2021"
+    return write_page(page or (PAGE if out == OUT else out / PAGE.name), title, body,
+                      reproduce=["python docs/make_results.py", "python docs/make_results.py --controls"]
+                      [:len(figures)], render="python docs/make_results.py --render-only", figures=figures,
+                      runs=runs)
+
+
 CONTROLS = OUT / "results_controls.json"
 
 
@@ -288,7 +337,7 @@ def command_controls(workers: int, executor: Any) -> int:
                                        indent=1, default=json_default) + "\n")
         print(f"{r['label']:<38} learned from users {verdict(record)}; reproduced "
               f"{record['reproduces_documented_run']}  ({record['wall_seconds']:.0f} s)", flush=True)
-    (OUT / "summary.md").write_text(markdown_table(document["runs"], controls))
+    print(render())
     return 0
 
 
@@ -300,7 +349,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the seeds of every run on a Dask cluster at this address (tcp://host:port)")
     parser.add_argument("--controls", action="store_true",
                         help="run the no-data control of every private run of results.json (results_controls.json)")
+    parser.add_argument("--render-only", action="store_true", help="write the results page from the JSON, run nothing")
     args = parser.parse_args(argv)
+    if args.render_only:
+        print(render())
+        return 0
     executor = cluster_executor(parser, args.scheduler)
     if args.controls:
         try:
@@ -350,8 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             "runs": done,
         }
         (out / "results.json").write_text(json.dumps(document, indent=1, default=json_default) + "\n")
-        controls = json.loads(CONTROLS.read_text())["controls"] if CONTROLS.exists() and out == OUT else None
-        (out / "summary.md").write_text(markdown_table(done, controls))
+        render(out)
 
     for entry in experiments(k_sahu, k_liao):
         if entry["agent"] not in AGENTS:

@@ -4,7 +4,7 @@ Used by docs/make_frontier.py (``control``) and docs/make_results.py (``--contro
 scripts document gets a control record, and ``tests/docs/test_no_data_controls.py`` fails when one lacks it.
 The record reruns the agent with its users as well (the runs are deterministic, so the rerun must reproduce the
 documented per-seed regret: the record says whether it did) and then compares the two runs over the shared
-seeds with :func:`dpverify.agents.learning.compare_learning` — the regret per episode over the last 20% of the
+seeds with :func:`dpverify.agents.core.learning.compare_learning` — the regret per episode over the last 20% of the
 episodes, a one-sided paired t-test — and, for the final cumulative regret the tables print, the same test on
 the per-seed totals ("the data shortened the way" can hold where "the data led to a better policy" does not).
 """
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.learning import LearningComparison, compare_learning, paired_p_value
-from dpverify.agents.runner import RunSpec, build_environment, package_versions, run_many
+from dpverify.agents.core.learning import LearningComparison, compare_learning, paired_p_value
+from dpverify.agents.core.runner import RunSpec, build_environment, package_versions, run_many
 
 
 def control_record(spec: RunSpec, documented_final_per_seed: list[float] | None = None,

@@ -58,8 +58,8 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(("calibrate", "Calibration", "ReleaseSchedule", "StatisticSpec"), "dpverify.calibration"),
     # the papers' schedules live with their agents (the core modules import no agent)
-    **dict.fromkeys(("dp_lsvi_ucbpp_schedule", "check_printed_calibration"), "dpverify.agents.dp_lsvi_ucb_pp_schedule"),
-    "ldp_ucrl_vtr_schedule": "dpverify.agents.ldp_ucrl_vtr",
+    **dict.fromkeys(("dp_lsvi_ucbpp_schedule", "check_printed_calibration"), "dpverify.agents.dp_lsvi_ucb_pp.schedule"),
+    "ldp_ucrl_vtr_schedule": "dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr",
     **dict.fromkeys(("SumBound", "vector_sum_sensitivity", "gram_sum_sensitivity"), "dpverify.sensitivity"),
     **dict.fromkeys(
         ("audit_mechanism", "run_audit", "AuditSpec", "NeighbourPair", "AuditResult"), "dpverify.audit"
@@ -74,13 +74,13 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
-    from dpverify.agents.dp_lsvi_ucb_pp_schedule import (
+    from dpverify.agents.dp_lsvi_ucb_pp.schedule import (
         check_printed_calibration as check_printed_calibration,
     )
-    from dpverify.agents.dp_lsvi_ucb_pp_schedule import (
+    from dpverify.agents.dp_lsvi_ucb_pp.schedule import (
         dp_lsvi_ucbpp_schedule as dp_lsvi_ucbpp_schedule,
     )
-    from dpverify.agents.ldp_ucrl_vtr import (
+    from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import (
         ldp_ucrl_vtr_schedule as ldp_ucrl_vtr_schedule,
     )
     from dpverify.audit import (

@@ -12,9 +12,9 @@ sensitivity, shape and which users each release touches) over K episodes and H s
    and accounted again; the result must give ε ≤ target (and within 1e-9 relative of it), or the
    calibrator fails loudly. Noise is rounded up, ρ0 down: the error is always on the safe side.
 
-An algorithm's schedules live with the algorithm (e.g. :mod:`dpverify.agents.dp_lsvi_ucb_pp_schedule`, Sahu
-2025, Algorithm 1; :mod:`dpverify.agents.ldp_ucrl_vtr`, Liao et al. 2021); a :class:`NamedSchedule` is how an
-agent's registry card offers its schedule to ``dpverify calibrate``. This module imports no agent.
+An algorithm's schedules live with the algorithm (e.g. :mod:`dpverify.agents.dp_lsvi_ucb_pp.schedule`, Sahu
+2025, Algorithm 1; :mod:`dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr`, Liao et al. 2021); a :class:`NamedSchedule`
+is how an agent's registry card offers its schedule to ``dpverify calibrate``. This module imports no agent.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class StatisticSpec:
         family: short machine name (ledger family).
         description: what is summed, with the paper's line.
         kind: the ``statistic_kind`` of a registered mechanism (:data:`dpverify.mechanisms.MECHANISMS`): "vector"
-            (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
+            (Gaussian mechanism, ℓ2 sensitivity), "symmetric-matrix" (GOE, Frobenius) or "l1-vector" (Laplace, ℓ1).
         dim: d (vector length or matrix side).
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
         users: which users each release touches: a :class:`~dpverify.ledger.UserPattern` or its name
@@ -268,7 +268,7 @@ def calibrate(
 @dataclass(frozen=True)
 class PrintedCalibrationCheck:
     """A paper's printed noise accounted by dpverify under a stated relation (the paper's own route and every
-    conversion): e.g. Sahu 2025, Algorithm 1 line 1 (:func:`dpverify.agents.dp_lsvi_ucb_pp_schedule.
+    conversion): e.g. Sahu 2025, Algorithm 1 line 1 (:func:`dpverify.agents.dp_lsvi_ucb_pp.schedule.
     check_printed_calibration`).
 
     Attributes:

@@ -30,8 +30,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.errors import InvalidParameterError
+
+from .linear_mdp import LinearMDP
 
 NUM_STATES = 2
 CODE_BITS = 8
@@ -119,7 +120,7 @@ def optimal_gap_recursion(alphas: Sequence[int], reward: float = DEFAULT_REWARD)
     """D_h = V*_h(0) − V*_h(1) by a closed-form recursion (0-indexed h; D_H = 0 beyond).
 
     D_h = max(0, (2r − 1) + (1 − 2α_h)·D_{h+1}) with D_{H} = 0 after the last stage. An independent
-    check of :func:`dpverify.agents.planning.optimal_values` on this MDP.
+    check of :func:`dpverify.agents.core.planning.optimal_values` on this MDP.
     """
     horizon = len(alphas)
     gaps = np.zeros(horizon + 1)

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP, mixture_feature_norm
+
+from .linear_mdp import LinearMDP, LinearMixtureMDP, mixture_feature_norm
 
 
 def _sizes(num_states: int, num_actions: int, dim: int, horizon: int) -> tuple[int, int, int, int]:

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
 from dpverify.errors import InvalidParameterError
+
+from .linear_mdp import LinearMixtureMDP
 
 DEFAULT_DIM = 5
 DEFAULT_HORIZON = 6

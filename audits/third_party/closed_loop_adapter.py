@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.adapters import ClosedLoopAgent, SeededGlobalRng, watch_calls
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.billboard import Billboard
 from dpverify.audits.third_party import closed_loop_lsvi as code
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.billboard import Billboard
 from dpverify.calibrate_mechanism import calibrate_gaussian, calibrate_goe
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.billboard import Billboard
 from dpverify.conversions import DPGuarantee, mu_for_epsilon_delta
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import GaussianMechanism

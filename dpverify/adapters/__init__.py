@@ -1,24 +1,26 @@
 """Adapters for agent code as people write it (docs/auditing.md, "Adapters for code as it is written").
 
-The private-agent protocol (:mod:`dpverify.agents.tapes`, docs/auditing.md) asks for an object with
+The private-agent protocol (:mod:`dpverify.agents.core.tapes`, docs/auditing.md) asks for an object with
 ``begin_episode``/``end_episode`` (a policy table per episode) or ``act``/``observe``/``end_episode`` (step by
 step). Code written without dpverify rarely looks like either; these adapters close the gap without
 changing that code:
 
 * :class:`ClosedLoopAgent` — code that owns its loop (``run(env)``, calling a Gymnasium-style
   ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a greenlet of its own
-  and dpverify drives it one step at a time;
+  and dpverify drives it one step at a time (:meth:`ClosedLoopAgent.bandit`: a bandit loop, ``context()``,
+  ``arms()``, ``pull(arm)``);
 * :class:`SeededGlobalRng` — code that draws from numpy's global generator (``np.random.normal``...) gets a
   global generator seeded from the run's own seeds while its code runs (and the caller's global state
   back afterwards), so that the auditor's levers reach it;
 * :func:`watch_calls` — sees what opaque code computes: a function it calls through a module global
   (``np.linalg.solve`` inside a monolithic ``run()``) is replaced, in that module only, by one that reports
-  its arguments first. With :meth:`~dpverify.agents.billboard.Billboard.publish_noised`, an adapter records
+  its arguments first. With :meth:`~dpverify.agents.core.billboard.Billboard.publish_noised`, an adapter records
   the noisy statistics the code releases without editing it.
 """
 
-from dpverify.adapters.closed_loop import ClosedLoopAgent, LoopEnv, LoopProtocolError
+from dpverify.adapters.closed_loop import BanditLoopEnv, ClosedLoopAgent, LoopEnv, LoopProtocolError
 from dpverify.adapters.global_rng import SeededGlobalRng, uses_global_rng
 from dpverify.adapters.watch import watch_calls
 
-__all__ = ["ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng", "watch_calls"]
+__all__ = ["BanditLoopEnv", "ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng",
+           "watch_calls"]

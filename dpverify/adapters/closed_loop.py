@@ -2,7 +2,7 @@
 
 Much RL code is a closed loop — ``run(env)`` resets the environment at the start of each episode, steps it
 ``H`` times and learns in between, all in one function. dpverify's protocol instead asks the agent for each
-action (:mod:`dpverify.agents.tapes`, step level). :class:`ClosedLoopAgent` joins the two: the user's loop
+action (:mod:`dpverify.agents.core.tapes`, step level). :class:`ClosedLoopAgent` joins the two: the user's loop
 runs in a greenlet of its own (a coroutine with its own stack, https://greenlet.readthedocs.io) on a
 :class:`LoopEnv`, whose ``reset()`` and ``step(action)`` switch back to dpverify, which answers with the
 user's states as it plays the episode. Exactly one side runs at any time, in one thread, so the run is as
@@ -16,6 +16,10 @@ H-th step; ``observation_space.n``, ``action_space.n`` and ``horizon``. A ``seed
 ignored (the auditor chooses the users). The user's loop must run exactly H steps per episode and may run
 at most K episodes.
 
+**A bandit** (:mod:`dpverify.agents.envs.bandit`) is offered as one: :meth:`ClosedLoopAgent.bandit` gives the loop a
+:class:`BanditLoopEnv`, ``context()`` / ``arms()`` / ``pull(arm) -> reward``, one user per round, mapped onto
+the horizon-1 episodes underneath, so the user writes no encoding.
+
 **Timing.** A stretch of the user's code (from one switch to the next) past the call limit
 (:func:`dpverify.limits.call_timeout`, ``--call-timeout``; enforced where :func:`dpverify.usercode.time_limit` is)
 raises :class:`~dpverify.usercode.UserCodeTimeout` naming "its loop"; an exception in the loop is a
@@ -24,7 +28,8 @@ episodes) gets ``GreenletExit`` at its pending ``reset``/``step`` from :meth:`Cl
 agent is collected.
 
 An empty slot (``end_episode(None)``, the add/remove-one neighbour) cannot be expressed to a loop that
-expects a user every episode: such agents are audited under replace-one.
+expects a user every episode: such agents are audited under replace-one, and their no-data control is fed
+data-free users (:mod:`dpverify.agents.core.no_data`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import greenlet
+import numpy as np
 
 from dpverify.errors import InvalidParameterError
 from dpverify.limits import call_timeout
@@ -80,6 +86,33 @@ class LoopEnv:
         return int(state), float(reward), bool(terminated), False, {}
 
 
+class BanditLoopEnv:
+    """The bandit a loop is given by :meth:`ClosedLoopAgent.bandit`: each round one user; ``context()`` is the
+    round's context (an index), ``arms()`` its arms' feature vectors (A, d) and ``pull(arm)`` the user's reward
+    for the arm (a level of the bandit's, read from the outcome the round ends in). A round begins at the first
+    of these calls (a loop without contexts may just pull) and ends at its pull: it is one episode of horizon
+    1 of the :class:`LoopEnv` underneath, whose protocol errors it reports."""
+
+    def __init__(self, env: LoopEnv, bandit: Any) -> None:
+        self._env, self._features, self._levels = env, np.asarray(bandit.features), np.asarray(bandit.levels)
+        self._contexts, self.num_arms, self.dim = int(bandit.num_contexts), int(bandit.num_arms), int(bandit.dim)
+        self._context: int | None = None
+
+    def context(self) -> int:
+        if self._context is None:
+            self._context = self._env.reset()[0]
+        return self._context
+
+    def arms(self) -> np.ndarray:
+        return self._features[self.context()].copy()
+
+    def pull(self, arm: Any) -> float:
+        self.context()
+        outcome = self._env.step(arm)[0]
+        self._context = None
+        return float(self._levels[outcome - self._contexts])
+
+
 def _run_loop(loop: Callable[[LoopEnv], Any], env: LoopEnv) -> tuple[str, Any]:
     """The loop greenlet's body: what it says when the user's loop returns."""
     loop(env)
@@ -119,6 +152,17 @@ class ClosedLoopAgent:
         self._reward = 0.0
         self._episodes = 0
         self._finalizer: weakref.finalize | None = None
+
+    @classmethod
+    def bandit(cls, loop: Callable[[BanditLoopEnv], Any], bandit: Any, **options: Any) -> ClosedLoopAgent:
+        """The agent driving ``loop(env)`` over the rounds of ``bandit`` (a :class:`BanditLoopEnv`); ``options``
+        as for the constructor."""
+        if int(getattr(bandit, "horizon", 0)) != 1 or not hasattr(bandit, "levels"):
+            raise InvalidParameterError("bandit", "must be a bandit environment (horizon 1, reward levels)",
+                                        type(bandit).__name__)
+        if not callable(loop):
+            raise InvalidParameterError("loop", "must be callable as loop(env)", type(loop).__name__)
+        return cls(lambda env: loop(BanditLoopEnv(env, bandit)), bandit, **options)
 
     # ---- the protocol's other attributes ---------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 (:mod:`dpverify.audit`): billboard DP, joint DP and local DP, by two routes. This package's entry point is
 :func:`audit_agent`; it re-exports the public names of the modules below.
 
-A user's data is a **response tape** (:mod:`dpverify.agents.tapes`): the initial state and a next-state
+A user's data is a **response tape** (:mod:`dpverify.agents.core.tapes`): the initial state and a next-state
 table that fix the user's whole trajectory for any policy. A dataset is a sequence of K tapes; two
 datasets are replace-one neighbours when they differ in the tape at one position j (add/remove-one: user
 j absent, an empty slot, versus a canary at j). What the auditor sees (``notion``) is the published
@@ -13,7 +13,7 @@ that view, so a lower bound on ε for it is a lower bound for the claim (post-pr
 datasets through the audit engine; Jagielski, Ullman & Oprea 2020; Nasr et al. 2021) and
 ``"one-run"`` (Steinke, Nasr & Jagielski 2023, Theorem 3). An ``"ldp"`` audit is replace-one only.
 An agent whose registry card has a batched twin for its options runs through it (both relations;
-:mod:`dpverify.agents.batching`).
+:mod:`dpverify.agents.core.batching`).
 
 The modules, one job each:
 

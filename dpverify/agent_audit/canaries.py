@@ -44,8 +44,8 @@ import numpy as np
 
 from dpverify.agent_audit.runs import AgentSetup
 from dpverify.agent_audit.spec import AgentAuditSpec
+from dpverify.agents.core.tapes import ordinary_tapes, position_index, replace
 from dpverify.agents.registry import agent_factory
-from dpverify.agents.tapes import ordinary_tapes, position_index, replace
 from dpverify.whitebox.neighbours import audit_tapes, candidate_pairs
 from dpverify.whitebox.runs import CouldNotRun, Subject, run_agent
 from dpverify.whitebox.sensitivity_replay import compare_replay

@@ -27,8 +27,8 @@ from dpverify.agent_audit.routes import AuditRoute, RouteInputs, register_route
 from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, _scope_note
 from dpverify.agent_audit.views import observe, observe_batch, output_view
-from dpverify.agents.batching import BatchRandomness, run_batch
-from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, replace, tape_arrays
+from dpverify.agents.core.batching import BatchRandomness, run_batch
+from dpverify.agents.core.tapes import canary_tape, empty_slots, ordinary_tapes, replace, tape_arrays
 from dpverify.audit import one_run as steinke
 from dpverify.audit.bounds import epsilon_of_mu
 from dpverify.audit.distinguishers import LinearFeature, propose_features

@@ -1,4 +1,4 @@
-"""Building and running one agent on response tapes (:mod:`dpverify.agents.tapes`): :class:`AgentSetup`
+"""Building and running one agent on response tapes (:mod:`dpverify.agents.core.tapes`): :class:`AgentSetup`
 (picklable names and options), :func:`run_agent_once` through the private-agent protocol, the batched
 DP-LSVI-UCB++ (Sahu 2025, Algorithm 1, vectorised over trials) when it applies, and the
 probe run (:func:`probe_agent`) that reads the agent's claim and the width of one episode's releases.
@@ -27,9 +27,9 @@ from dpverify.adapters.global_rng import keep_installed
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.agent_audit.views import _flat
-from dpverify.agents.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
 from dpverify.agents.registry import batched_twin, build_agent, build_environment
-from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import declared_notion
@@ -108,6 +108,14 @@ def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequenc
     return twin(mdp, setup.episodes, dict(setup.agent_options), randomness, record)
 
 
+def _calibrated_gaussian(agent: Any) -> bool:
+    """Whether a registered agent's calibrated releases are all Gaussian (so its claim is μ-GDP); an agent without
+    a calibration is taken at its registration (every registered agent but DP-UCB, whose noise is Laplace)."""
+    calibration = getattr(agent, "calibration", None)
+    ledger = getattr(calibration, "ledger", None)
+    return not callable(ledger) or bool(ledger().all_gaussian)
+
+
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
     """Build one agent and check the claim it makes (:func:`check_claim`), then run its first
     :data:`PROBE_EPISODES` episodes on ordinary tapes: (the claim, the widest row of releases of one
@@ -128,7 +136,8 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
         guarantee = DPGuarantee.of_claim(claimed())
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
     registered = ":" not in setup.agent
-    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
+    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else (
+        registered and epsilon is not None and _calibrated_gaussian(agent))
     claim = AgentClaim(notion, epsilon, delta, gaussian)
     check_claim(spec, claim)  # before any episode runs
 

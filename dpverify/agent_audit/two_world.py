@@ -29,8 +29,8 @@ from dpverify.agent_audit.routes import AuditRoute, RouteInputs, register_route
 from dpverify.agent_audit.runs import AgentSetup, _batched_agent, _is_batched, run_agent_once
 from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec, _scope_note
 from dpverify.agent_audit.views import View, observe, observe_batch, output_view
-from dpverify.agents.batching import BatchRandomness, run_batch
-from dpverify.agents.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
+from dpverify.agents.core.batching import BatchRandomness, run_batch
+from dpverify.agents.core.tapes import canary_tape, empty_slots, ordinary_tapes, position_index, replace, tape_arrays
 from dpverify.audit.engine import run_audit
 from dpverify.audit.resources import require_two_world
 from dpverify.audit.spec import AuditSpec, NeighbourPair
@@ -50,7 +50,7 @@ class AgentWorld:
 
     Each trial is a fresh agent (fresh randomness) run on the same tapes; its output is the notion's view.
     ``batch_factory`` (optional, picklable) builds a vectorised agent ``(setup, mdp, randomness, record)``
-    with the interface of :class:`dpverify.agents.batched_dp_lsvi_ucb_pp.BatchedDpLsviUcbPlusPlus`.
+    with the interface of :class:`dpverify.agents.dp_lsvi_ucb_pp.batched.BatchedDpLsviUcbPlusPlus`.
     """
 
     setup: AgentSetup

@@ -8,7 +8,7 @@ and the limit said — instead of allocating until the kernel kills the process 
 The estimates (upper bounds of the dominant arrays and loops, :mod:`dpverify.limits`):
 
 * **memory of K users**: each user's tape holds ``next_states[h, s, a]`` (8·H·S·A bytes as int64,
-  :class:`~dpverify.agents.tapes.UserTape`), and per-user accounting holds 24 bytes a user;
+  :class:`~dpverify.agents.core.tapes.UserTape`), and per-user accounting holds 24 bytes a user;
 * **work of one run of K episodes**: a linear learner's Gram and target updates (H·d² a user) and its
   planning (the H·S·A·d values of φᵀw per episode); an agent that does more per episode takes longer than
   estimated, never less — the wall-clock limits (``--timeout``, ``--call-timeout``) bound the rest;

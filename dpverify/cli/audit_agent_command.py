@@ -177,7 +177,7 @@ def run_agent(args: argparse.Namespace) -> int:
     if result.verdict == "VIOLATION" or (whitebox is not None and whitebox.failures):
         return EXIT_VIOLATION
     if whitebox is not None and whitebox.not_run:
-        print(f"dpverify: white-box checks could not run: {whitebox.not_run[0].detail}", file=sys.stderr)
+        print(f"dpverify: white-box checks could not run: {whitebox.not_run[0].reason}", file=sys.stderr)
         return EXIT_NOT_RUN
     return EXIT_NO_VIOLATION
 

@@ -134,7 +134,7 @@ def handle(args: argparse.Namespace) -> int:
     import os
 
     from dpverify._io import check_output_dir, output_lock
-    from dpverify.agents import runner  # lazy: dpverify does not import agents at module level
+    from dpverify.agents.core import runner  # lazy: dpverify does not import agents at module level
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
     from dpverify.cli._checks import check_scheduler, check_workers
     from dpverify.usercode import guarded_factory, is_factory_path
@@ -204,8 +204,9 @@ def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int,
     if args.json:
         print_json(summary)
     else:
+        unit = str(getattr(mdp, "unit", "episode"))  # a bandit's K users are rounds
         print(format_table(
-            ["agent", "env", "episodes", "seeds", "cumulative regret (mean)", "std"],
+            ["agent", "env", f"{unit}s", "seeds", "cumulative regret (mean)", "std"],
             [[spec.agent, spec.env, spec.num_episodes, spec.num_seeds,
               summary["final_cumulative_regret_mean"], summary["final_cumulative_regret_std"]]],
         ))
@@ -221,7 +222,7 @@ def _no_data_control(args: argparse.Namespace, runner: Any, spec: Any, mdp: Any,
     private agents), else None; the control runs the same seeds on the same executor."""
     import dataclasses
 
-    from dpverify.agents.learning import compare_learning
+    from dpverify.agents.core.learning import compare_learning
     from dpverify.agents.registry import AGENTS
 
     wanted = args.no_data_control

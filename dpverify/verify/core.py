@@ -5,47 +5,36 @@ check of :mod:`dpverify.testing`, the agent audits of :mod:`dpverify.audit`, the
 bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict (see
 :func:`dpverify.verify.result.decide`). Nothing here re-implements a check.
 
-Order of work: the white-box release checks (the agent's releases against its own records, from its
-behaviour: :mod:`dpverify.whitebox`) first; then one run of K episodes in this process gives the ledger
-(claim and accounting); then the contract checks, the audits, and the regret runs. On a terminal each part
-prints one progress line on ``progress_stream`` (and the long parts their own progress bars); elsewhere it
-stays silent.
+:func:`~dpverify.verify.target.prepare` validates the input, builds the environment once (for the claim's K
+episodes) and the agent of the claim's run, and records all of it in one
+:class:`~dpverify.verify.target.VerifyRun` that every section reads. Order of work: the white-box release
+checks (the agent's releases against its own records, from its behaviour: :mod:`dpverify.whitebox`) first;
+then one run of K episodes in this process gives the ledger (claim and accounting); then the contract
+checks, the audits, and the regret runs. On a terminal each part prints one progress line on
+``progress_stream`` (and the long parts their own progress bars); elsewhere it stays silent.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 import numpy as np
 
-from dpverify import _validate
-from dpverify.agents.base import run_episodes
-from dpverify.agents.registry import build_environment
-from dpverify.agents.runner import package_versions
+from dpverify.agents.core.base import run_episodes
+from dpverify.agents.core.runner import package_versions
 from dpverify.audit.executors import make_executor
-from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
-from dpverify.errors import DpverifyError, InvalidParameterError
+from dpverify.checks import NOT_RUN
+from dpverify.errors import DpverifyError
 from dpverify.verify.audits import audit_section
-from dpverify.verify.budget import Budget, budget_by_name
+from dpverify.verify.budget import Budget
 from dpverify.verify.claim import claim_section
-from dpverify.verify.result import NOT_RUN, ClaimSection, Settings, VerifyReport, decide
+from dpverify.verify.result import ClaimSection, VerifyReport, decide
 from dpverify.verify.structure import structure_section
-from dpverify.verify.target import (
-    bound_of,
-    build_agent,
-    claim_route,
-    counterpart_for,
-    notion_of,
-    relation_of,
-    resolve_agent,
-)
+from dpverify.verify.target import DEFAULT_EPISODES, VerifyRun, claim_seeds, prepare
 from dpverify.verify.utility import utility_section
 from dpverify.verify.whitebox import whitebox_section
-
-DEFAULT_EPISODES = 1000
 
 
 class Stages:
@@ -74,15 +63,6 @@ class Stages:
         if self.enabled and self.stream is not None:
             self.stream.write(f"[{self.index}/{self.total}] {self._label}: {outcome} ({seconds:.1f} s)\n")
             self.stream.flush()
-
-
-def _environment(env: str, episodes: int, options: Mapping[str, Any]) -> Any:
-    return build_environment(env, episodes, options, parameter="--env")
-
-
-def _versions() -> dict[str, str]:
-
-    return package_versions()
 
 
 def verify(
@@ -120,91 +100,41 @@ def verify(
     Bad input raises :class:`~dpverify.errors.InvalidParameterError`; a check that cannot run is
     reported as such in its section and makes the verdict INCONCLUSIVE.
     """
-    epsilon = _validate.positive("--epsilon", epsilon)
-    delta = _validate.open_unit("--delta", delta)
-    episodes = _validate.integer("--episodes", episodes, minimum=1)
-    seed = _validate.integer("--seed", seed, minimum=0)
-    plan = budget if isinstance(budget, Budget) else budget_by_name(budget)
-    agent_options = dict(agent_options or {})
-    env_options = dict(env_options or {})
-    for reserved in ("epsilon", "delta"):
-        if reserved in agent_options:
-            raise InvalidParameterError("--agent-option", f"must not set {reserved} (use --{reserved})", reserved)
-    cpu = os.cpu_count() or 1
-    workers = min(2, cpu) if workers is None else _validate.integer("--workers", workers, minimum=1)
-    target = resolve_agent(agent)
-    mdp = _environment(env, episodes, env_options)
-    require_episodes("--episodes", episodes, mdp, episodes, verification_runs(plan), f"the {plan.name} verification")
-    stages = Stages(5, progress_stream)
-    child = np.random.SeedSequence(seed).spawn(1)[0]
-    agent_seed, env_seed, noise_seed = child.spawn(3)
-    instance = build_agent(target, mdp, episodes, np.random.default_rng(agent_seed), epsilon, delta, agent_options,
-                           noise_rng=np.random.default_rng(noise_seed))
-    notion = notion_of(target, instance)
-    known = target.known_name(instance)
-    options = {**agent_options, "epsilon": epsilon, "delta": delta}
-
-    with make_executor(scheduler, workers) as executor:
-        K_white = min(episodes, plan.whitebox_episodes)
-        stages.begin(f"white-box release checks (K = {K_white})")
-        claimed, claim_delta, conversion, accounting = claim_route(instance, epsilon, delta)
-        whitebox = whitebox_section(target.factory, _environment(env, K_white, env_options), episodes=episodes,
-                                    options=options, relation=relation_of(instance, agent_options), name=target.name,
-                                    budget=plan, claim_epsilon=claimed, delta=claim_delta, conversion=conversion,
-                                    accounting=accounting, executor=executor)
+    run, instance = prepare(agent, env, epsilon, delta, episodes, budget, agent_options=agent_options,
+                            env_options=env_options, seed=seed, workers=workers, scheduler=scheduler,
+                            gaussian_claim=gaussian_claim, progress_stream=progress_stream)
+    plan, stages = run.budget, Stages(5, progress_stream)
+    with make_executor(run.scheduler, run.workers) as executor:
+        stages.begin(f"white-box release checks (K = {min(run.episodes, plan.whitebox_episodes)})")
+        whitebox = whitebox_section(run, executor)
         stages.end(whitebox.status)
 
-        stages.begin(f"claim & accounting: one run of {episodes} episodes")
-        claim = _run_and_account(instance, mdp, episodes, np.random.default_rng(env_seed), notion=notion,
-                                 known=known, epsilon=epsilon, delta=delta)
+        stages.begin(f"claim & accounting: one run of {run.episodes} episodes")
+        claim = _run_and_account(instance, run)
         stages.end(claim.status)
 
-        stages.begin(f"contract checks ({min(plan.contract_episodes, episodes)} episodes)")
-        small = min(plan.contract_episodes, episodes)
-        structure = structure_section(target.factory, _environment(env, small, env_options), episodes=small,
-                                      options=options, seed=plan.audit_seed, name=target.name)
+        stages.begin(f"contract checks ({min(plan.contract_episodes, run.episodes)} episodes)")
+        structure = structure_section(run)
         stages.end(structure.status)
 
-        stages.begin(f"empirical audits ({notion})")
-        audits = audit_section(target.name, notion=notion, env=env, env_options=env_options,
-                               agent_options=agent_options, episodes=episodes, epsilon=epsilon, delta=delta,
-                               budget=plan, executor=executor, gaussian_claim=gaussian_claim,
-                               batched=target.batched(agent_options))
+        stages.begin(f"empirical audits ({run.notion})")
+        audits = audit_section(run, executor)
         stages.end(audits.status)
 
-    counterpart = counterpart_for(target, instance, mdp)
-    stages.begin(f"utility: {plan.utility_seeds} seeds of {target.name} and {counterpart}")
-    utility = utility_section(target, bound_name=bound_of(target, instance), counterpart=counterpart, env=env,
-                              env_options=env_options, agent_options=agent_options, episodes=episodes,
-                              epsilon=epsilon, delta=delta, seeds=plan.utility_seeds, base_seed=seed, workers=workers,
-                              progress_stream=progress_stream)
+    stages.begin(f"utility: {plan.utility_seeds} seeds of {run.target.name} and {run.counterpart}")
+    utility = utility_section(run)
     stages.end(utility.status)
-
-    settings = Settings(agent=target.name, agent_source=target.source, env=env, epsilon=epsilon, delta=delta,
-                        episodes=episodes, budget=plan.name, seed=seed, scheduler=scheduler,
-                        agent_options=agent_options, env_options=env_options, gaussian_claim=gaussian_claim)
-    return VerifyReport(settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
-                        utility, timings=dict(stages.timings), versions=_versions())
+    return VerifyReport(run.settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
+                        utility, timings=dict(stages.timings), versions=package_versions())
 
 
-def verification_runs(plan: Budget) -> float:
-    """Runs of up to K episodes a verification makes at most (:mod:`dpverify.audit.resources`): the claim's
-    run, the utility seeds (the agent, its no-data control and its counterpart), the one-run audits (a pilot
-    and the audited run, for two notions at most) and the white-box runs at K (the recorded run, its replays
-    and the noise runs)."""
-    return 1.0 + 3.0 * plan.utility_seeds + 4.0 * plan.one_run_runs + WHITEBOX_RUNS_AT_K
-
-
-def _run_and_account(agent: Any, mdp: Any, episodes: int, env_rng: np.random.Generator, *, notion: str,
-                     known: str | None, epsilon: float, delta: float) -> ClaimSection:
+def _run_and_account(agent: Any, run: VerifyRun) -> ClaimSection:
     """Run every episode the agent was built for, then read its ledger and claim."""
-
     try:
-        run_episodes(mdp, agent, episodes, env_rng)
+        run_episodes(run.mdp, agent, run.episodes, np.random.default_rng(claim_seeds(run.seed)[1]))
     except DpverifyError:
         raise
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report, do not crash
-        return ClaimSection(NOT_RUN, f"the agent raised {type(exc).__name__} during the run: {exc}", notion=notion,
-                            requested_epsilon=epsilon, requested_delta=delta)
-    return claim_section(agent, notion=notion, known=known, mdp=mdp, episodes_run=episodes,
-                         requested_epsilon=epsilon, requested_delta=delta)
+        return ClaimSection(NOT_RUN, f"the agent raised {type(exc).__name__} during the run: {exc}",
+                            notion=run.notion, requested_epsilon=run.epsilon, requested_delta=run.delta)
+    return claim_section(agent, run)

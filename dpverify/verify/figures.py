@@ -11,13 +11,15 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
 
 from dpverify._io import atomic_write_bytes
 from dpverify.agent_audit.plot import claimed_curve
-from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, AuditRun, VerifyReport
+from dpverify.checks import NOT_RUN
+from dpverify.verify.result import AUDIT_VIOLATION, AuditRun, VerifyReport
 
 COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",
            "pass": "#15803d", "fail": "#b91c1c", "ceiling": "#6b7280", "agent": "#2563eb",
@@ -26,9 +28,6 @@ COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "
 
 def _save(plt: Any, figure: Any, path: Path) -> None:
     """PNG at 110 dpi, written atomically (a reader never sees half a file)."""
-    import io
-
-
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
@@ -214,7 +213,6 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     """A two-world audit's tested (FPR, FNR) points, with their Clopper–Pearson upper corners, against the
     smallest FNR the claim allows; False when the run has no tested points."""
     import numpy as np
-
 
     points = run.raw.get("points") or []
     audit = run.raw.get("audit") or {}

@@ -36,32 +36,20 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.adapters.global_rng import uses_global_rng
+from dpverify.agents.core.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.agents.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
-from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor
+from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
 from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
-from dpverify.whitebox.result import (
-    FAIL,
-    NOT_RUN,
-    PASS,
-    FamilySensitivity,
-    NoiseCheck,
-    PairWitness,
-    WhiteBoxCheck,
-    WhiteBoxResult,
-    overall_status,
-)
+from dpverify.whitebox.result import CHECK_NAMES, FamilySensitivity, NoiseCheck, PairWitness, WhiteBoxResult
 from dpverify.whitebox.runs import CouldNotRun, PatternChanged, RunRecord, Subject, run_agent, same_policies
 from dpverify.whitebox.sensitivity_replay import PairSummary, compare_replay
 from dpverify.whitebox.stacks import stacks
-from dpverify.whitebox.structure_check import NAME as STRUCTURE
 from dpverify.whitebox.structure_check import check_structure
 
-REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED = (
-    "reproducible from the seeds", "noise as recorded", "release pattern as recorded", "sensitivity within the record",
-    "witnessed pairs within the claim")
+REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED, STRUCTURE = CHECK_NAMES
 
 
 @dataclass(frozen=True)
@@ -194,8 +182,8 @@ class _Found:
     notes: list[str] = field(default_factory=list)
     pattern_changes: list[str] = field(default_factory=list)
     failed: str | None = None  # why the job's recorded run could not be used at all
-    structure: WhiteBoxCheck | None = None
-    reproducible: WhiteBoxCheck | None = None
+    structure: CheckResult | None = None
+    reproducible: CheckResult | None = None
     noise: NoiseCheck | None = None
     releases: int = 0
 
@@ -254,6 +242,10 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     mdp = job.subject.mdp
     if not job.audit:
         return mdp, own_tapes(mdp)
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):  # an environment with an audit environment of its own (a bandit's audit bandit)
+        audit_env = own()
+        return audit_env, audit_tapes(audit_env)
     oversized = job.audit == "oversized"
     audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim, oversized)
     if audit is None:
@@ -273,9 +265,10 @@ def _record_job(job: _Job, seeds: _Seeds) -> _Found:
     if unreproducible is not None:
         found.failed = unreproducible
         return found
-    found.reproducible = WhiteBoxCheck(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
-                                                           f"reproduced all {recorded.n_releases} releases and "
-                                                           f"{plan.episodes} policies bit for bit")
+    found.reproducible = CheckResult(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
+                                                         f"reproduced all {recorded.n_releases} releases and "
+                                                         f"{plan.episodes} policies bit for bit",
+                                     {"releases": recorded.n_releases, "policies": plan.episodes})
     found.noise = _noise(subject, base_users, seeds, recorded, plan)
     return found
 
@@ -354,14 +347,16 @@ def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
     environments = [""]
     if isinstance(subject.mdp, LinearMDP) and subject.mdp.dim >= 2:
         environments += ["audit", "oversized"]
+    elif callable(getattr(subject.mdp, "audit_environment", None)):
+        environments.append("audit")
     for audit in environments:
-        names = ["plus", "minus", "alt-pm", "alt-mp"] if audit else ["high", "low"]
+        names = list(_environment_of(_Job("search", subject, plan, audit))[1]) if audit else ["high", "low"]
         for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, bool(audit))):
             jobs.append(_Job("search", subject, plan, audit, base))
     return jobs
 
 
-def _map(executor: Any, jobs: list[_Job]) -> list[_Found]:
+def _map(executor: Executor | None, jobs: list[_Job]) -> list[_Found]:
     """The jobs on ``executor`` when they can be sent to workers, else here, in order. Local worker processes
     get every job (each is a whole agent run or more: the adaptive first-item-here rule would serialise the
     two long ones)."""
@@ -392,67 +387,70 @@ def _figures(pairs: Sequence[PairSummary]) -> tuple[FamilySensitivity, ...]:
                  for f in best.values())
 
 
-def _pattern_row(found: _Found, tested: str) -> WhiteBoxCheck:
+def _pattern_row(found: _Found, tested: str) -> CheckResult:
     pattern = [f for p in found.pairs for f in p.findings if f.kind == "pattern"]
-    if pattern or found.pattern_changes:
+    evidence = {"pairs": len(found.pairs), "changed_releases": sum(p.changed for p in found.pairs),
+                "contradicting": len(pattern) + len(found.pattern_changes)}
+    if evidence["contradicting"]:
         lines = [f.line() for f in pattern[:3]] + found.pattern_changes[:2]
-        total = len(pattern) + len(found.pattern_changes)
-        return WhiteBoxCheck(PATTERN, FAIL, f"{total} release(s) contradict their recorded users: " + "; ".join(lines))
+        return CheckResult(PATTERN, FAIL, f"{evidence['contradicting']} release(s) contradict their recorded users: "
+                                          + "; ".join(lines), evidence)
     if not found.pairs:
-        return WhiteBoxCheck(PATTERN, NOT_RUN, "no neighbour replay could run" + _why(found))
-    changed = sum(p.changed for p in found.pairs)
-    return WhiteBoxCheck(PATTERN, PASS, f"{changed} releases changed when one user's data changed ({tested}); each is "
-                                        "recorded as reading that user")
+        return CheckResult(PATTERN, NOT_RUN, "no neighbour replay could run" + _why(found))
+    return CheckResult(PATTERN, PASS, f"{evidence['changed_releases']} releases changed when one user's data changed "
+                                      f"({tested}); each is recorded as reading that user", evidence)
 
 
-def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> WhiteBoxCheck:
+def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> CheckResult:
     exceeded = [f for p in found.pairs for f in p.findings if f.kind == "sensitivity"]
     if exceeded:
         worst = max(exceeded, key=lambda f: f.ratio)
-        return WhiteBoxCheck(SENSITIVITY, FAIL, f"{len(exceeded)} release(s) changed by more than their recorded "
-                                                f"sensitivity; the most: {worst.line()}")
+        return CheckResult(SENSITIVITY, FAIL, f"{len(exceeded)} release(s) changed by more than their recorded "
+                                              f"sensitivity; the most: {worst.line()}",
+                           {"exceeding": len(exceeded), "largest_fraction": worst.ratio})
     if not found.pairs:
-        return WhiteBoxCheck(SENSITIVITY, NOT_RUN, "no neighbour replay could run" + _why(found))
+        return CheckResult(SENSITIVITY, NOT_RUN, "no neighbour replay could run" + _why(found))
     parts = [f"{f.family} {f.ratio:.3g}" for f in figures]
-    return WhiteBoxCheck(SENSITIVITY, PASS, "no release changed by more than its recorded sensitivity; the largest "
-                                            "realised fraction per family: " + (", ".join(parts) or "none read a user"))
+    return CheckResult(SENSITIVITY, PASS, "no release changed by more than its recorded sensitivity; the largest "
+                                          "realised fraction per family: " + (", ".join(parts) or "none read a user"),
+                       {"exceeding": 0, "largest_fraction": max((f.ratio for f in figures), default=None)})
 
 
-def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found) -> WhiteBoxCheck:
+def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found) -> CheckResult:
     """Every witnessed pair's ε against the claim. For a correct agent each release changes by at most its
     recorded sensitivity and only releases charged to the user change, so a pair's μ² is at most the ledger's
     for that user and its ε at most the claim — unless the noise check's upper limit on σ is wrong, an event of
     probability at most the noise check's level. A pair above the claim therefore refutes it."""
     if not witnesses:
-        return WhiteBoxCheck(WITNESSED, NOT_RUN, "no neighbour replay could run" + _why(found))
+        return CheckResult(WITNESSED, NOT_RUN, "no neighbour replay could run" + _why(found))
     worst = max(witnesses, key=lambda w: w.epsilon_lower)
     where = f"{worst.environment}, {worst.canaries} at user {worst.position}"
+    evidence = {"pairs": len(witnesses), "largest_epsilon": worst.epsilon_lower, "mu": worst.mu,
+                "claim_epsilon": plan.claim_epsilon}
     if plan.claim_epsilon is None:
-        return WhiteBoxCheck(WITNESSED, PASS, f"no claim to judge; the largest witnessed ε is "
-                                              f"{worst.epsilon_lower:.4g} ({where})")
+        return CheckResult(WITNESSED, PASS, f"no claim to judge; the largest witnessed ε is "
+                                            f"{worst.epsilon_lower:.4g} ({where})", evidence)
     if worst.epsilon_lower > plan.claim_epsilon:
-        return WhiteBoxCheck(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
-                                              f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
-                                              f"{worst.changed_releases} releases, under the verified noise)")
-    return WhiteBoxCheck(WITNESSED, PASS, f"every witnessed pair stays within the claim: the largest implies ε = "
-                                          f"{worst.epsilon_lower:.4g} ≤ {plan.claim_epsilon:g} ({where})")
+        return CheckResult(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
+                                            f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
+                                            f"{worst.changed_releases} releases, under the verified noise)", evidence)
+    return CheckResult(WITNESSED, PASS, f"every witnessed pair stays within the claim: the largest implies ε = "
+                                        f"{worst.epsilon_lower:.4g} ≤ {plan.claim_epsilon:g} ({where})", evidence)
 
 
 def _why(found: _Found) -> str:
     return f" ({found.notes[0]})" if found.notes else ""
 
 
-def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: WhiteBoxCheck | None = None
+def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: CheckResult | None = None
              ) -> WhiteBoxResult:
-    rows = [WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, reason)]
-    rows += [WhiteBoxCheck(name, NOT_RUN, reason) for name in (NOISE, PATTERN, SENSITIVITY, WITNESSED)]
-    rows.append(structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, reason))
-    checks = tuple(rows)
-    return WhiteBoxResult(overall_status(checks), checks, episodes=plan.episodes, search_episodes=plan.search_episodes,
-                          seed=plan.seed, seconds=time.perf_counter() - start)
+    checks = (*(CheckResult(name, NOT_RUN, reason) for name in CHECK_NAMES[:-1]),
+              structure or CheckResult(STRUCTURE, NOT_RUN, reason))
+    return WhiteBoxResult(overall(c.status for c in checks), checks, episodes=plan.episodes,
+                          search_episodes=plan.search_episodes, seed=plan.seed, seconds=time.perf_counter() - start)
 
 
-def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
+def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Executor | None = None,
                    on_done: Callable[[], None] | None = None) -> WhiteBoxResult:
     """Run the white-box release checks (module docstring) of ``subject``; every agent fault is reported.
 
@@ -470,22 +468,23 @@ def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
     if record.failed is not None:
         return _not_run(record.failed, plan, start, record.structure)
     noise = record.noise
-    noise_row = (WhiteBoxCheck(NOISE, noise.status, noise.detail) if noise is not None
-                 else WhiteBoxCheck(NOISE, NOT_RUN, "the noise check did not run"))
+    noise_row = (CheckResult(NOISE, noise.status, noise.detail, {"level": noise.level, "families": len(noise.families),
+                                                                 "measured_epsilon": noise.measured_epsilon})
+                 if noise is not None else CheckResult(NOISE, NOT_RUN, "the noise check did not run"))
     figures = _figures(found.pairs)
     positions = _positions(plan.positions, plan.episodes)
     tested = f"users {', '.join(map(str, positions))} at K = {plan.episodes}" + (
         f", and the neighbour search at K = {plan.search_episodes}" if plan.search_episodes else "")
-    reproducible = record.reproducible or WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, "the replay did not run")
-    structure = record.structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, "no release to check")
+    reproducible = record.reproducible or CheckResult(REPRODUCIBLE, NOT_RUN, "the replay did not run")
+    structure = record.structure or CheckResult(STRUCTURE, NOT_RUN, "no release to check")
     witnesses = tuple(p.witness(noise, plan.delta) for p in found.pairs)
     checks = (reproducible, noise_row, _pattern_row(found, tested), _sensitivity_row(found, figures),
               _witnessed_row(witnesses, plan, found), structure)
     findings = tuple(f for p in found.pairs for f in p.findings)
-    return WhiteBoxResult(overall_status(checks), checks, noise, figures, witnesses, findings, tuple(found.notes),
-                          plan.episodes, plan.search_episodes, plan.seed, time.perf_counter() - start,
-                          {"level": plan.level, "positions": positions, "relation": subject.relation,
-                           "releases": record.releases})
+    return WhiteBoxResult(overall(c.status for c in checks), checks, noise, figures, witnesses, findings,
+                          tuple(found.notes), plan.episodes, plan.search_episodes, plan.seed,
+                          time.perf_counter() - start, {"level": plan.level, "positions": positions,
+                                                        "relation": subject.relation, "releases": record.releases})
 
 
 def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, recorded: RunRecord,

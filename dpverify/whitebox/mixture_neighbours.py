@@ -70,8 +70,8 @@ import math
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.core.tapes import UserTape
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.tapes import UserTape
 from dpverify.errors import InvalidParameterError
 
 #: The canary types, by their cosine to the pivot's vector (None: the most opposite one, γ = π).

@@ -8,7 +8,7 @@ can hide (the realised fraction is the tightness figure of the audit).
 
 Two sources of pairs:
 
-* **the environment's own canaries** (:func:`dpverify.agents.tapes.canary_tape`): users who always move
+* **the environment's own canaries** (:func:`dpverify.agents.core.tapes.canary_tape`): users who always move
   to the state of highest or lowest optimal value, so the regression targets move from one end of their
   range to the other;
 * **an audit linear MDP** (:func:`audit_linear_mdp`) of the agent's dimensions, whose features depend on
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.core.tapes import UserTape, canary_tape
 from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
-from dpverify.agents.tapes import UserTape, canary_tape
 from dpverify.errors import InvalidParameterError
 from dpverify.whitebox.mixture_neighbours import PIVOT, audit_mixture_mdp, mixture_tapes
 
@@ -142,6 +142,9 @@ def audit_tapes(mdp: LinearMDP | LinearMixtureMDP, oversized: bool = False) -> d
     (:func:`~.mixture_neighbours.mixture_tapes`)."""
     if isinstance(mdp, LinearMixtureMDP):
         return mixture_tapes(mdp)
+    own = getattr(mdp, "audit_tapes", None)
+    if callable(own):  # an environment with canaries of its own (the audit bandit, dpverify.agents.envs.bandit)
+        return dict(own())
     types = _types(mdp.num_states, mdp.dim, oversized)
     first = {t: types.index(t) for t in set(types)}
     steps = mdp.horizon + 1
@@ -174,7 +177,11 @@ def audit_environment(mdp: Any) -> Any:
     """The audit environment of ``mdp``'s dimensions — the audit linear MDP
     (:func:`audit_linear_mdp`) of a linear MDP, the audit linear mixture MDP
     (:func:`~.mixture_neighbours.audit_mixture_mdp`, with the bound ``mdp`` declares) of a linear
-    mixture MDP — or a one-line error naming the worst-case canary design that asked for it."""
+    mixture MDP, the environment's own (``mdp.audit_environment()``: a bandit's audit bandit,
+    :mod:`dpverify.agents.envs.bandit`) — or a one-line error naming the worst-case canary design that asked for it."""
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):
+        return own()
     if isinstance(mdp, LinearMixtureMDP):
         bound = mdp.feature_norm_bound
         mixture = audit_mixture_mdp(mdp.horizon, mdp.num_actions, mdp.dim, bound)

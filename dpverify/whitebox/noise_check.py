@@ -2,10 +2,10 @@
 
 The noise of a release is observed from behaviour in one of two ways (:mod:`.runs`):
 
-* a release the billboard noised itself (:meth:`~dpverify.agents.billboard.Billboard.publish`) keeps the
+* a release the billboard noised itself (:meth:`~dpverify.agents.core.billboard.Billboard.publish`) keeps the
   noise it added — the published value minus the raw value the agent handed over — from the run as the
   agent makes it, with the generator the agent passes;
-* a release the agent noised itself (:meth:`~dpverify.agents.billboard.Billboard.publish_noised`) is
+* a release the agent noised itself (:meth:`~dpverify.agents.core.billboard.Billboard.publish_noised`) is
   compared with the same release of a replay on the same users with the same coins and transcript and
   another billboard noise seed: the raw statistic cancels exactly and the difference is two
   independent noise draws.
@@ -34,7 +34,7 @@ for the Laplace mechanism (a difference: L₁ − L₂). Per statistic family th
 The false-alarm level α is split equally (Bonferroni) over every test run; the scale test fails on the
 low side only (at half its share): noise *smaller* than recorded refutes the claim, larger noise is
 reported and passes. A self-noised family whose values did not change at all with the billboard's noise
-seed draws its noise from elsewhere than :meth:`~dpverify.agents.billboard.Billboard.noise_source` (or has
+seed draws its noise from elsewhere than :meth:`~dpverify.agents.core.billboard.Billboard.noise_source` (or has
 none): the check cannot run on it.
 
 For a family with too little noise the result also carries the ε that the agent's own accounting gives
@@ -51,9 +51,10 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
+from dpverify.checks import FAIL, NOT_RUN, PASS
 from dpverify.ledger import PrivacyLedger
-from dpverify.whitebox.result import FAIL, NOT_RUN, PASS, FamilyNoise, NoiseCheck
+from dpverify.whitebox.result import FamilyNoise, NoiseCheck
 from dpverify.whitebox.stacks import Stack, stacks
 
 #: The default false-alarm level of the whole noise check (every family and test together).

@@ -3,15 +3,15 @@
 The private-agent protocol gives an auditor two levers over an agent's behaviour, and every white-box
 check is built from them (docs/auditing.md, "White-box release checks"):
 
-* **the users' data** — each user is a response tape (:mod:`dpverify.agents.tapes`) that fixes the
+* **the users' data** — each user is a response tape (:mod:`dpverify.agents.core.tapes`) that fixes the
   user's trajectory under whatever policy the agent deploys, or an empty slot (the user absent);
 * **the seeds** — the factory's generator (the agent's own coins and, through the generators it passes to
-  :meth:`~dpverify.agents.billboard.Billboard.publish`, the billboard-drawn noise) and the billboard's
+  :meth:`~dpverify.agents.core.billboard.Billboard.publish`, the billboard-drawn noise) and the billboard's
   ``noise_rng``, from which agents that add their noise themselves draw it
-  (:meth:`~dpverify.agents.billboard.Billboard.noise_source`).
+  (:meth:`~dpverify.agents.core.billboard.Billboard.noise_source`).
 
 A *fresh* run publishes on a billboard seeded with one noise seed and keeps everything it published. A
-*replay* run holds another run's transcript fixed (:class:`~dpverify.agents.billboard.ReplayBillboard`):
+*replay* run holds another run's transcript fixed (:class:`~dpverify.agents.core.billboard.ReplayBillboard`):
 the agent is handed the recorded values, so with the same coins it deploys the same policies, while the
 billboard keeps what the agent *would* have published. Three replays of a fresh run R0 answer three
 questions exactly, with no statistics:
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.billboard import Billboard, PublishedRelease, ReplayBillboard
-from dpverify.agents.tapes import UserTape, play_on_tape
+from dpverify.agents.core.billboard import Billboard, PublishedRelease, ReplayBillboard
+from dpverify.agents.core.tapes import UserTape, play_on_tape
 from dpverify.errors import DpverifyError, InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.neighbouring import Neighbouring

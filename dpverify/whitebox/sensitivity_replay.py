@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.conversions import epsilon_exact_gaussian_lower
 from dpverify.ledger import ToeplitzFactor, user_pattern
 from dpverify.mechanisms import Mechanism

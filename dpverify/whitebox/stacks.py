@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.mechanisms import Mechanism
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpverify.agents.base import rollout, run_episodes
+from dpverify.agents.core.base import rollout, run_episodes
 
 
 def make_agent(agent_class, config_class, mdp, episodes, seed, billboard=None, **options):
@@ -50,7 +50,7 @@ def assert_learns(mdp, agent_class, config, seed):
     """Run ``config.num_episodes`` episodes (agent and environment seeded from ``SeedSequence(seed)``); assert
     the last fifth's mean regret is at most half the first fifth's, the policy changed at least 10 times, and —
     against the control that could fake it — at most half the last fifth's regret of the same agent and seeds
-    given no user data (:mod:`dpverify.agents.learning`). Returns the agent and the per-episode regret."""
+    given no user data (:mod:`dpverify.agents.core.learning`). Returns the agent and the per-episode regret."""
     K = config.num_episodes
     agent_seed, env_seed = np.random.SeedSequence(seed).spawn(2)
     agent = agent_class(mdp, config, np.random.default_rng(agent_seed))

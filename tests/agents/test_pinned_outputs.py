@@ -12,9 +12,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from dpverify.agents.base import rollout
-from dpverify.agents.planning import DeterministicPolicyEvaluator
-from dpverify.agents.runner import RunSpec, build_agent, build_environment
+from dpverify.agents.core.base import rollout
+from dpverify.agents.core.planning import DeterministicPolicyEvaluator
+from dpverify.agents.core.runner import RunSpec, build_agent, build_environment
 
 EPISODES = 40
 LINEAR = {"horizon": 5, "num_actions": 8}

@@ -56,9 +56,9 @@ def test_sensitivity_bugs_and_the_other_agents() -> None:
 
 def test_half_sensitivity_draws_half_the_noise_of_the_correct_agent() -> None:
     # the planted bug of docs/make_canary_audits.py: the same draws, scaled by 1/2 (noise for Δ/2)
-    from dpverify.agents.batched_dp_lsvi_ucb_pp import BatchedDpLsviUcbPlusPlus
-    from dpverify.agents.batching import BatchRandomness
-    from dpverify.agents.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
+    from dpverify.agents.core.batching import BatchRandomness
+    from dpverify.agents.dp_lsvi_ucb_pp.batched import BatchedDpLsviUcbPlusPlus
+    from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlusConfig
     from dpverify.agents.registry import ENVIRONMENTS
     from dpverify.audits.agent_zoo import VARIANTS, HalfSensitivity
 
@@ -76,7 +76,7 @@ def test_half_sensitivity_draws_half_the_noise_of_the_correct_agent() -> None:
 def test_tree_agents_half_sensitivity_draws_half_the_noise(correct_name: str, bug_name: str) -> None:
     # the same draws, scaled by 1/2, for every tree node the agent releases
     from dpverify.agent_audit.runs import AgentSetup
-    from dpverify.agents.batching import BatchRandomness
+    from dpverify.agents.core.batching import BatchRandomness
     from dpverify.agents.registry import ENVIRONMENTS
     from dpverify.audits.agent_zoo import BatchedVariant
 
@@ -96,8 +96,8 @@ def test_ldp_scaled_sensitivity_draws_the_noise_of_the_correct_agent_over_its_fa
         bug_name: str, factor: float) -> None:
     # the same draws for every message, the GOE matrix and the Gaussian vector divided by the factor
     from dpverify.agent_audit.runs import AgentSetup
-    from dpverify.agents.batched_ldp_ucrl_vtr import BatchedLdpUcrlVtr
-    from dpverify.agents.batching import BatchRandomness
+    from dpverify.agents.core.batching import BatchRandomness
+    from dpverify.agents.ldp_ucrl_vtr.batched import BatchedLdpUcrlVtr
     from dpverify.agents.registry import ENVIRONMENTS
     from dpverify.audits.agent_zoo import BatchedVariant, LdpScaledSensitivity
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import check_printed_calibration, dp_lsvi_ucbpp_schedule
-from dpverify.agents.ldp_ucrl_vtr import ldp_ucrl_vtr_schedule
+from dpverify.agents.dp_lsvi_ucb_pp.schedule import check_printed_calibration, dp_lsvi_ucbpp_schedule
+from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import ldp_ucrl_vtr_schedule
 from dpverify.calibration import calibrate
 from dpverify.conversions import CONVERSIONS
 from dpverify.errors import InvalidParameterError

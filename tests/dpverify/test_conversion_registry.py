@@ -9,7 +9,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from dpverify import conversions
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
+from dpverify.agents.dp_lsvi_ucb_pp.schedule import dp_lsvi_ucbpp_schedule
 from dpverify.calibration import calibrate
 from dpverify.conversions import (
     CONVERSION_REGISTRY,

@@ -69,9 +69,9 @@ def test_a_source_checkout_imports_the_agents_without_installation(tmp_path):
             "sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]; "
             "sys.path_hooks[:] = [h for h in sys.path_hooks if '__editable__' not in getattr(h, '__module__', '')]; "
             "sys.path_importer_cache.clear(); sys.path.insert(0, sys.argv[1]); "
-            "import dpverify.agents.base, dpverify.audits.zoo, dpverify; "
+            "import dpverify.agents.core.base, dpverify.audits.zoo, dpverify; "
             "assert dpverify.__file__.startswith(sys.argv[1]), dpverify.__file__; "
-            "base = dpverify.agents.base.__file__; assert base.startswith(sys.argv[1]), base")
+            "base = dpverify.agents.core.base.__file__; assert base.startswith(sys.argv[1]), base")
     subprocess.run([sys.executable, "-c", code, str(ROOT)], check=True, cwd=tmp_path)
 
 

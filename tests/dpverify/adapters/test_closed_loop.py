@@ -13,7 +13,7 @@ import pytest
 
 from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng
 from dpverify.adapters.global_rng import keep_installed
-from dpverify.agents.base import play_step_by_step, run_episodes
+from dpverify.agents.core.base import play_step_by_step, run_episodes
 from dpverify.agents.envs import min2021_mdp
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import UserCodeError, UserCodeTimeout

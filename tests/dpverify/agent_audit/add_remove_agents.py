@@ -5,7 +5,7 @@ stage and user) and plays greedily on rewards, preferring rarely published next 
 one user moves the count vector by √H in ℓ2 (replacing one moves it by √(2H)); the user appears in at most
 K − 1 releases, so μ-GDP under add/remove needs σ = √H·√(K − 1)/μ (Dong, Roth & Su 2019, Corollary 3.3).
 
-An absent user is an empty slot (``end_episode(None)``, :mod:`dpverify.agents.base`): the episode still
+An absent user is an empty slot (``end_episode(None)``, :mod:`dpverify.agents.core.base`): the episode still
 happens and its release is made, nothing is counted. ``make_agent`` is that correct agent.
 ``make_scaled_down_agent`` is the planted bug: it states the same add/remove claim but its noise is a
 quarter of what removal needs.
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.billboard import Billboard
 from dpverify.conversions import DPGuarantee, mu_for_epsilon_delta
 from dpverify.mechanisms import GaussianMechanism
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dpverify.agent_audit import AgentAuditSpec, audit_agent, neighbour_pairs
-from dpverify.agents.billboard import Billboard
+from dpverify.agents.core.billboard import Billboard
+from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
 from dpverify.agents.registry import AGENTS, ENVIRONMENTS
-from dpverify.agents.tapes import ordinary_tapes, run_on_tapes
 from dpverify.audit.executors import SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
 from dpverify.cli import main

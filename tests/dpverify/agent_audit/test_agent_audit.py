@@ -77,9 +77,9 @@ def test_factory_paths() -> None:
 def test_views_agree_on_the_reference_and_batched_paths(notion: str) -> None:
     """The batched path's audit output equals the reference agent's, trial by trial (same generators)."""
     from dpverify.agent_audit import _batched_agent, probe_agent, run_agent_once
-    from dpverify.agents.batching import PerTrialRandomness, run_batch
-    from dpverify.agents.tapes import canary_tape, ordinary_tapes, tape_arrays
-    from dpverify.agents.tapes import replace as replace_tape
+    from dpverify.agents.core.batching import PerTrialRandomness, run_batch
+    from dpverify.agents.core.tapes import canary_tape, ordinary_tapes, tape_arrays
+    from dpverify.agents.core.tapes import replace as replace_tape
 
     spec = _spec(notion=notion, episodes=5, window=2)
     setup: AgentSetup = agent_setup(spec)

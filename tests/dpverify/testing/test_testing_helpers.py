@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from dpverify.agents.dp_lsvi_ucb_pp_schedule import dp_lsvi_ucbpp_schedule
+from dpverify.agents.dp_lsvi_ucb_pp.schedule import dp_lsvi_ucbpp_schedule
 from dpverify.calibration import calibrate
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger

@@ -11,9 +11,9 @@ import pytest
 from dpverify.agent_audit import AgentAuditSpec
 from dpverify.agent_audit.canaries import MeasuredPair, measure_pair
 from dpverify.agent_audit.runs import agent_setup
+from dpverify.agents.core.tapes import ordinary_tapes, replace, tape_rollout
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP, mixture_feature_norm
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
-from dpverify.agents.tapes import ordinary_tapes, replace, tape_rollout
 from dpverify.errors import InvalidParameterError
 from dpverify.whitebox.mixture_neighbours import (
     PIVOT,

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from dpverify.agents.core.tapes import tape_rollout
 from dpverify.agents.envs.min2021 import min2021_mdp
-from dpverify.agents.tapes import tape_rollout
 from dpverify.whitebox.neighbours import (
     HALF_ANGLE_DEGREES,
     audit_linear_mdp,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 from dpverify.whitebox.noise_check import check_noise, rescaled_ledger

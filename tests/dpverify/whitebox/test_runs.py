@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpverify.agents.core.tapes import ordinary_tapes
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.registry import AGENTS
-from dpverify.agents.tapes import ordinary_tapes
 from dpverify.whitebox.runs import CouldNotRun, PatternChanged, Subject, fresh_generator, run_agent, same_policies
 
 MDP = min2021_mdp(horizon=3, num_actions=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.conversions import epsilon_exact_gaussian, epsilon_exact_gaussian_lower
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 from dpverify.whitebox.noise_check import check_noise

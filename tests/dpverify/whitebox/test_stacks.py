@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpverify.agents.billboard import PublishedRelease
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.mechanisms import GaussianMechanism
 from dpverify.whitebox.stacks import stacks
 
