@@ -133,16 +133,12 @@ def _on_alarm(signum: int, frame: object) -> None:
 @contextlib.contextmanager
 def time_limit(seconds: float | None, error: Callable[[], BaseException]) -> Iterator[None]:
     """Raise ``error()`` in this thread if the block has not finished after ``seconds`` (None or ∞: no limit;
-    not enforced outside the main thread). Limits nest: the earliest deadline fires first (a limit inside one
-    that ends no later adds nothing)."""
+    not enforced outside the main thread). Limits nest: the earliest deadline fires first."""
     if seconds is None or math.isinf(seconds) or not enforced():
         yield
         return
     seconds = _validate.positive("limit", seconds)
     entry = (time.monotonic() + seconds, error)
-    if _deadlines and min(d for d, _ in _deadlines) <= entry[0]:  # an enclosing limit ends first: it fires
-        yield
-        return
     previous = _set_handler(signal.SIGALRM, _on_alarm)
     _deadlines.append(entry)
     _arm()
