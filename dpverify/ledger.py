@@ -493,6 +493,11 @@ class _FamilyRecord:
 def _stage_runs(releases: Sequence[tuple[str, int, Mechanism]]) -> list[tuple[str, int, int, Mechanism]]:
     """(family, first, last, mechanism) of each run of releases one family makes at consecutive stages by one
     mechanism, ascending (first ≤ last) or descending, family by family in the order of their first release."""
+    if releases:  # (most often one run: one family's stages at once)
+        family, first, mechanism = releases[0]
+        if type(first) is int and first >= 1 and all(
+                r[0] == family and r[1] == first + i and r[2] is mechanism for i, r in enumerate(releases)):
+            return [(family, first, first + len(releases) - 1, mechanism)]
     runs: dict[str, list[tuple[int, int, Mechanism]]] = {}
     for family, stage, mechanism in releases:
         if type(stage) is not int or stage < 1:

@@ -146,6 +146,8 @@ def _block_noise(mechanisms: Sequence[Mechanism], groups: list[list[int]], rng: 
 
 def _positions_by_mechanism(mechanisms: Sequence[Mechanism]) -> list[list[int]]:
     """The positions of each mechanism's releases in a block (the same object), in order of first appearance."""
+    if all(m is mechanisms[0] for m in mechanisms):
+        return [list(range(len(mechanisms)))]
     positions: dict[int, list[int]] = {}
     for i, m in enumerate(mechanisms):
         positions.setdefault(id(m), []).append(i)
