@@ -1,4 +1,4 @@
-"""Gathering the results of a local process pool, failing fast.
+"""Gathering the results of a local process pool, failing fast; one BLAS thread per process.
 
 ``concurrent.futures`` waits for every future before a caller sees the first error; with the user's code in
 the workers, that first error (or a call that hangs) would hold the command for as long as the slowest
@@ -9,6 +9,7 @@ purpose (no scipy): the ``run`` command's pool and the audits' executors both us
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -19,6 +20,16 @@ from dpverify.errors import DpverifyError
 #: What a pool broken by a dead worker says.
 WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code it ran crashed the interpreter "
                "or called os._exit)")
+
+
+def one_blas_thread() -> None:
+    """One BLAS thread per process unless the environment sets another count: a command whose parallelism is
+    its worker processes (``verify``) otherwise runs 2 BLAS threads in each of them, which on small matrices
+    spin for their work, on cores the other processes need (``verify --budget quick``: 45 s of CPU instead of
+    61 s, measured in ``benchmarks/bench_verify.py``). BLAS reads it once, when numpy loads it, so this runs
+    before numpy is imported; worker processes inherit it."""
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
 
 
 def abandon(pool: ProcessPoolExecutor) -> None:

@@ -212,8 +212,9 @@ class ProgressBar:
             self.stream.flush()
 
 
-def _run_task(task: tuple[RunSpec, int]) -> SeedResult | tuple[str, str, str]:
-    """One (spec, seed index) of a sweep, for an executor's ``map`` (module level, so it pickles)."""
+def run_task(task: tuple[RunSpec, int]) -> SeedResult | tuple[str, str, str]:
+    """One (spec, seed index) of a sweep, for an executor's ``map`` (module level, so it pickles): its
+    :class:`SeedResult`, or an ``InvalidParameterError``'s (parameter, rule, repr(value))."""
     return _run_seed_in_worker(*task)
 
 
@@ -287,7 +288,7 @@ def run_many(
             # on_done is called once per finished task, in any order: each advances the bar by one task's
             # episodes (exact when the specs share K; the total is exact in any case).
             steps = iter([spec.num_episodes for spec, _ in tasks])
-            outcomes = executor.map(_run_task, tasks, lambda: bar.advance(next(steps, 0)))
+            outcomes = executor.map(run_task, tasks, lambda: bar.advance(next(steps, 0)))
     finally:
         if owned is not None:
             owned.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -106,6 +107,7 @@ class ProcessExecutor:
             raise InvalidParameterError("adaptive", "must be a bool", adaptive)
         self.adaptive = adaptive
         self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()  # maps from several threads share one pool
         #: How many items ran here and on the pool (for benchmarks and tests).
         self.items_here = 0
         self.items_pooled = 0
@@ -147,9 +149,11 @@ class ProcessExecutor:
                 return results
         if not items:
             return results
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.workers)
-        futures = [self._pool.submit(fn, item) for item in items]
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self.workers)
+            pool = self._pool
+        futures = [pool.submit(fn, item) for item in items]
 
         def done() -> None:
             self.items_pooled += 1
@@ -157,14 +161,15 @@ class ProcessExecutor:
                 on_done()
 
         try:
-            return results + gather(self._pool, futures, done)
+            return results + gather(pool, futures, done)
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise
 
     def abandon(self) -> None:
         """Stop the pool now (:func:`dpverify._pools.abandon`)."""
-        pool, self._pool = self._pool, None
+        with self._lock:
+            pool, self._pool = self._pool, None
         if pool is not None:
             abandon(pool)
 
@@ -250,10 +255,12 @@ class DaskExecutor:
 Executor = SerialExecutor | ProcessExecutor | DaskExecutor
 
 
-def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False) -> Executor:
-    """The executor for a command line: Dask if a scheduler address is given, else local processes."""
+def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False,
+                  adaptive: bool = True) -> Executor:
+    """The executor for a command line: Dask if a scheduler address is given, else local processes
+    (``adaptive``: :class:`ProcessExecutor`'s)."""
     if scheduler is not None:
         return DaskExecutor(address=scheduler)
     if serial or workers == 1:
         return SerialExecutor()
-    return ProcessExecutor(workers)
+    return ProcessExecutor(workers, adaptive=adaptive)

@@ -59,6 +59,10 @@ def add_parser(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     import contextlib
 
+    from dpverify._pools import one_blas_thread
+
+    one_blas_thread()  # before numpy is imported
+
     from dpverify._io import check_output_dir, output_lock
     from dpverify.verify.report import FILES
 

@@ -30,6 +30,7 @@ from dpverify.errors import DpverifyError
 from dpverify.verify.audits import audit_section
 from dpverify.verify.budget import Budget
 from dpverify.verify.claim import claim_section
+from dpverify.verify.later import Later, in_background
 from dpverify.verify.result import ClaimSection, VerifyReport, decide
 from dpverify.verify.structure import structure_section
 from dpverify.verify.target import DEFAULT_EPISODES, VerifyRun, claim_seeds, prepare
@@ -38,30 +39,35 @@ from dpverify.verify.whitebox import whitebox_section
 
 
 class Stages:
-    """One line per part of the verification on a terminal ("[2/4] contract checks ... 3.1 s")."""
+    """One line per part of the verification on a terminal ("[2/4] contract checks ... 3.1 s"); parts may overlap
+    (:mod:`dpverify.verify.later`)."""
 
     def __init__(self, total: int, stream: TextIO | None) -> None:
         self.total = total
         self.stream = stream
         self.enabled = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
-        self.index = 0
         self.timings: dict[str, float] = {}
+        self._started: dict[str, tuple[int, float]] = {}
         self._label = ""
-        self._start = 0.0
 
-    def begin(self, label: str) -> None:
-        self.index += 1
+    def begin(self, label: str) -> str:
+        self._started[label] = (len(self._started) + 1, time.perf_counter())
         self._label = label
-        self._start = time.perf_counter()
-        if self.enabled and self.stream is not None:
-            self.stream.write(f"[{self.index}/{self.total}] {label} ...\n")
-            self.stream.flush()
+        self._write(label, "...")
+        return label
 
-    def end(self, outcome: str = "") -> None:
-        seconds = time.perf_counter() - self._start
-        self.timings[self._label] = seconds
+    def end(self, outcome: str = "", label: str | None = None, seconds: float | None = None) -> None:
+        """The part ``label`` (default: the last begun) ended ``seconds`` after it began (default: now)."""
+        label = self._label if label is None else label
+        if seconds is None:
+            seconds = time.perf_counter() - self._started[label][1]
+        self.timings[label] = seconds
+        self._write(label, f": {outcome} ({seconds:.1f} s)")
+
+    def _write(self, label: str, text: str) -> None:
         if self.enabled and self.stream is not None:
-            self.stream.write(f"[{self.index}/{self.total}] {self._label}: {outcome} ({seconds:.1f} s)\n")
+            self.stream.write(f"[{self._started[label][0]}/{self.total}] {label}{' ' if text == '...' else ''}"
+                              f"{text}\n")
             self.stream.flush()
 
 
@@ -91,7 +97,7 @@ def verify(
         budget: "quick", "standard", "thorough" or a :class:`~dpverify.verify.budget.Budget`.
         agent_options, env_options: further factory options.
         seed: base seed of the runs (the audits use the budget's seed).
-        workers: local worker processes (default: the CPU count, at most 2 for the regret runs).
+        workers: local worker processes (default: the CPU count, at most 2).
         scheduler: a Dask scheduler address for the audit trials.
         gaussian_claim: whether the claim is μ-GDP (every release a Gaussian mechanism), so that the audits also
             test the μ-GDP curve; None: as the agent says (dpverify's Gaussian agents do, other agents do not).
@@ -104,37 +110,53 @@ def verify(
                             env_options=env_options, seed=seed, workers=workers, scheduler=scheduler,
                             gaussian_claim=gaussian_claim, progress_stream=progress_stream)
     plan, stages = run.budget, Stages(5, progress_stream)
-    with make_executor(run.scheduler, run.workers) as executor:
-        stages.begin(f"white-box release checks (K = {min(run.episodes, plan.whitebox_episodes)})")
-        whitebox = whitebox_section(run, executor)
-        stages.end(whitebox.status)
+    # every item to the workers: the first item of a map run here would leave them idle meanwhile
+    with make_executor(run.scheduler, run.workers, adaptive=False) as executor:
+        try:
+            background = in_background(run, executor)
+            whitebox_label = stages.begin(f"white-box release checks (K = {min(run.episodes, plan.whitebox_episodes)})")
+            later_whitebox = Later(background, whitebox_section, run, executor)
 
-        stages.begin(f"claim & accounting: one run of {run.episodes} episodes")
-        claim = _run_and_account(instance, run)
-        stages.end(claim.status)
+            stages.begin(f"claim & accounting: one run of {run.episodes} episodes")
+            claim, seed_zero = _run_and_account(instance, run)
+            stages.end(claim.status)
 
-        stages.begin(f"contract checks ({min(plan.contract_episodes, run.episodes)} episodes)")
-        structure = structure_section(run)
-        stages.end(structure.status)
+            utility_label = stages.begin(f"utility: {plan.utility_seeds} seeds of {run.target.name} and "
+                                         f"{run.counterpart}")
+            later_utility = Later(background, utility_section, run, executor, seed_zero)
 
-        stages.begin(f"empirical audits ({run.notion})")
-        audits = audit_section(run, executor)
-        stages.end(audits.status)
+            stages.begin(f"contract checks ({min(plan.contract_episodes, run.episodes)} episodes)")
+            structure = structure_section(run)
+            stages.end(structure.status)
 
-    stages.begin(f"utility: {plan.utility_seeds} seeds of {run.target.name} and {run.counterpart}")
-    utility = utility_section(run)
-    stages.end(utility.status)
+            stages.begin(f"empirical audits ({run.notion})")
+            audits = audit_section(run, executor, background)
+            stages.end(audits.status)
+
+            whitebox, utility = later_whitebox.result(), later_utility.result()
+        except BaseException:  # a section's error or an interruption: stop the workers now
+            getattr(executor, "abandon", lambda: None)()
+            raise
+    stages.end(whitebox.status, whitebox_label, later_whitebox.seconds)
+    stages.end(utility.status, utility_label, later_utility.seconds)
     return VerifyReport(run.settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
                         utility, timings=dict(stages.timings), versions=package_versions())
 
 
-def _run_and_account(agent: Any, run: VerifyRun) -> ClaimSection:
-    """Run every episode the agent was built for, then read its ledger and claim."""
+def _run_and_account(agent: Any, run: VerifyRun) -> tuple[ClaimSection, np.ndarray | None]:
+    """Run every episode the agent was built for, then read its ledger and claim; the run's regret when it is
+    the utility's seed 0 (:func:`~dpverify.verify.target.claim_seeds`): when the agent did not draw from its
+    billboard's noise generator, the one input of the two runs that differs."""
+    _, env_seed, noise_seed = claim_seeds(run.seed)
     try:
-        run_episodes(run.mdp, agent, run.episodes, np.random.default_rng(claim_seeds(run.seed)[1]))
+        regret, _ = run_episodes(run.mdp, agent, run.episodes, np.random.default_rng(env_seed))
     except DpverifyError:
         raise
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report, do not crash
         return ClaimSection(NOT_RUN, f"the agent raised {type(exc).__name__} during the run: {exc}",
-                            notion=run.notion, requested_epsilon=run.epsilon, requested_delta=run.delta)
-    return claim_section(agent, run)
+                            notion=run.notion, requested_epsilon=run.epsilon, requested_delta=run.delta), None
+    noise = getattr(getattr(agent, "billboard", None), "noise_rng", None)
+    untouched = (isinstance(noise, np.random.Generator)
+                 and getattr(noise.bit_generator.seed_seq, "n_children_spawned", None) == 0
+                 and noise.bit_generator.state == np.random.default_rng(noise_seed).bit_generator.state)
+    return claim_section(agent, run), regret if untouched else None

@@ -16,11 +16,11 @@ The order of work (every run is a controlled run of :mod:`.runs`):
    each family's recorded sensitivity;
 6. **structure** — :mod:`.structure_check` on every value R0 published.
 
-The work is split into independent jobs (:class:`_Job`: the recorded run with its reproducibility, noise
-and structure checks; the neighbour replays at K; one job per base user of the search), each a pure
-function of the agent, the plan and the seeds, so they run on any executor (a job recomputes the recorded
-run it needs rather than receiving it: a run is cheaper to repeat than tens of thousands of releases to
-ship). Results are the same whatever runs where. A check that cannot run says why and is never a pass; an
+The work is split into independent jobs (:class:`_Job`: the recorded run at K with its reproducibility,
+noise and structure checks and the neighbour replays at K, which read it; one job per base user of the
+search), each a pure function of the agent, the plan and the seeds, so they run on any executor (a run is
+made where it is read: cheaper than shipping tens of thousands of releases). Results are the same whatever
+runs where. A check that cannot run says why and is never a pass; an
 agent that raises is reported, not propagated.
 """
 
@@ -200,10 +200,10 @@ ENVIRONMENTS: dict[str, str] = {"": "environment", "audit": "audit environment",
 
 @dataclass(frozen=True)
 class _Job:
-    """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K and
-    its reproducibility, noise and structure checks), "neighbours" (the replays at the tested positions at K)
-    or "search" (one base user of the neighbour search in one environment: ``audit`` is "" for the agent's
-    own, "audit" or "oversized" for the audit environments)."""
+    """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K, its
+    reproducibility, noise and structure checks and the replays at the tested positions at K) or "search" (one
+    base user of the neighbour search in one environment: ``audit`` is "" for the agent's own, "audit" or
+    "oversized" for the audit environments)."""
 
     kind: str
     subject: Subject
@@ -250,10 +250,21 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
 
 
 def _record_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 1–3 and 6: the recorded run at K, its reproducibility, noise and structure."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
+    """Steps 1–4 and 6: the recorded run R0 at K, its reproducibility, noise and structure, and the
+    environment's high canary replacing (or filling) each tested position; ``failed`` says why there is no
+    usable R0."""
+    subject, plan, found = job.subject, job.plan, _Found()
+    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
+    positions = _positions(plan.positions, plan.episodes)
+    tapes = own_tapes(subject.mdp)
+    base_users = _users(subject.mdp, plan.episodes, seeds, positions, tapes["low"] if replace_one else None)
+    try:
+        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
+    except CouldNotRun as exc:
+        found.failed = f"the recorded run could not be made: {exc}"
+        return found
+    if recorded.n_releases == 0:
+        found.failed = "the agent published nothing on the billboard it was given"
         return found
     found.releases = recorded.n_releases
     found.structure = check_structure(recorded.releases)
@@ -266,38 +277,8 @@ def _record_job(job: _Job, seeds: _Seeds) -> _Found:
                                                          f"{plan.episodes} policies bit for bit",
                                      {"releases": recorded.n_releases, "policies": plan.episodes})
     found.noise = _noise(subject, base_users, seeds, recorded, plan)
-    return found
-
-
-def _recorded_run(subject: Subject, plan: WhiteBoxPlan, seeds: _Seeds
-                  ) -> tuple[list[UserTape | None], RunRecord | None, _Found]:
-    """The users, the recorded run R0 at K (None when it could not be made) and the job's findings so far
-    (``failed`` says why there is no R0)."""
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    base_users = _users(subject.mdp, plan.episodes, seeds, _positions(plan.positions, plan.episodes),
-                        own_tapes(subject.mdp)["low"] if replace_one else None)
-    found = _Found()
-    try:
-        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        found.failed = f"the recorded run could not be made: {exc}"
-        return base_users, None, found
-    if recorded.n_releases == 0:
-        found.failed = "the agent published nothing on the billboard it was given"
-        return base_users, None, found
-    return base_users, recorded, found
-
-
-def _neighbours_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 4 at K: the environment's high canary replacing (or filling) each tested position."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
     pair = CandidatePair("low" if replace_one else None, "high")
-    _replay_pairs(subject, "environment", seeds, base_users, recorded, _positions(plan.positions, plan.episodes),
-                  [pair], own_tapes(subject.mdp), found)
+    _replay_pairs(subject, "environment", seeds, base_users, recorded, positions, [pair], tapes, found)
     return found
 
 
@@ -333,11 +314,11 @@ def _search_job(job: _Job, seeds: _Seeds) -> _Found:
 def run_job(job: _Job) -> _Found:
     """Run one job (a module-level function, so that an executor can send it to a worker)."""
     seeds = _Seeds.of(job.plan.seed)
-    return {"record": _record_job, "neighbours": _neighbours_job, "search": _search_job}[job.kind](job, seeds)
+    return {"record": _record_job, "search": _search_job}[job.kind](job, seeds)
 
 
 def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
-    jobs = [_Job("record", subject, plan), _Job("neighbours", subject, plan)]
+    jobs = [_Job("record", subject, plan)]
     if plan.search_episodes <= 0:
         return jobs
     environments = [""]
@@ -457,7 +438,7 @@ def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Executor | No
     if on_done is not None:
         on_done()
     record, found = results[0], _Found()
-    for other in results[1:]:
+    for other in results:
         found.merge(other)
     if record.failed is not None:
         return _not_run(record.failed, plan, start, record.structure)
