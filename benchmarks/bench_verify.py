@@ -1,16 +1,18 @@
-"""Wall and CPU time of ``dpverify verify``, per section, for the reference agents at their default K.
+"""Wall and CPU time of ``dpverify verify``, and of each of its sections, for the reference agents.
 
     python benchmarks/bench_verify.py [--agent dp-lsvi-ucb++] [--budget quick] [--episodes 1000]
-                                      [--workers 2] [--repeats 3] [--all] [--assume-idle]
+                                      [--workers 2] [--repeats 3] [--all] [--sections] [--assume-idle]
 
 Runs :func:`dpverify.verify.verify` as ``dpverify verify`` does (one BLAS thread per process) and prints, per
-repeat, the verdict, the wall seconds and the CPU seconds (user + system of this process and of every worker
-process it started, as ``/usr/bin/time`` counts them), then one line per section: its wall seconds (the
-report's timings), its CPU seconds, the CPU seconds of this process alone (the part that does not run on the
-workers) and the section's projected wall time on idle cores, max(this process, all / workers). Without
-``--agent`` the README's quick start runs (DP-LSVI-UCB++ on min2021); ``--all`` runs every reference agent.
-``--assume-idle`` makes the executors decide as on an idle machine (they run small maps here when the load
-average says the cores are busy), so that a shared machine measures the work an idle one would do.
+repeat, the verdict, the wall seconds, the CPU seconds (user + system of this process and of every worker
+process it started, as ``/usr/bin/time`` counts them) and the CPU seconds of this process alone, then the
+report's timings (sections overlap: dpverify.verify.later). The projected wall time on idle cores is at least
+the CPU seconds over the workers. ``--sections`` runs the sections one after the other instead and prints each
+one's wall seconds, CPU seconds, CPU seconds of this process (the part the workers cannot take) and projected
+idle wall, max(this process, CPU / workers). Without ``--agent`` the README's quick start runs
+(DP-LSVI-UCB++ on min2021, K = 1000); ``--all`` runs every reference agent. ``--assume-idle`` makes an
+adaptive executor decide as on an idle machine (it runs a map here when the load average says the cores are
+busy; verify's own executor is not adaptive).
 
 CPU seconds are steadier than wall seconds on a shared machine (the load average is printed with them);
 ``psutil`` (installed with dask's distributed, a test dependency) reads the CPU of the live workers.
@@ -23,6 +25,8 @@ import os
 import resource
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import psutil
 
@@ -55,43 +59,46 @@ def cpu_seconds() -> float:
     return main_seconds() + gone.ru_utime + gone.ru_stime + live
 
 
-class TimedStages(core.Stages):
-    """verify's stages, with the CPU seconds of each (all processes, this one) next to its wall seconds."""
+#: verify's sections as core.verify calls them, timed one at a time by --sections.
+SECTIONS = ("whitebox_section", "_run_and_account", "structure_section", "audit_section", "utility_section")
 
-    cpu: dict[str, tuple[float, float]] = {}
 
-    def begin(self, label: str) -> None:
-        self._cpu = (cpu_seconds(), main_seconds())
-        super().begin(label)
-
-    def end(self, outcome: str = "") -> None:
-        super().end(outcome)
-        TimedStages.cpu[self._label] = (cpu_seconds() - self._cpu[0], main_seconds() - self._cpu[1])
+def timed(name: str, fn: Callable[..., Any], figures: dict[str, tuple[float, float, float]]) -> Callable[..., Any]:
+    """``fn``, recording its wall seconds, CPU seconds (every process) and CPU seconds of this process."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        wall, cpu, here = time.perf_counter(), cpu_seconds(), main_seconds()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            figures[name] = (time.perf_counter() - wall, cpu_seconds() - cpu, main_seconds() - here)
+    return call
 
 
 def bench(agent: str, env: str, args: argparse.Namespace) -> None:
     workers = args.workers or min(2, os.cpu_count() or 1)
-    walls, cpus, projected = [], [], []
+    walls, cpus, heres = [], [], []
     for _ in range(args.repeats):
-        TimedStages.cpu = {}
-        wall, cpu = time.perf_counter(), cpu_seconds()
+        wall, cpu, here = time.perf_counter(), cpu_seconds(), main_seconds()
         report = verify(agent, env, 1.0, 1e-5, args.episodes, args.budget, workers=workers)
         walls.append(time.perf_counter() - wall)
         cpus.append(cpu_seconds() - cpu)
-        idle = 0.0
-        lines = []
-        for name, seconds in report.timings.items():
-            total, here = TimedStages.cpu.get(name, (0.0, 0.0))
-            idle += max(here, total / workers)
-            lines.append(f"    {name.split(':')[0][:44]:44s} wall {seconds:6.1f} s  cpu {total:6.1f} s  "
-                         f"(here {here:5.1f} s)  idle wall {max(here, total / workers):5.1f} s")
-        projected.append(idle)
+        heres.append(main_seconds() - here)
         print(f"{agent:14s} {report.verdict.verdict:17s} wall {walls[-1]:6.1f} s  cpu {cpus[-1]:6.1f} s  "
-              f"projected idle wall {idle:5.1f} s  (load {os.getloadavg()[0]:.1f})", flush=True)
-        print("\n".join(lines), flush=True)
-    print(f"{agent:14s} median of {args.repeats}: wall {statistics.median(walls):.1f} s, "
-          f"cpu {statistics.median(cpus):.1f} s, projected idle wall {statistics.median(projected):.1f} s "
-          f"on {workers} workers", flush=True)
+              f"(this process {heres[-1]:5.1f} s; load {os.getloadavg()[0]:.1f})", flush=True)
+        if args.sections:
+            for name in SECTIONS:
+                seconds, total, mine = FIGURES.get(name, (0.0, 0.0, 0.0))
+                print(f"    {name:20s} wall {seconds:6.1f} s  cpu {total:6.1f} s  (this process {mine:5.1f} s)  "
+                      f"idle wall {max(mine, total / workers):5.1f} s", flush=True)
+        else:
+            print("    " + ", ".join(f"{k.split(':')[0]} {v:.1f} s" for k, v in report.timings.items()))
+    print(f"{agent:14s} median of {args.repeats}: wall {statistics.median(walls):.1f} s, cpu "
+          f"{statistics.median(cpus):.1f} s (this process {statistics.median(heres):.1f} s); projected idle wall "
+          f">= {statistics.median(cpus) / workers:.1f} s (cpu / {workers} workers)", flush=True)
+
+
+#: The figures of the sections timed by --sections (the last repeat's).
+FIGURES: dict[str, tuple[float, float, float]] = {}
 
 
 def main() -> None:
@@ -104,8 +111,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--assume-idle", action="store_true", help="executors decide as on idle cores")
+    parser.add_argument("--sections", action="store_true",
+                        help="run the sections one at a time and print the wall and CPU seconds of each")
     args = parser.parse_args()
-    core.Stages = TimedStages  # type: ignore[misc]
+    if args.sections:
+        core.in_background = lambda run, executor: False
+        for name in SECTIONS:
+            setattr(core, name, timed(name, getattr(core, name), FIGURES))
     if args.assume_idle:
         executors._free_cpus = lambda: float(os.cpu_count() or 1)
     if args.all:

@@ -23,11 +23,8 @@ WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code 
 
 
 def one_blas_thread() -> None:
-    """One BLAS thread per process unless the environment sets another count: a command whose parallelism is
-    its worker processes (``verify``) otherwise runs 2 BLAS threads in each of them, which on small matrices
-    spin for their work, on cores the other processes need (``verify --budget quick``: 45 s of CPU instead of
-    61 s, measured in ``benchmarks/bench_verify.py``). BLAS reads it once, when numpy loads it, so this runs
-    before numpy is imported; worker processes inherit it."""
+    """One BLAS thread per process (unless the environment says otherwise) for a command whose parallelism is its
+    worker processes: more spin on small matrices, on cores the workers need. Call before numpy is imported."""
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
 

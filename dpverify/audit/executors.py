@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -107,7 +106,6 @@ class ProcessExecutor:
             raise InvalidParameterError("adaptive", "must be a bool", adaptive)
         self.adaptive = adaptive
         self._pool: ProcessPoolExecutor | None = None
-        self._lock = threading.Lock()  # maps from several threads share one pool
         #: How many items ran here and on the pool (for benchmarks and tests).
         self.items_here = 0
         self.items_pooled = 0
@@ -149,10 +147,9 @@ class ProcessExecutor:
                 return results
         if not items:
             return results
-        with self._lock:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.workers)
-            pool = self._pool
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        pool = self._pool  # maps from several threads share it (and gather waits on this one)
         futures = [pool.submit(fn, item) for item in items]
 
         def done() -> None:
@@ -168,8 +165,7 @@ class ProcessExecutor:
 
     def abandon(self) -> None:
         """Stop the pool now (:func:`dpverify._pools.abandon`)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
+        pool, self._pool = self._pool, None
         if pool is not None:
             abandon(pool)
 
@@ -257,8 +253,7 @@ Executor = SerialExecutor | ProcessExecutor | DaskExecutor
 
 def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False,
                   adaptive: bool = True) -> Executor:
-    """The executor for a command line: Dask if a scheduler address is given, else local processes
-    (``adaptive``: :class:`ProcessExecutor`'s)."""
+    """The executor for a command line: Dask if a scheduler address is given, else local processes."""
     if scheduler is not None:
         return DaskExecutor(address=scheduler)
     if serial or workers == 1:

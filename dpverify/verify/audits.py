@@ -16,9 +16,7 @@ outgoing messages (:func:`dpverify.agent_audit.notions.notions_for`). Each audit
 * one-run (Steinke, Nasr & Jagielski 2023) at the requested K with the budget's canaries and runs.
 
 ``dpverify verify`` calls :func:`dpverify.agent_audit.audit_agent` as it is; it re-implements no
-test and no bound. A one-run audit is one chain of whole runs of the agent: with ``background``
-(:mod:`dpverify.verify.later`) it runs on a worker while the two-world audits spread their trials over the
-workers. An audit that cannot run (the agent does not follow the protocol the audit needs,
+test and no bound. An audit that cannot run (the agent does not follow the protocol the audit needs,
 for instance) is reported "not run" with the reason, which makes the verdict INCONCLUSIVE.
 """
 
@@ -30,10 +28,9 @@ from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, audit_agent
 from dpverify.agent_audit.notions import NOTIONS, notions_for
 from dpverify.agent_audit.routes import audit_route
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.audit.executors import Executor, SerialExecutor
+from dpverify.audit.executors import Executor
 from dpverify.checks import NOT_RUN, overall
 from dpverify.errors import DpverifyError
-from dpverify.verify.later import Later
 from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, AuditRun, AuditSection
 from dpverify.verify.target import MDP, VerifyRun
 from dpverify.whitebox.neighbours import audit_environment
@@ -134,18 +131,6 @@ def _audit(kwargs: dict[str, Any], executor: Executor | None) -> AuditRun:
         return not_run(f"the audit raised {type(exc).__name__}: {_one_line(exc)}")
 
 
-def _audit_alone(kwargs: dict[str, Any]) -> AuditRun:
-    """:func:`_audit` in this process alone (a worker's task)."""
-    return _audit(kwargs, SerialExecutor())
-
-
-def _one_run_audits(plans: list[dict[str, Any]], executor: Executor | None, alone: bool) -> list[AuditRun]:
-    """The one-run audits; with ``alone`` each on a worker of ``executor``, in this process alone."""
-    if alone and executor is not None and plans:
-        return list(executor.map(_audit_alone, plans))
-    return [_audit(kwargs, executor) for kwargs in plans]
-
-
 def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], run: VerifyRun) -> list[dict[str, Any]]:
     """The two-world audits at the small configuration: one per notion with the environment's
     canaries, and an audit with worst-case canaries of the first notion that reads published values
@@ -168,7 +153,7 @@ def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], run: Veri
     return plans
 
 
-def audit_section(run: VerifyRun, executor: Executor | None = None, background: bool = False) -> AuditSection:
+def audit_section(run: VerifyRun, executor: Executor | None = None) -> AuditSection:
     """Every audit that applies to the run's notion, at the budget's sizes (module docstring); agents with a
     vectorised audit path (a batched twin) get the budget's larger trial count, and the run's
     ``gaussian_claim`` (``--gaussian-claim``) says whether the claim is μ-GDP (None: as the agent says)."""
@@ -182,17 +167,19 @@ def audit_section(run: VerifyRun, executor: Executor | None = None, background: 
     budget, episodes = run.budget, run.episodes
     common = {"agent": run.target.name, "env": run.env, "epsilon": run.epsilon, "delta": run.delta,
               "seed": budget.audit_seed, "agent_options": run.options, "gaussian_claim": run.gaussian_claim}
-    two_world = _two_world_plans(common, notions, run)
+    plans = _two_world_plans(common, notions, run)
     one_run_notions = {"all": notions, "first": notions[:1], "none": ()}[budget.one_run_audits]
-    one_run = [{**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
-                "env_options": dict(run.env_options), "trials": budget.one_run_runs,
-                "canaries": max(2, min(budget.one_run_canaries, episodes // 2))} for audit_notion in one_run_notions]
-    plans = two_world + one_run
+    for audit_notion in one_run_notions:
+        plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
+                      "env_options": dict(run.env_options), "trials": budget.one_run_runs,
+                      "canaries": max(2, min(budget.one_run_canaries, episodes // 2))})
     confidence = 1.0 - ERROR_LEVEL / len(plans)  # the audits share one error budget: any VIOLATION refutes
     for kwargs in plans:
         kwargs["confidence"] = confidence
-    later = Later(background, _one_run_audits, one_run, executor, background)
-    runs = (*(_audit(kwargs, executor) for kwargs in two_world), *later.result())
+    # the one-run audits first: each a chain of whole runs here, while the workers end what they were given
+    done = {i: _audit(plans[i], executor) for i in sorted(range(len(plans)), key=lambda i: plans[i]["route"]
+                                                             != "one-run")}
+    runs = tuple(done[i] for i in range(len(plans)))
     status = overall(r.status for r in runs)
     share = (f"The {len(plans)} audits share the error level {ERROR_LEVEL:g} (Bonferroni: each at confidence "
              f"{confidence:.4g}), so a correct agent is refuted by an audit with probability "

@@ -7,68 +7,82 @@ bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict
 
 :func:`~dpverify.verify.target.prepare` validates the input, builds the environment once (for the claim's K
 episodes) and the agent of the claim's run, and records all of it in one
-:class:`~dpverify.verify.target.VerifyRun` that every section reads. Order of work: the white-box release
-checks (the agent's releases against its own records, from its behaviour: :mod:`dpverify.whitebox`) first;
-then one run of K episodes in this process gives the ledger (claim and accounting); then the contract
-checks, the audits, and the regret runs. On a terminal each part prints one progress line on
-``progress_stream`` (and the long parts their own progress bars); elsewhere it stays silent.
+:class:`~dpverify.verify.target.VerifyRun` that every section reads: the white-box release checks (the
+agent's releases against its own records, from its behaviour: :mod:`dpverify.whitebox`), one run of K episodes
+in this process for the ledger (claim and accounting; it is the utility's seed 0 too), the contract checks,
+the audits and the regret runs. Every item of their work goes to the workers; a registered agent's white-box
+checks and regret runs, which only wait on them, wait in threads meanwhile (dpverify's own code needs none of
+the time limits that guard the user's, which hold in the main thread only). Results do not depend on where
+anything ran. On a terminal each part prints a line on ``progress_stream`` as it begins and as it ends (and
+the long parts their own progress bars); elsewhere it stays silent.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TextIO, TypeVar
 
 import numpy as np
 
 from dpverify.agents.core.base import run_episodes
 from dpverify.agents.core.runner import package_versions
-from dpverify.audit.executors import make_executor
+from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor, make_executor
 from dpverify.checks import NOT_RUN
 from dpverify.errors import DpverifyError
 from dpverify.verify.audits import audit_section
 from dpverify.verify.budget import Budget
 from dpverify.verify.claim import claim_section
-from dpverify.verify.later import Later, in_background
 from dpverify.verify.result import ClaimSection, VerifyReport, decide
 from dpverify.verify.structure import structure_section
-from dpverify.verify.target import DEFAULT_EPISODES, VerifyRun, claim_seeds, prepare
+from dpverify.verify.target import DEFAULT_EPISODES, REGISTERED, VerifyRun, claim_seeds, prepare
 from dpverify.verify.utility import utility_section
 from dpverify.verify.whitebox import whitebox_section
 
+T = TypeVar("T")
+
 
 class Stages:
-    """One line per part of the verification on a terminal ("[2/4] contract checks ... 3.1 s"); parts may overlap
-    (:mod:`dpverify.verify.later`)."""
+    """One line per part of the verification on a terminal ("[2/5] claim & accounting ... 3.1 s"); ``timings``
+    holds each part's seconds, in the order of ``labels`` (parts may overlap)."""
 
-    def __init__(self, total: int, stream: TextIO | None) -> None:
-        self.total = total
+    def __init__(self, labels: Sequence[str], stream: TextIO | None) -> None:
+        self.labels = tuple(labels)
         self.stream = stream
         self.enabled = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
-        self.timings: dict[str, float] = {}
-        self._started: dict[str, tuple[int, float]] = {}
-        self._label = ""
+        self.timings: dict[str, float] = dict.fromkeys(self.labels, 0.0)
 
-    def begin(self, label: str) -> str:
-        self._started[label] = (len(self._started) + 1, time.perf_counter())
-        self._label = label
-        self._write(label, "...")
-        return label
+    def run(self, index: int, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` as part ``index``; its outcome's ``status`` (a tuple's first item's) ends its line."""
+        start, label = time.perf_counter(), f"[{index + 1}/{len(self.labels)}] {self.labels[index]}"
+        self._write(f"{label} ...")
+        result = fn(*args)
+        self.timings[self.labels[index]] = seconds = time.perf_counter() - start
+        outcome = result[0] if isinstance(result, tuple) else result
+        self._write(f"{label}: {getattr(outcome, 'status', '')} ({seconds:.1f} s)")
+        return result
 
-    def end(self, outcome: str = "", label: str | None = None, seconds: float | None = None) -> None:
-        """The part ``label`` (default: the last begun) ended ``seconds`` after it began (default: now)."""
-        label = self._label if label is None else label
-        if seconds is None:
-            seconds = time.perf_counter() - self._started[label][1]
-        self.timings[label] = seconds
-        self._write(label, f": {outcome} ({seconds:.1f} s)")
-
-    def _write(self, label: str, text: str) -> None:
+    def _write(self, line: str) -> None:
         if self.enabled and self.stream is not None:
-            self.stream.write(f"[{self._started[label][0]}/{self.total}] {label}{' ' if text == '...' else ''}"
-                              f"{text}\n")
+            self.stream.write(line + "\n")
             self.stream.flush()
+
+
+def _now(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """``fn(*args)`` run now, as a finished future."""
+    future: Future[T] = Future()
+    future.set_result(fn(*args))
+    return future
+
+
+def _in_background(run: VerifyRun, executor: Executor) -> bool:
+    """Whether sections may wait in threads (module docstring); if so, local workers are forked now, before any
+    thread starts (a fork while other threads run can leave the child a lock no thread will release)."""
+    if run.target.source != REGISTERED or isinstance(executor, SerialExecutor):
+        return False
+    executor.map(int, [0])  # a pool's first item forks every worker
+    return True
 
 
 def verify(
@@ -109,36 +123,26 @@ def verify(
     run, instance = prepare(agent, env, epsilon, delta, episodes, budget, agent_options=agent_options,
                             env_options=env_options, seed=seed, workers=workers, scheduler=scheduler,
                             gaussian_claim=gaussian_claim, progress_stream=progress_stream)
-    plan, stages = run.budget, Stages(5, progress_stream)
-    # every item to the workers: the first item of a map run here would leave them idle meanwhile
-    with make_executor(run.scheduler, run.workers, adaptive=False) as executor:
+    plan = run.budget
+    stages = Stages((f"white-box release checks (K = {min(run.episodes, plan.whitebox_episodes)})",
+                     f"claim & accounting: one run of {run.episodes} episodes",
+                     f"contract checks ({min(plan.contract_episodes, run.episodes)} episodes)",
+                     f"empirical audits ({run.notion})",
+                     f"utility: {plan.utility_seeds} seeds of {run.target.name} and {run.counterpart}"),
+                    progress_stream)
+    with make_executor(run.scheduler, run.workers, adaptive=False) as executor, ThreadPoolExecutor(2) as threads:
+        submit = threads.submit if _in_background(run, executor) else _now
         try:
-            background = in_background(run, executor)
-            whitebox_label = stages.begin(f"white-box release checks (K = {min(run.episodes, plan.whitebox_episodes)})")
-            later_whitebox = Later(background, whitebox_section, run, executor)
-
-            stages.begin(f"claim & accounting: one run of {run.episodes} episodes")
-            claim, seed_zero = _run_and_account(instance, run)
-            stages.end(claim.status)
-
-            utility_label = stages.begin(f"utility: {plan.utility_seeds} seeds of {run.target.name} and "
-                                         f"{run.counterpart}")
-            later_utility = Later(background, utility_section, run, executor, seed_zero)
-
-            stages.begin(f"contract checks ({min(plan.contract_episodes, run.episodes)} episodes)")
-            structure = structure_section(run)
-            stages.end(structure.status)
-
-            stages.begin(f"empirical audits ({run.notion})")
-            audits = audit_section(run, executor, background)
-            stages.end(audits.status)
-
+            later_whitebox = submit(stages.run, 0, whitebox_section, run, executor)
+            claim, seed_zero = stages.run(1, _run_and_account, instance, run)
+            later_utility = submit(stages.run, 4, utility_section, run, executor, seed_zero)
+            structure = stages.run(2, structure_section, run)
+            audits = stages.run(3, audit_section, run, executor)
             whitebox, utility = later_whitebox.result(), later_utility.result()
-        except BaseException:  # a section's error or an interruption: stop the workers now
-            getattr(executor, "abandon", lambda: None)()
+        except BaseException:  # stop the workers now (the threads waiting on them end with them)
+            if isinstance(executor, ProcessExecutor):
+                executor.abandon()
             raise
-    stages.end(whitebox.status, whitebox_label, later_whitebox.seconds)
-    stages.end(utility.status, utility_label, later_utility.seconds)
     return VerifyReport(run.settings, decide(whitebox, claim, structure, audits), whitebox, claim, structure, audits,
                         utility, timings=dict(stages.timings), versions=package_versions())
 
