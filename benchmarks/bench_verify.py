@@ -30,11 +30,10 @@ from typing import Any
 
 import psutil
 
-from dpverify._pools import one_blas_thread
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # as `dpverify verify` does
+    os.environ.setdefault(_name, "1")
 
-one_blas_thread()  # as the command line does, before numpy is imported
-
-from dpverify.audit import executors  # noqa: E402
+from dpverify.audit import executors  # noqa: E402  (after the BLAS threads are set)
 from dpverify.verify import core, verify  # noqa: E402
 
 AGENTS = (("dp-lsvi-ucb++", "min2021"), ("luyo", "min2021"), ("ngo", "min2021"), ("ldp-ucrl-vtr", "zhou2021"))

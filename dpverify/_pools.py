@@ -1,4 +1,4 @@
-"""Gathering the results of a local process pool, failing fast; one BLAS thread per process.
+"""Gathering the results of a local process pool, failing fast.
 
 ``concurrent.futures`` waits for every future before a caller sees the first error; with the user's code in
 the workers, that first error (or a call that hangs) would hold the command for as long as the slowest
@@ -9,7 +9,6 @@ purpose (no scipy): the ``run`` command's pool and the audits' executors both us
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -20,13 +19,6 @@ from dpverify.errors import DpverifyError
 #: What a pool broken by a dead worker says.
 WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code it ran crashed the interpreter "
                "or called os._exit)")
-
-
-def one_blas_thread() -> None:
-    """One BLAS thread per process (unless the environment says otherwise) for a command whose parallelism is its
-    worker processes: more spin on small matrices, on cores the workers need. Call before numpy is imported."""
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
 
 
 def abandon(pool: ProcessPoolExecutor) -> None:

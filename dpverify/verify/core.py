@@ -22,13 +22,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 import numpy as np
 
 from dpverify.agents.core.base import run_episodes
 from dpverify.agents.core.runner import package_versions
-from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor, make_executor
+from dpverify.audit.executors import ProcessExecutor, SerialExecutor, make_executor
 from dpverify.checks import NOT_RUN
 from dpverify.errors import DpverifyError
 from dpverify.verify.audits import audit_section
@@ -39,8 +39,6 @@ from dpverify.verify.structure import structure_section
 from dpverify.verify.target import DEFAULT_EPISODES, REGISTERED, VerifyRun, claim_seeds, prepare
 from dpverify.verify.utility import utility_section
 from dpverify.verify.whitebox import whitebox_section
-
-T = TypeVar("T")
 
 
 class Stages:
@@ -53,7 +51,7 @@ class Stages:
         self.enabled = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
         self.timings: dict[str, float] = dict.fromkeys(self.labels, 0.0)
 
-    def run(self, index: int, fn: Callable[..., T], *args: Any) -> T:
+    def run(self, index: int, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` as part ``index``; its outcome's ``status`` (a tuple's first item's) ends its line."""
         start, label = time.perf_counter(), f"[{index + 1}/{len(self.labels)}] {self.labels[index]}"
         self._write(f"{label} ...")
@@ -69,20 +67,11 @@ class Stages:
             self.stream.flush()
 
 
-def _now(fn: Callable[..., T], *args: Any) -> Future[T]:
+def _now(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     """``fn(*args)`` run now, as a finished future."""
-    future: Future[T] = Future()
+    future: Future[Any] = Future()
     future.set_result(fn(*args))
     return future
-
-
-def _in_background(run: VerifyRun, executor: Executor) -> bool:
-    """Whether sections may wait in threads (module docstring); if so, local workers are forked now, before any
-    thread starts (a fork while other threads run can leave the child a lock no thread will release)."""
-    if run.target.source != REGISTERED or isinstance(executor, SerialExecutor):
-        return False
-    executor.map(int, [0])  # a pool's first item forks every worker
-    return True
 
 
 def verify(
@@ -131,7 +120,10 @@ def verify(
                      f"utility: {plan.utility_seeds} seeds of {run.target.name} and {run.counterpart}"),
                     progress_stream)
     with make_executor(run.scheduler, run.workers, adaptive=False) as executor, ThreadPoolExecutor(2) as threads:
-        submit = threads.submit if _in_background(run, executor) else _now
+        background = run.target.source == REGISTERED and not isinstance(executor, SerialExecutor)
+        if background:  # the workers are forked first: a fork beside a running thread can leave a lock held
+            executor.map(int, [0])
+        submit = threads.submit if background else _now
         try:
             later_whitebox = submit(stages.run, 0, whitebox_section, run, executor)
             claim, seed_zero = stages.run(1, _run_and_account, instance, run)

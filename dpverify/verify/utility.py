@@ -1,9 +1,9 @@
 """Utility: what the privacy costs in regret, next to the non-private counterpart and a random policy.
 
 Regret is exact per episode (:mod:`dpverify.agents.core.planning`), as in ``dpverify run``, with the runner's
-seeding (seed i of every agent sees the same environment randomness). Registered agents run by
-:func:`dpverify.agents.core.runner.run_task` on the verification's executor; an agent loaded by import path
-runs in this process with the same seeding. The agent's seed 0 is the claim's run when that run is it
+seeding (seed i of every agent sees the same environment randomness). Registered agents run through
+:func:`dpverify.agents.core.runner.run` on the verification's executor; an agent loaded by import path runs
+in this process with the same seeding. The agent's seed 0 is the claim's run when that run is it
 (:func:`dpverify.verify.core.verify` says when), so it is not made twice. The uniformly random policy's
 regret per episode is exact.
 
@@ -19,6 +19,7 @@ bound of the non-private counterpart is shown next to it.
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ from dpverify.agents.core.learning import compare_learning, uniform_policy_regre
 from dpverify.audit.executors import Executor
 from dpverify.bounds import evaluate, get
 from dpverify.checks import NOT_RUN, PASS
-from dpverify.errors import DpverifyError, InvalidParameterError
+from dpverify.errors import DpverifyError
 from dpverify.usercode import UserCodeError
 from dpverify.verify.result import BoundValue, Curve, UtilitySection
 from dpverify.verify.target import MDP, REGISTERED, VerifyRun, build_agent
@@ -79,20 +80,14 @@ def _seeded_regret(run: VerifyRun, users: bool, first: list[np.ndarray]) -> np.n
 
 def _regret(run: VerifyRun, executor: Executor | None, agent: str, users: bool = True,
             options: dict[str, Any] | None = None, first: list[np.ndarray] | None = None) -> np.ndarray:
-    """Regret per seed and episode of a registered agent by the runner's seeding, after the rows ``first``
-    already has, on ``executor`` (None: here)."""
+    """Regret per seed and episode of a registered agent, by the runner on ``executor`` (drawing no progress bar:
+    it may run beside the audits'), after the rows ``first`` already has."""
     first = first or []
     spec = runner.RunSpec(agent, run.env, run.episodes, run.budget.utility_seeds, run.seed, run.workers,
                           agent_options=tuple(sorted((options or {}).items())),
                           env_options=tuple(sorted(run.env_options.items())), users=users)
-    tasks = [(spec, i) for i in range(len(first), spec.num_seeds)]
-    outcomes = [runner.run_task(t) for t in tasks] if executor is None else executor.map(runner.run_task, tasks)
-    rows = list(first)
-    for outcome in outcomes:
-        if isinstance(outcome, tuple):  # an InvalidParameterError raised in a worker
-            raise InvalidParameterError(*outcome)
-        rows.append(outcome.regret)
-    return np.stack(rows)
+    seeds = runner.run(spec, io.StringIO(), run.mdp, executor, len(first)).seeds
+    return np.stack([*first, *(s.regret for s in seeds)])
 
 
 def utility_section(run: VerifyRun, executor: Executor | None = None,
