@@ -5,16 +5,14 @@ check of :mod:`dpverify.testing`, the agent audits of :mod:`dpverify.audit`, the
 bounds — into one :class:`~dpverify.verify.result.VerifyReport` with a verdict (see
 :func:`dpverify.verify.result.decide`). Nothing here re-implements a check.
 
-:func:`~dpverify.verify.target.prepare` validates the input, builds the environment once (for the claim's K
-episodes) and the agent of the claim's run, and records all of it in one
-:class:`~dpverify.verify.target.VerifyRun` that every section reads: the white-box release checks (the
-agent's releases against its own records, from its behaviour: :mod:`dpverify.whitebox`), one run of K episodes
-in this process for the ledger (claim and accounting; it is the utility's seed 0 too), the contract checks,
-the audits and the regret runs. Every item of their work goes to the workers; a registered agent's white-box
-checks and regret runs, which only wait on them, wait in threads meanwhile (dpverify's own code needs none of
-the time limits that guard the user's, which hold in the main thread only). Results do not depend on where
-anything ran. On a terminal each part prints a line on ``progress_stream`` as it begins and as it ends (and
-the long parts their own progress bars); elsewhere it stays silent.
+:func:`~dpverify.verify.target.prepare` validates the input, builds the environment once and the agent of the
+claim's run, and records it all in one :class:`~dpverify.verify.target.VerifyRun` that every section reads.
+Each thing is done once, and every item of the sections' work goes to the workers; a registered agent's
+white-box checks and regret runs, which only wait on them, wait in threads while this process runs the claim
+(whose run is the utility's seed 0 too), the contract and the audits (dpverify's own code needs none of the
+time limits that guard the user's, which hold in the main thread only). Results do not depend on where anything
+ran. On a terminal each part prints a line on ``progress_stream`` as it begins and as it ends (and the long
+parts their own progress bars); elsewhere it stays silent.
 """
 
 from __future__ import annotations

@@ -59,9 +59,8 @@ def _bound_value(name: str, mdp: MDP, episodes: int, epsilon: float,
 
 
 def _seeded_regret(run: VerifyRun, users: bool, first: list[np.ndarray]) -> np.ndarray:
-    """The runner's seeding, in this process, for an agent loaded by import path: child i of
-    SeedSequence(seed) → (agent, environment randomness), after the rows ``first`` already has;
-    ``users=False`` is the no-data control."""
+    """The runner's seeding, in this process, for an agent loaded by import path: child i of SeedSequence(seed)
+    → (agent, environment randomness) after the rows ``first`` has; ``users=False`` is the no-data control."""
     seeds, episodes = run.budget.utility_seeds, run.episodes
     bar = runner.ProgressBar((seeds - len(first)) * episodes, run.progress_stream, run.target.name)
     rows = list(first)
@@ -79,10 +78,9 @@ def _seeded_regret(run: VerifyRun, users: bool, first: list[np.ndarray]) -> np.n
 
 
 def _regret(run: VerifyRun, executor: Executor | None, agent: str, users: bool = True,
-            options: dict[str, Any] | None = None, first: list[np.ndarray] | None = None) -> np.ndarray:
+            options: dict[str, Any] | None = None, first: tuple[np.ndarray, ...] = ()) -> np.ndarray:
     """Regret per seed and episode of a registered agent, by the runner on ``executor`` (drawing no progress bar:
-    it may run beside the audits'), after the rows ``first`` already has."""
-    first = first or []
+    it may run beside the audits'), after the rows ``first`` has."""
     spec = runner.RunSpec(agent, run.env, run.episodes, run.budget.utility_seeds, run.seed, run.workers,
                           agent_options=tuple(sorted((options or {}).items())),
                           env_options=tuple(sorted(run.env_options.items())), users=users)
@@ -92,14 +90,14 @@ def _regret(run: VerifyRun, executor: Executor | None, agent: str, users: bool =
 
 def utility_section(run: VerifyRun, executor: Executor | None = None,
                     seed_zero: np.ndarray | None = None) -> UtilitySection:
-    """Regret of the agent, its non-private counterpart and the random policy; the registry bound.
-    ``seed_zero``: the agent's regret at seed 0 when the caller has made that run (module docstring)."""
+    """Regret of the agent (``seed_zero``: its seed 0's, when made), its non-private counterpart and the random
+    policy; the registry bound."""
     start = time.perf_counter()
     mdp, episodes, seeds = run.mdp, run.episodes, run.budget.utility_seeds
     try:
         if run.target.source == REGISTERED:
             def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
-                return _regret(run, executor, run.target.name, users, run.options, first)
+                return _regret(run, executor, run.target.name, users, run.options, tuple(first))
         else:
             def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
                 return _seeded_regret(run, users, first)
