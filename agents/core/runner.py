@@ -247,6 +247,7 @@ def run_many(
     executor: Any = None,
     progress_stream: TextIO | None = None,
     mdps: Sequence[Any] | None = None,
+    first: int = 0,
 ) -> list[RunResult]:
     """Run every seed of every spec of a sweep through one executor; one :class:`RunResult` per spec.
 
@@ -258,21 +259,22 @@ def run_many(
     and seeds at once.
     Seeds belong to the specs (``SeedSequence(base_seed)``, module docstring), never to the executor:
     the results are identical whatever executed them. ``mdps``: the specs' environments when the caller
-    has built them. Bad settings fail early, in this process: a run that is not in this process builds
-    one agent per spec here before any seed is sent away.
+    has built them; ``first``: the first seed index run (the caller has made the earlier ones). Bad settings
+    fail early, in this process: a run that is not in this process builds one agent per spec here before any
+    seed is sent away.
     """
     specs = list(specs)
     environments = list(mdps) if mdps is not None else [build_environment(spec) for spec in specs]
     if len(environments) != len(specs):
         raise InvalidParameterError("mdps", "must give one environment per spec", len(environments))
-    tasks = [(spec, index) for spec in specs for index in range(spec.num_seeds)]
+    tasks = [(spec, index) for spec in specs for index in range(first, spec.num_seeds)]
     here = executor is None and all(spec.workers == 1 or spec.num_seeds == 1 for spec in specs)
     serial = here or getattr(executor, "name", None) == "serial"
     if not serial:
         for spec, mdp in zip(specs, environments, strict=True):
             build_agent(spec, mdp, np.random.default_rng(0))
     label = f"{specs[0].agent} on {specs[0].env}" if len(specs) == 1 else f"{len(specs)} runs"
-    bar = ProgressBar(sum(spec.num_seeds * spec.num_episodes for spec in specs), progress_stream, label)
+    bar = ProgressBar(sum((spec.num_seeds - first) * spec.num_episodes for spec in specs), progress_stream, label)
     outcomes: list[SeedResult | tuple[str, str, str]] = []
     owned = None
     try:
@@ -300,23 +302,24 @@ def run_many(
     results: list[RunResult] = []
     start = 0
     for spec, mdp in zip(specs, environments, strict=True):
-        seeds = tuple(sorted((o for o in outcomes[start:start + spec.num_seeds] if isinstance(o, SeedResult)),
+        seeds = tuple(sorted((o for o in outcomes[start:start + spec.num_seeds - first] if isinstance(o, SeedResult)),
                              key=lambda r: r.seed_index))
-        start += spec.num_seeds
+        start += spec.num_seeds - first
         results.append(RunResult(spec, seeds, describe_environment(mdp, spec), executor=name))
     return results
 
 
-def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None, executor: Any = None) -> RunResult:
-    """Run every seed of ``spec``: in this process, in ``spec.workers`` local processes when > 1, or on
-    ``executor`` (e.g. a Dask cluster's, :mod:`dpverify.audit.executors`) when given — with identical
+def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None, executor: Any = None,
+        first: int = 0) -> RunResult:
+    """Run every seed of ``spec`` (from ``first`` on): in this process, in ``spec.workers`` local processes when
+    > 1, or on ``executor`` (e.g. a Dask cluster's, :mod:`dpverify.audit.executors`) when given — with identical
     results. :func:`run_many` with one spec (its docstring says what runs where).
 
     ``mdp``: the environment of ``spec`` when the caller has already built it (it is built here
     otherwise). Bad settings fail early, in this process: a serial run builds seed 0's agent first
     thing; any other run builds one agent here before starting the workers.
     """
-    return run_many([spec], executor, progress_stream, None if mdp is None else [mdp])[0]
+    return run_many([spec], executor, progress_stream, None if mdp is None else [mdp], first)[0]
 
 
 # ---- files ------------------------------------------------------------------------------------------

@@ -154,7 +154,8 @@ class ProcessExecutor(_Closing):
             return results
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
-        futures = [self._pool.submit(fn, item) for item in items]
+        pool = self._pool  # maps from several threads share it (and gather waits on this one)
+        futures = [pool.submit(fn, item) for item in items]
 
         def done() -> None:
             self.items_pooled += 1
@@ -162,7 +163,7 @@ class ProcessExecutor(_Closing):
                 on_done()
 
         try:
-            return results + gather(self._pool, futures, done)
+            return results + gather(pool, futures, done)
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise
@@ -243,10 +244,11 @@ class DaskExecutor(_Closing):
 Executor = SerialExecutor | ProcessExecutor | DaskExecutor
 
 
-def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False) -> Executor:
+def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False,
+                  adaptive: bool = True) -> Executor:
     """The executor for a command line: Dask if a scheduler address is given, else local processes."""
     if scheduler is not None:
         return DaskExecutor(address=scheduler)
     if serial or workers == 1:
         return SerialExecutor()
-    return ProcessExecutor(workers)
+    return ProcessExecutor(workers, adaptive=adaptive)

@@ -180,7 +180,9 @@ def audit_section(run: VerifyRun, executor: Executor | None = None) -> AuditSect
     confidence = 1.0 - ERROR_LEVEL / len(plans)  # the audits share one error budget: any VIOLATION refutes
     for kwargs in plans:
         kwargs["confidence"] = confidence
-    runs = tuple(_audit(kwargs, executor) for kwargs in plans)
+    # the one-run audits first (a chain of whole runs here, while the workers end what they were given)
+    order = sorted(range(len(plans)), key=lambda i: plans[i]["route"] != "one-run")
+    runs = tuple(audit for _, audit in sorted((i, _audit(plans[i], executor)) for i in order))
     status = overall(r.status for r in runs)
     share = (f"The {len(plans)} audits share the error level {ERROR_LEVEL:g} (Bonferroni: each at confidence "
              f"{confidence:.4g}), so a correct agent is refuted by an audit with probability "

@@ -235,7 +235,8 @@ def prepare(agent: str, env: str, epsilon: float, delta: float, episodes: int = 
 
 
 def claim_seeds(seed: int) -> list[np.random.SeedSequence]:
-    """The seeds of the claim's run: the agent's coins, the environment's randomness, the billboard's noise."""
+    """The seeds of the claim's run: the agent's coins and the environment's randomness (those of the runner's seed
+    0, :mod:`dpverify.agents.core.runner`), the billboard's noise."""
     return np.random.SeedSequence(seed).spawn(1)[0].spawn(3)
 
 

@@ -2,8 +2,10 @@
 
 Regret is exact per episode (:mod:`dpverify.agents.core.planning`), as in ``dpverify run``, with the runner's
 seeding (seed i of every agent sees the same environment randomness). Registered agents run through
-:func:`dpverify.agents.core.runner.run` (local worker processes); an agent loaded by import path runs in
-this process with the same seeding. The uniformly random policy's regret per episode is exact.
+:func:`dpverify.agents.core.runner.run` on the verification's executor; an agent loaded by import path runs
+in this process with the same seeding. The agent's seed 0 is the claim's run when that run is it
+(:func:`dpverify.verify.core.verify` says when), so it is not made twice. The uniformly random policy's
+regret per episode is exact.
 
 The agent's **no-data control** — the same agent and seeds with every user slot empty — runs next to it,
 and the section says whether the agent learned from its users and whether it beat the data-free
@@ -18,6 +20,7 @@ bound of the non-private counterpart is shown next to it.
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +30,7 @@ import numpy as np
 from dpverify.agents.core import runner
 from dpverify.agents.core.base import run_episodes
 from dpverify.agents.core.learning import compare_learning, uniform_policy_regret
+from dpverify.audit.executors import Executor
 from dpverify.bounds import evaluate, get
 from dpverify.checks import NOT_RUN, PASS
 from dpverify.errors import DpverifyError
@@ -55,14 +59,14 @@ def _bound_value(name: str, mdp: MDP, episodes: int, epsilon: float,
                       {k: float(v) for k, v in ev.values.items()})
 
 
-def _seeded_regret(run: VerifyRun, users: bool) -> np.ndarray:
-    """The runner's seeding, in this process, for an agent loaded by import path: child i of
-    SeedSequence(seed) → (agent, environment randomness); ``users=False`` is the no-data control."""
+def _seeded_regret(run: VerifyRun, users: bool, first: list[np.ndarray]) -> np.ndarray:
+    """The runner's seeding, in this process, for an agent loaded by import path: child i of SeedSequence(seed)
+    → (agent, environment randomness) after the rows ``first`` has; ``users=False`` is the no-data control."""
     seeds, episodes = run.budget.utility_seeds, run.episodes
-    bar = runner.ProgressBar(seeds * episodes, run.progress_stream, run.target.name)
-    rows = []
+    bar = runner.ProgressBar((seeds - len(first)) * episodes, run.progress_stream, run.target.name)
+    rows = list(first)
     try:
-        for child in np.random.SeedSequence(run.seed).spawn(seeds):
+        for child in np.random.SeedSequence(run.seed).spawn(seeds)[len(first):]:
             agent_seed, env_seed = child.spawn(2)
             agent = build_agent(run.target, run.mdp, episodes, np.random.default_rng(agent_seed), run.epsilon,
                                 run.delta, run.agent_options)
@@ -74,28 +78,33 @@ def _seeded_regret(run: VerifyRun, users: bool) -> np.ndarray:
     return np.stack(rows)
 
 
-def _regret(run: VerifyRun, agent: str, users: bool = True, options: dict[str, Any] | None = None) -> np.ndarray:
-    """Regret per seed and episode of a registered agent, by the runner (its worker processes)."""
+def _regret(run: VerifyRun, executor: Executor | None, agent: str, users: bool = True,
+            options: dict[str, Any] | None = None, first: tuple[np.ndarray, ...] = ()) -> np.ndarray:
+    """Regret per seed and episode of a registered agent, by the runner on ``executor`` (drawing no progress bar:
+    it may run beside the audits'), after the rows ``first`` has."""
     spec = runner.RunSpec(agent, run.env, run.episodes, run.budget.utility_seeds, run.seed, run.workers,
                           agent_options=tuple(sorted((options or {}).items())),
                           env_options=tuple(sorted(run.env_options.items())), users=users)
-    return runner.run(spec, progress_stream=run.progress_stream).regret
+    seeds = runner.run(spec, io.StringIO(), run.mdp, executor, len(first)).seeds
+    return np.stack([*first, *(s.regret for s in seeds)])
 
 
-def utility_section(run: VerifyRun) -> UtilitySection:
-    """Regret of the agent, its non-private counterpart and the random policy; the registry bound."""
+def utility_section(run: VerifyRun, executor: Executor | None = None,
+                    seed_zero: np.ndarray | None = None) -> UtilitySection:
+    """Regret of the agent (``seed_zero``: its seed 0's, when made), its non-private counterpart and the random
+    policy; the registry bound."""
     start = time.perf_counter()
     mdp, episodes, seeds = run.mdp, run.episodes, run.budget.utility_seeds
     try:
         if run.target.source == REGISTERED:
-            def regret(users: bool) -> np.ndarray:
-                return _regret(run, run.target.name, users, run.options)
+            def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
+                return _regret(run, executor, run.target.name, users, run.options, tuple(first))
         else:
-            def regret(users: bool) -> np.ndarray:
-                return _seeded_regret(run, users)
-        agent_regret = regret(True)
-        learning, learning_line = _learning(lambda: regret(False), agent_regret, mdp)
-        counterpart_regret = _regret(run, run.counterpart)
+            def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
+                return _seeded_regret(run, users, first)
+        agent_regret = regret(True, [] if seed_zero is None else [seed_zero])
+        learning, learning_line = _learning(lambda: regret(False, []), agent_regret, mdp)
+        counterpart_regret = _regret(run, executor, run.counterpart)
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
         return UtilitySection(NOT_RUN, f"the regret runs failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
                               episodes=episodes, seeds=seeds, seconds=time.perf_counter() - start)

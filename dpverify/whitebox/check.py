@@ -16,11 +16,11 @@ The order of work (every run is a controlled run of :mod:`.runs`):
    each family's recorded sensitivity;
 6. **structure** — :mod:`.structure_check` on every value R0 published.
 
-The work is split into independent jobs (:class:`_Job`: the recorded run with its reproducibility, noise
-and structure checks; the neighbour replays at K; one job per base user of the search), each a pure
-function of the agent, the plan and the seeds, so they run on any executor (a job recomputes the recorded
-run it needs rather than receiving it: a run is cheaper to repeat than tens of thousands of releases to
-ship). Results are the same whatever runs where. A check that cannot run says why and is never a pass; an
+The work is split into independent jobs (:class:`_Job`: the recorded run at K with its reproducibility,
+noise and structure checks and the neighbour replays at K, which read it; one job per base user of the
+search), each a pure function of the agent, the plan and the seeds, so they run on any executor (a run is
+made where it is read: cheaper than shipping tens of thousands of releases). Results are the same whatever
+runs where. A check that cannot run says why and is never a pass; an
 agent that raises is reported, not propagated.
 """
 
@@ -200,10 +200,10 @@ ENVIRONMENTS: dict[str, str] = {"": "environment", "audit": "audit environment",
 
 @dataclass(frozen=True)
 class _Job:
-    """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K and
-    its reproducibility, noise and structure checks), "neighbours" (the replays at the tested positions at K)
-    or "search" (one base user of the neighbour search in one environment: ``audit`` is "" for the agent's
-    own, "audit" or "oversized" for the audit environments)."""
+    """One independent piece of the check (module docstring), run by :func:`run_job` with the base user ``base``
+    at the tested positions: "record" (the recorded run at K, its reproducibility, noise and structure checks
+    and its replays) or "search" (the neighbour search in one environment: ``audit`` is "" for the agent's own,
+    "audit" or "oversized" for the audit environments)."""
 
     kind: str
     subject: Subject
@@ -253,95 +253,58 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     return audit, audit_tapes(audit, oversized)
 
 
-def _record_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 1–3 and 6: the recorded run at K, its reproducibility, noise and structure."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    found.releases = recorded.n_releases
-    found.structure = check_structure(recorded.releases)
-    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
-    if unreproducible is not None:
-        found.failed = unreproducible
-        return found
-    found.reproducible = CheckResult(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
-                                                         f"reproduced all {recorded.n_releases} releases and "
-                                                         f"{plan.episodes} policies bit for bit",
-                                     {"releases": recorded.n_releases, "policies": plan.episodes})
-    found.noise = _noise(subject, base_users, seeds, recorded, plan)
-    return found
-
-
-def _recorded_run(subject: Subject, plan: WhiteBoxPlan, seeds: _Seeds
-                  ) -> tuple[list[UserTape | None], RunRecord | None, _Found]:
-    """The users, the recorded run R0 at K (None when it could not be made) and the job's findings so far
-    (``failed`` says why there is no R0)."""
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    base_users = _users(subject.mdp, plan.episodes, seeds, _positions(plan.positions, plan.episodes),
-                        own_tapes(subject.mdp)["low"] if replace_one else None)
-    found = _Found()
-    try:
-        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        found.failed = f"the recorded run could not be made: {exc}"
-        return base_users, None, found
-    if recorded.n_releases == 0:
-        found.failed = "the agent published nothing on the billboard it was given"
-        return base_users, None, found
-    return base_users, recorded, found
-
-
-def _neighbours_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 4 at K: the environment's high canary replacing (or filling) each tested position."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    pair = CandidatePair("low" if replace_one else None, "high")
-    _replay_pairs(subject, "environment", seeds, base_users, recorded, _positions(plan.positions, plan.episodes),
-                  [pair], own_tapes(subject.mdp), found)
-    return found
-
-
-def _search_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 5 for one base user in one environment, at K = ``plan.search_episodes``."""
-    plan = job.plan
-    env, tapes = _environment_of(job)
-    found = _Found()
-    if not tapes:
-        return found
-    K = plan.search_episodes
-    searched = job.subject.on(env, K)
-    positions = _positions(plan.search_positions, K)
-    pairs = [p for p in candidate_pairs(list(tapes), searched.relation, bool(job.audit)) if p.base == job.base]
-    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
-    label = f"{job.environment} (K = {K})"
-    try:
-        recorded = run_agent(searched, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
-        if job.audit == "oversized":
-            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
-        found.notes.append(f"neighbour search: the agent {what}: {exc}")
-        return found
-    unreproducible = _reproducibility(searched, base_users, seeds, recorded)
-    if unreproducible is not None:
-        found.notes.append(f"neighbour search ({label}): {unreproducible}")
-        return found
-    _replay_pairs(searched, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+def _failed(found: _Found, record: bool, failed: str, note: str) -> _Found:
+    """A job without a usable recorded run: the record job says why (``failed``), a search job notes it."""
+    if record:
+        found.failed = failed
+    else:
+        found.notes.append(note)
     return found
 
 
 def run_job(job: _Job) -> _Found:
-    """Run one job (a module-level function, so that an executor can send it to a worker)."""
-    seeds = _Seeds.of(job.plan.seed)
-    return {"record": _record_job, "neighbours": _neighbours_job, "search": _search_job}[job.kind](job, seeds)
+    """Run one job (a module-level function, so that an executor can send it to a worker): its recorded run,
+    the same-seed replay that must reproduce it, and the replays with one user changed at the job's K; the
+    record job (steps 1–4 and 6) also checks the recorded run's noise and structure, and says why there is no
+    usable recorded run (``failed``); a search job (step 5) notes it."""
+    plan, seeds, found, record = job.plan, _Seeds.of(job.plan.seed), _Found(), job.kind == "record"
+    env, tapes = _environment_of(job)
+    if not tapes:
+        return found
+    K = plan.episodes if record else plan.search_episodes
+    subject = job.subject.on(env, K)
+    positions = _positions(plan.positions if record else plan.search_positions, K)
+    pairs = [p for p in candidate_pairs(list(tapes), subject.relation, bool(job.audit))
+             if p.base == job.base and (not record or p.replacement == "high")]  # at K: the environment's high canary
+    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
+    label = "environment" if record else f"{job.environment} (K = {K})"
+    try:
+        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
+    except CouldNotRun as exc:
+        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
+        if job.audit == "oversized":
+            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
+        return _failed(found, record, f"the recorded run could not be made: {exc}",
+                       f"neighbour search: the agent {what}: {exc}")
+    if record:
+        if recorded.n_releases == 0:
+            return _failed(found, record, "the agent published nothing on the billboard it was given", "")
+        found.releases, found.structure = recorded.n_releases, check_structure(recorded.releases)
+    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
+    if unreproducible is not None:
+        return _failed(found, record, unreproducible, f"neighbour search ({label}): {unreproducible}")
+    if record:
+        found.reproducible = CheckResult(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
+                                                             f"reproduced all {recorded.n_releases} releases and "
+                                                             f"{K} policies bit for bit",
+                                         {"releases": recorded.n_releases, "policies": K})
+        found.noise = _noise(subject, base_users, seeds, recorded, plan)
+    _replay_pairs(subject, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+    return found
 
 
 def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
-    jobs = [_Job("record", subject, plan), _Job("neighbours", subject, plan)]
+    jobs = [_Job("record", subject, plan, "", "low" if subject.relation == Neighbouring.REPLACE_ONE.value else None)]
     if plan.search_episodes <= 0:
         return jobs
     environments = [""]
@@ -463,7 +426,7 @@ def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Executor | No
     if on_done is not None:
         on_done()
     record, found = results[0], _Found()
-    for other in results[1:]:
+    for other in results:
         found.merge(other)
     if record.failed is not None:
         return _not_run(record.failed, plan, start, record.structure)

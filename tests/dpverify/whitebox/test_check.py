@@ -29,6 +29,22 @@ def test_a_reference_agent_passes_every_check_with_its_figures() -> None:
     assert result.to_dict()["checks"][0]["status"] == "pass" and "white-box" in result.summary()
 
 
+def test_the_recorded_run_at_k_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpverify.whitebox import check
+
+    fresh = []
+
+    def counted(subject, users, **kwargs):
+        if kwargs.get("recorded") is None:
+            fresh.append(len(users))
+        return run_agent(subject, users, **kwargs)
+
+    run_agent = check.run_agent
+    monkeypatch.setattr(check, "run_agent", counted)
+    result = check_releases(subject(), WhiteBoxPlan(8, search_episodes=0, claim_epsilon=1.0))
+    assert result.status == "pass" and fresh == [8]  # R0; its replays (same seed, the neighbour) reuse it
+
+
 def test_an_agent_that_raises_leaves_every_check_not_run_with_the_reason() -> None:
     def failing(mdp, num_episodes, rng, /, *, billboard=None, **options):
         agent = AGENTS["luyo"].factory(mdp, num_episodes, rng, billboard=billboard, **options)
