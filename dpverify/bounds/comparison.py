@@ -21,7 +21,7 @@ import functools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import sympy
@@ -286,19 +286,7 @@ def compare(
         vb = evaluate_expression(fb, {**fixed, over: mid})
         lower = ea.name if va < vb else (eb.name if vb < va else "equal")
         segments.append(Segment(low=left, high=right, lower=lower))
-    return Comparison(
-        a=ea.name,
-        b=eb.name,
-        over=over,
-        values=fixed,
-        ratio=ratio,
-        asymptotic_exponent=exponent,
-        symbolic_crossovers=base.symbolic_crossovers,
-        search=(lo, hi),
-        crossovers=crossovers,
-        segments=tuple(segments),
-        missing=(),
-    )
+    return replace(base, values=fixed, crossovers=crossovers, segments=tuple(segments))
 
 
 @dataclass(frozen=True)
