@@ -29,7 +29,7 @@ from typing import IO, Any
 from dpverify.errors import InvalidParameterError
 
 #: The largest input file read whole (a ledger of a million blocks is ~300 MB of JSON).
-MAX_INPUT_BYTES = 1 << 30
+_MAX_INPUT_BYTES = 1 << 30
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
@@ -38,7 +38,7 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR,
 def read_input_text(option: str, path: str | os.PathLike[str], what: str = "file") -> str:
     """The UTF-8 text of a regular input file, or an InvalidParameterError naming ``option``: a FIFO, socket,
     device or directory is refused before it is opened (reading one would block or never end), and so is
-    a file above :data:`MAX_INPUT_BYTES`."""
+    a file above :data:`_MAX_INPUT_BYTES`."""
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -46,8 +46,8 @@ def read_input_text(option: str, path: str | os.PathLike[str], what: str = "file
     for test, kind in _KINDS:
         if test(info.st_mode):
             raise InvalidParameterError(option, f"must be a regular {what}, not {kind}", str(path))
-    if info.st_size > MAX_INPUT_BYTES:
-        raise InvalidParameterError(option, f"must be a {what} of at most {MAX_INPUT_BYTES >> 20} MiB "
+    if info.st_size > _MAX_INPUT_BYTES:
+        raise InvalidParameterError(option, f"must be a {what} of at most {_MAX_INPUT_BYTES >> 20} MiB "
                                     f"(it has {info.st_size >> 20} MiB)", str(path))
     try:
         with open(path, encoding="utf-8") as handle:
