@@ -121,8 +121,8 @@ def _compare_statements(a: BoundEntry, b: BoundEntry) -> Finding:
     sa, sb = split(fa), split(fb)
     diffs = []
     for label, ta, tb in (("non-private", sa.non_private, sb.non_private), ("privacy", sa.privacy, sb.privacy)):
-        ra = {k: v for k, v in term_rates(ta)[0].items()} if ta != 0 else {}
-        rb = {k: v for k, v in term_rates(tb)[0].items()} if tb != 0 else {}
+        ra = dict(term_rates(ta)[0]) if ta != 0 else {}
+        rb = dict(term_rates(tb)[0]) if tb != 0 else {}
         if rates_text(ra) != rates_text(rb):
             diffs.append(f"{label} term {rates_text(ra)} vs {rates_text(rb)}")
     region = DEFAULT_REGION
@@ -163,46 +163,23 @@ def check_non_private_terms() -> tuple[Finding, ...]:
         base = get(entry.base)
         term = in_episodes(split(entry).non_private)
         target = in_episodes(base.expression)
-        subjects = (entry.name, base.name)
+        details: dict[str, object] = {}
         if term == 0:
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "note",
-                    f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
-                    f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.",
-                )
-            )
+            status = "note"
+            message = (f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
+                       f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.")
         elif sympy.simplify(term - target) == 0:
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "ok",
-                    f"the non-private term of {entry.name} equals the regret of {base.name} under T = KH.",
-                )
-            )
+            status = "ok"
+            message = f"the non-private term of {entry.name} equals the regret of {base.name} under T = KH."
         elif _rate_signature(term) == _rate_signature(target):
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "ok under Õ",
-                    f"the non-private term of {entry.name} matches {base.name} up to logarithmic factors.",
-                )
-            )
+            status = "ok under Õ"
+            message = f"the non-private term of {entry.name} matches {base.name} up to logarithmic factors."
         else:
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "inconsistent",
-                    f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
-                    f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).",
-                    {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))},
-                )
-            )
+            status = "inconsistent"
+            message = (f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
+                       f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).")
+            details = {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))}
+        findings.append(Finding("non-private term", (entry.name, base.name), status, message, details))
     return tuple(findings)
 
 
