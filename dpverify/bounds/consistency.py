@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from dpverify._validate import one_of
-from dpverify.bounds.comparison import compare, improvement_region
+from dpverify.bounds.comparison import Region, compare, improvement_region
 from dpverify.bounds.formatting import expression_text, rates_text
 from dpverify.bounds.rates import leading_exponent, split, term_rates
 from dpverify.bounds.registry import CLAIMS, REGISTRY, BoundEntry, get
@@ -183,6 +183,12 @@ def check_non_private_terms() -> tuple[Finding, ...]:
     return tuple(findings)
 
 
+def _on_grid(improver: BoundEntry | str, baseline: BoundEntry | str, region: CheckRegion) -> Region:
+    """Where ``improver`` is below ``baseline`` on the (K, ε) grid of ``region``."""
+    return improvement_region(improver, baseline, values=region.values, k_range=region.k_range,
+                              epsilon_range=region.epsilon_range, points=region.points)
+
+
 def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding, ...]:
     """Upper bounds that fall below a lower bound of the same setting and privacy model."""
     findings = []
@@ -191,14 +197,7 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
     for up, low in itertools.product(uppers, lowers):
         if (up.setting, up.privacy) != (low.setting, low.privacy):
             continue
-        res = improvement_region(
-            up,
-            low,
-            values=region.values,
-            k_range=region.k_range,
-            epsilon_range=region.epsilon_range,
-            points=region.points,
-        )
+        res = _on_grid(up, low, region)
         fu, fl = in_episodes(up.expression), in_episodes(low.expression)
         rates = {
             "epsilon_upper": str(leading_exponent(fu, "epsilon")),
@@ -242,25 +241,12 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
                 if below
                 else f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}), but"
             )
-            findings.append(
-                Finding(
-                    "upper vs lower",
-                    (up.name, low.name),
-                    "flagged",
-                    head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat,
-                    details,
-                )
-            )
+            status = "flagged"
+            message = head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat
         else:
-            findings.append(
-                Finding(
-                    "upper vs lower",
-                    (up.name, low.name),
-                    "ok",
-                    f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}).",
-                    details,
-                )
-            )
+            status = "ok"
+            message = f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()})."
+        findings.append(Finding("upper vs lower", (up.name, low.name), status, message, details))
     return tuple(findings)
 
 
@@ -268,14 +254,7 @@ def check_claims(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding, ...]:
     """Where each published improvement claim holds under the Õ expressions."""
     findings = []
     for claim in CLAIMS.values():
-        res = improvement_region(
-            claim.improver,
-            claim.baseline,
-            values=region.values,
-            k_range=region.k_range,
-            epsilon_range=region.epsilon_range,
-            points=region.points,
-        )
+        res = _on_grid(claim.improver, claim.baseline, region)
         at_k = compare(
             claim.improver,
             claim.baseline,
