@@ -199,19 +199,16 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
             continue
         res = _on_grid(up, low, region)
         fu, fl = in_episodes(up.expression), in_episodes(low.expression)
-        rates = {
-            "epsilon_upper": str(leading_exponent(fu, "epsilon")),
-            "epsilon_lower": str(leading_exponent(fl, "epsilon")),
-            "K_upper": str(leading_exponent(fu, "K")),
-            "K_lower": str(leading_exponent(fl, "K")),
-        }
+        exps = {f"{v}_{side}": leading_exponent(f, v)
+                for v in ("epsilon", "K") for side, f in (("upper", fu), ("lower", fl))}
+        rates = {key: str(p) for key, p in exps.items()}
         reasons = []
-        if leading_exponent(fu, "epsilon") > leading_exponent(fl, "epsilon"):
+        if exps["epsilon_upper"] > exps["epsilon_lower"]:
             reasons.append(
                 f"as ε → 0 the upper bound grows like ε^{rates['epsilon_upper']}, slower than the lower "
                 f"bound's ε^{rates['epsilon_lower']}, so at any fixed K it falls below for small enough ε"
             )
-        if leading_exponent(fu, "K") < leading_exponent(fl, "K"):
+        if exps["K_upper"] < exps["K_lower"]:
             reasons.append(f"in K the upper bound grows like K^{rates['K_upper']}, slower than K^{rates['K_lower']}")
         below = res.fraction > 0
         details = {
