@@ -12,13 +12,13 @@ from dpverify.errors import InvalidParameterError
 from dpverify.limits import require_memory, require_work
 
 #: Address space a local worker process needs (its own Python, numpy and scipy): an estimate.
-WORKER_BYTES = 150 << 20
+_WORKER_BYTES = 150 << 20
 #: Trials per chunk the audit engine holds at once per worker (its chunk size, fixed for reproducibility).
-AUDIT_CHUNK = 1 << 17
+_AUDIT_CHUNK = 1 << 17
 #: Arrays of one chunk alive at once per worker (outputs of both sides, features, temporaries).
-AUDIT_ARRAYS_PER_CHUNK = 6
+_AUDIT_ARRAYS_PER_CHUNK = 6
 #: Share of the trials kept in memory for selection (the engine's selection split, both sides).
-AUDIT_SELECTION_KEPT = 2 * 0.2
+_AUDIT_SELECTION_KEPT = 2 * 0.2
 
 _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s:/]+:(\d{1,5})$")
 
@@ -26,7 +26,7 @@ _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s:/]+:(\d{1,5})$")
 def check_workers(option: str, workers: int | None) -> None:
     """Refuse more local worker processes than the memory limit allows (forking is not free)."""
     if workers is not None:
-        require_memory(option, workers, workers * WORKER_BYTES, f"{workers} worker processes")
+        require_memory(option, workers, workers * _WORKER_BYTES, f"{workers} worker processes")
 
 
 def check_scheduler(option: str, address: str | None) -> None:
@@ -42,10 +42,10 @@ def check_audit_size(trials: int, numbers_per_trial: int, workers: int | None, d
     """Refuse an audit whose trials × outputs cannot fit in memory or time (the option named is
     ``--dim`` when one trial at that dimension is already too large, else ``--trials``)."""
     parallel = max(1, workers or 1)
-    per_chunk = 8.0 * numbers_per_trial * min(trials, AUDIT_CHUNK) * AUDIT_ARRAYS_PER_CHUNK * parallel
-    total = per_chunk + 8.0 * numbers_per_trial * AUDIT_SELECTION_KEPT * trials
+    per_chunk = 8.0 * numbers_per_trial * min(trials, _AUDIT_CHUNK) * _AUDIT_ARRAYS_PER_CHUNK * parallel
+    total = per_chunk + 8.0 * numbers_per_trial * _AUDIT_SELECTION_KEPT * trials
     what = f"an audit of {trials} trials per side with {numbers_per_trial} numbers per trial"
-    smallest = 8.0 * numbers_per_trial * 2 * AUDIT_ARRAYS_PER_CHUNK * parallel
+    smallest = 8.0 * numbers_per_trial * 2 * _AUDIT_ARRAYS_PER_CHUNK * parallel
     if dim is not None and smallest > 0 and not _fits(smallest):
         require_memory("--dim", dim, smallest, f"one trial at dimension {dim} ({numbers_per_trial} numbers)")
     require_memory("--trials", trials, total, what)

@@ -25,9 +25,9 @@ EXIT_NO_VIOLATION = 0
 EXIT_VIOLATION = 1
 #: Largest noise scale or sensitivity an audit accepts: samples are noise scale × a draw of up to ~40
 #: (far tails over 10¹² trials), which must stay below the largest float.
-MAX_SCALE = 1e300
+_MAX_SCALE = 1e300
 #: The largest output of a zoo mechanism (a 3×3 GOE matrix, a 5-vector), for the size check.
-ZOO_NUMBERS_PER_TRIAL = 9
+_ZOO_NUMBERS_PER_TRIAL = 9
 
 
 def _common(p: argparse.ArgumentParser, default_trials: int) -> None:
@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         k.add_argument("--epsilon", type=number, default=None, help="claimed epsilon (default: the mechanism's own)")
         k.add_argument("--delta", type=number, default=1e-5, help="claimed delta (default 1e-5)")
         _common(k, 100_000)
-        k.set_defaults(handler=run_mechanism)
+        k.set_defaults(handler=_run_mechanism)
 
     zoo = targets.add_parser("zoo", help="audit every planted bug and its correct twin")
     _common(zoo, 100_000)
@@ -99,7 +99,7 @@ def _default_workers() -> int:
     return os.cpu_count() or 1
 
 
-def run_mechanism(args: argparse.Namespace) -> int:
+def _run_mechanism(args: argparse.Namespace) -> int:
     from dpverify.audit.adapters import audit_mechanism
     from dpverify.audit.executors import make_executor
 
@@ -108,11 +108,11 @@ def run_mechanism(args: argparse.Namespace) -> int:
     _checked(args, args.dim * args.dim if args.kind == "goe" else args.dim, args.dim)
     cls = MECHANISMS[args.kind]
     for field in (cls.noise_field, cls.sensitivity_field):
-        if abs(getattr(args, field)) > MAX_SCALE:
-            raise InvalidParameterError(_option(field), f"must be <= {MAX_SCALE:g} (the audit's samples overflow "
+        if abs(getattr(args, field)) > _MAX_SCALE:
+            raise InvalidParameterError(_option(field), f"must be <= {_MAX_SCALE:g} (the audit's samples overflow "
                                         "to infinity above)", getattr(args, field))
     noise, sensitivity = getattr(args, cls.noise_field), getattr(args, cls.sensitivity_field)
-    if noise > 0 and abs(sensitivity) / noise > MAX_SCALE:
+    if noise > 0 and abs(sensitivity) / noise > _MAX_SCALE:
         raise InvalidParameterError(
             _option(cls.noise_field), f"is too small for {_option(cls.sensitivity_field)} {sensitivity:g} "
             "(their ratio, the mechanism's privacy parameter, overflows)", noise)
@@ -147,7 +147,7 @@ def run_zoo(args: argparse.Namespace) -> int:
     from dpverify.audit.executors import make_executor
     from dpverify.audits.zoo import run_zoo as audit_zoo
 
-    _checked(args, ZOO_NUMBERS_PER_TRIAL)
+    _checked(args, _ZOO_NUMBERS_PER_TRIAL)
     with make_executor(args.scheduler, args.workers) as executor:
         outcomes = audit_zoo(trials=args.trials, seed=args.seed, confidence=args.confidence, executor=executor)
     rows = [o.row() for o in outcomes]
