@@ -31,6 +31,7 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 
+from .no_data import data_free_law, data_free_next_state, weighted_expected_return
 from .planning import DeterministicPolicyEvaluator
 
 
@@ -145,14 +146,10 @@ def run_episodes(
     changed = np.zeros(num_episodes, dtype=bool)
     previous: np.ndarray | None = None
     stepwise = acts_step_by_step(agent)
-    law = None
-    if stepwise and not users:
-        from .no_data import data_free_law, step_episode_without_data
-
-        law = data_free_law(mdp)
+    law = data_free_law(mdp) if stepwise and not users else None
     for k in range(num_episodes):
         if stepwise and law is not None:
-            regrets[k], policy = step_episode_without_data(mdp, agent, evaluator, rng, k + 1, law)
+            regrets[k], policy = _step_episode_without_data(mdp, agent, evaluator, rng, k + 1, law)
         elif stepwise:
             regrets[k], policy = _step_episode(mdp, agent, evaluator, rng, k + 1)
         else:
@@ -194,6 +191,18 @@ def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
         agent, mdp, initial, lambda h, s, a: int(mdp.sample_next_state(h, s, a, uniforms[h])), episode)
     value = float(evaluator.optimal.values[0, trajectory.states[0]])
     return value - float(np.sum(expected_rewards(mdp, trajectory.states, trajectory.actions))), partial
+
+
+def _step_episode_without_data(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
+                               rng: np.random.Generator, episode: int, law: np.ndarray) -> tuple[float, np.ndarray]:
+    """One control episode of a step-level agent fed a data-free user (:mod:`dpverify.agents.core.no_data`):
+    (the importance-weighted regret estimate, the partial policy), drawing from ``rng`` what :func:`_step_episode`
+    draws (the same uniforms, in the same order)."""
+    uniforms = rng.random(mdp.horizon)
+    initial = mdp.sample_initial_state(rng)
+    partial, trajectory = play_step_by_step(agent, mdp, initial, data_free_next_state(law, uniforms), episode)
+    value = float(evaluator.optimal.values[0, trajectory.states[0]])
+    return value - weighted_expected_return(mdp, trajectory.states, trajectory.actions, law), partial
 
 
 # ---- driving an agent: policy-level (begin_episode) or step-level (act) -----------------------------------

@@ -28,12 +28,10 @@ real run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from .base import play_step_by_step
-from .planning import DeterministicPolicyEvaluator
 
 
 def data_free_law(mdp: Any) -> np.ndarray:
@@ -46,24 +44,27 @@ def data_free_law(mdp: Any) -> np.ndarray:
     return law
 
 
-def step_episode_without_data(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
-                              rng: np.random.Generator, episode: int, law: np.ndarray) -> tuple[float, np.ndarray]:
-    """One control episode of a step-level agent fed a data-free user (``law`` from :func:`data_free_law`):
-    (the importance-weighted regret estimate, the partial policy), drawing from ``rng`` what
-    :func:`dpverify.agents.core.base._step_episode` draws (the same uniforms, in the same order)."""
-    uniforms = rng.random(mdp.horizon)
-    initial = mdp.sample_initial_state(rng)
+def data_free_next_state(law: np.ndarray, uniforms: np.ndarray) -> Callable[[int, int, int], int]:
+    """The data-free user's move at stage h from s (whatever the action): the inverse CDF of ``law[h, s]`` at
+    ``uniforms[h]`` — the uniforms :func:`dpverify.agents.core.base.rollout` draws — never onto a state of no
+    mass (rounding at the top)."""
     cumulative = np.cumsum(law, axis=-1)
 
-    def move(h: int, s: int, _a: int) -> int:  # inverse CDF, never onto a state of no mass (rounding at the top)
+    def move(h: int, s: int, _a: int) -> int:
         last = int(np.flatnonzero(law[h, s])[-1])
         return int(min(np.searchsorted(cumulative[h, s], uniforms[h], side="right"), last))
 
-    partial, trajectory = play_step_by_step(agent, mdp, initial, move, episode)
-    transitions = np.asarray(mdp.transitions)
+    return move
+
+
+def weighted_expected_return(mdp: Any, states: np.ndarray, actions: np.ndarray, law: np.ndarray) -> float:
+    """Σ_h w_h r_h(s_h, a_h) with the importance weights w_h = Π_{j<h} P_j(s_{j+1} | s_j, a_j) / Q_j(s_{j+1} | s_j)
+    (Precup et al. 2000): unbiased, over the data-free user's episode, for the return of the agent's partial policy
+    on the real environment; the expected rewards, the terms of exact regret."""
+    transitions, rewards = np.asarray(mdp.transitions), np.asarray(mdp.rewards)
     weight, value = 1.0, 0.0
     for h in range(int(mdp.horizon)):
-        s, a, s_next = (int(x) for x in (trajectory.states[h], trajectory.actions[h], trajectory.states[h + 1]))
-        value += weight * float(np.asarray(mdp.rewards)[h, s, a])  # the expected reward: exact regret's term
+        s, a, s_next = int(states[h]), int(actions[h]), int(states[h + 1])
+        value += weight * float(rewards[h, s, a])
         weight *= float(transitions[h, s, a, s_next]) / float(law[h, s, s_next])
-    return float(evaluator.optimal.values[0, trajectory.states[0]]) - value, partial
+    return value
