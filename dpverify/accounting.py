@@ -430,3 +430,37 @@ def mu_bounds(ledger: PrivacyLedger, accounting: str = "per-user") -> tuple[floa
     upper = max((_gdp_mu(p) for p in profiles), default=0.0)
     lower = max((max(0.0, round_down(p.gaussian_mu, 2)) for p in profiles), default=0.0)
     return upper, lower, False, "Gaussian μ exact, each ε-DP release μ(ε)-GDP, composed"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Interop
+
+
+def worst_profile(ledger: PrivacyLedger, delta: float, accounting: str = "per-user") -> UserProfile:
+    """The maximal user profile with the largest ε at δ (by its tightest route): the worst user's composition."""
+    profiles = user_profiles(ledger, accounting)
+    if not profiles:
+        raise InvalidParameterError("ledger", "must have a release that reads a user", repr(ledger))
+    if len(profiles) == 1:
+        return profiles[0]
+
+    def epsilon(profile: UserProfile) -> float:
+        routes = _profile_routes(profile, delta, lower=False)
+        return min([r.epsilon for r in routes.values() if r.epsilon is not None]
+                   + [epsilon_from_rho(profile.rho, delta, "cks")])
+
+    return max(profiles, key=epsilon)
+
+
+def dp_event(ledger: PrivacyLedger, delta: float = 1e-5, accounting: str = "per-user") -> object:
+    """The worst user's releases as a dp-accounting ``DpEvent`` (:func:`dpverify.pld.dp_events`: the Gaussian
+    releases as one Gaussian event, each pure dominating pair self-composed), for dp-accounting's accountants.
+    Its Laplace events hold under dp-accounting's add/remove relation (sensitivity 1) and its randomized-response
+    events under replace-one: :func:`dpverify.pld.dp_accounting_epsilon` composes them so."""
+    from dpverify import pld
+
+    profile = worst_profile(ledger, _validate.open_unit("delta", delta), accounting)
+    if profile.weighted_rho:
+        raise InvalidParameterError("ledger", "must have no Toeplitz-weighted non-Gaussian release (no DpEvent "
+                                    "states a weighted one)", repr(ledger))
+    return pld.dp_events(profile.gaussian_mu, profile.pure)

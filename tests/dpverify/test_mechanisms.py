@@ -14,6 +14,7 @@ from dpverify.mechanisms import (
     GaussianMechanism,
     GOEMechanism,
     LaplaceMechanism,
+    RandomizedResponse,
     mechanism_for_statistic,
     mechanism_from_dict,
     register_mechanism,
@@ -191,7 +192,8 @@ def _toy_class():
 
 
 def test_every_builtin_is_registered_under_its_kind():
-    assert dict(MECHANISMS) == {"gaussian": GaussianMechanism, "goe": GOEMechanism, "laplace": LaplaceMechanism}
+    assert dict(MECHANISMS) == {"gaussian": GaussianMechanism, "goe": GOEMechanism, "laplace": LaplaceMechanism,
+                                "randomized-response": RandomizedResponse}
     assert mechanism_for_statistic("vector") is GaussianMechanism
     assert mechanism_for_statistic("symmetric-matrix") is GOEMechanism
     with pytest.raises(InvalidParameterError, match="kind"):
