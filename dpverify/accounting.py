@@ -229,7 +229,7 @@ def user_profiles(ledger: PrivacyLedger, accounting: str = "per-user") -> tuple[
                 rows, users = rows.max(axis=0, keepdims=True), np.zeros(1, dtype=np.int64)
     if rows.shape[0] > MAX_PROFILES:
         rows, users = rows.max(axis=0, keepdims=True), np.zeros(1, dtype=np.int64)
-    return tuple(_profile(row, int(u), columns, envelope=u == 0) for row, u in zip(rows, users, strict=True))
+    return tuple(_profile(row, int(u), columns, envelope=bool(u == 0)) for row, u in zip(rows, users, strict=True))
 
 
 def _profile(row: np.ndarray, user: int, columns: list[DominatingPair], envelope: bool = False) -> UserProfile:
@@ -403,8 +403,8 @@ def rho_bounds(ledger: PrivacyLedger, accounting: str = "per-user") -> tuple[flo
     and sup_α D_α/α of the worst user's composed attained pairs evaluated on a grid of orders (the zCDP of the
     composition can be no smaller). Exact when every release is Gaussian."""
     upper = _ledger_rho(ledger, accounting)
-    if ledger.all_gaussian:
-        return upper, upper, True
+    if ledger.all_gaussian:  # exact up to the upward rounding of the per-block sums (far below 1e-12 relative)
+        return upper, round_down(upper * (1.0 - 1e-12), 1), True
     best = 0.0
     for profile in user_profiles(ledger, accounting):
         total = np.zeros(_ALPHAS.size)
@@ -422,8 +422,9 @@ def mu_bounds(ledger: PrivacyLedger, accounting: str = "per-user") -> tuple[floa
     whose Gaussian part alone is a lower bound. None when no μ bounds it (Toeplitz-weighted pure releases)."""
     rho = _ledger_rho(ledger, accounting)
     if ledger.all_gaussian:
-        mu = math.sqrt(2.0) * math.sqrt(rho)
-        return round_up(mu, 1), round_down(mu, 2), True, "every release Gaussian: μ = √(2ρ) of the worst user"
+        mu = math.sqrt(2.0) * math.sqrt(rho)  # ρ is rounded up by far less than 1e-12 relative
+        return round_up(mu, 1), round_down(mu * (1.0 - 1e-12), 1), True, ("every release Gaussian: μ = √(2ρ) of "
+                                                                          "the worst user")
     profiles = user_profiles(ledger, accounting)
     if any(p.weighted_rho for p in profiles):
         return None, 0.0, False, "Toeplitz-weighted non-Gaussian releases have no μ-GDP bound here"

@@ -30,8 +30,8 @@ import math
 from collections.abc import Callable
 
 from dpverify import _validate
-from dpverify.composition import MAX_KARY_COMPOSITIONS, rr_epsilon
-from dpverify.conversions import CONVERSIONS, epsilon_exact_gaussian, rho_for_epsilon_delta
+from dpverify.composition import MAX_KARY_COMPOSITIONS, rr_delta, rr_epsilon
+from dpverify.conversions import CONVERSIONS, DELTA_SAFETY, epsilon_exact_gaussian, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, Mechanism, RandomizedResponse
@@ -265,11 +265,11 @@ def calibrate_randomized_response(
     relation_ = Neighbouring.parse(relation)
     build = lambda e: RandomizedResponse(sensitivity, e, dim, categories, relation_)  # noqa: E731
     pairs = compositions * build(1.0).sensitivity
-    meets = lambda e: _rr_composed(e, pairs, delta, categories) <= epsilon  # noqa: E731
-    lo = round_down(epsilon / pairs, 2)  # pure composition: meets the target at every δ
-    while not meets(lo):
-        lo = round_down(lo, 4)
-    hi = epsilon
+    k = categories if categories == 2 or pairs <= MAX_KARY_COMPOSITIONS else 2
+    # the bisection reads the profile at the target (one evaluation), the result is checked by its inverse
+    meets = (lambda e: pairs * e <= epsilon) if delta == 0 else (
+        lambda e: rr_delta(e, pairs, epsilon, k) <= delta * (1.0 - DELTA_SAFETY))
+    lo, hi = round_down(epsilon / pairs, 2), epsilon  # pure composition meets the target at every δ
     while meets(hi):  # (a pair's ε at δ grows without bound with its parameter)
         hi *= 2.0
     for _ in range(200):  # bisection on ε per coordinate, keeping meets(lo)
@@ -277,6 +277,8 @@ def calibrate_randomized_response(
         if not lo < mid < hi or hi - lo <= 1e-13 * lo:
             break
         lo, hi = (mid, hi) if meets(mid) else (lo, mid)
+    while _rr_composed(lo, pairs, delta, categories) > epsilon:  # the inverse rounds up: step below it
+        lo = round_down(lo, 4)
     mechanism = build(lo)
     _check_tight(composed_epsilon(mechanism, delta, compositions), epsilon, "randomized response")
     return mechanism

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import special
@@ -38,57 +40,74 @@ from dpverify.conversions import DELTA_SAFETY
 from dpverify.errors import InvalidParameterError
 from dpverify.numerics import decreasing_bracket, round_down, round_up
 
-#: Binomial terms further than this many standard deviations below the mean are bounded by their CDF.
+#: Binomial masses further than this many standard deviations from the mean are counted in full at every ε'.
 _WINDOW_SDS = 40.0
-#: The largest n of a k-ary (k > 2) profile: its mixture costs ~(80√n)² terms per evaluation.
+#: The largest n of a k-ary (k > 2) profile: its mixture costs ~(80√n)² binomial masses.
 MAX_KARY_COMPOSITIONS = 4096
 
 
-def _binary_delta(epsilon: float, n: int, epsilon_prime: float) -> float:
-    """δ_n(ε') of n binary randomized responses (module docstring), an upper bound within ~1e-13 relative:
-    the terms far below the binomial's mean are replaced by their total mass (each is at most its mass)."""
+@dataclass(frozen=True, eq=False)
+class _Lattice:
+    """The loss of n k-RR pairs in units of ε, D = (#coordinates on the input) − (#on the neighbour's input):
+    masses ``probs`` at D = ``first`` + i, taken exactly within 40 standard deviations of each binomial, and
+    ``outside`` — the mass left out, counted in full by :meth:`delta` (so δ is an upper bound)."""
+
+    epsilon: float
+    first: int
+    probs: np.ndarray
+    outside: float
+
+    def delta(self, epsilon_prime: float) -> float:
+        d = self.first + np.arange(self.probs.size)
+        above = d * self.epsilon > epsilon_prime
+        terms = self.probs[above] * -np.expm1(epsilon_prime - self.epsilon * d[above])
+        return min(1.0, math.fsum(terms.tolist()) + self.outside)
+
+
+def _window(n: int, p: float) -> tuple[int, int]:
+    spread = _WINDOW_SDS * math.sqrt(n * p * (1.0 - p)) + 1.0
+    return max(0, math.floor(n * p - spread)), min(n, math.ceil(n * p + spread))
+
+
+@lru_cache(maxsize=64)
+def _lattice(epsilon: float, n: int, categories: int) -> _Lattice:
+    """n k-RR pairs: given the number N of coordinates on either input (Binomial(n, (e^ε + 1)/(e^ε + k − 1));
+    N = n for k = 2), the count on the input is Binomial(N, e^ε/(1 + e^ε)) and D = 2A − N."""
     from scipy import stats  # only when a profile is evaluated (scipy.stats costs a second of start-up)
 
-    if n == 0:
-        return 0.0
-    # b < (n − ε'/ε)/2  ⇔  ε(n − 2b) > ε'
-    top = math.ceil((n - epsilon_prime / epsilon) / 2.0) - 1
-    if top < 0:
-        return 0.0
-    q = float(special.expit(-epsilon))  # 1/(1 + e^ε)
-    sd = math.sqrt(n * q * (1.0 - q))
-    low = max(0, min(top, math.floor(n * q - _WINDOW_SDS * sd)))
-    b = np.arange(low, top + 1, dtype=np.int64)
-    terms = stats.binom.pmf(b, n, q) * -np.expm1(epsilon_prime - epsilon * (n - 2 * b))
-    below = float(stats.binom.cdf(low - 1, n, q)) if low > 0 else 0.0
-    return math.fsum(terms.tolist()) + below
+    keep = float(special.expit(epsilon))  # e^ε/(1 + e^ε)
+    r = 1.0 if categories == 2 else (math.exp(epsilon) + 1.0) / (math.exp(epsilon) + categories - 1.0)
+    lo_n, hi_n = (n, n) if categories == 2 else _window(n, r)
+    probs = np.zeros(2 * n + 1)  # D = −n..n
+    outside = 0.0
+    if categories > 2:
+        outside += (float(stats.binom.cdf(lo_n - 1, n, r)) if lo_n > 0 else 0.0) + float(stats.binom.sf(hi_n, n, r))
+    weights = stats.binom.pmf(np.arange(lo_n, hi_n + 1), n, r) if categories > 2 else np.ones(1)
+    for count, weight in zip(range(lo_n, hi_n + 1), weights, strict=True):
+        lo_a, hi_a = _window(count, keep)
+        a = np.arange(lo_a, hi_a + 1)
+        probs[2 * a - count + n] += weight * stats.binom.pmf(a, count, keep)
+        left = (float(stats.binom.cdf(lo_a - 1, count, keep)) if lo_a > 0 else 0.0)
+        outside += float(weight) * (left + float(stats.binom.sf(hi_a, count, keep)))
+    nonzero = np.flatnonzero(probs)
+    first, last = (int(nonzero[0]), int(nonzero[-1])) if nonzero.size else (n, n)
+    return _Lattice(epsilon, first - n, probs[first:last + 1].copy(), outside)
 
 
 def rr_delta(epsilon: float, n: int, epsilon_prime: float, categories: int = 2) -> float:
     """The exact privacy profile δ(ε') of n releases of k-ary randomized response with parameter ε (an upper
-    bound within ~1e-13 relative). For k = 2 also the optimal bound for any n ε-DP releases."""
+    bound within ~1e-13 relative: every mass left out of the binomial windows counted in full). For k = 2
+    also the optimal bound for any n ε-DP releases."""
     epsilon = _validate.positive("epsilon", epsilon)
     n = _validate.integer("n", n, minimum=0)
     epsilon_prime = _validate.non_negative("epsilon_prime", epsilon_prime)
     categories = _validate.integer("categories", categories, minimum=2)
-    if categories == 2:
-        return min(1.0, _binary_delta(epsilon, n, epsilon_prime))
-    if n > MAX_KARY_COMPOSITIONS:
+    if n == 0:
+        return 0.0
+    if categories > 2 and n > MAX_KARY_COMPOSITIONS:
         raise InvalidParameterError("n", f"must be <= {MAX_KARY_COMPOSITIONS} for k-ary randomized response "
                                     "(use the ledger's PLD route for more)", n)
-    from scipy import stats
-
-    r = (math.exp(epsilon) + 1.0) / (math.exp(epsilon) + categories - 1.0) if epsilon < 700 else 1.0
-    sd = math.sqrt(n * r * (1.0 - r))
-    low = max(0, math.floor(n * r - _WINDOW_SDS * sd))
-    high = min(n, math.ceil(n * r + _WINDOW_SDS * sd))
-    counts = np.arange(low, high + 1)
-    weights = stats.binom.pmf(counts, n, r)
-    total = math.fsum(float(w) * _binary_delta(epsilon, int(m), epsilon_prime)
-                      for m, w in zip(counts, weights, strict=True))
-    # Mass outside the window: bounded by 1 each (δ ≤ 1).
-    outside = (float(stats.binom.cdf(low - 1, n, r)) if low > 0 else 0.0) + float(stats.binom.sf(high, n, r))
-    return min(1.0, total + outside)
+    return _lattice(epsilon, n, categories).delta(epsilon_prime)
 
 
 def epsilon_for_profile(delta_of: Callable[[float], float], delta: float, ceiling: float,

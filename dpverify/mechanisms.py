@@ -133,7 +133,10 @@ class DominatingPair:
             k = self.categories
             terms = [alpha * eps, (1.0 - alpha) * eps] + ([math.log(k - 2)] if k > 2 else [])
             log_norm = float(np.logaddexp(eps, math.log(k - 1)))
-        divergence = self.copies * (float(np.logaddexp.reduce(terms)) - log_norm) / (alpha - 1.0)
+        log_sum = float(np.logaddexp.reduce(terms))
+        # the logs carry a few ulps of their magnitudes each: 16 ulps of the largest cover the difference
+        error = 16.0 * 2.0**-52 * max(abs(log_sum), abs(log_norm), max(abs(t) for t in terms))
+        divergence = self.copies * (log_sum - log_norm + error) / (alpha - 1.0)
         return min(self.pure_epsilon, round_up(max(divergence, 0.0), 4))
 
 
@@ -651,8 +654,10 @@ class RandomizedResponse(NoiseMechanism):
 
     @property
     def keep_probability(self) -> float:
-        """e^ε/(e^ε + k − 1), rounded down (a coordinate is never kept more often than the accounting says)."""
-        return round_down(1.0 / (1.0 + (self.categories - 1) * math.exp(-self.local_epsilon)), 1)
+        """e^ε/(e^ε + k − 1), rounded down to a multiple of 2⁻⁵³: a uniform draw on numpy's grid of 2⁻⁵³ falls
+        below it with exactly this probability, never more often than the accounting says."""
+        exact = 1.0 / (1.0 + (self.categories - 1) * math.exp(-self.local_epsilon))
+        return math.floor(round_down(exact, 1) * 2.0**53) / 2.0**53
 
     @property
     def epsilon(self) -> float:
@@ -713,9 +718,12 @@ class RandomizedResponse(NoiseMechanism):
         return self._offsets(_check_generator(rng), size)
 
     def _offsets(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
-        kept = rng.random(size) < self.keep_probability
-        other = rng.integers(1, self.categories, size=size)
-        return np.where(kept, 0, other).astype(float)
+        """One uniform u per coordinate: offset 0 when u < p (the keep probability), else 1 + ⌊(k − 1)(u − p)/(1 − p)⌋
+        — uniform on 1..k−1 — so releases drawn one by one or n at once use the same draws."""
+        u = rng.random(size)
+        keep = self.keep_probability
+        other = 1.0 + np.minimum(np.floor((self.categories - 1) * (u - keep) / (1.0 - keep)), self.categories - 2)
+        return np.where(u < keep, 0.0, other)
 
     def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
         """The offsets Z = noise mod k (published minus raw value, or the difference of two releases of one

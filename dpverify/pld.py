@@ -99,11 +99,28 @@ compute_self_convolve_bounds`) leaves at most ``tail``, at orders around the opt
 
 
 def _randomized_response(pair: DominatingPair, n: int, pessimistic: bool, tail: float) -> _Pmf:
-    """n k-RR pairs: losses +ε (the input), −ε (the neighbour's input), 0 (the k − 2 others), on the grid ε."""
+    """n k-RR pairs: losses +ε (the input), −ε (the neighbour's input), 0 (the k − 2 others), on the grid ε. For
+    k = 2 the n-fold PMF is binomial (loss ε(n − 2b) with b ~ Binomial(n, 1/(1 + e^ε))), taken exactly within 40
+    standard deviations; beyond, the high losses' mass goes to ∞ and the low ones' to the lowest cell (or both
+    are dropped). For k > 2 the FFT power of the three-point PMF."""
     eps, k = pair.parameter, pair.categories
     q = 1.0 / (math.exp(eps) + k - 1.0) if eps < 700 else 0.0
     keep = 1.0 / (1.0 + (k - 1.0) * math.exp(-eps))
-    return _self_compose(np.array([q, (k - 2.0) * q, keep]), -1, eps, n, pessimistic, tail)
+    if k > 2 or n == 1:
+        return _self_compose(np.array([q, (k - 2.0) * q, keep]), -1, eps, n, pessimistic, tail)
+    from scipy import stats
+
+    spread = 40.0 * math.sqrt(n * q * (1.0 - q)) + 1.0
+    first, last = max(0, math.floor(n * q - spread)), min(n, math.ceil(n * q + spread))
+    b = np.arange(last, first - 1, -1)  # increasing loss n − 2b
+    probs = np.zeros(2 * (last - first) + 1)
+    probs[::2] = stats.binom.pmf(b, n, q)
+    high = float(stats.binom.cdf(first - 1, n, q)) if first > 0 else 0.0  # b < first: losses above the window
+    low = float(stats.binom.sf(last, n, q)) if last < n else 0.0  # b > last: below it
+    if pessimistic:
+        probs[0] += low
+    # scipy's binomial masses are accurate to a few ulps each: 64 ulps of their sum bound the error
+    return _Pmf(eps, n - 2 * last, probs, high if pessimistic else 0.0, 64.0 * _U)
 
 
 def _laplace_level(pair: DominatingPair, n: int) -> int:
@@ -169,7 +186,9 @@ def _on_grid(pmf: _Pmf, step: float, pessimistic: bool) -> _Pmf:
     index = (np.ceil(position + nudge) if pessimistic else np.floor(position - nudge)).astype(np.int64)
     lower = int(index[0])
     probs = np.bincount(index - lower, weights=pmf.probs)
-    return _Pmf(step, lower, probs, pmf.infinity, pmf.error + 2.0 * _U * probs.size)
+    # each new cell sums at most ⌈step/pmf.step⌉ + 1 positive masses: its rounding is that many ulps of it
+    return _Pmf(step, lower, probs, pmf.infinity,
+                pmf.error + _U * (step / pmf.step + 2.0) * float(probs.sum()))
 
 
 def _convolve(a: _Pmf, b: _Pmf) -> _Pmf:
@@ -182,36 +201,50 @@ def _convolve(a: _Pmf, b: _Pmf) -> _Pmf:
 def _epsilon_of(pmf: _Pmf, delta: float, pessimistic: bool) -> float:
     """The root ε ≥ 0 of F(ε) = P(∞) + Σ_{ℓᵢ > ε} wᵢ(1 − e^{ε − ℓᵢ}) = δ, moved by the margins to the safe side:
     for an upper bound (``pessimistic``) δ is lowered by DELTA_SAFETY relative, the PMF's float error and the
-    rounding of the suffix sums (≤ 2Lu), and the root rounded up; for a lower bound δ is raised by as much and
-    the root rounded down.
+    rounding of the suffix sums near the root (≤ 2Lu of them), and the root rounded up; for a lower bound δ is
+    raised by as much and the root rounded down.
 
     F is decreasing and, between consecutive losses ℓ_{k−1} < ε ≤ ℓ_k, equal to P(∞) + S1_k − e^{ε−c}·S2_k with
     the suffix sums S1_k = Σ_{i≥k} wᵢ and S2_k = Σ_{i≥k} wᵢe^{c−ℓᵢ} (c the least loss ≥ 0, so no term exceeds
     wᵢ): the root is located on the grid, then solved in closed form."""
-    slack = pmf.error + 2.0 * _U * pmf.probs.size
-    margin = -delta * DELTA_SAFETY - slack if pessimistic else delta * DELTA_SAFETY + slack
-    target = delta + margin - pmf.infinity
-    if target < 0:
-        return math.inf
+    margin = delta * DELTA_SAFETY + pmf.error
     all_losses = (pmf.lower + np.arange(pmf.probs.size)) * pmf.step
     start = int(np.searchsorted(all_losses, 0.0))  # the losses ≥ 0: only they count at ε ≥ 0
     losses, probs = all_losses[start:], pmf.probs[start:]
     if probs.size == 0:
-        return 0.0
+        return 0.0 if delta - margin - pmf.infinity >= 0 or not pessimistic else math.inf
     c = float(losses[0])
     if float(losses[-1]) - c > 700.0:
         raise NumericalError("the composed privacy losses span more than 700: no finite ε to report")
     s1 = np.cumsum(probs[::-1])[::-1]
     s2 = np.cumsum((probs * np.exp(c - losses))[::-1])[::-1]
-    if float(s1[0]) - math.exp(-c) * float(s2[0]) <= target:
-        return 0.0  # F(0) ≤ δ
     at_grid = np.append(s1[1:], 0.0) - np.exp(losses - c) * np.append(s2[1:], 0.0)  # F(ℓ_k) − P(∞)
-    k = int(np.argmax(at_grid <= target))  # F at the largest loss is P(∞) ≤ δ: some k qualifies
+    at_zero = float(s1[0]) - math.exp(-c) * float(s2[0])
+    summed = 2.0 * _U * probs.size  # the relative rounding of a suffix sum of ≤ L positive terms
+    base = delta + (-margin if pessimistic else margin) - pmf.infinity
+    k = _root_cell(at_grid, base)
+    for _ in range(4):  # the sums' rounding is relative to the suffix at the root (the larger, the earlier cell)
+        target = base + (-1.0 if pessimistic else 1.0) * summed * float(s1[k])
+        moved = _root_cell(at_grid, target)
+        if moved >= k:
+            break
+        k = moved
+    if target < 0:
+        return math.inf
+    if at_zero <= target:
+        return 0.0  # F(0) ≤ δ
+    k = _root_cell(at_grid, target)  # F at the largest loss is P(∞) ≤ δ: some k qualifies
     low = float(losses[k - 1]) if k > 0 else 0.0
     ratio = (float(s1[k]) - target) / float(s2[k]) if s2[k] > 0 else 0.0
     epsilon = c + math.log(ratio) if ratio > 0 else low
     epsilon = min(max(epsilon, low), float(losses[k]))
     return round_up(epsilon, 4) if pessimistic else max(0.0, round_down(epsilon, 4))
+
+
+def _root_cell(at_grid: np.ndarray, target: float) -> int:
+    """The first cell k with F(ℓ_k) − P(∞) ≤ target (the last cell when target < 0)."""
+    meets = at_grid <= target
+    return int(np.argmax(meets)) if meets.any() else at_grid.size - 1
 
 
 def _common_step(estimate: float, groups: int) -> float:
@@ -244,8 +277,8 @@ def composed_epsilon(gaussian_mu: float, groups: Sequence[tuple[DominatingPair, 
     count = len(parts) + (gaussian_mu > 0)
     step = _common_step(estimate, count)
     epsilon = _composed_on(parts, gaussian_mu, step, delta, pessimistic, tail)
-    finer = _common_step(epsilon, count)
-    if math.isfinite(epsilon) and finer < step:
+    finer = _common_step(epsilon, count) if math.isfinite(epsilon) else step
+    if finer < step:
         again = _composed_on(parts, gaussian_mu, finer, delta, pessimistic, tail)
         epsilon = min(epsilon, again) if pessimistic else max(epsilon, again)  # both are bounds
     return epsilon
