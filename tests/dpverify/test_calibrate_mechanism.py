@@ -18,9 +18,9 @@ from dpverify.calibrate_mechanism import (
     composed_epsilon,
     composition_ledger,
 )
+from dpverify.composition import rr_epsilon
 from dpverify.conversions import mu_for_epsilon_delta
 from dpverify.errors import InvalidParameterError
-from dpverify.composition import rr_epsilon
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, RandomizedResponse
 from dpverify.testing import assert_ledger_meets
 from dpverify.testing.strategies import deltas, epsilons
