@@ -143,10 +143,10 @@ def _unit(pair: DominatingPair) -> DominatingPair:
     return pair if pair.copies == 1 else replace(pair, copies=1)
 
 
-def _columns(ledger: PrivacyLedger) -> list[DominatingPair]:
-    """The pure unit pairs of the ledger, in the order of their first block."""
+def _columns(blocks: Sequence[ReleaseBlock]) -> list[DominatingPair]:
+    """The pure unit pairs of the blocks, in the order of their first block."""
     pairs: dict[DominatingPair, None] = {}
-    for block in ledger.blocks:
+    for block in blocks:
         if not block.mechanism.is_gaussian and not _weighted(block):
             pairs.setdefault(_unit(block.mechanism.dominating_pair))
     return list(pairs)
@@ -157,13 +157,13 @@ def _weighted(block: ReleaseBlock) -> bool:
     return block.users.kind.startswith("toeplitz:")
 
 
-def _matrix(ledger: PrivacyLedger, users: np.ndarray | None, columns: list[DominatingPair]) -> np.ndarray:
+def _matrix(blocks: Sequence[ReleaseBlock], users: np.ndarray | None, columns: list[DominatingPair]) -> np.ndarray:
     """Rows: the profile of each of ``users`` (None: one row, every release counted), as
     [Gaussian ρ, weighted ρ, count of each column's pair]."""
     index = {pair: 2 + i for i, pair in enumerate(columns)}
     rows = 1 if users is None else users.size
     out = np.zeros((rows, 2 + len(columns)))
-    for block in ledger.blocks:
+    for block in blocks:
         if users is None:
             count = np.array([float(block.n_releases)])
         else:
@@ -180,25 +180,21 @@ def _matrix(ledger: PrivacyLedger, users: np.ndarray | None, columns: list[Domin
 
 
 def _maximal(rows: np.ndarray, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows no other row dominates (≥ in every coordinate), duplicates once, with a user of each.
+    """The rows no other row dominates (≥ in every coordinate), duplicates once, with a user of each; past
+    :data:`MAX_PROFILES` of them, their envelope (the largest value of each coordinate) with user 0.
 
-    A row can be dominated only by a row of larger sum, and then by a maximal one (dominance is transitive): in
-    the order of decreasing sums each row is checked against the maxima found before it, a chunk at a time."""
-    rows, first = np.unique(rows, axis=0, return_index=True)
-    order = np.argsort(-rows.sum(axis=1), kind="stable")
-    rows, users = rows[order], users[first][order]
+    The remaining row of largest sum is maximal (a row dominating it would have a larger sum, or have been
+    dropped as dominated by a maximal row that then dominates it too): keep it, drop every row it dominates
+    (itself and its duplicates included), repeat — a pass over the rows per maximal one."""
+    sums = rows.sum(axis=1)
+    alive = np.ones(rows.shape[0], dtype=bool)
     kept: list[int] = []
-    for start in range(0, rows.shape[0], 1024):
-        chunk = np.arange(start, min(start + 1024, rows.shape[0]))
-        if kept:
-            maxima = rows[kept]
-            dominated = np.any(np.all(maxima[None, :, :] >= rows[chunk][:, None, :], axis=2), axis=1)
-            chunk = chunk[~dominated]
-        found: list[int] = []
-        for i in chunk:  # the survivors, against the maxima of this chunk found before them
-            if not any(np.all(rows[j] >= rows[i]) for j in found):
-                found.append(int(i))
-        kept.extend(found)
+    while alive.any():
+        if len(kept) == MAX_PROFILES:
+            return rows.max(axis=0, keepdims=True), np.zeros(1, dtype=np.int64)
+        top = int(np.argmax(np.where(alive, sums, -np.inf)))
+        kept.append(top)
+        alive &= ~np.all(rows[top] >= rows, axis=1)
     return rows[kept], users[kept]
 
 
@@ -206,29 +202,26 @@ def user_profiles(ledger: PrivacyLedger, accounting: str = "per-user") -> tuple[
     """The maximal user profiles of ``ledger`` (module docstring): every user's composition is dominated by one
     of them. ``accounting="naive"``: one profile, every release counted. Empty when no release reads a user."""
     accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
-    columns = _columns(ledger)
+    blocks = ledger.blocks  # (built on each access: read once)
+    columns = _columns(blocks)
     if accounting == "naive":
-        if not ledger.blocks:
+        if not blocks:
             return ()
-        return (_profile(_matrix(ledger, None, columns)[0], 0, columns),)
-    n = ledger.n_users
+        return (_profile(_matrix(blocks, None, columns)[0], 0, columns),)
+    n = max((b.users.max_user(b.episodes[1]) for b in blocks), default=0)  # PrivacyLedger.n_users
     if n == 0:
         return ()
     candidates = ledger._candidate_users(None)
     if candidates is not None:
-        rows, users = _maximal(_matrix(ledger, candidates, columns), candidates)
+        rows, users = _maximal(_matrix(blocks, candidates, columns), candidates)
     else:
-        require_work("ledger", f"{n} users", float(n) * len(ledger.blocks) * max(1, n.bit_length()),
+        require_work("ledger", f"{n} users", float(n) * len(blocks) * max(1, n.bit_length()),
                      f"per-user accounting of {n} users with binary-tree releases")
         rows = np.zeros((0, 2 + len(columns)))
         users = np.zeros(0, dtype=np.int64)
         for start in range(1, n + 1, _USER_CHUNK):
             chunk = np.arange(start, min(n, start + _USER_CHUNK - 1) + 1, dtype=np.int64)
-            rows, users = _maximal(np.vstack([rows, _matrix(ledger, chunk, columns)]), np.concatenate([users, chunk]))
-            if rows.shape[0] > MAX_PROFILES:  # their envelope (user 0) dominates them all
-                rows, users = rows.max(axis=0, keepdims=True), np.zeros(1, dtype=np.int64)
-    if rows.shape[0] > MAX_PROFILES:
-        rows, users = rows.max(axis=0, keepdims=True), np.zeros(1, dtype=np.int64)
+            rows, users = _maximal(np.vstack([rows, _matrix(blocks, chunk, columns)]), np.concatenate([users, chunk]))
     return tuple(_profile(row, int(u), columns, envelope=bool(u == 0)) for row, u in zip(rows, users, strict=True))
 
 
@@ -271,12 +264,12 @@ def _kov(profile: UserProfile, delta: float, lower: bool) -> tuple[float, bool, 
     return rr_epsilon(top, n, delta), False, None, note
 
 
-def _profile_routes(profile: UserProfile, delta: float, lower: bool) -> dict[str, RouteEpsilon]:
+def _closed_routes(profile: UserProfile, delta: float, lower: bool) -> dict[str, RouteEpsilon]:
+    """The closed-form routes of one profile (every route but the PLD)."""
     out: dict[str, RouteEpsilon] = {}
-    weighted = "Toeplitz-weighted non-Gaussian releases are accounted by their ρ only"
     if profile.weighted_rho:
-        for name in ("gdp", "pure", "kov", "kov-heterogeneous", "pld"):
-            out[name] = RouteEpsilon(name, None, note=weighted)
+        for name in ("gdp", "pure", "kov", "kov-heterogeneous"):
+            out[name] = RouteEpsilon(name, None, note=_WEIGHTED)
         return out
     mu = _gdp_mu(profile)
     out["gdp"] = RouteEpsilon("gdp", epsilon_exact_gaussian(mu, delta) if mu > 0 else 0.0,
@@ -292,10 +285,34 @@ def _profile_routes(profile: UserProfile, delta: float, lower: bool) -> dict[str
         groups = [(pair.parameter, count) for pair, count in profile.pure]
         out["kov-heterogeneous"] = RouteEpsilon("kov-heterogeneous", kov_heterogeneous_epsilon(groups, delta),
                                                 note="Kairouz, Oh & Viswanath 2015, Theorem 3.5")
-    estimate = min(r.epsilon for r in out.values() if r.epsilon is not None)
-    estimate = min(estimate, epsilon_from_rho(profile.rho, delta, "cks"))
-    out["pld"] = _pld_route(profile, delta, estimate, lower)
     return out
+
+
+_WEIGHTED = "Toeplitz-weighted non-Gaussian releases are accounted by their ρ only"
+
+
+def _estimate(profile: UserProfile, closed: dict[str, RouteEpsilon], delta: float) -> float:
+    """The least closed-form ε of a profile (CKS on its ρ when none applies): an upper bound of its ε."""
+    values = [r.epsilon for r in closed.values() if r.epsilon is not None]
+    return min(values) if values else epsilon_from_rho(profile.rho, delta, "cks")
+
+
+def _pld_routes(profiles: Sequence[UserProfile], estimates: Sequence[float], delta: float,
+                lower: bool) -> list[RouteEpsilon]:
+    """The PLD route of each profile, composed in the order of decreasing estimates: a profile whose estimate (an
+    upper bound of its ε) is below the largest PLD ε found already cannot raise the ledger's, and keeps its
+    estimate instead of a composition."""
+    out: list[RouteEpsilon | None] = [None] * len(profiles)
+    largest = -math.inf
+    for i in sorted(range(len(profiles)), key=lambda j: -estimates[j]):
+        if profiles[i].weighted_rho:
+            out[i] = RouteEpsilon("pld", None, note=_WEIGHTED)
+        elif estimates[i] <= largest and not lower:
+            out[i] = RouteEpsilon("pld", estimates[i], note="privacy loss distributions, pessimistic discretisation")
+        else:
+            out[i] = _pld_route(profiles[i], delta, estimates[i], lower)
+            largest = max(largest, out[i].epsilon or -math.inf)  # type: ignore[union-attr]
+    return [r for r in out if r is not None]
 
 
 def _pld_route(profile: UserProfile, delta: float, estimate: float, lower: bool) -> RouteEpsilon:
@@ -351,10 +368,13 @@ def epsilon_routes(ledger: PrivacyLedger, delta: float, accounting: str = "per-u
     out["exact"] = RouteEpsilon("exact", None, note=f"needs every release to be Gaussian (this ledger has "
                                 f"{', '.join(kinds)} releases)")
     profiles = user_profiles(ledger, accounting)
-    per_profile = [_profile_routes(p, delta, lower) for p in profiles]
+    closed = [_closed_routes(p, delta, lower) for p in profiles]
+    plds = _pld_routes(profiles, [_estimate(p, c, delta) for p, c in zip(profiles, closed, strict=True)], delta,
+                       lower)
     envelope = any(p.envelope for p in profiles)
-    for name in ("gdp", "pure", "kov", "kov-heterogeneous", "pld"):
-        out[name] = _worst([r[name] for r in per_profile], name, len(profiles), envelope)
+    for name in ("gdp", "pure", "kov", "kov-heterogeneous"):
+        out[name] = _worst([r[name] for r in closed], name, len(profiles), envelope)
+    out["pld"] = _worst(plds, "pld", len(profiles), envelope)
     return tuple(out[name] for name in ROUTES if name in out)
 
 
@@ -446,9 +466,9 @@ def worst_profile(ledger: PrivacyLedger, delta: float, accounting: str = "per-us
         return profiles[0]
 
     def epsilon(profile: UserProfile) -> float:
-        routes = _profile_routes(profile, delta, lower=False)
-        return min([r.epsilon for r in routes.values() if r.epsilon is not None]
-                   + [epsilon_from_rho(profile.rho, delta, "cks")])
+        estimate = _estimate(profile, _closed_routes(profile, delta, lower=False), delta)
+        route = _pld_route(profile, delta, estimate, lower=False)
+        return min(estimate, route.epsilon if route.epsilon is not None else math.inf)
 
     return max(profiles, key=epsilon)
 

@@ -102,12 +102,12 @@ def test_a_gaussian_release_has_no_pure_epsilon():
 
 def _every_profile(ledger: PrivacyLedger) -> np.ndarray:
     users = np.arange(1, ledger.n_users + 1, dtype=np.int64)
-    return _matrix(ledger, users, _columns(ledger))
+    return _matrix(ledger.blocks, users, _columns(ledger.blocks))
 
 
 def _as_row(profile: UserProfile, ledger: PrivacyLedger) -> np.ndarray:
     counts = dict(profile.pure)
-    return np.array([profile.gaussian_rho, profile.weighted_rho] + [counts.get(c, 0) for c in _columns(ledger)])
+    return np.array([profile.gaussian_rho, profile.weighted_rho] + [counts.get(c, 0) for c in _columns(ledger.blocks)])
 
 
 @given(ledgers(gaussian_only=False, max_blocks=4))
