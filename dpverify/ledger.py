@@ -870,7 +870,10 @@ def noise_room(ledger: PrivacyLedger, epsilon: float, delta: float, conversion: 
     """By how much every release's noise could shrink with the ledger still (ε, δ)-DP by ``conversion``:
     √(ρ_allowed/ρ), ρ_allowed the largest budget the conversion allows at (ε, δ) and ρ what the worst user
     (per-user accounting) or all releases (naive) pay — every ρ scales as 1/noise². None when it cannot be
-    computed (nothing spent, or the conversion has no inverse at (ε, δ)); a value ≤ 1 means no room."""
+    computed (nothing spent, the conversion does not apply to the ledger, or it has no inverse at (ε, δ)); a
+    value ≤ 1 means no room."""
+    if get_conversion(conversion).gaussian_only and not ledger.all_gaussian:
+        return None
     rho = ledger.worst_user_rho() if accounting == "per-user" else ledger.naive_rho()
     if not rho > 0:
         return None
