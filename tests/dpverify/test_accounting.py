@@ -172,17 +172,19 @@ def _against_dp_accounting(ledger: PrivacyLedger, delta: float) -> None:
         assert tightest(routes).epsilon <= pessimistic * 1.01 + 2e-4
 
 
-@given(mixed_ledgers(), st.sampled_from([1e-3, 1e-5, 1e-7]))
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_every_route_against_dp_accounting(ledger, delta):
-    _against_dp_accounting(ledger, delta)
-
-
 @pytest.mark.slow
 @given(mixed_ledgers(), st.sampled_from([1e-3, 1e-5, 1e-7, 1e-10]))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_every_route_against_dp_accounting_at_depth(ledger, delta):
-    _against_dp_accounting(ledger, delta)
+def test_every_route_against_dp_accounting(ledger, delta):
+    _against_dp_accounting(ledger, delta)  # (the default run holds one fixed mixed ledger to it, below)
+
+
+def test_a_fixed_mixed_ledger_against_dp_accounting():
+    ledger = PrivacyLedger()
+    ledger.record_block("sum", (2, 20), (1, 2), GaussianMechanism(1.0, 12.0, 2), "prefix")
+    ledger.record_block("count", (2, 20), (1, 3), LaplaceMechanism(1.0, 40.0), "dyadic-1")
+    ledger.record_block("report", (1, 20), (1, 1), RandomizedResponse(2, 0.2, 2, 3), "current")
+    _against_dp_accounting(ledger, 1e-6)
 
 
 def test_the_worst_users_events_reach_dp_accounting():
