@@ -10,7 +10,8 @@ stage h, its mechanism, and which users' data it touches. It answers
   are post-processing for that pair). The worst case over users is the guarantee of the whole run;
 - a breakdown per statistic family; and (ε, δ) under any conversion of :mod:`dpverify.conversions`.
   With only Gaussian releases (GOE included) the ``exact`` conversion applies to the worst user's
-  μ² = Σ (Δ/σ)² = 2ρ_u.
+  μ² = Σ (Δ/σ)² = 2ρ_u; any ledger — Laplace, randomized response, mixed — is accounted by every route of
+  :mod:`dpverify.accounting` (:meth:`PrivacyLedger.account`), the least of which is its ε.
 
 Scale: releases are stored as rectangular *blocks* (family × episode range × stage range, one
 mechanism, one user pattern), so the DP-LSVI-UCB++ schedule at H = 20, K = 10⁵ (8×10⁶ releases) is four
@@ -55,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.accounting import ACCOUNTING_MODES, RouteEpsilon, epsilon_routes, tightest
 from dpverify.conversions import (
     CONVERSION_REGISTRY,
     DPGuarantee,
@@ -70,8 +72,6 @@ from dpverify.numerics import round_up
 
 #: Version of the JSON layout written by :meth:`PrivacyLedger.to_json`.
 SCHEMA_VERSION = 1
-
-ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
 
 #: Users per chunk when per-user ρ must be computed user by user (binary-tree releases).
 _USER_CHUNK = 1 << 20
@@ -532,9 +532,10 @@ class LedgerAccount:
     """What a ledger answers at one δ: ρ (naive and worst user) and ε under each conversion.
 
     ``epsilon`` maps a conversion name to ε (``exact`` is present only when every release is
-    Gaussian). The ε are for the *published statistics* (the billboard); by the billboard lemma
-    (Hsu et al. 2014; Sahu 2025 Lemma 2.4) the same (ε, δ) holds as joint DP for actions computed from
-    the billboard and each user's own data only.
+    Gaussian); ``routes`` holds every route of :mod:`dpverify.accounting` (those that do not apply with
+    their reason) and ``tightest`` the least ε among them — the ledger's ε. The ε are for the *published
+    statistics* (the billboard); by the billboard lemma (Hsu et al. 2014; Sahu 2025 Lemma 2.4) the same
+    (ε, δ) holds as joint DP for actions computed from the billboard and each user's own data only.
     """
 
     relation: Neighbouring
@@ -547,6 +548,8 @@ class LedgerAccount:
     accounting: str
     epsilon: dict[str, float]
     families: tuple[FamilySummary, ...]
+    routes: tuple[RouteEpsilon, ...] = ()
+    tightest: RouteEpsilon | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -765,7 +768,8 @@ class PrivacyLedger:
         return DPGuarantee(epsilon_from_rho(rho, delta, conversion), delta, conversion, rho)
 
     def account(self, delta: float, accounting: str = "per-user") -> LedgerAccount:
-        """Everything at once: ρ naive and per user, ε under every applicable conversion, per family."""
+        """Everything at once: ρ naive and per user, ε under every applicable conversion and by every route of
+        :mod:`dpverify.accounting` (the least of which is the ledger's ε), per family."""
         delta = _validate.open_unit("delta", delta)
         accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
         conversions = [c.name for c in CONVERSION_REGISTRY.values() if not c.gaussian_only or self.all_gaussian]
@@ -792,6 +796,8 @@ class PrivacyLedger:
             accounting=accounting,
             epsilon=eps,
             families=families,
+            routes=(routes := epsilon_routes(self, delta, accounting)),
+            tightest=tightest(routes),
         )
 
     def _warn_if_untouched(self) -> None:
@@ -861,7 +867,10 @@ def noise_room(ledger: PrivacyLedger, epsilon: float, delta: float, conversion: 
     """By how much every release's noise could shrink with the ledger still (ε, δ)-DP by ``conversion``:
     √(ρ_allowed/ρ), ρ_allowed the largest budget the conversion allows at (ε, δ) and ρ what the worst user
     (per-user accounting) or all releases (naive) pay — every ρ scales as 1/noise². None when it cannot be
-    computed (nothing spent, or the conversion has no inverse at (ε, δ)); a value ≤ 1 means no room."""
+    computed (nothing spent, the conversion does not apply to the ledger, or it has no inverse at (ε, δ)); a
+    value ≤ 1 means no room."""
+    if get_conversion(conversion).gaussian_only and not ledger.all_gaussian:
+        return None
     rho = ledger.worst_user_rho() if accounting == "per-user" else ledger.naive_rho()
     if not rho > 0:
         return None

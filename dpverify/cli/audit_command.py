@@ -3,6 +3,7 @@
     dpverify audit mechanism gaussian --sigma 3.73 --sensitivity 1 --epsilon 1 --delta 1e-5 --trials 1e6
     dpverify audit mechanism laplace --scale 2 --sensitivity 1 --epsilon 0.5
     dpverify audit mechanism goe --entry-std 2.64 --frobenius-sensitivity 1 --dim 3
+    dpverify audit mechanism randomized-response --local-epsilon 1 --categories 4
     dpverify audit zoo --trials 1e5 --json
 
 Exit status: 0 when no violation is found (which certifies nothing), 1 when a violation is found (for
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 
 from dpverify.cli._args import count, count_at_least, number
 from dpverify.cli._checks import check_audit_size, check_scheduler, check_workers
@@ -63,6 +65,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         k.add_argument(_option(cls.sensitivity_field), type=number, default=1.0,
                        help=f"{cls.sensitivity_norm} sensitivity (default 1)")
         k.add_argument("--dim", type=count, default=cls.default_dim, help="dimension (matrix side for goe)")
+        for name, text in cls.extra_fields:
+            k.add_argument(_option(name), type=count, default=_default(cls, name), help=text)
         k.add_argument("--epsilon", type=number, default=None, help="claimed epsilon (default: the mechanism's own)")
         k.add_argument("--delta", type=number, default=1e-5, help="claimed delta (default 1e-5)")
         _common(k, 100_000)
@@ -81,9 +85,14 @@ def _option(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
+def _default(cls: type, name: str) -> object:
+    return next(f.default for f in fields(cls) if f.name == name)
+
+
 def _mechanism(args: argparse.Namespace) -> Mechanism:
     cls = MECHANISMS[args.kind]
-    return cls.build(getattr(args, cls.sensitivity_field), getattr(args, cls.noise_field), args.dim)
+    extra = {name: getattr(args, name) for name, _ in cls.extra_fields}
+    return cls.build(getattr(args, cls.sensitivity_field), getattr(args, cls.noise_field), args.dim, **extra)
 
 
 def _checked(args: argparse.Namespace, numbers_per_trial: int, dim: int | None = None) -> None:

@@ -70,6 +70,7 @@ from dpverify import _validate
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
 from dpverify.agents.core.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
 from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
+from dpverify.claims import PrivacyClaim
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
@@ -293,16 +294,21 @@ class _ContractRun:
                 f"({config.epsilon:g}, {config.delta:g})"), evidence
 
     def ledger_check(self) -> _Held:
+        """The ledger meets the claim's (ε, δ) by the tightest valid route (:meth:`PrivacyClaim.compare`): a
+        conversion that does not apply to the ledger (``exact`` with a Laplace release) is never a failure."""
         claim = self.claim
         ledger = self.agent.ledger
-        accounted = ledger.guarantee(claim.delta, claim.conversion, self.accounting).epsilon
+        result = PrivacyClaim.approximate(claim.epsilon, claim.delta).compare(ledger, self.accounting)
+        if result.status == "cannot-compare":
+            raise _NotApplicable(result.detail)
+        accounted = result.ledger_value
         evidence: dict[str, Figure] = {"ledger_epsilon": accounted, "claimed_epsilon": claim.epsilon,
-                                       "conversion": claim.conversion, "accounting": self.accounting}
-        _require(accounted <= claim.epsilon * (1.0 + CLAIM_REL_TOL), (
+                                       "route": result.route, "accounting": self.accounting}
+        _require(result.status == "holds", (
             f"the ledger accounts to ε = {accounted!r} > the claim {claim.epsilon!r} "
-            f"({claim.conversion}, {self.accounting}): releases the claim does not cover"), evidence)
-        reason = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({claim.conversion}, {self.accounting})"
-        if accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
+            f"({result.route}, {self.accounting}): releases the claim does not cover"), evidence)
+        reason = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({result.route}, {self.accounting})"
+        if accounted is not None and accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
             room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion,
                                                        self.accounting)
             reason += "; the claim is met with room: the releases cost less than claimed"

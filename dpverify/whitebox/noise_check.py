@@ -31,6 +31,14 @@ for the Laplace mechanism (a difference: L₁ − L₂). Per statistic family th
   noised, and no two releases may share a draw up to sign (reused or broadcast noise): events of
   probability zero under the recorded mechanism, decided without spending level.
 
+Randomized response (law ``"randomized-response"``) has no scale: its noise is the offset Z = output − input
+(mod k) of each coordinate, 0 with probability e^ε/(e^ε + k − 1). Per mechanism of the family, the number of
+coordinates that changed is Binomial(n, q) exactly — q = 1 − P(Z = 0) for drawn offsets, 1 − P(Z₁ = Z₂) for the
+difference of two releases — and the **flip** test is that exact binomial test (fewer changes than recorded
+fail: less noise; more are reported); for k > 2 the changed coordinates' offsets must be uniform on 1..k−1
+(χ² test, run from five expected counts per value), and the changes of consecutive releases independent
+(Pearson's r). Equal offsets are frequent under this law, so the shared-draw and cross-family tests skip it.
+
 The false-alarm level α is split equally (Bonferroni) over every test run; the scale test fails on the
 low side only (at half its share): noise *smaller* than recorded refutes the claim, larger noise is
 reported and passes. A self-noised family whose values did not change at all with the billboard's noise
@@ -51,8 +59,10 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from dpverify.accounting import epsilon_routes, tightest
 from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.checks import FAIL, NOT_RUN, PASS
+from dpverify.conversions import get_conversion
 from dpverify.ledger import PrivacyLedger
 from dpverify.whitebox.result import FamilyNoise, NoiseCheck
 from dpverify.whitebox.stacks import Stack, stacks
@@ -135,7 +145,8 @@ def _families(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRel
                 unobserved.append(f"{stack.family}: {why}")
             continue
         z, difference = observed
-        law = mechanism.noise_law if mechanism.noise_law == "normal" or not difference else "laplace-difference"
+        law = mechanism.noise_law if mechanism.noise_law == "normal" or not difference else (
+            f"{mechanism.noise_law}-difference")
         entry = grouped.setdefault(stack.family, {"blocks": [], "law": law, "difference": difference})
         entry["blocks"].append((stack, z))
     families = [_Family(name, e["law"], tuple(e["blocks"]), e["difference"]) for name, e in grouped.items()]
@@ -319,12 +330,14 @@ def rescaled_ledger(ledger: PrivacyLedger, factors: dict[str, float]) -> Privacy
 
 def _measured_epsilon(ledger: PrivacyLedger | None, factors: dict[str, float], delta: float, conversion: str,
                       accounting: str) -> float | None:
+    """The ε of the ledger with the measured noise: by ``conversion`` where it applies, else the least of the
+    routes that do (:mod:`dpverify.accounting`)."""
     if ledger is None or not factors:
         return None
-    try:
-        return float(rescaled_ledger(ledger, factors).guarantee(delta, conversion, accounting).epsilon)
-    except Exception:  # a conversion that does not apply to the ledger (e.g. exact with Laplace releases)
-        return None
+    rescaled = rescaled_ledger(ledger, factors)
+    if get_conversion(conversion).gaussian_only and not rescaled.all_gaussian:
+        return tightest(epsilon_routes(rescaled, delta, accounting)).epsilon
+    return float(rescaled.guarantee(delta, conversion, accounting).epsilon)
 
 
 # ---- the check ------------------------------------------------------------------------------------------
@@ -353,11 +366,12 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
     if not testable:
         return NoiseCheck(NOT_RUN, "; ".join(not_run) or "the agent published nothing", level,
                           not_checked=tuple(not_run))
-    cross = _cross_family_pairs(testable)
+    continuous = [fam for fam in testable if not fam.law.startswith(_RR)]
+    cross = _cross_family_pairs(continuous)
     n_tests = TESTS_PER_FAMILY * len(testable) + len(cross)
     share = level / n_tests
     results = [_family_result(fam, share, level) for fam in testable]
-    duplicates = _duplicates(testable)
+    duplicates = _duplicates(continuous)
     cross_failures = [f"{a.family} and {b.family} (r-test p = {p:.3g})" for a, b, x, y in cross
                       if (p := _pearson_p(x, y)) < share]
     factors = {r.family: r.scale_upper for r in results if r.status == FAIL and r.scale_upper < 1.0}
@@ -387,6 +401,8 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     kinds = sorted({stack.mechanism.kind for stack, _ in fam.blocks})
     base: dict[str, Any] = {"family": fam.family, "mechanism": ", ".join(kinds), "releases": fam.releases,
                             "values": int(z.size)}
+    if law.startswith(_RR):
+        return _flip_result(fam, share, base)
     problems: list[str] = []
     unchanged, first = fam.unchanged()
     if unchanged:
@@ -427,3 +443,73 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     return FamilyNoise(**base, status=status, detail=detail, scale_ratio=scale.ratio, scale_lower=scale.lower,
                        scale_upper=scale.upper, p_small=scale.p_small, p_large=scale.p_large, p_shape=p_shape,
                        p_kurtosis=p_kurtosis, p_across=p_across, p_within=p_within)
+
+
+# ---- randomized response ---------------------------------------------------------------------------------
+
+_RR = "randomized-response"
+
+
+def _flip_probability(mechanism: Any, difference: bool) -> float:
+    """P(a coordinate's offset is not 0): 1 − p for a drawn offset (p the keep probability), 1 − p² − (1 − p)²/(k−1)
+    for the difference of two releases (their offsets agree)."""
+    keep, k = mechanism.keep_probability, mechanism.categories
+    return 1.0 - keep * keep - (1.0 - keep) ** 2 / (k - 1) if difference else 1.0 - keep
+
+
+def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNoise:
+    """The flip, uniformity and independence tests of a randomized-response family (module docstring); the flip
+    test's share is split over the family's mechanisms (each has its own flip probability)."""
+    by_mechanism: dict[Any, list[np.ndarray]] = {}
+    for stack, z in fam.blocks:
+        by_mechanism.setdefault(stack.mechanism, []).append(z)
+    problems: list[str] = []
+    notes: list[str] = []
+    small = large = 1.0
+    flips = expected = 0.0
+    for mechanism, blocks in by_mechanism.items():
+        offsets = np.concatenate([b.ravel() for b in blocks])
+        n, changed = offsets.size, int(np.count_nonzero(offsets))
+        q = _flip_probability(mechanism, fam.differences)
+        p_small, p_large = float(stats.binom.cdf(changed, n, q)), float(stats.binom.sf(changed - 1, n, q))
+        small, large = min(small, p_small), min(large, p_large)
+        flips, expected = flips + changed, expected + n * q
+        if p_small < share / (2.0 * len(by_mechanism)):
+            problems.append(f"less noise than recorded: {changed} of {n} coordinates changed, {n * q:.4g} expected "
+                            f"(ε = {mechanism.local_epsilon:g}, k = {mechanism.categories}; p = {p_small:.2g})")
+        elif p_large < share / (2.0 * len(by_mechanism)):
+            notes.append(f"more coordinates changed than recorded ({changed} of {n}, {n * q:.4g} expected): more noise "
+                         "than the record, which does not harm the claim")
+    p_uniform = _uniform_offsets_p(fam)
+    if p_uniform < share:
+        problems.append("the changed coordinates' offsets are not uniform on the other categories "
+                        f"(p = {p_uniform:.2g})")
+    x, y = _pairs_across_releases(fam)
+    p_across = _pearson_p((x != 0).astype(float), (y != 0).astype(float))
+    if p_across < share:
+        problems.append(f"consecutive releases' flips are correlated (p = {p_across:.2g})")
+    ratio = flips / expected if expected > 0 else math.nan
+    detail = "; ".join(problems) if problems else (
+        f"{int(flips)} coordinates changed, {expected:.6g} expected ({ratio:.4g} ×); independent"
+        + ("; " + "; ".join(notes) if notes else ""))
+    return FamilyNoise(**base, status=FAIL if problems else PASS, detail=detail, scale_ratio=ratio, p_small=small,
+                       p_large=large, p_shape=p_uniform, p_across=p_across)
+
+
+def _uniform_offsets_p(fam: _Family) -> float:
+    """χ² p-value that the non-zero offsets are uniform on 1..k−1, per number of categories (the least); NaN
+    when no group has five expected counts per value (k = 2: nothing to test)."""
+    groups: dict[int, list[np.ndarray]] = {}
+    for stack, z in fam.blocks:
+        mechanism: Any = stack.mechanism  # a RandomizedResponse (the family's law says so)
+        groups.setdefault(int(mechanism.categories), []).append(z.ravel())
+    p = math.nan
+    for k, parts in groups.items():
+        offsets = np.concatenate(parts)
+        offsets = offsets[offsets != 0].astype(np.int64)
+        if k <= 2 or offsets.size < 5 * (k - 1):
+            continue
+        counts = np.bincount(offsets, minlength=k)[1:]
+        value = float(stats.chisquare(counts).pvalue)
+        p = value if math.isnan(p) else min(p, value)
+    return p

@@ -9,7 +9,7 @@ import pytest
 
 from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.ledger import PrivacyLedger
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, RandomizedResponse
 from dpverify.whitebox.noise_check import check_noise, rescaled_ledger
 
 VEC = GaussianMechanism(1.0, 2.0, 5)
@@ -141,3 +141,41 @@ def test_false_alarm_rate_of_correct_noise_is_within_the_level() -> None:
         result = check_noise(drawn(VEC, gaussian(rng, 60)) + drawn(GOE, goe(rng, 60), "G"), level=0.05)
         alarms += result.status == "fail"
     assert alarms <= 25
+
+# ---- randomized response -------------------------------------------------------------------------------------
+
+
+def test_randomized_response_flips_as_recorded_pass_and_too_few_fail() -> None:
+    rr = RandomizedResponse(1, 1.0, 6, 4)
+    rng = np.random.default_rng(3)
+    raw = np.array([0.0, 1.0, 2.0, 3.0, 0.0, 1.0])
+    honest = check_noise(drawn(rr, list(rr.noise(rng, 500)), "r", raw=raw))
+    assert honest.status == "pass", honest.detail
+    family = honest.families[0]
+    assert family.scale_ratio == pytest.approx(1.0, abs=0.1) and family.p_small > 1e-3
+    # a coordinate kept more often than recorded (ε = 2 drawn, 1 recorded): too few changes
+    lying = RandomizedResponse(1, 2.0, 6, 4)
+    result = check_noise(drawn(rr, list(lying.noise(rng, 500)), "r", raw=raw))
+    assert result.status == "fail" and "less noise than recorded" in result.detail
+    assert result.measured_epsilon is None  # (no scale to rescale)
+
+
+def test_randomized_response_offsets_must_be_uniform() -> None:
+    rr = RandomizedResponse(1, 0.5, 4, 5)
+    rng = np.random.default_rng(4)
+    noise = rr.noise(rng, 1000)
+    noise[noise != 0] = 1.0  # every change to the next category: the right flip rate, the wrong law
+    result = check_noise(drawn(rr, list(noise), "r"))
+    assert result.status == "fail" and "not uniform" in result.detail
+
+
+def test_self_noised_randomized_response_is_checked_by_the_difference_of_two_runs() -> None:
+    rr = RandomizedResponse(1, 0.8, 3, 3)
+    rng = np.random.default_rng(5)
+    raw = np.zeros((400, 3))
+    first = [PublishedRelease("r", k, 1, "current", v, None, rr)
+             for k, v in enumerate(rr.release(raw[0], rng, 400), start=1)]
+    second = [PublishedRelease("r", k, 1, "current", v, None, rr)
+              for k, v in enumerate(rr.release(raw[0], rng, 400), start=1)]
+    result = check_noise(first, second)
+    assert result.status == "pass", result.detail
