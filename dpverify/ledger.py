@@ -294,7 +294,7 @@ def user_pattern(kind: str | UserPattern) -> UserPattern:
         return DyadicNode(int(kind[7:]))
     if isinstance(kind, str) and kind.startswith("toeplitz:"):
         return ToeplitzFactor.parse(kind)
-    if kind not in _PATTERNS:
+    if not isinstance(kind, str) or kind not in _PATTERNS:
         raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}, dyadic-<level>, "
                                     "toeplitz:θ1/ω1,…", kind)
     return _PATTERNS[kind]
@@ -842,6 +842,8 @@ class PrivacyLedger:
 
     @classmethod
     def from_json(cls, text: str) -> PrivacyLedger:
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InvalidParameterError("ledger", "must be JSON text (a str)", type(text).__name__)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -127,3 +127,13 @@ def require_work(option: str, value: object, operations: float, what: str) -> No
             f"{limit:.2g} (DPVERIFY_WORK_LIMIT)",
             value,
         )
+
+
+#: Address space a local worker process needs (its own Python, numpy and scipy): an estimate.
+WORKER_BYTES = 150 << 20
+
+
+def require_workers(option: str, workers: int) -> None:
+    """Refuse more local worker processes than the memory limit allows (forking is not free): every pool checks
+    (:func:`dpverify._pools.new_pool`), and the commands before any work."""
+    require_memory(option, workers, workers * WORKER_BYTES, f"{workers} worker processes")

@@ -28,7 +28,7 @@ from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
 from dpverify.agent_audit.views import _flat
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
 from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
-from dpverify.agents.registry import batched_twin, build_agent, build_environment
+from dpverify.agents.registry import batched_twin, build_agent, build_environment, check_environment_kind
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import declared_notion
@@ -53,7 +53,7 @@ class AgentSetup:
     def environment(self) -> Any:
         mdp = build_environment(self.env, self.episodes, self.env_options)
         if self.audit_environment:
-
+            check_environment_kind(self.agent, mdp)  # named as the user gave it, before it is replaced
             return audit_environment(mdp)
         return mdp
 

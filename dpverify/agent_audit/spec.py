@@ -20,6 +20,7 @@ from typing import Any
 from dpverify import _validate
 from dpverify.agent_audit.notions import audit_notion, notions_for
 from dpverify.agent_audit.routes import audit_route
+from dpverify.agents.registry import card
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
 from dpverify.errors import InvalidParameterError
 
@@ -95,6 +96,10 @@ class AgentAuditSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.agent, str) or not self.agent:
             raise InvalidParameterError("agent", "must be a registered name or module.path:factory", self.agent)
+        entry = card(self.agent)
+        if entry is not None and not entry.private:  # it takes no claim and publishes nothing to audit
+            raise InvalidParameterError("agent", f"must be a private agent or module.path:factory ({self.agent} is "
+                                        "non-private: it makes no privacy claim to audit)", self.agent)
         if not isinstance(self.env, str) or not self.env:
             raise InvalidParameterError("env", "must be a registered environment name", self.env)
         _validate.integer("episodes", self.episodes, minimum=2)

@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from dpverify import _validate
-from dpverify._pools import abandon, gather
+from dpverify._pools import abandon, gather, new_pool
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import time_limit
 
@@ -148,7 +148,7 @@ class ProcessExecutor:
         if not items:
             return results
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+            self._pool = new_pool(self.workers)
         futures = [self._pool.submit(fn, item) for item in items]
 
         def done() -> None:

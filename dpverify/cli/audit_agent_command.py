@@ -125,10 +125,12 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 
 def _executor(args: argparse.Namespace) -> Any:
     from dpverify.audit.executors import make_executor
-    from dpverify.cli._checks import check_scheduler, check_workers
+    from dpverify.cli._checks import check_scheduler
+    from dpverify.limits import require_workers
 
     check_scheduler("--scheduler", args.scheduler)
-    check_workers("--workers", args.workers)
+    if args.workers is not None:
+        require_workers("--workers", args.workers)
     return make_executor(args.scheduler, args.workers)
 
 
