@@ -27,13 +27,11 @@ from dpverify import _validate
 from dpverify.conversions import get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ToeplitzFactor, UserPattern, user_pattern
-from dpverify.limits import require_work
+from dpverify.limits import MAX_COUNT, require_work
 from dpverify.mechanisms import GaussianMechanism, Mechanism, mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
 
-#: Largest H, K or d of a schedule: counts above 2⁵³ are not exact in the floating point that accounting uses.
-MAX_COUNT = 2**53
 #: The calibrated ε must be within this relative distance below the target.
 ROUND_TRIP_TOLERANCE = 1e-9
 #: Elementary operations (:mod:`dpverify.limits`) one statistic of a schedule costs in one calibration: its

@@ -62,13 +62,16 @@ from dpverify.conversions import (
     rho_for_epsilon_delta,
 )
 from dpverify.errors import InvalidParameterError
-from dpverify.limits import require_memory, require_work
+from dpverify.limits import MAX_COUNT, require_memory, require_work
 from dpverify.mechanisms import Mechanism, mechanism_from_dict
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_up
 
 #: Version of the JSON layout written by :meth:`PrivacyLedger.to_json`.
 SCHEMA_VERSION = 1
+#: Elementary operations (:mod:`dpverify.limits`) reading and accounting one block of a ledger file costs (about
+#: half a millisecond of Python, measured on one core).
+BLOCK_OPERATIONS = 1e5
 
 ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
 
@@ -421,6 +424,9 @@ def _range(name: str, value: object) -> tuple[int, int]:
         raise InvalidParameterError(name, "must be a pair (first, last)", value)
     first = _validate.integer(f"{name}[0]", value[0], minimum=1)
     last = _validate.integer(f"{name}[1]", value[1], minimum=first)
+    if last > MAX_COUNT:
+        raise InvalidParameterError(f"{name}[1]", f"must be <= 2^53 = {MAX_COUNT} (larger counts are not exact in "
+                                    "floating point)", last)
     return (first, last)
 
 
@@ -834,6 +840,8 @@ class PrivacyLedger:
         blocks = data.get("blocks")
         if not isinstance(blocks, list):
             raise InvalidParameterError("ledger.blocks", "must be a list", type(blocks).__name__)
+        require_work("ledger", f"{len(blocks)} blocks", BLOCK_OPERATIONS * len(blocks),
+                     f"reading and accounting {len(blocks)} blocks")
         ledger = cls(data.get("relation", ""))
         for raw in blocks:
             block = ReleaseBlock.from_dict(raw)
@@ -848,6 +856,12 @@ class PrivacyLedger:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParameterError("ledger", f"must be valid JSON ({exc.msg} at line {exc.lineno})", "…") from None
+        except RecursionError:
+            raise InvalidParameterError("ledger", "must not nest arrays or objects that deep (a ledger nests three "
+                                        "levels)", "…") from None
+        except ValueError as exc:  # a number of thousands of digits: Python refuses to read it
+            raise InvalidParameterError("ledger", f"must hold numbers of at most a few hundred digits ({exc})",
+                                        "…") from None
         return cls.from_dict(data)
 
     def __eq__(self, other: object) -> bool:

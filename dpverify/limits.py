@@ -38,6 +38,9 @@ import os
 from dpverify.errors import InvalidParameterError
 
 DEFAULT_WORK_LIMIT = 2e10
+#: Largest count (episodes, stages, a dimension) dpverify accepts: above 2⁵³ counts are not exact in the floating
+#: point that accounting uses.
+MAX_COUNT = 2**53
 _SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
