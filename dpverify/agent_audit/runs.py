@@ -24,13 +24,14 @@ from typing import Any
 import numpy as np
 
 from dpverify.agent_audit.notions import audit_notion
-from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
+from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim, refuse_gaussian_claim
 from dpverify.agent_audit.views import _flat
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
 from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
 from dpverify.agents.registry import batched_twin, build_agent, build_environment, check_environment_kind
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
 from dpverify.usercode import declared_notion
 from dpverify.whitebox.neighbours import audit_environment
 
@@ -130,6 +131,10 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     check_claim(spec, claim)  # before any episode runs
 
     policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
+    if spec.gaussian_claim:  # asked for: the probe's releases must all be Gaussian
+        ledger = getattr(getattr(agent, "billboard", board), "ledger", None)
+        if isinstance(ledger, PrivacyLedger):
+            refuse_gaussian_claim("gaussian_claim", True, ledger)
     width = 1
     audited = audit_notion(spec.notion)
     if audited.reads_policies:

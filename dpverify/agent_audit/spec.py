@@ -23,6 +23,7 @@ from dpverify.agent_audit.routes import audit_route
 from dpverify.agents.registry import card
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
 
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
 #: Canary designs of a two-world audit (:mod:`dpverify.agent_audit.canaries`).
@@ -328,3 +329,12 @@ def _scope_note(spec: AgentAuditSpec) -> str:
         moved = "canaries moved the targets between the lowest- and highest-value states"
     return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
             "needs other user data is not tested.")
+
+
+def refuse_gaussian_claim(option: str, gaussian_claim: bool | None, ledger: PrivacyLedger) -> None:
+    """A μ-GDP (Gaussian-mechanism) claim asked for an agent whose ledger records other mechanisms is bad input:
+    its μ-GDP curve does not describe those releases (an error, never a silent switch to the other claim)."""
+    if gaussian_claim and not ledger.all_gaussian:
+        kinds = sorted({b.mechanism.kind for b in ledger.blocks if not b.mechanism.is_gaussian})
+        raise InvalidParameterError(option, f"must be no for an agent whose ledger records {', '.join(kinds)} "
+                                    "releases: a Gaussian (mu-GDP) claim does not describe them", "yes")

@@ -195,6 +195,9 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
             return distributed.Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
         raise InvalidParameterError("scheduler", f"could not be reached ({type(exc).__name__})", address) from None
+    except (MemoryError, ValueError, TypeError) as exc:  # a reply in another protocol read as Dask's frames
+        raise InvalidParameterError("scheduler", f"did not answer as a Dask scheduler (its reply could not be read: "
+                                    f"{type(exc).__name__})", address) from None
     except _NoAnswer:
         raise InvalidParameterError(
             "scheduler", f"did not answer as a Dask scheduler within {limit:g} s (is it one?)", address) from None
