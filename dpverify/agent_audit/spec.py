@@ -323,8 +323,8 @@ def _scope_note(spec: AgentAuditSpec) -> str:
     if spec.add_remove:
         moved = "add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
     elif spec.canary_design == "worst-case":
-        moved = ("the canaries were the audit environment's path canaries, the measured pairs of "
-                 "largest mu")
+        largest = "the measured pair of largest mu" if spec.route == "one-run" else "the measured pairs of largest mu"
+        moved = f"the canaries were the audit environment's path canaries, {largest}"
     else:
         moved = "canaries moved the targets between the lowest- and highest-value states"
     return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
