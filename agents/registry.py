@@ -234,7 +234,9 @@ def agent_factory(agent: str, *, parameter: str = "agent") -> Callable[..., Any]
     if isinstance(agent, str) and is_factory_path(agent):
         try:
             return guarded_factory(agent)
-        except InvalidParameterError as exc:
+        except InvalidParameterError as exc:  # the path's own error is the option's; any other names itself
+            if exc.parameter != "agent":
+                raise
             raise InvalidParameterError(parameter, exc.rule, agent) from None
     if not isinstance(agent, str) or agent not in AGENTS:
         raise InvalidParameterError(parameter, f"must be one of {', '.join(sorted(AGENTS))} or module.path:factory",
@@ -254,6 +256,16 @@ def build_environment(env: str, num_episodes: int, options: Mapping[str, Any] | 
         raise options_error("env", env, options, exc) from None
 
 
+def check_environment_kind(agent: Any, mdp: Any, label: str | None = None) -> None:
+    """Refuse an environment of the other kind for a registered agent (linear vs linear mixture), naming it as
+    built (check the user's environment before an audit environment of its kind replaces it)."""
+    entry = card(agent) if isinstance(agent, str) else None
+    if entry is not None and not isinstance(mdp, entry.env_type):
+        kind = "linear" if entry.env_kind == "linear" else "linear mixture"
+        raise InvalidParameterError("env", f"must be a {kind} MDP for agent {label or agent}",
+                                    getattr(mdp, "name", mdp))
+
+
 def build_agent(agent: str | Callable[..., Any], mdp: Any, num_episodes: int, rng: np.random.Generator,
                 options: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), *, billboard: Any = None,
                 billboard_required: bool = True, name: str | None = None) -> Any:
@@ -263,10 +275,7 @@ def build_agent(agent: str | Callable[..., Any], mdp: Any, num_episodes: int, rn
     ``billboard=`` — a factory that does not take it is an error, or, unless ``billboard_required``, is called
     without it; a factory's ``TypeError`` is bad input naming the options (:func:`options_error`)."""
     label = name or (agent if isinstance(agent, str) else str(getattr(agent, "__name__", "the factory")))
-    entry = card(agent) if isinstance(agent, str) else None
-    if entry is not None and not isinstance(mdp, entry.env_type):
-        raise InvalidParameterError("env", f"must be a {ENV_TYPES[entry.env_kind][1]} for agent {label}",
-                                    getattr(mdp, "name", mdp))
+    check_environment_kind(agent, mdp, label)
     factory = agent_factory(agent) if isinstance(agent, str) else agent
     options = dict(options)
     extra = {} if billboard is None else {"billboard": billboard}

@@ -29,6 +29,7 @@ from dpverify.calibration import (
     PrintedCalibrationCheck,
     ReleaseSchedule,
     calibrate,
+    schedule_count,
 )
 from dpverify.conversions import CONVERSIONS, get_conversion
 from dpverify.errors import InvalidParameterError
@@ -40,8 +41,6 @@ from dpverify.neighbouring import Neighbouring
 #: double precision (the exact ε of the nearest representable noise level is 0 or above the target),
 #: above it the guarantee is vacuous (the exact conversion reports ε = ∞ beyond 10⁶).
 EPSILON_RANGE = (1e-6, 1e6)
-#: Largest H, K or d: counts above 2⁵³ are not exact in the floating point that accounting uses.
-MAX_COUNT = 2**53
 
 #: Known failures of the algorithm as printed in Sahu 2025 that no choice of noise level repairs.
 PRINTED_ALGORITHM_FAILURES = (
@@ -162,14 +161,6 @@ class CalibrationReport:
         raise InvalidParameterError("family", f"must be one of {keys}", key)
 
 
-def _count(name: str, value: object) -> int:
-    n = _validate.integer(name, value, minimum=1)
-    if n > MAX_COUNT:
-        raise InvalidParameterError(
-            name, f"must be <= 2^53 = {MAX_COUNT} (larger counts are not exact in floating point)", n)
-    return n
-
-
 def validate_settings(
     epsilon: float, delta: float, horizon: int, episodes: int, dim: int, schedule: NamedSchedule,
     sensitivity: str | None = None, conversion: str = "exact", accounting: str = "per-user",
@@ -189,14 +180,17 @@ def validate_settings(
         raise InvalidParameterError(
             "epsilon", f"must be in [{low:g}, {high:g}] for calibration (outside it the noise level is not "
             "resolvable in double precision, or the guarantee is vacuous)", epsilon)
+    # every model under every conversion, each at most one statistic per family (4) and stage
+    horizon = schedule_count("horizon", horizon, 4 * len(schedule.models) * len(CONVERSIONS))
     return CalibrationSettings(
         epsilon=epsilon,
         delta=_validate.open_unit("delta", delta),
-        horizon=_count("horizon", horizon),
-        episodes=_count("episodes", episodes),
-        dim=_count("dim", dim),
+        horizon=horizon,
+        episodes=schedule_count("episodes", episodes),
+        dim=schedule_count("dim", dim),
         named_schedule=schedule,
-        sensitivity=_validate.one_of("sensitivity", sensitivity or schedule.default_model, schedule.models),
+        sensitivity=_validate.one_of("sensitivity", schedule.default_model if sensitivity is None else sensitivity,
+                                     schedule.models),
         conversion=_validate.one_of("conversion", conversion, CONVERSIONS),
         accounting=_validate.one_of("accounting", accounting, ACCOUNTING_MODES),
         relation=Neighbouring.parse(relation) if not isinstance(relation, str) else _relation(relation),

@@ -65,13 +65,16 @@ from dpverify.conversions import (
     rho_for_epsilon_delta,
 )
 from dpverify.errors import InvalidParameterError
-from dpverify.limits import require_memory, require_work
+from dpverify.limits import MAX_COUNT, require_memory, require_work
 from dpverify.mechanisms import Mechanism, mechanism_from_dict
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_up
 
 #: Version of the JSON layout written by :meth:`PrivacyLedger.to_json`.
 SCHEMA_VERSION = 1
+#: Elementary operations (:mod:`dpverify.limits`) reading and accounting one block of a ledger file costs (about
+#: half a millisecond of Python, measured on one core).
+BLOCK_OPERATIONS = 1e5
 
 #: Users per chunk when per-user ρ must be computed user by user (binary-tree releases).
 _USER_CHUNK = 1 << 20
@@ -295,7 +298,7 @@ def user_pattern(kind: str | UserPattern) -> UserPattern:
         return DyadicNode(int(kind[7:]))
     if isinstance(kind, str) and kind.startswith("toeplitz:"):
         return ToeplitzFactor.parse(kind)
-    if kind not in _PATTERNS:
+    if not isinstance(kind, str) or kind not in _PATTERNS:
         raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}, dyadic-<level>, "
                                     "toeplitz:θ1/ω1,…", kind)
     return _PATTERNS[kind]
@@ -385,6 +388,9 @@ def _range(name: str, value: object) -> tuple[int, int]:
         raise InvalidParameterError(name, "must be a pair (first, last)", value)
     first = _validate.integer(f"{name}[0]", value[0], minimum=1)
     last = _validate.integer(f"{name}[1]", value[1], minimum=first)
+    if last > MAX_COUNT:
+        raise InvalidParameterError(f"{name}[1]", f"must be <= 2^53 = {MAX_COUNT} (larger counts are not exact in "
+                                    "floating point)", last)
     return (first, last)
 
 
@@ -841,6 +847,8 @@ class PrivacyLedger:
         blocks = data.get("blocks")
         if not isinstance(blocks, list):
             raise InvalidParameterError("ledger.blocks", "must be a list", type(blocks).__name__)
+        require_work("ledger", f"{len(blocks)} blocks", BLOCK_OPERATIONS * len(blocks),
+                     f"reading and accounting {len(blocks)} blocks")
         ledger = cls(data.get("relation", ""))
         for raw in blocks:
             block = ReleaseBlock.from_dict(raw)
@@ -849,10 +857,18 @@ class PrivacyLedger:
 
     @classmethod
     def from_json(cls, text: str) -> PrivacyLedger:
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise InvalidParameterError("ledger", "must be JSON text (a str)", type(text).__name__)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParameterError("ledger", f"must be valid JSON ({exc.msg} at line {exc.lineno})", "…") from None
+        except RecursionError:
+            raise InvalidParameterError("ledger", "must not nest arrays or objects that deep (a ledger nests three "
+                                        "levels)", "…") from None
+        except ValueError as exc:  # a number of thousands of digits: Python refuses to read it
+            raise InvalidParameterError("ledger", f"must hold numbers of at most a few hundred digits ({exc})",
+                                        "…") from None
         return cls.from_dict(data)
 
     def __eq__(self, other: object) -> bool:

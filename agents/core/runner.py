@@ -22,7 +22,6 @@ cumulative regret ± one standard deviation across seeds).
 
 from __future__ import annotations
 
-import concurrent.futures
 import csv
 import io
 import json
@@ -40,7 +39,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify._io import FileSet
-from dpverify._pools import abandon, gather
+from dpverify._pools import abandon, gather, new_pool
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 from dpverify.usercode import is_factory_path
@@ -227,7 +226,7 @@ class _LocalPool:
     name = "processes"
 
     def __init__(self, workers: int) -> None:
-        self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers)
+        self._pool = new_pool(workers)
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callable[[], None] | None = None
             ) -> list[Any]:

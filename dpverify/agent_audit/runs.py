@@ -25,13 +25,14 @@ import numpy as np
 
 from dpverify.adapters.global_rng import keep_installed
 from dpverify.agent_audit.notions import audit_notion
-from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
+from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim, refuse_gaussian_claim
 from dpverify.agent_audit.views import _flat
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
 from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
-from dpverify.agents.registry import batched_twin, build_agent, build_environment
+from dpverify.agents.registry import batched_twin, build_agent, build_environment, check_environment_kind
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
 from dpverify.usercode import declared_notion
 from dpverify.whitebox.neighbours import audit_environment
 
@@ -54,7 +55,7 @@ class AgentSetup:
     def environment(self) -> Any:
         mdp = build_environment(self.env, self.episodes, self.env_options)
         if self.audit_environment:
-
+            check_environment_kind(self.agent, mdp)  # named as the user gave it, before it is replaced
             return audit_environment(mdp)
         return mdp
 
@@ -142,6 +143,10 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     check_claim(spec, claim)  # before any episode runs
 
     policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
+    if spec.gaussian_claim:  # asked for: the probe's releases must all be Gaussian
+        ledger = getattr(getattr(agent, "billboard", board), "ledger", None)
+        if isinstance(ledger, PrivacyLedger):
+            refuse_gaussian_claim("gaussian_claim", True, ledger)
     width = 1
     audited = audit_notion(spec.notion)
     if audited.reads_policies:

@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from dpverify import _validate
-from dpverify._pools import abandon, gather
+from dpverify._pools import abandon, gather, new_pool
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import time_limit
 
@@ -153,7 +153,7 @@ class ProcessExecutor(_Closing):
         if not items:
             return results
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+            self._pool = new_pool(self.workers)
         pool = self._pool  # maps from several threads share it (and gather waits on this one)
         futures = [pool.submit(fn, item) for item in items]
 
@@ -195,6 +195,9 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
             return distributed.Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
         raise InvalidParameterError("scheduler", f"could not be reached ({type(exc).__name__})", address) from None
+    except (MemoryError, ValueError, TypeError) as exc:  # a reply in another protocol read as Dask's frames
+        raise InvalidParameterError("scheduler", f"did not answer as a Dask scheduler (its reply could not be read: "
+                                    f"{type(exc).__name__})", address) from None
     except _NoAnswer:
         raise InvalidParameterError(
             "scheduler", f"did not answer as a Dask scheduler within {limit:g} s (is it one?)", address) from None

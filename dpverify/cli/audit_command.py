@@ -18,7 +18,7 @@ import sys
 from dataclasses import fields
 
 from dpverify.cli._args import count, count_at_least, number
-from dpverify.cli._checks import check_audit_size, check_scheduler, check_workers
+from dpverify.cli._checks import check_scheduler
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import MECHANISMS, Mechanism
@@ -97,9 +97,13 @@ def _mechanism(args: argparse.Namespace) -> Mechanism:
 
 def _checked(args: argparse.Namespace, numbers_per_trial: int, dim: int | None = None) -> None:
     """Every check that needs no work, before any process is forked or connection made."""
+    from dpverify.audit.resources import require_mechanism_audit
+    from dpverify.limits import require_workers
+
     check_scheduler("--scheduler", args.scheduler)
-    check_workers("--workers", args.workers)
-    check_audit_size(args.trials, numbers_per_trial, args.workers or _default_workers(), dim)
+    workers = _default_workers() if args.workers is None else args.workers
+    require_workers("--workers", workers)
+    require_mechanism_audit(args.trials, numbers_per_trial, workers, dim=dim)
 
 
 def _default_workers() -> int:

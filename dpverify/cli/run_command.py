@@ -136,7 +136,8 @@ def handle(args: argparse.Namespace) -> int:
     from dpverify._io import check_output_dir, output_lock
     from dpverify.agents.core import runner  # lazy: dpverify does not import agents at module level
     from dpverify.agents.registry import AGENTS, ENVIRONMENTS
-    from dpverify.cli._checks import check_scheduler, check_workers
+    from dpverify.cli._checks import check_scheduler
+    from dpverify.limits import require_workers
     from dpverify.usercode import guarded_factory, is_factory_path
 
     if is_factory_path(args.agent):
@@ -147,7 +148,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.env not in ENVIRONMENTS:
         raise InvalidParameterError("--env", f"must be one of {', '.join(sorted(ENVIRONMENTS))}", args.env)
     workers = args.workers if args.workers is not None else min(args.seeds, os.cpu_count() or 1)
-    check_workers("--workers", workers)
+    require_workers("--workers", workers)
     check_scheduler("--scheduler", args.scheduler)
     files = _RESULT_FILES[:2] if args.no_plot else _RESULT_FILES[:3]
     out = check_output_dir("--out", args.out, files, force=args.force)

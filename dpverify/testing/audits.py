@@ -196,6 +196,9 @@ def audit_for_test(
             epsilon = claimed_epsilon(mechanism, delta)
         if gaussian_claim is None:
             gaussian_claim = mechanism.is_gaussian
+        elif gaussian_claim and not mechanism.is_gaussian:
+            raise InvalidParameterError("gaussian_claim", f"must be False for a {mechanism.kind} mechanism: a "
+                                        "Gaussian (mu-GDP) claim does not describe it", gaussian_claim)
         mechanism = ReleaseOf(mechanism)
     else:
         if not callable(mechanism):

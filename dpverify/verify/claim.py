@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpverify.agent_audit.spec import refuse_gaussian_claim
 from dpverify.agents.registry import card
 from dpverify.calibration import NamedSchedule
 from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
@@ -81,6 +82,7 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
         return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger, as agent.ledger or "
                                      "agent.billboard.ledger) to account", **base)
     claim = DPGuarantee.of_claim(claimed_guarantee())
+    refuse_gaussian_claim("--gaussian-claim", run.gaussian_claim, ledger)
     config = getattr(agent, "config", None)
     accounting = getattr(config, "accounting", "per-user")
     relation = ledger.relation.value
@@ -88,7 +90,7 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
     ledger_eps = {c: ledger.guarantee(claim.delta, c, accounting).epsilon for c in conversions}
     at_claim = ledger_eps.get(claim.conversion)
     checks = (_ledger_check(ledger, claim, at_claim, accounting), _request_check(claim, run.epsilon, run.delta),
-              _relation_check(ledger, config))
+              _relation_check(ledger, config), _episodes_check(ledger, run.episodes))
     noise, sensitivity = _noise_by_family(agent, ledger)
     entry = card(run.known)
     printed_check = _paper_calibration(None if entry is None else entry.named_schedule, run.mdp,
@@ -142,6 +144,19 @@ def _ledger_check(ledger: PrivacyLedger, claim: DPGuarantee, at_claim: float | N
         return CheckResult(name, PASS, reason + f"; the claim is met with room: the run spent less than claimed{more}",
                            evidence)
     return CheckResult(name, FAIL, reason + "; the releases cost more than the agent claims", evidence)
+
+
+def _episodes_check(ledger: PrivacyLedger, episodes: int) -> CheckResult:
+    """Every release recorded at an episode of the run (1..K): one recorded beyond K names users who do not
+    exist, so the per-user accounting does not describe the run the agent made."""
+    name = "releases recorded within the run's K episodes"
+    last = max((block.episodes[1] for block in ledger.blocks), default=0)
+    evidence = {"last_recorded_episode": last, "episodes": episodes}
+    if last <= episodes:
+        return CheckResult(name, PASS, f"the last release is recorded at episode {last} of K = {episodes}", evidence)
+    return CheckResult(name, FAIL, f"releases are recorded at episodes up to {last}, beyond the run's K = "
+                                   f"{episodes}: the ledger does not describe the run (its per-user accounting "
+                                   "charges users who do not exist)", evidence)
 
 
 def _request_check(claim: DPGuarantee, epsilon: float, delta: float) -> CheckResult:

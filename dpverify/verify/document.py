@@ -205,7 +205,7 @@ _CSS = """
 * { box-sizing:border-box; }
 body { margin:0; font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
        color:var(--ink); background:var(--bg); }
-main { max-width:1080px; margin:0 auto; padding:28px 24px 48px; }
+main { max-width:1080px; margin:0 auto; padding:28px 24px 48px; overflow-wrap:anywhere; }
 header.top { color:var(--muted); font-size:13px; margin-bottom:10px; }
 .verdict { border-radius:12px; padding:22px 26px; color:#fff; margin-bottom:22px; }
 .verdict h1 { margin:0 0 4px; font-size:30px; letter-spacing:.02em; }
@@ -219,21 +219,22 @@ h2 { font-size:19px; margin:30px 0 10px; padding-bottom:6px; border-bottom:1px s
 h3 { font-size:15px; margin:18px 0 6px; }
 .cards { display:grid; grid-template-columns:repeat(auto-fit,minmax(230px,1fr)); gap:12px; }
 .card { background:#fff; border:1px solid var(--line); border-left:5px solid var(--muted); border-radius:8px;
-        padding:12px 14px; }
+        padding:12px 14px; min-width:0; }
 .card.pass { border-left-color:var(--pass); } .card.fail { border-left-color:var(--fail); }
 .card.not-run { border-left-color:var(--skip); }
 .card .title { font-weight:600; display:flex; justify-content:space-between; align-items:flex-start; gap:8px; }
-.card .title .badge { flex-shrink:0; margin-top:2px; }
+.card .title .badge { flex-shrink:0; margin-top:2px; } .card .title > span:first-child { min-width:0; }
 .card .line { color:var(--muted); font-size:13.5px; margin-top:4px; overflow-wrap:anywhere; }
-td { overflow-wrap:break-word; hyphens:manual; } th { word-break:keep-all; }
+td { overflow-wrap:anywhere; hyphens:manual; } th { overflow-wrap:normal; }
 .badge { display:inline-block; font-size:11.5px; font-weight:700; text-transform:uppercase; letter-spacing:.04em;
          border-radius:999px; padding:1px 9px; color:#fff; background:var(--muted); white-space:nowrap; }
 .badge.pass { background:var(--pass); } .badge.fail { background:var(--fail); }
 .badge.not-run { background:var(--skip); } .badge.not-applicable { background:var(--na); }
-.figs { display:grid; grid-template-columns:repeat(auto-fit,minmax(440px,1fr)); gap:14px; margin-top:14px; }
+.figs { display:grid; grid-template-columns:repeat(auto-fit,minmax(min(440px,100%),1fr)); gap:14px;
+        margin-top:14px; }
 .figs.one { grid-template-columns:minmax(0,720px); margin-bottom:10px; }
 .figs.small { grid-template-columns:repeat(auto-fit,minmax(300px,360px)); }
-figure { margin:0; background:#fff; border:1px solid var(--line); border-radius:8px; padding:10px; }
+figure { margin:0; background:#fff; border:1px solid var(--line); border-radius:8px; padding:10px; min-width:0; }
 figure img { width:100%; height:auto; display:block; }
 figcaption { color:var(--muted); font-size:12.5px; margin-top:6px; }
 table { border-collapse:collapse; width:100%; background:#fff; font-size:13.5px; margin:6px 0 12px; }

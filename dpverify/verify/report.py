@@ -17,6 +17,7 @@ from pathlib import Path
 from dpverify._io import atomic_write_text
 from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS
 from dpverify.verify import document as doc
+from dpverify.verify.claim import LEDGER_TOLERANCE
 from dpverify.verify.figures import figure_alt, write_figures
 from dpverify.verify.result import AUDIT_VIOLATION, CONSISTENT, REFUTED, VerifyReport
 
@@ -78,9 +79,15 @@ def _claim_line(report: VerifyReport) -> str:
     if c.status == NOT_RUN:
         return f"not run: {c.reason}"
     at_claim = c.ledger_epsilon.get(c.claim_conversion or "")
-    relation = "≤" if c.status == PASS else ">"
-    return (f"ledger ε = {fmt(at_claim)} {relation} claimed ε = {fmt(c.claimed_epsilon)} ({c.claim_conversion}, "
-            f"{c.accounting}); {c.n_releases} releases, worst user ρ = {fmt(c.worst_user_rho)}")
+    if at_claim is None or c.claimed_epsilon is None:
+        ledger = f"ledger ε by the claim's conversion {c.claim_conversion}: does not apply"
+    else:  # the comparison as the numbers have it (a failed check of another kind is named after it)
+        relation = "≤" if at_claim <= c.claimed_epsilon * (1.0 + LEDGER_TOLERANCE) else ">"
+        ledger = (f"ledger ε = {fmt(at_claim)} {relation} claimed ε = {fmt(c.claimed_epsilon)} "
+                  f"({c.claim_conversion}, {c.accounting})")
+    failed = [check.name for check in c.checks if check.status == FAIL]
+    return (ledger + f"; {c.n_releases} releases, worst user ρ = {fmt(c.worst_user_rho)}"
+            + (f"; failed: {', '.join(failed)}" if failed else ""))
 
 
 def _structure_line(report: VerifyReport) -> str:

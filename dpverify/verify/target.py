@@ -26,6 +26,7 @@ from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_
 from dpverify.agents.registry import build_agent as build_registered_agent
 from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
 from dpverify.errors import InvalidParameterError
+from dpverify.limits import require_workers
 from dpverify.usercode import declared_notion, is_factory_path
 from dpverify.verify.budget import Budget, budget_by_name
 from dpverify.verify.result import Settings
@@ -84,6 +85,10 @@ def resolve_agent(text: str) -> AgentTarget:
     factory = agent_factory(text, parameter="--agent")
     if is_factory_path(text):
         return AgentTarget(text, IMPORT_PATH, factory, None)
+    if not _is_private_card(text):  # it takes no (epsilon, delta) and makes no claim to verify
+        private = ", ".join(name for name, entry in AGENTS.items() if entry.private)
+        raise InvalidParameterError("--agent", f"must be a private agent, one of {private} or module.path:factory "
+                                    f"({text} is non-private: it makes no privacy claim to verify)", text)
     return AgentTarget(text, REGISTERED, factory, AGENTS[text].env_kind)
 
 
@@ -220,6 +225,7 @@ def prepare(agent: str, env: str, epsilon: float, delta: float, episodes: int = 
         if reserved in agent_options:
             raise InvalidParameterError("--agent-option", f"must not set {reserved} (use --{reserved})", reserved)
     workers = min(2, os.cpu_count() or 1) if workers is None else _validate.integer("--workers", workers, minimum=1)
+    require_workers("--workers", workers)
     target = resolve_agent(agent)
     mdp = build_environment(env, episodes, env_options, parameter="--env")
     require_episodes("--episodes", episodes, mdp, episodes, _verification_runs(plan), f"the {plan.name} verification")
