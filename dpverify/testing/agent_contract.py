@@ -22,10 +22,19 @@ the reason) or "not run" (it could not be checked: never a pass):
 ``relation_matches_claim``
     the ledger (and billboard) use the neighbouring relation of the configuration.
 ``billboard_structure``
-    the billboard lemma's premise (Hsu et al. 2014; Sahu 2025, Lemma 2.4): replaying the billboard
-    (:class:`~dpverify.agents.core.billboard.ReplayBillboard`) with one user's data replaced — the replay follows
-    its own policies on the users' tapes — leaves every other user's deployed policy unchanged, and the
-    release pattern (the ledger) unchanged.
+    billboard isolation, the billboard lemma's premise (Hsu et al. 2014; Sahu 2025, Lemma 2.4): with the
+    published values held fixed (:class:`~dpverify.agents.core.billboard.ReplayBillboard`), *every* earlier
+    user replaced by the environment's high canary, then by its low one (the users that move the raw statistics
+    most: :func:`~dpverify.agents.core.tapes.canary_tape`), every later policy is unchanged — a table agent's
+    whole table (one replay with every user replaced: a table is deployed before its user acts), a step-level
+    agent's action at every state its user reached (one replay per episode k, users 1..k−1 replaced, user k
+    not) — and so is the release pattern (the ledger). An agent that follows the billboard model — what it
+    deploys to user k a function of the published values, its coins (drawn in an order no other user's data
+    changes) and user k's own data — passes whatever the users, so a change is a proof by example that it reads
+    data outside the billboard; unless the agent's choices do not follow its seeds (a replay of the unchanged
+    users differs) or its coins share a stream with the billboard's noise (another noise seed moves them):
+    then the check cannot tell and does not run. An agent that publishes nothing passes when its actions read
+    no user's data: it is private at ε = 0.
 ``refuses_oversized_features``
     an environment whose declared feature-norm bound exceeds the one the sensitivities assume is
     refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. "Not applicable"
@@ -67,15 +76,17 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
+from dpverify.agents.core.base import acts_step_by_step
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
-from dpverify.agents.core.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
-from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
+from dpverify.agents.core.tapes import ordinary_tapes, play_on_tape, run_on_tapes
+from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox import CHECK_NAMES, Subject, WhiteBoxPlan, check_releases
+from dpverify.whitebox.neighbours import own_tapes
 from dpverify.whitebox.runs import fresh_generator
 
 __all__ = [
@@ -113,7 +124,6 @@ class AgentContractResult:
     agent: str
     notion: str | None
     num_episodes: int
-    changed_users: tuple[int, ...]
     seed: int
     properties: tuple[CheckResult, ...] = field(default_factory=tuple)
 
@@ -143,7 +153,7 @@ class AgentContractResult:
         outcome = (f"PASS ({waived})" if waived else "PASS") if self.passed else (
             f"FAIL ({counts} of {len(self.properties)}{'; ' + waived if waived else ''})")
         head = (f"private-agent contract of {self.agent} ({self.notion or 'no notion'}), K = {self.num_episodes}, "
-                f"changed users {list(self.changed_users)}, seed {self.seed}: {outcome}")
+                f"seed {self.seed}: {outcome}")
         tags = {PASS: "pass", FAIL: "FAIL", NOT_APPLICABLE: "n/a", NOT_RUN: "NOT RUN"}
         lines = [head] + [f"  [{tags[p.status]}] {p.name}: {p.reason}" for p in self.properties]
         return "\n".join(lines)
@@ -151,7 +161,7 @@ class AgentContractResult:
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable({
             "agent": self.agent, "notion": self.notion, "num_episodes": self.num_episodes,
-            "changed_users": list(self.changed_users), "seed": self.seed, "passed": self.passed,
+            "seed": self.seed, "passed": self.passed,
             "not_applicable": [p.name for p in self.not_applicable], "not_run": [p.name for p in self.not_run],
             "properties": [dataclasses.asdict(p) for p in self.properties],
         })
@@ -242,10 +252,10 @@ class _Checker:
         self.results[name] = CheckResult(name, status, reason, evidence)
 
 
-def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.Generator, int]:
-    """The agent's coins, the billboard's noise seed, the replaced users' generator and the tapes' seed."""
+def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.SeedSequence, int]:
+    """The agent's coins, the billboard's noise seed, another noise seed and the tapes' seed."""
     coins, noise, other, data = np.random.SeedSequence(seed).spawn(4)
-    return coins, noise, np.random.default_rng(other), int(data.generate_state(1)[0])
+    return coins, noise, other, int(data.generate_state(1)[0])
 
 
 class _ContractRun:
@@ -253,10 +263,10 @@ class _ContractRun:
     evidence)."""
 
     def __init__(self, factory: Callable[..., Any], env: Any, num_episodes: int, options: dict[str, Any],
-                 seed: int, changed_users: tuple[int, ...], oversized_env: Any) -> None:
+                 seed: int, oversized_env: Any) -> None:
         self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
-        self.seed, self.changed_users, self.oversized_env = seed, changed_users, oversized_env
-        self.coins, self.noise, self.other_rng, data = _generators(seed)
+        self.seed, self.oversized_env = seed, oversized_env
+        self.coins, self.noise, self.other_noise, data = _generators(seed)
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
         self.relation = Neighbouring.parse(probe.billboard.relation)
         self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True,
@@ -302,6 +312,8 @@ class _ContractRun:
             f"the ledger accounts to ε = {accounted!r} > the claim {claim.epsilon!r} "
             f"({claim.conversion}, {self.accounting}): releases the claim does not cover"), evidence)
         reason = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({claim.conversion}, {self.accounting})"
+        if not ledger.n_releases:
+            return "nothing was published: the ledger accounts ε = 0, within the claim", evidence
         if accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
             room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion,
                                                        self.accounting)
@@ -320,57 +332,74 @@ class _ContractRun:
         return expected.value
 
     def structure_check(self) -> _Held:
-        _require(bool(self.billboard.history()), "the agent published nothing in the whole run")
-        for j in self.changed_users:
-            self._replay_with_user_replaced(j)
-        users = ", ".join(str(j) for j in self.changed_users)
-        return (f"user(s) {users} replaced, one replay each: every other user's policy and the release pattern "
-                "are unchanged"), {"replays": len(self.changed_users), "releases": len(self.billboard.history())}
+        """Billboard isolation (module docstring)."""
+        K, published = self.num_episodes, len(self.billboard.history())
+        step_level = acts_step_by_step(self.agent)
+        replays, changed = 0, []
+        for kind, canary in own_tapes(self.env).items():
+            # a table is deployed before its user acts: one replay, every user replaced, every table compared; a
+            # step-level agent acts on its user's states: per episode k, users 1..k−1 replaced, user k kept
+            plans = [(k, [canary] * (k - 1) + [self.tapes[k - 1]]) for k in range(2, K + 1)] if step_level else [
+                (1, [canary] * K)]
+            for first, tapes in plans:
+                replays += 1
+                changed += [(kind, k) for k in self._replay(tapes, first, self.noise)]
+        evidence: dict[str, Figure] = {"replays": replays, "replaced_users": K - 1 if step_level else K,
+                                       "releases": published, "changed_policies": len(changed)}
+        if changed:
+            self._controls()
+            kind, k = changed[0]
+            raise _Violation(
+                f"with the billboard held fixed, replacing every user before episode {k} by the {kind} canary changed "
+                f"the policy deployed at episode {k} ({len(changed)} policies changed in {replays} replays): the agent "
+                "reads user data outside the billboard", evidence)
+        what = "every table" if not step_level else "the action at every state each user reached"
+        said = (f"every earlier user replaced by the high, then the low canary ({replays} replays, the billboard held "
+                f"fixed): {what} and the release pattern unchanged")
+        if not published:
+            said = f"nothing was published, and the actions read no user's data (private at ε = 0): {said}"
+        return said, evidence
 
-    def _replacement(self, j: int) -> Any:
-        """Another user at position j: a tape on which the agent, as deployed to user j, takes another path (seen
-        along the original user's path, where a step-level agent's partial policy is known)."""
-        for _ in range(16):
-            tape = random_tape(self.env, self.other_rng)
-            if follows_until_it_leaves(self.policies[j - 1], self.tapes[j - 1], tape):
-                return tape
-        raise _Violation(f"could not draw a user {j} whose trajectory differs from the original user's")
-
-    def _replay(self, tapes: Sequence[Any], j: int) -> tuple[list[int], Any]:
-        """Replay the billboard on ``tapes`` (user j's possibly replaced): the users other than j whose
-        policies changed, and the replaying agent."""
-        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=fresh_generator(self.noise))
+    def _replay(self, tapes: Sequence[Any], first: int, noise: np.random.SeedSequence) -> list[int]:
+        """Replay the billboard with the agent's coins on ``tapes`` (noise seed ``noise``): the episodes from
+        ``first`` on whose policies differ from the run's. Raises _Violation when the release pattern follows."""
+        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=fresh_generator(noise))
         replay = self.factory(self.env, self.num_episodes, fresh_generator(self.coins), billboard=board, **self.options)
         changed: list[int] = []
-        for k, tape in enumerate(tapes, start=1):
-            try:
+        try:
+            for k, tape in enumerate(tapes, start=1):
                 policy = play_on_tape(replay, self.env, tape, k)[0]
-                if k != j and not np.array_equal(policy, self.policies[k - 1]):
+                if k >= first and not np.array_equal(policy, self.policies[k - 1]):
                     changed.append(k)
-            except InvalidParameterError as exc:
-                if exc.parameter in ("release", "recorded"):
-                    raise _Violation(f"user {j} replaced, episode {k}: the release pattern depends on the raw data "
-                                     f"({exc})") from None
-                raise
-        return changed, replay
+        except InvalidParameterError as exc:
+            if exc.parameter in ("release", "recorded"):
+                raise _Violation(f"replacing users' data changed the release pattern at episode {k} ({exc}): the "
+                                 "pattern depends on the raw data") from None
+            raise
+        finally:
+            close = getattr(replay, "close", None)
+            if callable(close):  # an adapter's loop thread, left waiting by a replay cut short
+                close()
+        if len(tapes) == self.num_episodes:
+            _require(board.n_replayed == len(self.billboard.history()) and
+                     _releases(replay.ledger) == _releases(self.agent.ledger),
+                     "replacing users' data changed the release pattern (the ledger's releases)")
+        return changed
 
-    def _replay_with_user_replaced(self, j: int) -> None:
-        tapes = list(self.tapes)
-        tapes[j - 1] = self._replacement(j)
-        changed, replay = self._replay(tapes, j)
-        if changed:  # the control: the same replay with no user replaced must reproduce the run
-            unchanged, _ = self._replay(self.tapes, j)
-            if unchanged:
-                raise _CouldNotCheck(
-                    f"even with no user's data replaced, replaying the billboard changed the policies of users "
-                    f"{unchanged[:10]}: the agent's choices do not follow its coins and the billboard alone (a "
-                    "generator shared by its coins and the billboard's noise, numpy's global generator, or the "
-                    "clock), so what reads user data outside the billboard cannot be told apart")
-        _require(not changed, (
-            f"with the billboard held fixed, replacing user {j}'s data changed the policies of users {changed[:10]}: "
-            "they read user data outside the billboard"), {"replaced_user": j, "changed_policies": len(changed)})
-        _require(_releases(replay.ledger) == _releases(self.agent.ledger),
-                 f"replacing user {j}'s data changed the release pattern (the ledger's releases)")
+    def _controls(self) -> None:
+        """Why a changed policy need not be a leak: the agent's choices follow no seed (its users unchanged, a
+        replay differs), or its coins share the billboard's noise stream (another noise seed moves them)."""
+        if self._replay(self.tapes, 1, self.noise):
+            raise _CouldNotCheck(
+                "even with no user's data replaced, replaying the billboard changed the agent's policies: its choices "
+                "do not follow its coins and the billboard alone (numpy's global generator, the clock), so what "
+                "reads user data outside the billboard cannot be told apart")
+        if self._replay(self.tapes, 1, self.other_noise):
+            raise _CouldNotCheck(
+                "with no user's data replaced, another billboard noise seed changed the agent's policies: its coins "
+                "share a stream with the noise (numpy's global generator seeded from noise_source(), or coins drawn "
+                "from noise_source()), so a changed policy may be a shifted coin, not a leak. Draw the coins from the "
+                "factory's generator (for code you cannot edit: an adapter answering the calls that draw them)")
 
     def oversized_check(self) -> str:
         assumed = _assumed_norm(self.config)
@@ -437,7 +466,6 @@ def check_private_agent(
     num_episodes: int = 20,
     options: Mapping[str, Any] | None = None,
     seed: int = 0,
-    changed_users: int | Sequence[int] | None = None,
     oversized_env: Any = None,
     whitebox: bool = True,
     name: str | None = None,
@@ -450,9 +478,7 @@ def check_private_agent(
             ``feature_norm_bound`` within the agent's assumption).
         num_episodes: K, the episode cap the agent is built for and run to.
         options: passed to the factory (e.g. ``{"epsilon": 1.0}``).
-        seed: root of the agent's coins, the billboard's noise, the users' tapes and the replaced users.
-        changed_users: the users (1..K) whose data a replay replaces, one replay each; default user 1
-            (whose data every later prefix release reads) and user ⌈K/3⌉.
+        seed: root of the agent's coins, the billboard's noise and the users' tapes.
         oversized_env: an environment declaring a feature-norm bound above the agent's assumption; by
             default ``env`` with its declared bound set to twice the assumed one (a dataclass replace); when
             the agent's config declares no bound and this is None, the property is not applicable.
@@ -464,17 +490,9 @@ def check_private_agent(
     """
     num_episodes = _validate.integer("num_episodes", num_episodes, minimum=1)
     seed = _validate.integer("seed", seed, minimum=0)
-    if changed_users is None:
-        changed_users = (1, max(1, math.ceil(num_episodes / 3)))
-    elif isinstance(changed_users, (int, np.integer)):
-        changed_users = (int(changed_users),)
-    users = tuple(dict.fromkeys(_validate.integer("changed_users", u, minimum=1) for u in changed_users))
-    if not users or max(users) > num_episodes:
-        raise InvalidParameterError("changed_users", f"must be one or more users in 1..num_episodes = {num_episodes}",
-                                    changed_users)
     if not isinstance(whitebox, bool):
         raise InvalidParameterError("whitebox", "must be True or False", whitebox)
-    run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, users, oversized_env)
+    run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, oversized_env)
     checks: dict[str, Callable[[], _Held]] = {
         "notion": run.notion_check,
         "claim_meets_target": run.claim_check,
@@ -489,12 +507,16 @@ def check_private_agent(
     for prop, check in checks.items():
         checker.run(prop, check)
     properties = [checker.results[p] for p in checks]
+    settings, ledger = checker.results["settings_report_the_claim"], checker.results["ledger_within_claim"]
+    if settings.status == FAIL and ledger.status == PASS:  # a wrong report of a claim the ledger meets
+        properties[list(checks).index("settings_report_the_claim")] = dataclasses.replace(
+            settings, reason=settings.reason + "; the ledger itself meets the claim: the claim holds", claim=HOLDS)
     if whitebox:
         properties += run.whitebox(name)
     label = name or str(getattr(run.agent, "name", type(run.agent).__name__))
     return AgentContractResult(
         agent=label, notion=run.notion if isinstance(run.notion, str) else None, num_episodes=num_episodes,
-        changed_users=users, seed=seed, properties=tuple(properties),
+        seed=seed, properties=tuple(properties),
     )
 
 

@@ -75,17 +75,21 @@ class FamilyNoise:
 
 @dataclass(frozen=True)
 class NoiseCheck:
-    """Every family's noise check; ``measured_epsilon`` is the ε the agent's own accounting gives with the
-    noise actually drawn, for families with too little (None when none has)."""
+    """Every family's noise check; ``shared_draws`` the pairs of releases sharing a draw up to sign,
+    ``correlated`` the most correlated pair of releases' noise across the run when it fails the run-wide test,
+    ``same_noise`` the families whose noise another auditor's seeds left unchanged; ``measured_epsilon`` is the ε
+    the agent's own accounting gives with the noise actually drawn, for families with too little (None when none
+    has)."""
 
     status: str
     detail: str
     level: float
     families: tuple[FamilyNoise, ...] = ()
     shared_draws: tuple[str, ...] = ()
-    correlated_families: tuple[str, ...] = ()
+    correlated: tuple[str, ...] = ()
     not_checked: tuple[str, ...] = ()
     measured_epsilon: float | None = None
+    same_noise: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _status(self.status)

@@ -128,7 +128,7 @@ def test_families_sharing_a_draw_are_correlated() -> None:
     a = gaussian(rng, 300)
     b = [0.8 * x + 0.6 * y for x, y in zip(a, gaussian(rng, 300), strict=True)]
     result = check_noise(drawn(VEC, a, "a") + drawn(VEC, b, "b"))
-    assert result.status == "fail" and result.correlated_families
+    assert result.status == "fail" and result.correlated
 
 
 @pytest.mark.slow
