@@ -29,12 +29,14 @@ the reason) or "not run" (it could not be checked: never a pass):
     whole table (one replay with every user replaced: a table is deployed before its user acts), a step-level
     agent's action at every state its user reached (one replay per episode k, users 1..k−1 replaced, user k
     not) — and so is the release pattern (the ledger). An agent that follows the billboard model — what it
-    deploys to user k a function of the published values, its coins (drawn in an order no other user's data
-    changes) and user k's own data — passes whatever the users, so a change is a proof by example that it reads
-    data outside the billboard; unless the agent's choices do not follow its seeds (a replay of the unchanged
-    users differs) or its coins share a stream with the billboard's noise (another noise seed moves them):
-    then the check cannot tell and does not run. An agent that publishes nothing passes when its actions read
-    no user's data: it is private at ε = 0.
+    deploys to user k a function of the published values, its coins and user k's own data — passes whatever
+    the users, so a changed choice is a proof by example that it reads data outside the billboard, when its
+    coins stood where they stood in the run (every generator the factory's spawns is read between episodes):
+    the same coins, the same published values, another choice. When they did not (coins drawn in an order the
+    users' data changes: a tie broken only when there is one), when the agent's choices do not follow its seeds
+    (a replay of the unchanged users differs) or when its coins share a stream with the billboard's noise
+    (another noise seed moves them), the check cannot tell and does not run. An agent that publishes nothing
+    passes when its actions read no user's data: it is private at ε = 0.
 ``refuses_oversized_features``
     an environment whose declared feature-norm bound exceeds the one the sensitivities assume is
     refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. "Not applicable"
@@ -68,6 +70,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,7 +81,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.agents.core.base import acts_step_by_step
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
-from dpverify.agents.core.tapes import ordinary_tapes, play_on_tape, run_on_tapes
+from dpverify.agents.core.tapes import ordinary_tapes, play_on_tape
 from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
@@ -252,6 +255,46 @@ class _Checker:
         self.results[name] = CheckResult(name, status, reason, evidence)
 
 
+class _Coins(np.random.Generator):
+    """The factory's generator, keeping every generator spawned from it (at any depth), so that where each coin
+    stream stands can be read between episodes (:meth:`position`)."""
+
+    def __init__(self, bit_generator: np.random.BitGenerator, streams: list[_Coins] | None = None) -> None:
+        super().__init__(bit_generator)
+        self.streams = [] if streams is None else streams
+        self.streams.append(self)
+
+    @classmethod
+    def of(cls, seed: np.random.SeedSequence) -> _Coins:
+        return cls(fresh_generator(seed).bit_generator)
+
+    def spawn(self, n_children: int) -> list[_Coins]:  # type: ignore[override]
+        kind = type(self.bit_generator)
+        return [_Coins(kind(seed), self.streams) for seed in self.bit_generator.seed_seq.spawn(n_children)]
+
+    def position(self) -> tuple[bytes, ...]:
+        return tuple(pickle.dumps(g.bit_generator.state) for g in self.streams)
+
+
+class _PatternFollows(Exception):
+    """A replay's release pattern left the recorded one (the message: the episode and why)."""
+
+
+def _play(agent: Any, env: Any, tapes: Sequence[Any], coins: _Coins) -> tuple[list[np.ndarray], list[Any]]:
+    """Run ``agent`` one episode per tape: what it deployed, and where its coins stood before each episode."""
+    policies: list[np.ndarray] = []
+    positions: list[Any] = []
+    for k, tape in enumerate(tapes, start=1):
+        positions.append(coins.position())
+        try:
+            policies.append(play_on_tape(agent, env, tape, k)[0])
+        except InvalidParameterError as exc:
+            if exc.parameter in ("release", "recorded"):
+                raise _PatternFollows(f"{k} ({exc})") from None
+            raise
+    return policies, positions
+
+
 def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.SeedSequence, int]:
     """The agent's coins, the billboard's noise seed, another noise seed and the tapes' seed."""
     coins, noise, other, data = np.random.SeedSequence(seed).spawn(4)
@@ -271,12 +314,13 @@ class _ContractRun:
         self.relation = Neighbouring.parse(probe.billboard.relation)
         self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True,
                                    noise_rng=fresh_generator(self.noise))
-        self.agent = factory(env, num_episodes, fresh_generator(self.coins), billboard=self.billboard, **options)
+        coins = _Coins.of(self.coins)
+        self.agent = factory(env, num_episodes, coins, billboard=self.billboard, **options)
         if self.agent.billboard is not self.billboard:
             raise InvalidParameterError("factory", "must publish on the billboard it is given (billboard=...)",
                                         getattr(factory, "__name__", factory))
         self.tapes = ordinary_tapes(env, num_episodes, data)
-        self.policies = run_on_tapes(self.agent, env, self.tapes)
+        self.policies, self.positions = _play(self.agent, env, self.tapes, coins)
         self.notion = getattr(self.agent, "privacy_notion", None)
         self.claim = DPGuarantee.of_claim(self.agent.claimed_guarantee())
         self.config = self.agent.config
@@ -343,16 +387,17 @@ class _ContractRun:
                 (1, [canary] * K)]
             for first, tapes in plans:
                 replays += 1
-                changed += [(kind, k) for k in self._replay(tapes, first, self.noise)]
+                policies, positions = self._replay(tapes, self.noise)
+                changed += [(kind, k, positions[k - 1]) for k in range(first, len(tapes) + 1)
+                            if not np.array_equal(policies[k - 1], self.policies[k - 1])]
         evidence: dict[str, Figure] = {"replays": replays, "replaced_users": K - 1 if step_level else K,
                                        "releases": published, "changed_policies": len(changed)}
         if changed:
-            self._controls()
-            kind, k = changed[0]
+            kind, k, _ = self._attributed(changed)
             raise _Violation(
                 f"with the billboard held fixed, replacing every user before episode {k} by the {kind} canary changed "
-                f"the policy deployed at episode {k} ({len(changed)} policies changed in {replays} replays): the agent "
-                "reads user data outside the billboard", evidence)
+                f"the policy deployed at episode {k} ({len(changed)} policies changed in {replays} replays), its coins "
+                "where they stood in the run: the agent reads user data outside the billboard", evidence)
         what = "every table" if not step_level else "the action at every state each user reached"
         said = (f"every earlier user replaced by the high, then the low canary ({replays} replays, the billboard held "
                 f"fixed): {what} and the release pattern unchanged")
@@ -360,22 +405,18 @@ class _ContractRun:
             said = f"nothing was published, and the actions read no user's data (private at ε = 0): {said}"
         return said, evidence
 
-    def _replay(self, tapes: Sequence[Any], first: int, noise: np.random.SeedSequence) -> list[int]:
-        """Replay the billboard with the agent's coins on ``tapes`` (noise seed ``noise``): the episodes from
-        ``first`` on whose policies differ from the run's. Raises _Violation when the release pattern follows."""
+    def _replay(self, tapes: Sequence[Any], noise: np.random.SeedSequence) -> tuple[list[np.ndarray], list[Any]]:
+        """Replay the billboard on ``tapes`` with the run's coins and the noise seed ``noise``: the policies deployed,
+        and where the coins stood before each episode. Raises _Violation when the release pattern follows the
+        users' data."""
         board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=fresh_generator(noise))
-        replay = self.factory(self.env, self.num_episodes, fresh_generator(self.coins), billboard=board, **self.options)
-        changed: list[int] = []
+        coins = _Coins.of(self.coins)
+        replay = self.factory(self.env, self.num_episodes, coins, billboard=board, **self.options)
         try:
-            for k, tape in enumerate(tapes, start=1):
-                policy = play_on_tape(replay, self.env, tape, k)[0]
-                if k >= first and not np.array_equal(policy, self.policies[k - 1]):
-                    changed.append(k)
-        except InvalidParameterError as exc:
-            if exc.parameter in ("release", "recorded"):
-                raise _Violation(f"replacing users' data changed the release pattern at episode {k} ({exc}): the "
-                                 "pattern depends on the raw data") from None
-            raise
+            policies, positions = _play(replay, self.env, tapes, coins)
+        except _PatternFollows as exc:
+            raise _Violation(f"replacing users' data changed the release pattern at episode {exc}: the pattern "
+                             "depends on the raw data") from None
         finally:
             close = getattr(replay, "close", None)
             if callable(close):  # an adapter's loop thread, left waiting by a replay cut short
@@ -384,22 +425,35 @@ class _ContractRun:
             _require(board.n_replayed == len(self.billboard.history()) and
                      _releases(replay.ledger) == _releases(self.agent.ledger),
                      "replacing users' data changed the release pattern (the ledger's releases)")
-        return changed
+        return policies, positions
 
-    def _controls(self) -> None:
-        """Why a changed policy need not be a leak: the agent's choices follow no seed (its users unchanged, a
-        replay differs), or its coins share the billboard's noise stream (another noise seed moves them)."""
-        if self._replay(self.tapes, 1, self.noise):
+    def _attributed(self, changed: Sequence[tuple[str, int, Any]]) -> tuple[str, int, Any]:
+        """The first changed policy that only the data can have changed (its coins stood where they stood in the
+        run); _CouldNotCheck when the agent's choices do not follow its coins and the billboard alone (a replay of
+        the unchanged users differs), its coins share the billboard's noise stream (another noise seed moves
+        them), or every changed choice was made with coins drawn elsewhere in their streams."""
+        if self._differs(self._replay(self.tapes, self.noise)[0]):
             raise _CouldNotCheck(
                 "even with no user's data replaced, replaying the billboard changed the agent's policies: its choices "
                 "do not follow its coins and the billboard alone (numpy's global generator, the clock), so what "
                 "reads user data outside the billboard cannot be told apart")
-        if self._replay(self.tapes, 1, self.other_noise):
+        if self._differs(self._replay(self.tapes, self.other_noise)[0]):
             raise _CouldNotCheck(
                 "with no user's data replaced, another billboard noise seed changed the agent's policies: its coins "
                 "share a stream with the noise (numpy's global generator seeded from noise_source(), or coins drawn "
                 "from noise_source()), so a changed policy may be a shifted coin, not a leak. Draw the coins from the "
                 "factory's generator (for code you cannot edit: an adapter answering the calls that draw them)")
+        for kind, k, position in changed:
+            if position == self.positions[k - 1]:
+                return kind, k, position
+        raise _CouldNotCheck(
+            f"replacing users' data changed later choices ({len(changed)} policies), each made with the agent's coins "
+            "drawn elsewhere in their streams than in the run: its coins are drawn in an order the users' data "
+            "changes (a tie broken only when there is one, say), so a leak cannot be told apart. Draw a fixed "
+            "number of coins per decision (one uniform, whatever the ties)")
+
+    def _differs(self, policies: Sequence[np.ndarray]) -> bool:
+        return any(not np.array_equal(a, b) for a, b in zip(policies, self.policies, strict=True))
 
     def oversized_check(self) -> str:
         assumed = _assumed_norm(self.config)

@@ -238,8 +238,17 @@ def _replay_pairs(subject: Subject, environment: str, seeds: _Seeds, base_users:
             except CouldNotRun as exc:
                 found.notes.append(f"{where}: the replay could not run ({exc})")
                 continue
+            moved = [k for k, (a, b) in enumerate(zip(recorded.policies, replay.policies, strict=True), start=1)
+                     if k != j and not np.array_equal(a, b)]
+            if moved:  # other users' data changed with user j's: no single user's effect to measure
+                found.notes.append(f"{where}: the replay changed the policies of other users ({moved[:5]}): the agent "
+                                   "reads data outside the billboard or draws its coins in an order the data changes "
+                                   "(the contract's billboard isolation check tells which); no single user's effect "
+                                   "can be measured on this pair")
+                continue
+            reach = min(recorded.data_seen_at[j - 1], replay.data_seen_at[j - 1])  # either user j's data
             comparison = compare_replay(recorded.releases, replay.releases, user=j, environment=environment,
-                                        canaries=pair.label, episodes=subject.episodes)
+                                        canaries=pair.label, episodes=subject.episodes, reach_from=reach)
             found.pairs.append(comparison.summary())
 
 

@@ -4,10 +4,12 @@ A release pattern or a sensitivity that the replays contradict (:mod:`.sensitivi
 *records* false, not the claim: a release labelled with the wrong episode may still be charged, in truth, to
 exactly the users the claim was calibrated for. The records are therefore corrected, in two directions:
 
-* **from below** — each replayed pair charges its user, at the recorded noise, for every release seen to change
-  (at its recorded sensitivity, or at the change seen where that is larger): any corrected ledger charges that
-  user at least this much (:meth:`~.sensitivity_replay.PairSummary.corrected_epsilon`). Above the claim, the
-  claim is false by the agent's own accounting: the records, corrected, exceed it;
+* **for the users replayed** — each pair's user is charged, at the recorded noise and sensitivity (or at the
+  change seen where that is larger), for every release seen to change and for every release its record charges
+  it that could have read it (published after its data reached the agent: a release labelled with an episode
+  before the user's is not charged, whatever its label says)
+  (:meth:`~.sensitivity_replay.PairSummary.corrected_epsilon`). Above the claim, the claim is false by the
+  agent's own accounting: the records, corrected, exceed it;
 * **from above** — a release cannot read data that had not reached the agent when it was published (the
   position of user k's first data in the run: :attr:`~.runs.RunRecord.data_seen_at`). Charging every release of
   a family whose pattern the replays contradict to every user whose data it could have read, and every other
@@ -83,11 +85,13 @@ def judge_records(pairs: Sequence[PairSummary], charges: Charges | None, claim: 
     lower = worst.corrected_epsilon(delta, conversion)
     if lower > claim * (1.0 + CLAIM_REL_TOL):
         return None, (f"; corrected where the replays show them wrong (every release seen to change charged to "
-                         f"the user, at least at its recorded sensitivity) the records account to ε ≥ {lower:.6g} > "
+                         f"the user, at least at its recorded sensitivity, and no release the user's data had not "
+                         f"reached) the records account to ε = {lower:.6g} > "
                          f"the claimed {claim:g} ({worst.environment}, {worst.canaries} at user {worst.user}): the "
                          "claim is false")
     if any(f.kind == "sensitivity" for f in findings) or charges is None:
-        return UNDECIDED, (f"; corrected from below the records account to ε ≥ {lower:.6g} ≤ the claimed {claim:g}, "
+        return UNDECIDED, (f"; corrected for the users replayed the records account to ε = {lower:.6g} ≤ the "
+                           f"claimed {claim:g}, "
                            "and a sensitivity above its record bounds no correction from above: whether the claim "
                            "holds is undecided")
     wrong = {f.family for f in findings}
@@ -96,5 +100,6 @@ def judge_records(pairs: Sequence[PairSummary], charges: Charges | None, claim: 
         return HOLDS, (f"; the claim holds: corrected (every release of {', '.join(sorted(wrong))} charged to every "
                        f"user whose data had reached the agent when it was published) the records account to "
                        f"ε = {upper:.6g} ≤ the claimed {claim:g}")
-    return UNDECIDED, (f"; corrected, the records account to between ε ≥ {lower:.6g} and ε ≤ {upper:.6g} for the "
-                       f"claimed {claim:g}: whether the claim holds is undecided")
+    return UNDECIDED, (f"; corrected, the records account to ε = {lower:.6g} for the users replayed and to at most "
+                       f"ε = {upper:.6g} for every user, for the claimed {claim:g}: whether the claim holds is "
+                       "undecided")

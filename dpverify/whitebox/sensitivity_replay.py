@@ -17,8 +17,10 @@ its record:
 
 Either failure is a proof by example that the ledger under-accounts this pair: the records the claim rests on
 are false. Whether the claim falls with them is the corrected accounting's question: the pair's
-``corrected_rho`` charges user j, at its recorded noise, for every release seen to change — at its recorded
-sensitivity, or at the change seen where that is larger — a lower bound on any corrected ledger's charge to j.
+``corrected_rho`` is the agent's own accounting of user j with its records corrected where the replays show them
+wrong: every release recorded as reading j that could read j (published after j's data reached the agent:
+``reach_from``), and every release seen to change, each at its recorded noise and sensitivity — or at the change
+seen where that is larger.
 The realised fraction ‖Δ_r‖/Δ_r of each family is the tightness figure of the audit. The changes also give a
 witnessed bound: μ² = Σ_r (‖Δ_r‖/σ_r)² over the Gaussian releases of the user (σ_r at the noise check's upper
 confidence limit), and its exact μ-GDP ε(δ) rounded down (:class:`~dpverify.whitebox.result.PairWitness` says
@@ -103,6 +105,8 @@ class ReplayComparison:
     weights: np.ndarray | None = None
     #: Per release, whether its change exceeds what its record allows (a finding).
     contradicts: np.ndarray | None = None
+    #: The position of the first release published after the user's data reached the agent.
+    reach_from: int = 0
 
     def summary(self) -> PairSummary:
         """The compact result of this pair (findings, the largest fraction per family, the witnessed μ², the
@@ -128,7 +132,8 @@ class ReplayComparison:
         mu2: dict[str, float] = {}
         corrected: dict[str, float] = {}
         rho_of: dict[int, float] = {}
-        for i in map(int, np.flatnonzero(self.changed)):
+        reachable = np.arange(len(self.releases)) >= self.reach_from
+        for i in map(int, np.flatnonzero(self.changed | (self.reads & reachable))):
             release = self.releases[i]
             mechanism = release.mechanism
             if mechanism is None:
@@ -141,7 +146,7 @@ class ReplayComparison:
             base = float(weights[i]) if self.reads[i] else 1.0
             charged = max(scale, base) if contradicts[i] else base
             corrected[release.family] = corrected.get(release.family, 0.0) + rho_of[id(mechanism)] * charged ** 2
-            if mechanism.is_gaussian:  # μ of a Gaussian mechanism (GOE included) is √(2ρ), linear in the sensitivity
+            if self.changed[i] and mechanism.is_gaussian:  # μ of a Gaussian mechanism (GOE included) is √(2ρ)
                 mu2[release.family] = mu2.get(release.family, 0.0) + 2.0 * rho_of[id(mechanism)] * scale * scale
         self_noised = tuple(dict.fromkeys(r.family for r in self.releases if r.noise is None))
         return PairSummary(self.environment, self.episodes, self.user, self.canaries, int(self.changed.sum()),
@@ -217,8 +222,9 @@ def _raw(releases: Sequence[PublishedRelease], index: Sequence[int]) -> tuple[np
 
 
 def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[PublishedRelease], *, user: int,
-                   environment: str, canaries: str, episodes: int) -> ReplayComparison:
-    """Judge every release of a neighbour replay against the recorded run (module docstring)."""
+                   environment: str, canaries: str, episodes: int, reach_from: int = 0) -> ReplayComparison:
+    """Judge every release of a neighbour replay against the recorded run (module docstring); ``reach_from`` is the
+    position of the first release published after the user's data reached the agent."""
     n = len(recorded)
     norms, changed, reads = np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     tolerance = np.zeros(n)
@@ -259,4 +265,4 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
                 f"changed by {norms[i]:.4g} ({norm_name}) when user {user}'s data changed, {ratio:.3g} × its "
                 f"recorded sensitivity {sensitivity[i] * weights[i]:.4g} for user {user}", ratio))
     return ReplayComparison(environment, episodes, user, canaries, tuple(recorded), norms, changed, reads,
-                            sensitivity, tuple(findings), weights, contradicts)
+                            sensitivity, tuple(findings), weights, contradicts, reach_from)

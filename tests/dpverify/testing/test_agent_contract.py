@@ -110,7 +110,7 @@ def test_a_correct_agent_passes_every_property() -> None:
 
 @pytest.mark.parametrize(("bug", "failed"), [
     ("reuse_noise", {"noise_as_recorded", "witnessed_pairs_within_the_claim"}),
-    ("raw_read", {"billboard_structure", "release_pattern_as_recorded"}),
+    ("raw_read", {"billboard_structure"}),  # the white-box replays of it change other users: measured on none
     ("no_cap", {"refuses_episodes_past_cap"}),
     # an agent that accepts any environment is also audited in the oversized audit environment, where its
     # per-user terms exceed the sensitivity its noise assumes
