@@ -82,6 +82,7 @@ from dpverify import _validate
 from dpverify.agents.core.base import acts_step_by_step
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
 from dpverify.agents.core.tapes import ordinary_tapes, play_on_tape
+from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
@@ -89,7 +90,7 @@ from dpverify.jsonable import to_jsonable
 from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox import CHECK_NAMES, Subject, WhiteBoxPlan, check_releases
-from dpverify.whitebox.neighbours import own_tapes
+from dpverify.whitebox.neighbours import isolation_linear_mdp, own_tapes
 from dpverify.whitebox.runs import fresh_generator
 
 __all__ = [
@@ -301,6 +302,90 @@ def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequen
     return coins, noise, other, int(data.generate_state(1)[0])
 
 
+class _Isolation:
+    """One recorded run of the contract's agent on one environment, and the billboard isolation replays of it
+    (``check`` is the :class:`_ContractRun` that gives the factory, its options and the seeds)."""
+
+    def __init__(self, check: _ContractRun, env: Any, tapes: Sequence[Any]) -> None:
+        self.check, self.env, self.tapes = check, env, tapes
+        self.env_name = str(getattr(env, "name", "") or "the environment")
+        self.billboard = Billboard(check.relation, keep_history=True, keep_noise=True,
+                                   noise_rng=fresh_generator(check.noise))
+        coins = _Coins.of(check.coins)
+        self.agent = check.factory(env, check.num_episodes, coins, billboard=self.billboard, **check.options)
+        if self.agent.billboard is not self.billboard:
+            raise InvalidParameterError("factory", "must publish on the billboard it is given (billboard=...)",
+                                        getattr(check.factory, "__name__", check.factory))
+        self.policies, self.positions = _play(self.agent, env, tapes, coins)
+
+    def isolated(self) -> tuple[int, list[tuple[str, int, Any]]]:
+        """(replays made, the changed policies: (canary, episode, where the coins stood before it))."""
+        K, replays, changed = self.check.num_episodes, 0, []
+        step_level = acts_step_by_step(self.agent)
+        for kind, canary in own_tapes(self.env).items():
+            # a table is deployed before its user acts: one replay, every user replaced, every table compared; a
+            # step-level agent acts on its user's states: per episode k, users 1..k−1 replaced, user k kept
+            plans = [(k, [canary] * (k - 1) + [self.tapes[k - 1]]) for k in range(2, K + 1)] if step_level else [
+                (1, [canary] * K)]
+            for first, tapes in plans:
+                replays += 1
+                policies, positions = self.replay(tapes, self.check.noise)
+                changed += [(kind, k, positions[k - 1]) for k in range(first, len(tapes) + 1)
+                            if not np.array_equal(policies[k - 1], self.policies[k - 1])]
+        return replays, changed
+
+    def replay(self, tapes: Sequence[Any], noise: np.random.SeedSequence) -> tuple[list[np.ndarray], list[Any]]:
+        """Replay the billboard on ``tapes`` with the run's coins and the noise seed ``noise``: the policies deployed,
+        and where the coins stood before each episode. Raises _Violation when the release pattern follows the
+        users' data."""
+        check = self.check
+        board = ReplayBillboard(self.billboard.history(), check.relation, noise_rng=fresh_generator(noise))
+        coins = _Coins.of(check.coins)
+        replay = check.factory(self.env, check.num_episodes, coins, billboard=board, **check.options)
+        try:
+            policies, positions = _play(replay, self.env, tapes, coins)
+        except _PatternFollows as exc:
+            raise _Violation(f"replacing users' data changed the release pattern at episode {exc}: the pattern "
+                             "depends on the raw data") from None
+        finally:
+            close = getattr(replay, "close", None)
+            if callable(close):  # an adapter's loop thread, left waiting by a replay cut short
+                close()
+        if len(tapes) == check.num_episodes:
+            _require(board.n_replayed == len(self.billboard.history()) and
+                     _releases(replay.ledger) == _releases(self.agent.ledger),
+                     "replacing users' data changed the release pattern (the ledger's releases)")
+        return policies, positions
+
+    def attributed(self, changed: Sequence[tuple[str, int, Any]]) -> tuple[str, int]:
+        """The first changed policy that only the data can have changed (its coins stood where they stood in the
+        run); _CouldNotCheck when the agent's choices do not follow its coins and the billboard alone (a replay of
+        the unchanged users differs), its coins share the billboard's noise stream (another noise seed moves
+        them), or every changed choice was made with coins drawn elsewhere in their streams."""
+        if self.differs(self.replay(self.tapes, self.check.noise)[0]):
+            raise _CouldNotCheck(
+                "even with no user's data replaced, replaying the billboard changed the agent's policies: its choices "
+                "do not follow its coins and the billboard alone (numpy's global generator, the clock), so what "
+                "reads user data outside the billboard cannot be told apart")
+        if self.differs(self.replay(self.tapes, self.check.other_noise)[0]):
+            raise _CouldNotCheck(
+                "with no user's data replaced, another billboard noise seed changed the agent's policies: its coins "
+                "share a stream with the noise (numpy's global generator seeded from noise_source(), or coins drawn "
+                "from noise_source()), so a changed policy may be a shifted coin, not a leak. Draw the coins from the "
+                "factory's generator (for code you cannot edit: an adapter answering the calls that draw them)")
+        for kind, k, position in changed:
+            if position == self.positions[k - 1]:
+                return kind, k
+        raise _CouldNotCheck(
+            f"replacing users' data changed later choices ({len(changed)} policies), each made with the agent's coins "
+            "drawn elsewhere in their streams than in the run: its coins are drawn in an order the users' data "
+            "changes (a tie broken only when there is one, say), so a leak cannot be told apart. Draw a fixed "
+            "number of coins per decision (one uniform, whatever the ties)")
+
+    def differs(self, policies: Sequence[np.ndarray]) -> bool:
+        return any(not np.array_equal(a, b) for a, b in zip(policies, self.policies, strict=True))
+
+
 class _ContractRun:
     """One run of the agent to its cap, and the property checks on it (each returns its reason, or its reason and
     evidence)."""
@@ -312,15 +397,9 @@ class _ContractRun:
         self.coins, self.noise, self.other_noise, data = _generators(seed)
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
         self.relation = Neighbouring.parse(probe.billboard.relation)
-        self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True,
-                                   noise_rng=fresh_generator(self.noise))
-        coins = _Coins.of(self.coins)
-        self.agent = factory(env, num_episodes, coins, billboard=self.billboard, **options)
-        if self.agent.billboard is not self.billboard:
-            raise InvalidParameterError("factory", "must publish on the billboard it is given (billboard=...)",
-                                        getattr(factory, "__name__", factory))
-        self.tapes = ordinary_tapes(env, num_episodes, data)
-        self.policies, self.positions = _play(self.agent, env, self.tapes, coins)
+        self.run = _Isolation(self, env, ordinary_tapes(env, num_episodes, data))
+        self.billboard, self.agent, self.tapes = self.run.billboard, self.run.agent, self.run.tapes
+        self.data = data
         self.notion = getattr(self.agent, "privacy_notion", None)
         self.claim = DPGuarantee.of_claim(self.agent.claimed_guarantee())
         self.config = self.agent.config
@@ -376,84 +455,38 @@ class _ContractRun:
         return expected.value
 
     def structure_check(self) -> _Held:
-        """Billboard isolation (module docstring)."""
-        K, published = self.num_episodes, len(self.billboard.history())
+        """Billboard isolation (module docstring), on the environment and on the isolation linear MDP
+        (:func:`~dpverify.whitebox.neighbours.isolation_linear_mdp`) of its dimensions."""
+        runs = [self.run]
+        iso = (isolation_linear_mdp(self.env.horizon, self.env.num_states, self.env.num_actions, self.env.dim)
+               if isinstance(self.env, LinearMDP) else None)
+        refused = ""
+        if iso is not None:
+            try:
+                runs.append(_Isolation(self, iso, ordinary_tapes(iso, self.num_episodes, self.data)))
+            except Exception as exc:  # an agent may refuse an environment it was not written for
+                refused = f"; the isolation MDP was refused ({type(exc).__name__}: {exc})"
+        replays, changed = 0, 0
+        for run in runs:
+            n, found = run.isolated()
+            replays, changed = replays + n, changed + len(found)
+            if found:
+                kind, k = run.attributed(found)
+                raise _Violation(
+                    f"with the billboard held fixed, replacing every user before episode {k} by the {kind} canary "
+                    f"({run.env_name}) changed the policy deployed at episode {k} ({len(found)} policies changed in "
+                    f"{n} replays), its coins where they stood in the run: the agent reads user data outside the "
+                    "billboard",
+                    {"replays": replays, "changed_policies": len(found)})
         step_level = acts_step_by_step(self.agent)
-        replays, changed = 0, []
-        for kind, canary in own_tapes(self.env).items():
-            # a table is deployed before its user acts: one replay, every user replaced, every table compared; a
-            # step-level agent acts on its user's states: per episode k, users 1..k−1 replaced, user k kept
-            plans = [(k, [canary] * (k - 1) + [self.tapes[k - 1]]) for k in range(2, K + 1)] if step_level else [
-                (1, [canary] * K)]
-            for first, tapes in plans:
-                replays += 1
-                policies, positions = self._replay(tapes, self.noise)
-                changed += [(kind, k, positions[k - 1]) for k in range(first, len(tapes) + 1)
-                            if not np.array_equal(policies[k - 1], self.policies[k - 1])]
-        evidence: dict[str, Figure] = {"replays": replays, "replaced_users": K - 1 if step_level else K,
-                                       "releases": published, "changed_policies": len(changed)}
-        if changed:
-            kind, k, _ = self._attributed(changed)
-            raise _Violation(
-                f"with the billboard held fixed, replacing every user before episode {k} by the {kind} canary changed "
-                f"the policy deployed at episode {k} ({len(changed)} policies changed in {replays} replays), its coins "
-                "where they stood in the run: the agent reads user data outside the billboard", evidence)
         what = "every table" if not step_level else "the action at every state each user reached"
-        said = (f"every earlier user replaced by the high, then the low canary ({replays} replays, the billboard held "
-                f"fixed): {what} and the release pattern unchanged")
+        said = (f"every earlier user replaced by the high, then the low canary ({replays} replays on "
+                f"{' and '.join(r.env_name for r in runs)}, the billboard held fixed): {what} and the release pattern "
+                f"unchanged{refused}")
+        published = len(self.billboard.history())
         if not published:
             said = f"nothing was published, and the actions read no user's data (private at ε = 0): {said}"
-        return said, evidence
-
-    def _replay(self, tapes: Sequence[Any], noise: np.random.SeedSequence) -> tuple[list[np.ndarray], list[Any]]:
-        """Replay the billboard on ``tapes`` with the run's coins and the noise seed ``noise``: the policies deployed,
-        and where the coins stood before each episode. Raises _Violation when the release pattern follows the
-        users' data."""
-        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=fresh_generator(noise))
-        coins = _Coins.of(self.coins)
-        replay = self.factory(self.env, self.num_episodes, coins, billboard=board, **self.options)
-        try:
-            policies, positions = _play(replay, self.env, tapes, coins)
-        except _PatternFollows as exc:
-            raise _Violation(f"replacing users' data changed the release pattern at episode {exc}: the pattern "
-                             "depends on the raw data") from None
-        finally:
-            close = getattr(replay, "close", None)
-            if callable(close):  # an adapter's loop thread, left waiting by a replay cut short
-                close()
-        if len(tapes) == self.num_episodes:
-            _require(board.n_replayed == len(self.billboard.history()) and
-                     _releases(replay.ledger) == _releases(self.agent.ledger),
-                     "replacing users' data changed the release pattern (the ledger's releases)")
-        return policies, positions
-
-    def _attributed(self, changed: Sequence[tuple[str, int, Any]]) -> tuple[str, int, Any]:
-        """The first changed policy that only the data can have changed (its coins stood where they stood in the
-        run); _CouldNotCheck when the agent's choices do not follow its coins and the billboard alone (a replay of
-        the unchanged users differs), its coins share the billboard's noise stream (another noise seed moves
-        them), or every changed choice was made with coins drawn elsewhere in their streams."""
-        if self._differs(self._replay(self.tapes, self.noise)[0]):
-            raise _CouldNotCheck(
-                "even with no user's data replaced, replaying the billboard changed the agent's policies: its choices "
-                "do not follow its coins and the billboard alone (numpy's global generator, the clock), so what "
-                "reads user data outside the billboard cannot be told apart")
-        if self._differs(self._replay(self.tapes, self.other_noise)[0]):
-            raise _CouldNotCheck(
-                "with no user's data replaced, another billboard noise seed changed the agent's policies: its coins "
-                "share a stream with the noise (numpy's global generator seeded from noise_source(), or coins drawn "
-                "from noise_source()), so a changed policy may be a shifted coin, not a leak. Draw the coins from the "
-                "factory's generator (for code you cannot edit: an adapter answering the calls that draw them)")
-        for kind, k, position in changed:
-            if position == self.positions[k - 1]:
-                return kind, k, position
-        raise _CouldNotCheck(
-            f"replacing users' data changed later choices ({len(changed)} policies), each made with the agent's coins "
-            "drawn elsewhere in their streams than in the run: its coins are drawn in an order the users' data "
-            "changes (a tie broken only when there is one, say), so a leak cannot be told apart. Draw a fixed "
-            "number of coins per decision (one uniform, whatever the ties)")
-
-    def _differs(self, policies: Sequence[np.ndarray]) -> bool:
-        return any(not np.array_equal(a, b) for a, b in zip(policies, self.policies, strict=True))
+        return said, {"replays": replays, "releases": published, "changed_policies": changed}
 
     def oversized_check(self) -> str:
         assumed = _assumed_norm(self.config)
