@@ -5,8 +5,12 @@ claims (and planned with as published).
 That code draws its tie-breaking coins from the same global stream as its noise. ``make_agent`` leaves it so: the
 noise seed then moves the coins, and whether its consumption of coins depends on the users cannot be separated
 from a leak (the verdict is INCONCLUSIVE, never REFUTED). ``make_separated`` answers the code's
-``np.random.choice`` from a generator of the factory's (``watch_calls``), so that the global stream carries the
-noise alone and every check runs. The bugs of :mod:`closed_loop_ucbvi` are planted through the separated adapter.
+``np.random.choice`` from a generator of the factory's (``watch_calls``), one uniform per decision, so that the
+global stream carries the noise alone, the coins are drawn in an order no user changes, and every check runs.
+``make_choice_coins`` answers it with that generator's ``choice``, which draws nothing when there is one
+candidate: the coins' order then follows the states users visit, and the checks that would have to tell that
+from a leak say they cannot (INCONCLUSIVE, never REFUTED). The bugs of :mod:`closed_loop_ucbvi` are planted
+through the separated adapter.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dpverify.mechanisms import GaussianMechanism
 
 
 def make_agent(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, billboard: Billboard | None = None,
-               epsilon: float = 1.0, delta: float = 1e-5, separate_coins: bool = False, **bugs: Any) -> ClosedLoopAgent:
+               epsilon: float = 1.0, delta: float = 1e-5, coins_by: str = "", **bugs: Any) -> ClosedLoopAgent:
     noise_rng, coins = rng.spawn(2)
     board = billboard if billboard is not None else Billboard("replace-one", noise_rng=noise_rng)
     seeded = SeededGlobalRng(board.noise_source())
@@ -48,12 +52,13 @@ def make_agent(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, bill
 
     agent.privatize = recorded
 
+    draws = {"uniform": lambda a, *_, **__: a[int(coins.random() * len(a))],  # one coin per decision, always
+             "choice": lambda a, *_, **__: coins.choice(a)}  # no coin when there is one candidate
+
     def loop(env: Any) -> None:
         with contextlib.ExitStack() as stack:
-            if separate_coins:
-                # one uniform per decision, whatever the ties: the coins' order never follows the data
-                stack.enter_context(watch_calls(code, "np.random.choice",
-                                                lambda a, *_, **__: a[int(coins.random() * len(a))]))
+            if coins_by:
+                stack.enter_context(watch_calls(code, "np.random.choice", draws[coins_by]))
             agent.run(env)
 
     config = SimpleNamespace(num_episodes=num_episodes, epsilon=epsilon, delta=delta, relation="replace-one")
@@ -62,7 +67,8 @@ def make_agent(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, bill
     return ClosedLoopAgent(loop, mdp, name="closed-loop-ucbvi", protocol=protocol, around=seeded)
 
 
-make_separated = functools.partial(make_agent, separate_coins=True)
-make_episode_seeded = functools.partial(make_agent, separate_coins=True, episode_seed=True)
-make_root_means = functools.partial(make_agent, separate_coins=True, root_means=True)
-make_half_noise = functools.partial(make_agent, separate_coins=True, noise_scale=0.5)
+make_separated = functools.partial(make_agent, coins_by="uniform")
+make_choice_coins = functools.partial(make_agent, coins_by="choice")
+make_episode_seeded = functools.partial(make_agent, coins_by="uniform", episode_seed=True)
+make_root_means = functools.partial(make_agent, coins_by="uniform", root_means=True)
+make_half_noise = functools.partial(make_agent, coins_by="uniform", noise_scale=0.5)

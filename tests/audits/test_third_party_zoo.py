@@ -13,7 +13,9 @@ def test_the_zoo_pairs_every_bug_with_cases_of_each_verdict() -> None:
     bugs = [c for c in CASES if c.bug]
     assert len(bugs) >= 12 and all(c.expected == REFUTED and c.caught_by for c in bugs)
     assert sum(c.expected == CONSISTENT for c in CASES) >= 6
-    assert {c.name for c in CASES if c.expected == INCONCLUSIVE} == {"global-rng-noise", "own-rng-noise"}
+    assert {c.name for c in CASES if c.expected == INCONCLUSIVE} == {
+        "global-rng-noise", "own-rng-noise", "closed-loop-ucbvi-shared", "closed-loop-ucbvi-choice"}
+    assert all(c.bug for c in CASES if c.expected == REFUTED)
     assert all(c.agent.endswith(c.target.split(":")[1]) and ".py:" in c.agent for c in CASES)
     with pytest.raises(InvalidParameterError, match="case"):
         case("nonesuch")

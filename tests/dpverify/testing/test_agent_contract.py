@@ -149,8 +149,8 @@ def test_an_agent_whose_choices_follow_no_seed_is_not_blamed_for_reading_user_da
 
     def unseeded(mdp, num_episodes, rng, /, *, billboard=None, **options):
         agent = toy_factory(mdp, num_episodes, rng, billboard=billboard, **options)
-        plan, offset = agent.begin_episode, next(built)  # each run's policies shifted by its own offset
-        agent.begin_episode = lambda: (plan() + offset) % mdp.num_actions
+        plan = agent.begin_episode  # each policy shifted by a function of the counter, which runs on across runs
+        agent.begin_episode = lambda: (plan() + int(1e6 * abs(np.sin(next(built))))) % mdp.num_actions
         return agent
 
     result = check_private_agent(unseeded, env(), num_episodes=6, options={"epsilon": 1.0})
