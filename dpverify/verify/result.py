@@ -408,11 +408,17 @@ def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureS
     missing += _said(NOT_RUN, "did not run", ledger)
     missing += [f"claim & accounting could not run ({claim.reason})"] if claim.status == NOT_RUN else []
     missing += _said(NOT_RUN, "did not run", contract)
-    missing += [f"{r.notion} {r.route} audit could not run ({r.detail})" for r in audits.runs if r.verdict == NOT_RUN]
+    # nothing published (the ledger met the claim at ε = 0): a billboard audit has nothing to audit
+    silent = claim.status == PASS and claim.n_releases == 0
+    empty = [r for r in audits.runs if r.verdict == NOT_RUN and silent and r.notion == "billboard"]
+    missing += [f"{r.notion} {r.route} audit could not run ({r.detail})" for r in audits.runs
+                if r.verdict == NOT_RUN and r not in empty]
     if all(c.status == NOT_APPLICABLE for c in structure.checks):  # none ran (or none applies)
         missing.append(f"contract checks could not run ({structure.reason})")
     missing += [] if audits.runs else [f"audits could not run ({audits.reason})"]
-    waived = _said(NOT_APPLICABLE, "not applicable", box, ledger, contract)
+    waived = _said(NOT_APPLICABLE, "not applicable", box, ledger, contract) + [
+        f"{r.notion} {r.route} audit not applicable (nothing was published: the billboard is empty in every world)"
+        for r in empty]
     if refuting:
         return Verdict(REFUTED, tuple(refuting + missing + records + waived))
     if missing:
@@ -422,5 +428,6 @@ def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureS
         return Verdict(CONSISTENT, (f"the claim holds, but the agent's records are wrong: corrected, they meet the "
                                     f"claim; otherwise the ledger meets the claim, {every} and no audit found a "
                                     "violation", *records, *waived))
-    return Verdict(CONSISTENT, (f"the releases behave as recorded (white-box checks), the ledger meets the claim, "
-                                f"{every} and no audit found a violation", *waived))
+    behaved = ("nothing was published (the ledger accounts ε = 0)" if silent else
+               "the releases behave as recorded (white-box checks), the ledger meets the claim")
+    return Verdict(CONSISTENT, (f"{behaved}, {every} and no audit found a violation", *waived))

@@ -12,7 +12,7 @@ import pytest
 from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.calibrate_mechanism import calibrate_gaussian, composition_ledger
-from dpverify.checks import NOT_APPLICABLE, PASS, CheckResult
+from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
@@ -314,3 +314,36 @@ def test_the_contract_fails_every_planted_bug_under_python_minus_o() -> None:
         row = next(line for line in lines if line.startswith(f"{bug} 1 "))  # optimize flag 1: asserts stripped
         assert row != f"{bug} 1 []", row
         assert f"{bug} raised" in lines
+
+
+def _third_party(target: str) -> Any:
+    from pathlib import Path
+
+    from dpverify.agents.registry import agent_factory
+    from dpverify.audits import third_party
+
+    module, _, factory = target.partition(":")
+    return agent_factory(f"{Path(third_party.__file__).parent / module}.py:{factory}")
+
+
+@pytest.mark.parametrize(("target", "status"), [
+    ("noisy_lsvi:make_raw_average", FAIL),        # a planner averaging in noisy copies of the raw statistics
+    ("noisy_lsvi:make_published_average", PASS),  # ... of the published ones: post-processing
+    ("silent:make_raw_explorer", FAIL),           # publishes nothing, acts on raw counts
+    ("silent:make_agent", PASS),                  # publishes nothing, data-free: ε = 0
+    ("closed_loop_ucbvi_adapter:make_choice_coins", NOT_RUN),  # coins drawn only at ties: their order follows data
+])
+def test_billboard_isolation_replaces_every_earlier_user_and_blames_only_what_the_data_changed(target: str,
+                                                                                                status: str) -> None:
+    result = check_private_agent(_third_party(target), env(), num_episodes=16, options={"epsilon": 1.0},
+                                 whitebox=False)
+    isolation = result["billboard_structure"]
+    assert isolation.status == status, isolation.reason
+    if status == FAIL:
+        assert "its coins where they stood in the run: the agent reads user data outside the billboard" in \
+            isolation.reason
+    if target == "silent:make_agent":
+        assert result.passed and "nothing was published" in isolation.reason
+        assert result["ledger_within_claim"].reason.startswith("nothing was published")
+    if status == NOT_RUN:
+        assert "drawn in an order the users' data changes" in isolation.reason
