@@ -50,7 +50,7 @@ def make_agent(mdp: Any, num_episodes: int, rng: np.random.Generator, /, *, bill
         noisy = privatize(counts).ravel()
         return board.publish_noised(family, k, H - i // 2, mechanism, noisy, "prefix").reshape(counts.shape)
 
-    agent.privatize = recorded
+    agent.privatize = recorded  # type: ignore[method-assign]
 
     draws = {"uniform": lambda a, *_, **__: a[int(coins.random() * len(a))],  # one coin per decision, always
              "choice": lambda a, *_, **__: coins.choice(a)}  # no coin when there is one candidate

@@ -74,7 +74,7 @@ import pickle
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -270,8 +270,8 @@ class _Coins(np.random.Generator):
         return cls(fresh_generator(seed).bit_generator)
 
     def spawn(self, n_children: int) -> list[_Coins]:  # type: ignore[override]
-        kind = type(self.bit_generator)
-        return [_Coins(kind(seed), self.streams) for seed in self.bit_generator.seed_seq.spawn(n_children)]
+        kind, seeds = type(self.bit_generator), cast(np.random.SeedSequence, self.bit_generator.seed_seq)
+        return [_Coins(kind(seed), self.streams) for seed in seeds.spawn(n_children)]
 
     def position(self) -> tuple[bytes, ...]:
         return tuple(pickle.dumps(g.bit_generator.state) for g in self.streams)

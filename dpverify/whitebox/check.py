@@ -27,6 +27,7 @@ agent that raises is reported, not propagated.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import pickle
 import time
 from collections.abc import Callable, Sequence
@@ -562,10 +563,10 @@ def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, record
                              recorded=recorded).releases
     except CouldNotRun:  # the pattern follows the coins (data-adaptive releases), say: no freshness evidence
         reseeded = None
-    options = {"level": plan.level, "ledger": recorded.ledger, "delta": plan.delta, "conversion": plan.conversion,
-               "accounting": plan.accounting, "reseeded": reseeded}
+    check = functools.partial(check_noise, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
+                              conversion=plan.conversion, accounting=plan.accounting, reseeded=reseeded)
     if all(r.noise is not None for r in recorded.releases):  # every release noised by the billboard: kept in R0
-        return check_noise(recorded.releases, **options)
+        return check(recorded.releases)
     try:
         other = run_agent(subject, users, coins=seeds.coins, noise=seeds.other_noise, recorded=recorded)
     except PatternChanged as exc:
@@ -574,8 +575,8 @@ def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, record
         return NoiseCheck(NOT_RUN, f"the replay with another noise seed could not run ({exc})", plan.level)
     episode = same_policies(recorded, other)
     if episode is None:
-        return check_noise(recorded.releases, other.releases, **options)
-    partial = check_noise(recorded.releases, **options)  # what can be checked without the replay
+        return check(recorded.releases, other.releases)
+    partial = check(recorded.releases)  # what can be checked without the replay
     if partial.status == FAIL:
         return partial
     shared = SHARED_STREAM.format(episode=episode)

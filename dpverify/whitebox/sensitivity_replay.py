@@ -217,8 +217,12 @@ def _sensitivities(releases: Sequence[PublishedRelease]) -> tuple[np.ndarray, np
 def _raw(releases: Sequence[PublishedRelease], index: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """(the releases' raw statistics where the billboard kept their noise, else their values; the values)."""
     values = np.stack([releases[i].value for i in index]).astype(float)
-    noise = np.stack([np.zeros_like(values[0]) if releases[i].noise is None else releases[i].noise for i in index])
-    return values - noise, values
+    raw = values.copy()
+    for row, i in enumerate(index):
+        noise = releases[i].noise
+        if noise is not None:
+            raw[row] -= noise
+    return raw, values
 
 
 def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[PublishedRelease], *, user: int,
