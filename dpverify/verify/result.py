@@ -95,7 +95,7 @@ class SensitivityFigure:
 
 @dataclass(frozen=True)
 class WitnessFigure:
-    """One replayed pair: the ε its changes imply under the verified noise (a lower bound for the pair
+    """One replayed pair: the ε its changes imply with σ at the noise check's upper limits (a lower bound for the pair
     along the recorded transcript, :class:`dpverify.whitebox.result.PairWitness`)."""
 
     environment: str

@@ -16,7 +16,7 @@ reason and its evidence) per check, in the order they run —
 
 and the figures a reader needs: the realised sensitivity fractions (how much a sensitivity error could
 hide from the audits), and the pairs witnessed (:class:`PairWitness`, with the ε the witnessed changes
-imply under the verified noise).
+imply with σ at the noise check's upper confidence limits).
 """
 
 from __future__ import annotations
