@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dpverify import _validate
-from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, named
+from dpverify.checks import FAIL, NOT_RUN, PASS, UNDECIDED, CheckResult, named
 from dpverify.jsonable import to_jsonable
 
 #: The checks of a white-box result, in the order they run.
@@ -191,6 +191,16 @@ class WhiteBoxResult:
     @property
     def not_run(self) -> tuple[CheckResult, ...]:
         return tuple(c for c in self.checks if c.status == NOT_RUN)
+
+    @property
+    def refutations(self) -> tuple[CheckResult, ...]:
+        """The failures that show the claim false (a failure of the records alone may leave it standing)."""
+        return tuple(c for c in self.checks if c.refutes)
+
+    @property
+    def undecided(self) -> tuple[CheckResult, ...]:
+        """The failures of the records whose correction leaves the claim undecided."""
+        return tuple(c for c in self.checks if c.status == FAIL and c.claim == UNDECIDED)
 
     def __getitem__(self, name: str) -> CheckResult:
         return named(self.checks, name)
