@@ -7,14 +7,19 @@ The order of work (every run is a controlled run of :mod:`.runs`):
 2. **reproducible** — a replay of R0 with the same users, coins and noise seed must reproduce every
    release and every policy bit for bit; otherwise the agent does not follow the seeds the auditor
    passes (global random state, for instance) and no behavioural check can run;
-3. **noise** — the noise the billboard drew and kept in R0, and for releases the agent noised itself a
-   replay with another billboard noise seed: :mod:`.noise_check`;
+3. **noise** — the noise the billboard drew and kept in R0, for releases the agent noised itself a
+   replay with another billboard noise seed, and a replay with other coins and another noise seed, which
+   must change every release's noise: :mod:`.noise_check`;
 4. **pattern and sensitivity** — a replay per tested position with that user replaced (or removed), the
-   seeds unchanged: :mod:`.sensitivity_replay`;
+   seeds unchanged: :mod:`.sensitivity_replay`. A replay that changed another user's policy measures no
+   single user's effect and is set aside; a self-noised family's changes count only where the noise check
+   saw its noise follow the noise seed with the coins held (:func:`_trusted`); records the replays contradict
+   are judged by their correction (:mod:`.correction`);
 5. **neighbour search** — the same replays at a smaller K (``search_episodes``) on the environment's own
    canaries and on the audit environment of :mod:`.neighbours`, for the pairs that realise the most of
    each family's recorded sensitivity;
-6. **structure** — :mod:`.structure_check` on every value R0 published.
+6. **structure** — :mod:`.structure_check` on every value R0 published (an agent that published nothing has
+   no release to check: every check but the first is not applicable).
 
 The work is split into independent jobs (:class:`_Job`: the recorded run with its reproducibility, noise
 and structure checks; the neighbour replays at K; one job per base user of the search), each a pure
