@@ -431,6 +431,9 @@ class _ContractRun:
         conversion that does not apply to the ledger (``exact`` with a Laplace release) is never a failure."""
         claim = self.claim
         ledger = self.agent.ledger
+        if not ledger.n_releases:
+            return "nothing was published: the ledger accounts ε = 0, within the claim", {
+                "ledger_epsilon": 0.0, "claimed_epsilon": claim.epsilon, "accounting": self.accounting}
         result = PrivacyClaim.approximate(claim.epsilon, claim.delta).compare(ledger, self.accounting)
         if result.status == "cannot-compare":
             raise _NotApplicable(result.detail)
@@ -441,8 +444,6 @@ class _ContractRun:
             f"the ledger accounts to ε = {accounted!r} > the claim {claim.epsilon!r} "
             f"({result.route}, {self.accounting}): releases the claim does not cover"), evidence)
         reason = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({result.route}, {self.accounting})"
-        if not ledger.n_releases:
-            return "nothing was published: the ledger accounts ε = 0, within the claim", evidence
         if accounted is not None and accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
             room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion,
                                                        self.accounting)
