@@ -41,7 +41,7 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 
 
@@ -142,6 +142,26 @@ def _block_noise(mechanisms: Sequence[Mechanism], groups: list[list[int]], rng: 
                             strict=True):
             noise[i] = value
     return noise
+
+
+#: The mechanism classes whose noise the billboard draws itself (their ``noise``/``noise_from_normals`` draw exactly
+#: what their ``release`` adds). A release by any other class — a subclass of one of them included — goes through
+#: that mechanism's own ``release``, so that a subclass that changes the noise is never silently replaced.
+_DRAWN_HERE = (GaussianMechanism, GOEMechanism, LaplaceMechanism)
+
+
+def _own_releases(mechanisms: Sequence[Mechanism], checked: np.ndarray | list[np.ndarray], rng: np.random.Generator
+                  ) -> np.ndarray | list[np.ndarray]:
+    """Each value released by its mechanism's own ``release(value, rng)``, in publication order; a release that is
+    not a finite value of the mechanism's output shape is refused, naming the mechanism's class."""
+    out = []
+    for mechanism, raw in zip(mechanisms, checked, strict=True):
+        noisy = np.asarray(mechanism.release(raw, rng), dtype=float)
+        if noisy.shape != mechanism.output_shape or not np.isfinite(noisy).all():
+            raise InvalidParameterError(f"{type(mechanism).__name__}.release",
+                                        f"must return a finite value of shape {mechanism.output_shape}", noisy.shape)
+        out.append(noisy)
+    return np.stack(out) if isinstance(checked, np.ndarray) else out
 
 
 def _positions_by_mechanism(mechanisms: Sequence[Mechanism]) -> list[list[int]]:
@@ -280,7 +300,9 @@ class Billboard:
         ``rng`` in the same order, the same records — made at once: every value is checked before any is
         released (shape, finiteness and, for the GOE mechanism, symmetry up to rounding: its symmetric part is
         what is released), and the standard normals of Gaussian and GOE releases come from one call of the generator
-        (its normals do not depend on how the draws are grouped); the block is recorded in the ledger at once.
+        (its normals do not depend on how the draws are grouped); the block is recorded in the ledger at once. A
+        mechanism of another class than dpverify's own three (a subclass of one included) releases each of its
+        values with its own ``release``: its noise is what the billboard adds and keeps.
         """
         rng = _generator("rng", rng)
         pattern = user_pattern(users)
@@ -290,8 +312,10 @@ class Billboard:
         mechanisms = [mechanism for _, _, mechanism in releases]
         groups = _positions_by_mechanism(mechanisms)
         checked = _checked_values(mechanisms, groups, raw_values)
-        if isinstance(checked, np.ndarray):  # one output shape
-            noisy: np.ndarray | list[np.ndarray] = checked + _stacked_noise(mechanisms, groups, rng, checked.shape)
+        if any(type(m) not in _DRAWN_HERE for m in mechanisms):
+            noisy: np.ndarray | list[np.ndarray] = _own_releases(mechanisms, checked, rng)
+        elif isinstance(checked, np.ndarray):  # one output shape
+            noisy = checked + _stacked_noise(mechanisms, groups, rng, checked.shape)
         else:
             noisy = [raw + noise for raw, noise in zip(checked, _block_noise(mechanisms, groups, rng), strict=True)]
         if self.keep_history:

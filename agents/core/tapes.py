@@ -183,23 +183,6 @@ def play_on_tape(agent: Any, mdp: Any, tape: UserTape | None, episode: int) -> t
     return np.full((int(mdp.horizon), int(mdp.num_states)), UNSEEN, dtype=np.int64), None
 
 
-def follows_until_it_leaves(policy: np.ndarray, original: UserTape, other: UserTape) -> bool:
-    """Whether the user of ``other`` leaves the path the user of ``original`` took under ``policy`` (a policy or
-    a partial policy of that episode: both are known along that path). The two users share a state until one
-    of them moves elsewhere, and at a shared state the agent acted alike, so the first difference is seen."""
-    if original.initial_state != other.initial_state:
-        return True
-    s = original.initial_state
-    for h in range(policy.shape[0]):
-        a = int(policy[h, s])
-        if a == UNSEEN:  # not on the path: cannot happen while the two users agree
-            raise InvalidParameterError("policy", "must be known along the original user's path", (h, s))
-        if original.next_states[h, s, a] != other.next_states[h, s, a]:
-            return True
-        s = int(original.next_states[h, s, a])
-    return False
-
-
 def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape | None]) -> list[np.ndarray]:
     """Run ``agent`` for one episode per tape (:func:`play_on_tape`); return what it deployed π_1..π_K (each
     (H, S): a policy, or a step-level agent's partial policy). A ``None`` tape is an empty slot: the agent

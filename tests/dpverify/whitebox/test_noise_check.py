@@ -128,7 +128,7 @@ def test_families_sharing_a_draw_are_correlated() -> None:
     a = gaussian(rng, 300)
     b = [0.8 * x + 0.6 * y for x, y in zip(a, gaussian(rng, 300), strict=True)]
     result = check_noise(drawn(VEC, a, "a") + drawn(VEC, b, "b"))
-    assert result.status == "fail" and result.correlated_families
+    assert result.status == "fail" and result.correlated
 
 
 @pytest.mark.slow
@@ -179,3 +179,37 @@ def test_self_noised_randomized_response_is_checked_by_the_difference_of_two_run
               for k, v in enumerate(rr.release(raw[0], rng, 400), start=1)]
     result = check_noise(first, second)
     assert result.status == "pass", result.detail
+
+
+def test_families_of_different_shapes_sharing_standard_normals_are_refuted_with_the_pair_named() -> None:
+    """One generator rebuilt per family from each episode's seed: the Gram's diagonal repeats the target's first
+    normal (r = 1), which no test of either family alone can see."""
+    rng = np.random.default_rng(8)
+    releases = []
+    for k in range(1, 9):
+        seed = int(rng.integers(2**32))
+        gram, target = np.random.default_rng(seed), np.random.default_rng(seed)
+        z = gram.normal(0.0, GOE.entry_std, GOE.output_shape)
+        g = (z + z.T) / math.sqrt(2.0)
+        releases.append(PublishedRelease("gram", k, 1, "prefix", g, g, GOE))
+        v = target.normal(0.0, VEC.sigma, VEC.output_shape)
+        releases.append(PublishedRelease("target", k, 1, "prefix", v, v, VEC))
+    result = check_noise(releases)
+    assert result.status == "fail" and result.correlated, result.detail
+    pair = result.correlated[0]
+    assert "gram (stage 1, coordinate" in pair and "target (stage 1, coordinate 0)" in pair
+    fresh = check_noise(drawn(GOE, goe(rng, 8), "gram") + drawn(VEC, gaussian(rng, 8), "target"))
+    assert fresh.status == "pass", fresh.detail
+
+
+def test_noise_that_no_auditor_seed_moves_is_refuted_and_noise_of_the_agents_own_generator_is_not_run() -> None:
+    rng = np.random.default_rng(9)
+    values = [rng.normal(0, VEC.sigma, 5) for _ in range(40)]
+    first = [PublishedRelease("v", k, 1, "prefix", v, None, VEC) for k, v in enumerate(values, start=1)]
+    public = check_noise(first, first, reseeded=first)  # the same values with other coins and noise seeds
+    assert public.status == "fail" and public.same_noise and "public quantities" in public.detail
+    moved = [PublishedRelease("v", k, 1, "prefix", rng.normal(0, VEC.sigma, 5), None, VEC) for k in range(1, 41)]
+    own = check_noise(first, first, reseeded=moved)  # not with the noise seed, but with the coins
+    assert own.status == "not run" and "a generator of the agent's own" in own.detail and "noise_source()" in own.detail
+    kept = drawn(VEC, gaussian(rng, 40))
+    assert check_noise(kept, reseeded=kept).status == "fail"  # billboard-drawn: the kept noise itself
