@@ -3,7 +3,7 @@
     python benchmarks/bench_verify.py [--agent dp-lsvi-ucb++] [--budget quick] [--episodes 1000]
                                       [--workers 2] [--repeats 3] [--all] [--sections] [--assume-idle]
 
-Runs :func:`dpverify.verify.verify` as ``dpverify verify`` does (one BLAS thread per process) and prints, per
+Runs :func:`dpverify.verify.verify` with the process settings of ``dpverify verify`` and prints, per
 repeat, the verdict, the wall seconds, the CPU seconds (user + system of this process and of every worker
 process it started, as ``/usr/bin/time`` counts them) and the CPU seconds of this process alone, then the
 report's timings (sections overlap: dpverify.verify.later). The projected wall time on idle cores is at least
@@ -21,6 +21,7 @@ CPU seconds are steadier than wall seconds on a shared machine (the load average
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import resource
 import statistics
@@ -30,8 +31,12 @@ from typing import Any
 
 import psutil
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # as `dpverify verify` does
+# the process settings of `dpverify verify` (dpverify/cli/verify_command.py): one BLAS thread per process (before
+# numpy loads BLAS), glibc keeping freed memory for reuse
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
+for _option, _value in ((-1, 1 << 28), (-2, 1 << 28), (-3, 1 << 25)):
+    getattr(ctypes.CDLL(None), "mallopt", lambda option, value: 0)(_option, _value)
 
 from dpverify.audit import executors  # noqa: E402  (after the BLAS threads are set)
 from dpverify.verify import core, verify  # noqa: E402
