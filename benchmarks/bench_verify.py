@@ -6,7 +6,7 @@
 Runs :func:`dpverify.verify.verify` with the process settings of ``dpverify verify`` and prints, per
 repeat, the verdict, the wall seconds, the CPU seconds (user + system of this process and of every worker
 process it started, as ``/usr/bin/time`` counts them) and the CPU seconds of this process alone, then the
-report's timings (sections overlap: dpverify.verify.later). The projected wall time on idle cores is at least
+report's timings (sections overlap: dpverify.verify.core). The projected wall time on idle cores is at least
 the CPU seconds over the workers. ``--sections`` runs the sections one after the other instead and prints each
 one's wall seconds, CPU seconds, CPU seconds of this process (the part the workers cannot take) and projected
 idle wall, max(this process, CPU / workers). Without ``--agent`` the README's quick start runs
