@@ -3,10 +3,10 @@
     python benchmarks/bench_verify.py [--agent dp-lsvi-ucb++] [--budget quick] [--episodes 1000]
                                       [--workers 2] [--repeats 3] [--all] [--sections] [--assume-idle]
 
-Runs :func:`dpverify.verify.verify` as ``dpverify verify`` does (one BLAS thread per process) and prints, per
+Runs :func:`dpverify.verify.verify` with the process settings of ``dpverify verify`` and prints, per
 repeat, the verdict, the wall seconds, the CPU seconds (user + system of this process and of every worker
 process it started, as ``/usr/bin/time`` counts them) and the CPU seconds of this process alone, then the
-report's timings (sections overlap: dpverify.verify.later). The projected wall time on idle cores is at least
+report's timings (sections overlap: dpverify.verify.core). The projected wall time on idle cores is at least
 the CPU seconds over the workers. ``--sections`` runs the sections one after the other instead and prints each
 one's wall seconds, CPU seconds, CPU seconds of this process (the part the workers cannot take) and projected
 idle wall, max(this process, CPU / workers). Without ``--agent`` the README's quick start runs
@@ -21,6 +21,7 @@ CPU seconds are steadier than wall seconds on a shared machine (the load average
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import resource
 import statistics
@@ -30,8 +31,12 @@ from typing import Any
 
 import psutil
 
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # as `dpverify verify` does
+# the process settings of `dpverify verify` (dpverify/cli/verify_command.py): one BLAS thread per process (before
+# numpy loads BLAS), glibc keeping freed memory for reuse
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
+for _option, _value in ((-1, 1 << 28), (-2, 1 << 28), (-3, 1 << 25)):
+    getattr(ctypes.CDLL(None), "mallopt", lambda option, value: 0)(_option, _value)
 
 from dpverify.audit import executors  # noqa: E402  (after the BLAS threads are set)
 from dpverify.verify import core, verify  # noqa: E402
@@ -114,7 +119,7 @@ def main() -> None:
                         help="run the sections one at a time and print the wall and CPU seconds of each")
     args = parser.parse_args()
     if args.sections:
-        core.in_background = lambda run, executor: False
+        core.REGISTERED = "none"  # no agent's sections wait in threads: they run one after the other
         for name in SECTIONS:
             setattr(core, name, timed(name, getattr(core, name), FIGURES))
     if args.assume_idle:

@@ -82,7 +82,11 @@ def _one_run_features(spec: AgentAuditSpec, setup: AgentSetup, mdp: Any, width: 
         initial, table = tape_arrays(tapes)
         keep = episodes if audit_notion(spec.notion).reads_policies else ()
         policies = run_batch(agent, initial, table, keep_policies=keep, empty=empty_slots(tapes))
-        rows = [observe_batch(v, agent, policies, mdp.num_actions)[0] for v in views]
+        by_episode: dict[int, list[Any]] = {}  # each of the m views reads a few episodes: read the run once
+        for release in agent.releases:
+            by_episode.setdefault(release[1], []).append(release)
+        rows = [observe_batch(v, agent, policies, mdp.num_actions,
+                              [r for e in dict.fromkeys(v.episodes) for r in by_episode.get(e, ())])[0] for v in views]
     else:
         history, plist = run_agent_once(setup, mdp, tapes, rng)
         rows = [observe(v, history, plist, mdp.num_actions) for v in views]

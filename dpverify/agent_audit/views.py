@@ -95,8 +95,10 @@ def observe(view: View, history: Sequence[Any] | None, policies: Sequence[np.nda
     return _billboard_rows(rows) if notion.summarises_window else rows
 
 
-def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_actions: int) -> np.ndarray:
-    """The outputs (n, rows, width) of a batched run (same layout as :func:`observe`).
+def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_actions: int,
+                  releases: Sequence[Any] | None = None) -> np.ndarray:
+    """The outputs (n, rows, width) of a batched run (same layout as :func:`observe`); ``releases``: the run's
+    releases of the view's episodes, in publication order (default: the agent's, read here).
 
     A release that only some trials made (``(family, episode, stage, value, made)``: a data-dependent update)
     takes its place in the rows of those trials only, as in their transcripts."""
@@ -112,7 +114,7 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
     filled = np.zeros((n, len(view.episodes)), dtype=np.int64)  # next free column of each trial's row
     ragged = np.zeros(len(view.episodes), dtype=bool)  # whether a row's trials have filled different widths
     trials = np.arange(n)
-    for release in agent.releases:
+    for release in agent.releases if releases is None else releases:
         episode, value = release[1], release[3]
         if episode not in row:
             continue

@@ -58,12 +58,18 @@ def add_parser(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     import contextlib
+    import ctypes
     import os
 
     # one BLAS thread per process (set before numpy loads BLAS; the worker processes inherit it): the workers are
     # the parallelism, and more BLAS threads would spin on small matrices on the cores they need
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
+    # glibc keeps freed memory for reuse (M_TRIM_THRESHOLD, M_TOP_PAD 256 MiB, M_MMAP_THRESHOLD 32 MiB): the batched
+    # agents free and take the same large arrays every episode, and each page taken anew from the kernel is a fault
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", lambda option, value: 0)  # not glibc: nothing to tune
+    for option, value in ((-1, 1 << 28), (-2, 1 << 28), (-3, 1 << 25)):
+        mallopt(option, value)
 
     from dpverify._io import check_output_dir, output_lock
     from dpverify.verify.report import FILES

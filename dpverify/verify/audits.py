@@ -68,11 +68,6 @@ def _one_line(exc: BaseException) -> str:
 _REPORT_KEYS = ("audit_environment",)
 
 
-def _run(spec_kwargs: dict[str, Any], executor: Executor | None) -> AgentAuditResult:
-    spec = {k: v for k, v in spec_kwargs.items() if k not in _REPORT_KEYS}
-    return audit_agent(AgentAuditSpec(**spec), executor=executor)
-
-
 def _configuration(kwargs: dict[str, Any]) -> str:
     options = ", ".join(f"{k}={v}" for k, v in sorted(kwargs["env_options"].items()))
     size = f"{kwargs['env']}{f' ({options})' if options else ''}, K = {kwargs['episodes']}"
@@ -128,7 +123,8 @@ def _audit(kwargs: dict[str, Any], executor: Executor | None) -> AuditRun:
     if audit_route(kwargs["route"]).canary_slots and kwargs["episodes"] < 4:  # (one-run: K is the claim's)
         return not_run("K < 4 leaves no room for canaries")
     try:
-        return _audit_run(_run(kwargs, executor), kwargs)
+        spec = AgentAuditSpec(**{k: v for k, v in kwargs.items() if k not in _REPORT_KEYS})
+        return _audit_run(audit_agent(spec, executor=executor), kwargs)
     except DpverifyError as exc:
         return not_run(f"the audit could not run the agent: {_one_line(exc)}")
     except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash

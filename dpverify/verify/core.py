@@ -40,13 +40,11 @@ from dpverify.verify.whitebox import whitebox_section
 
 
 class Stages:
-    """One line per part of the verification on a terminal ("[2/5] claim & accounting ... 3.1 s"); ``timings``
-    holds each part's seconds, in the order of ``labels`` (parts may overlap)."""
+    """A line as each part begins and ends, on a terminal; ``timings``: each part's seconds (parts may overlap)."""
 
     def __init__(self, labels: Sequence[str], stream: TextIO | None) -> None:
         self.labels = tuple(labels)
-        self.stream = stream
-        self.enabled = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.stream = stream if stream is not None and getattr(stream, "isatty", lambda: False)() else None
         self.timings: dict[str, float] = dict.fromkeys(self.labels, 0.0)
 
     def run(self, index: int, fn: Callable[..., Any], *args: Any) -> Any:
@@ -60,7 +58,7 @@ class Stages:
         return result
 
     def _write(self, line: str) -> None:
-        if self.enabled and self.stream is not None:
+        if self.stream is not None:  # a terminal
             self.stream.write(line + "\n")
             self.stream.flush()
 

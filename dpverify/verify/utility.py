@@ -96,12 +96,10 @@ def utility_section(run: VerifyRun, executor: Executor | None = None,
     start = time.perf_counter()
     mdp, episodes, seeds = run.mdp, run.episodes, run.budget.utility_seeds
     try:
-        if run.target.source == REGISTERED:
-            def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
+        def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
+            if run.target.source == REGISTERED:
                 return _regret(run, executor, run.target.name, users, run.options, tuple(first))
-        else:
-            def regret(users: bool, first: list[np.ndarray]) -> np.ndarray:
-                return _seeded_regret(run, users, first)
+            return _seeded_regret(run, users, first)
         agent_regret = regret(True, [] if seed_zero is None else [seed_zero])
         learning, learning_line = _learning(lambda: regret(False, []), agent_regret, mdp)
         counterpart_regret = _regret(run, executor, run.counterpart)

@@ -222,10 +222,6 @@ class _Job:
     audit: str = ""
     base: str | None = None
 
-    @property
-    def environment(self) -> str:
-        return ENVIRONMENTS[self.audit]
-
 
 def _replay_pairs(subject: Subject, environment: str, seeds: _Seeds, base_users: list[UserTape | None],
                   recorded: RunRecord, positions: Sequence[int], pairs: Sequence[CandidatePair],
@@ -297,11 +293,12 @@ def run_job(job: _Job) -> _Found:
     pairs = [p for p in candidate_pairs(list(tapes), subject.relation, bool(job.audit))
              if p.base == job.base and (not record or p.replacement == "high")]  # at K: the environment's high canary
     base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
-    label = "environment" if record else f"{job.environment} (K = {K})"
+    environment = ENVIRONMENTS[job.audit]
+    label = environment if record else f"{environment} (K = {K})"
     try:
         recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
     except CouldNotRun as exc:
-        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
+        what = f"refused the {environment}" if job.audit else "could not run at the search size"
         if job.audit == "oversized":
             what += " (as an agent whose sensitivities assume a feature-norm bound must)"
         return _failed(found, record, f"the recorded run could not be made: {exc}",
