@@ -40,6 +40,9 @@ class ThirdPartyCase:
     description: str
     expected: str
     caught_by: tuple[str, ...] = ()
+    #: The environment the case runs on instead of the zoo's (a bandit loop needs a bandit), and its options.
+    env: str = ""
+    env_options: tuple[tuple[str, Any], ...] = ()
 
     @property
     def agent(self) -> str:
@@ -105,6 +108,12 @@ CASES: tuple[ThirdPartyCase, ...] = (
           "a closed-loop run(env) with global-generator noise, fresh each episode, through a 60-line adapter"),
     _bug("closed-loop-reused-noise", "closed_loop_adapter:make_reused_noise",
          "the closed loop's noise drawn once in its constructor and reused every episode", NOISE),
+    ThirdPartyCase("laplace-ucb-bandit", "laplace_ucb_adapter:make_agent", False,
+                   "a UCB bandit loop with Laplace sums at doubling rounds, through a 29-line adapter (correct)",
+                   CONSISTENT, env="bernoulli-bandit", env_options=(("num_arms", 3),)),
+    ThirdPartyCase("laplace-ucb-reused-noise", "laplace_ucb_adapter:make_reused_noise", True,
+                   "the bandit loop's noise drawn once in its constructor and added at every release", REFUTED,
+                   (NOISE,), env="bernoulli-bandit", env_options=(("num_arms", 3),)),
     _twin("laplace-counts", "laplace_counts:make_agent", "pure-DP visit counts, Laplace noise for ℓ1 (correct)"),
     _bug("laplace-l2-scale", "laplace_counts:make_l2_scale", "Laplace scale from the ℓ2 sensitivity",
          SENSITIVITY),
@@ -154,12 +163,13 @@ def whitebox_outcomes(env: str = "min2021", episodes: int = 16, env_options: Map
     """The white-box checks alone on every case (or those named in ``only``), at a small size: the verdict is
     the checks' own (a failure refutes, a check that could not run leaves it inconclusive)."""
 
-    mdp = build_environment(env, episodes, tuple(dict(env_options or {"horizon": 3, "num_actions": 4}).items()))
+    default = build_environment(env, episodes, tuple(dict(env_options or {"horizon": 3, "num_actions": 4}).items()))
     out = []
     for c in CASES:
         if only is not None and c.name not in only:
             continue
         start = time.perf_counter()
+        mdp = build_environment(c.env, episodes, c.env_options) if c.env else default
         subject = Subject(agent_factory(c.agent), mdp, episodes, {"epsilon": 1.0, "delta": 1e-5}, name=c.name)
         result = check_releases(subject, WhiteBoxPlan(episodes, search_episodes, seed=seed, claim_epsilon=1.0))
         out.append(ThirdPartyOutcome(c, _whitebox_verdict(result.status), tuple(x.name for x in result.failures),
@@ -177,8 +187,8 @@ def run_third_party_zoo(budget: str = "quick", env: str = "min2021", episodes: i
         if only is not None and c.name not in only:
             continue
         start = time.perf_counter()
-        report = verify(c.agent, env, 1.0, 1e-5, episodes=episodes, budget=budget, env_options=env_options,
-                        workers=workers)
+        report = verify(c.agent, c.env or env, 1.0, 1e-5, episodes=episodes, budget=budget,
+                        env_options=dict(c.env_options) if c.env else env_options, workers=workers)
         failed = tuple(x.name for x in report.whitebox.checks if x.status == "fail")
         not_run = tuple(x.name for x in report.whitebox.checks if x.status == "not run")
         out.append(ThirdPartyOutcome(c, report.verdict.verdict, failed, not_run, time.perf_counter() - start,

@@ -19,38 +19,26 @@ import os
 import statistics
 import time
 
-import numpy as np
-
 from dpverify.audit.executors import make_executor
-from dpverify.verify.budget import budget_by_name
-from dpverify.verify.target import build_agent, claim_route, relation_of, resolve_agent
+from dpverify.verify.target import prepare
 from dpverify.verify.whitebox import whitebox_section
 
 REFERENCE = (("dp-lsvi-ucb++", "min2021"), ("luyo", "min2021"), ("ngo", "min2021"), ("ldp-ucrl-vtr", "zhou2021"))
 
 
 def bench(agent: str, env: str, episodes: int, budget_name: str, workers: int, repeats: int) -> None:
-    from dpverify.agents.registry import ENVIRONMENTS
-
-    budget = budget_by_name(budget_name)
-    target = resolve_agent(agent)
-    mdp = ENVIRONMENTS[env].factory(min(episodes, budget.whitebox_episodes))
-    instance = build_agent(target, mdp, episodes, np.random.default_rng(0), 1.0, 1e-5, {})
-    claimed, delta, conversion, accounting = claim_route(instance, 1.0, 1e-5)
+    run, _ = prepare(agent, env, 1.0, 1e-5, episodes, budget_name, workers=workers)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         with make_executor(None, workers) as executor:
-            section = whitebox_section(target.factory, mdp, episodes=episodes,
-                                       options={"epsilon": 1.0, "delta": 1e-5}, relation=relation_of(instance, {}),
-                                       name=target.name, budget=budget, claim_epsilon=claimed, delta=delta,
-                                       conversion=conversion, accounting=accounting, executor=executor)
+            section = whitebox_section(run, executor)
         times.append(time.perf_counter() - start)
         print(f"{agent} K = {section.episodes}, search K = {section.search_episodes}: {times[-1]:.1f} s "
               f"({section.status}; load {os.getloadavg()[0]:.1f})", flush=True)
     print(f"median {statistics.median(times):.1f} s over {repeats} repeats, workers = {workers}")
     for check in section.checks:
-        print(f"  [{check.status}] {check.name}: {check.detail[:110]}")
+        print(f"  [{check.status}] {check.name}: {check.reason[:110]}")
     for f in section.sensitivity:
         print(f"  {f.family:12s} realised fraction {f.ratio:.3f}  ({f.pair})")
     if section.epsilon_lower is not None:

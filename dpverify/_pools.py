@@ -1,5 +1,6 @@
-"""Gathering the results of a local process pool, failing fast.
+"""Local process pools: made within the memory limit, their results gathered failing fast.
 
+:func:`new_pool` refuses more workers than fit in memory (:func:`dpverify.limits.require_workers`).
 ``concurrent.futures`` waits for every future before a caller sees the first error; with the user's code in
 the workers, that first error (or a call that hangs) would hold the command for as long as the slowest
 worker. :func:`gather` stops at the first failure: the pending items are cancelled and the running workers
@@ -15,10 +16,17 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from dpverify.errors import DpverifyError
+from dpverify.limits import require_workers
 
 #: What a pool broken by a dead worker says.
 WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code it ran crashed the interpreter "
                "or called os._exit)")
+
+
+def new_pool(workers: int, option: str = "workers") -> ProcessPoolExecutor:
+    """A pool of ``workers`` local processes, refused (naming ``option``) when they cannot fit in memory."""
+    require_workers(option, workers)
+    return ProcessPoolExecutor(max_workers=workers)
 
 
 def abandon(pool: ProcessPoolExecutor) -> None:

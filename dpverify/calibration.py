@@ -27,12 +27,29 @@ from dpverify import _validate
 from dpverify.conversions import get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ToeplitzFactor, UserPattern, user_pattern
+from dpverify.limits import MAX_COUNT, require_work
 from dpverify.mechanisms import GaussianMechanism, Mechanism, mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
 
 #: The calibrated ε must be within this relative distance below the target.
 ROUND_TRIP_TOLERANCE = 1e-9
+#: Elementary operations (:mod:`dpverify.limits`) one statistic of a schedule costs in one calibration: its
+#: mechanism calibrated and recorded, its block accounted (about a millisecond of Python, measured on one core).
+SPEC_OPERATIONS = 2e5
+
+
+def schedule_count(name: str, value: object, statistics_per_stage: int = 0) -> int:
+    """A schedule's H, K or d: an integer in [1, 2⁵³]; for H, ``statistics_per_stage`` > 0 (a schedule with that
+    many statistics at each stage) must also fit the work limit of calibrating them (:data:`SPEC_OPERATIONS`)."""
+    n = _validate.integer(name, value, minimum=1)
+    if n > MAX_COUNT:
+        raise InvalidParameterError(name, f"must be <= 2^53 = {MAX_COUNT} (larger counts are not exact in floating "
+                                    "point)", n)
+    if statistics_per_stage:
+        require_work(name, n, SPEC_OPERATIONS * statistics_per_stage * n,
+                     f"a schedule of {statistics_per_stage} statistics at each of {n} stages")
+    return n
 
 
 @dataclass(frozen=True)
@@ -44,7 +61,7 @@ class StatisticSpec:
         family: short machine name (ledger family).
         description: what is summed, with the paper's line.
         kind: the ``statistic_kind`` of a registered mechanism (:data:`dpverify.mechanisms.MECHANISMS`): "vector"
-            (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
+            (Gaussian mechanism, ℓ2 sensitivity), "symmetric-matrix" (GOE, Frobenius) or "l1-vector" (Laplace, ℓ1).
         dim: d (vector length or matrix side).
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
         users: which users each release touches: a :class:`~dpverify.ledger.UserPattern` or its name
@@ -126,15 +143,17 @@ class ReleaseSchedule:
         keys = [s.key for s in self.statistics]
         if len(set(keys)) != len(keys):
             raise InvalidParameterError("statistics", "must have distinct family names (and stage ranges)", keys)
-        covered: dict[str, set[int]] = {}
+        ranges: dict[str, list[tuple[int, int, str]]] = {}
         for spec in self.statistics:
             first, last = spec.stage_range(self.stages)
             if last > self.stages:
                 raise InvalidParameterError("stages", f"must lie within the schedule's 1..{self.stages}", spec.stages)
-            seen = covered.setdefault(spec.family, set())
-            if seen & set(range(first, last + 1)):
-                raise InvalidParameterError("statistics", "must not release one family twice at a stage", spec.key)
-            seen.update(range(first, last + 1))
+            ranges.setdefault(spec.family, []).append((first, last, spec.key))
+        for family_ranges in ranges.values():  # sorted stage ranges of one family must not overlap
+            family_ranges.sort()
+            for (_, end, _), (start, _, key) in zip(family_ranges, family_ranges[1:], strict=False):
+                if start <= end:
+                    raise InvalidParameterError("statistics", "must not release one family twice at a stage", key)
 
     def ledger(self, mechanisms: Mapping[str, Mechanism]) -> PrivacyLedger:
         """The ledger of the whole schedule with the given mechanism per statistic (keyed by :attr:`StatisticSpec.key`:
@@ -233,6 +252,8 @@ def calibrate(
     Every release gets the same ρ0 (as in Sahu 2025 §3). One-sided: the returned mechanisms account to
     ε ≤ target, within :data:`ROUND_TRIP_TOLERANCE` relative; otherwise NumericalError.
     """
+    if not isinstance(schedule, ReleaseSchedule):
+        raise InvalidParameterError("schedule", "must be a ReleaseSchedule", type(schedule).__name__)
     epsilon = _validate.positive("epsilon", epsilon)
     delta = _validate.open_unit("delta", delta)
     conversion = get_conversion(conversion).name
@@ -244,8 +265,10 @@ def calibrate(
         raise InvalidParameterError(
             "schedule", "must release at least one statistic that touches a user", schedule.name
         )
+    require_work("schedule", schedule.name, 2.0 * SPEC_OPERATIONS * len(schedule.statistics),
+                 f"calibrating {len(schedule.statistics)} statistics")
     rho0 = round_down(rho / counted, 2)
-    for _ in range(64):
+    for attempt in range(64):
         stats = tuple(
             CalibratedStatistic(spec, m, m.noise_scale)
             for spec in schedule.statistics
@@ -255,7 +278,9 @@ def calibrate(
         accounted = ledger.guarantee(delta, conversion, accounting).epsilon
         if accounted <= epsilon:
             break
-        rho0 = round_down(rho0, 8)  # rounding in the per-user sum pushed ε a hair over: step down
+        # rounding in the per-user sum (a few ulps a statistic) pushed ε a hair over: step down, 8 ulps first and
+        # twice as far each time, so that a schedule of many statistics needs few steps
+        rho0 = round_down(rho0 * (1.0 - 2.0 ** (attempt - 49)))
     else:  # pragma: no cover
         raise NumericalError("calibration could not meet the target epsilon")
     if accounted < epsilon * (1.0 - ROUND_TRIP_TOLERANCE):

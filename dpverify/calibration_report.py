@@ -29,18 +29,18 @@ from dpverify.calibration import (
     PrintedCalibrationCheck,
     ReleaseSchedule,
     calibrate,
+    schedule_count,
 )
-from dpverify.conversions import CONVERSIONS
+from dpverify.conversions import CONVERSIONS, get_conversion
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import ACCOUNTING_MODES
+from dpverify.mechanisms import mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 
 #: Targets ε outside this range are refused: below it the calibrated noise cannot be resolved in
 #: double precision (the exact ε of the nearest representable noise level is 0 or above the target),
 #: above it the guarantee is vacuous (the exact conversion reports ε = ∞ beyond 10⁶).
 EPSILON_RANGE = (1e-6, 1e6)
-#: Largest H, K or d: counts above 2⁵³ are not exact in the floating point that accounting uses.
-MAX_COUNT = 2**53
 
 #: Known failures of the algorithm as printed in Sahu 2025 that no choice of noise level repairs.
 PRINTED_ALGORITHM_FAILURES = (
@@ -132,7 +132,8 @@ class CalibrationReport:
         headline_model: the sensitivity model of the headline, one of the schedule's models
             ("derived", "paper" or "staged" for DP-LSVI-UCB++; "standard" or "staged" for
             LDP-UCRL-VTR).
-        by_conversion: the headline model calibrated under each conversion.
+        by_conversion: the headline model calibrated under each conversion that applies to its releases (the
+            exact one needs Gaussian releases).
         by_sensitivity_model: each sensitivity model calibrated under ``settings.conversion``.
         lead_family: the statistic whose noise the conversion table compares (the schedule's first).
         printed: the printed-noise accounts (DP-LSVI-UCB++ only), else None.
@@ -160,14 +161,6 @@ class CalibrationReport:
         raise InvalidParameterError("family", f"must be one of {keys}", key)
 
 
-def _count(name: str, value: object) -> int:
-    n = _validate.integer(name, value, minimum=1)
-    if n > MAX_COUNT:
-        raise InvalidParameterError(
-            name, f"must be <= 2^53 = {MAX_COUNT} (larger counts are not exact in floating point)", n)
-    return n
-
-
 def validate_settings(
     epsilon: float, delta: float, horizon: int, episodes: int, dim: int, schedule: NamedSchedule,
     sensitivity: str | None = None, conversion: str = "exact", accounting: str = "per-user",
@@ -187,14 +180,17 @@ def validate_settings(
         raise InvalidParameterError(
             "epsilon", f"must be in [{low:g}, {high:g}] for calibration (outside it the noise level is not "
             "resolvable in double precision, or the guarantee is vacuous)", epsilon)
+    # every model under every conversion, each at most one statistic per family (4) and stage
+    horizon = schedule_count("horizon", horizon, 4 * len(schedule.models) * len(CONVERSIONS))
     return CalibrationSettings(
         epsilon=epsilon,
         delta=_validate.open_unit("delta", delta),
-        horizon=_count("horizon", horizon),
-        episodes=_count("episodes", episodes),
-        dim=_count("dim", dim),
+        horizon=horizon,
+        episodes=schedule_count("episodes", episodes),
+        dim=schedule_count("dim", dim),
         named_schedule=schedule,
-        sensitivity=_validate.one_of("sensitivity", sensitivity or schedule.default_model, schedule.models),
+        sensitivity=_validate.one_of("sensitivity", schedule.default_model if sensitivity is None else sensitivity,
+                                     schedule.models),
         conversion=_validate.one_of("conversion", conversion, CONVERSIONS),
         accounting=_validate.one_of("accounting", accounting, ACCOUNTING_MODES),
         relation=Neighbouring.parse(relation) if not isinstance(relation, str) else _relation(relation),
@@ -238,7 +234,9 @@ def calibration_report(settings: CalibrationSettings) -> CalibrationReport:
     schedules: dict[str, ReleaseSchedule] = {
         m: named.build(s.horizon, s.episodes, s.dim, m, s.relation) for m in named.models}
     headline = s.sensitivity
-    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in CONVERSIONS}
+    gaussian = all(mechanism_for_statistic(spec.kind).noise_law == "normal" for spec in schedules[headline].statistics)
+    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in CONVERSIONS
+                     if gaussian or not get_conversion(c).gaussian_only}  # e.g. no exact route for Laplace noise
     by_model = {
         m: by_conversion[s.conversion] if m == headline
         else calibrate(sch, s.epsilon, s.delta, s.conversion, s.accounting)

@@ -30,6 +30,7 @@ a computation that cannot produce a trustworthy number raises :class:`~dpverify.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -72,6 +73,8 @@ class DPGuarantee:
     rho: float
 
     def __post_init__(self) -> None:
+        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, numbers.Real):
+            raise InvalidParameterError("epsilon", "must be a real number", self.epsilon)
         if math.isnan(self.epsilon) or self.epsilon < 0:
             raise NumericalError(f"epsilon must be >= 0 and not NaN (got {self.epsilon!r})")
         _validate.open_unit("delta", self.delta)

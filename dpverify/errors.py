@@ -25,11 +25,19 @@ class InvalidParameterError(DpverifyError, ValueError):
         self.parameter = parameter
         self.rule = rule
         self.value = value
-        super().__init__(f"{parameter} {rule} (got {value!r})")
+        super().__init__(f"{parameter} {rule} (got {_shown(value)})")
 
     def __reduce__(self) -> tuple:
         # Rebuild from the three fields, so the error crosses process boundaries (worker pools) intact.
         return (type(self), (self.parameter, self.rule, self.value))
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, but an integer of hundreds of digits by its size (such a repr is unreadable, and above
+    4300 digits Python refuses to write it)."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return repr(value)
 
 
 class NumericalError(DpverifyError, ArithmeticError):

@@ -16,8 +16,14 @@ The limits, and how to change them (environment variables, read at each check):
     Default 2×10¹⁰, about a minute or two of vectorised numpy on one core.
 ``DPVERIFY_CALL_TIMEOUT``
     seconds one call of an agent's own code (its module's import, its factory, one ``begin_episode`` …)
-    may take before it is stopped (:mod:`dpverify.usercode`). Default 600, far beyond what a correct agent
-    needs; the commands' ``--call-timeout`` sets it (worker processes inherit it).
+    may take before it is stopped (:mod:`dpverify.usercode`). Default 60: a hang is met within a minute,
+    while a correct agent's slowest call at any budget takes a fraction of that (its import, seconds; one
+    episode, milliseconds: benchmarks/bench_call_times.py prints the figures); the commands'
+    ``--call-timeout`` sets it (worker processes inherit it).
+
+Each variable is validated like an option, with one wording ("DPVERIFY_CALL_TIMEOUT must be a number of
+seconds > 0 and finite (got 'abc')"); the command line checks all of them before any work
+(:func:`check_environment`), so a bad value is never ignored nor blamed on another input.
 
 Estimates are upper bounds of the dominant arrays and loops, not exact counts; a computation that
 can stream instead (accounting chunk by chunk, audits in chunks of trials) estimates its chunk, not
@@ -26,11 +32,15 @@ its total.
 
 from __future__ import annotations
 
+import math
 import os
 
 from dpverify.errors import InvalidParameterError
 
 DEFAULT_WORK_LIMIT = 2e10
+#: Largest count (episodes, stages, a dimension) dpverify accepts: above 2⁵³ counts are not exact in the floating
+#: point that accounting uses.
+MAX_COUNT = 2**53
 _SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -47,31 +57,47 @@ def _parse_amount(variable: str, text: str) -> float:
     try:
         value = float(cleaned[: len(cleaned) - len(suffix)]) * _SUFFIXES[suffix]
     except ValueError:
-        raise InvalidParameterError(variable, "must be a number with an optional K, M, G or T suffix", text) from None
-    if not value > 0 or value == float("inf"):
-        raise InvalidParameterError(variable, "must be > 0 and finite", text)
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise InvalidParameterError(variable, "must be a number > 0 and finite, with an optional K, M, G or T "
+                                    "suffix", text)
     return value
 
 
 def memory_limit() -> float:
     """Bytes one computation may hold: ``DPVERIFY_MEMORY_LIMIT`` or half the physical memory."""
     text = os.environ.get("DPVERIFY_MEMORY_LIMIT")
-    return _parse_amount("DPVERIFY_MEMORY_LIMIT", text) if text else _physical_memory() / 2
+    return _parse_amount("DPVERIFY_MEMORY_LIMIT", text) if text is not None else _physical_memory() / 2
 
 
 def work_limit() -> float:
     """Elementary operations one computation may perform: ``DPVERIFY_WORK_LIMIT`` or 2e10."""
     text = os.environ.get("DPVERIFY_WORK_LIMIT")
-    return _parse_amount("DPVERIFY_WORK_LIMIT", text) if text else DEFAULT_WORK_LIMIT
+    return _parse_amount("DPVERIFY_WORK_LIMIT", text) if text is not None else DEFAULT_WORK_LIMIT
 
 
-DEFAULT_CALL_TIMEOUT = 600.0
+DEFAULT_CALL_TIMEOUT = 60.0
 
 
 def call_timeout() -> float:
-    """Seconds one call of an agent's code may take: ``DPVERIFY_CALL_TIMEOUT`` or 600."""
+    """Seconds one call of an agent's code may take: ``DPVERIFY_CALL_TIMEOUT`` or 60."""
     text = os.environ.get("DPVERIFY_CALL_TIMEOUT")
-    return _parse_amount("DPVERIFY_CALL_TIMEOUT", text) if text else DEFAULT_CALL_TIMEOUT
+    if text is None:
+        return DEFAULT_CALL_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise InvalidParameterError("DPVERIFY_CALL_TIMEOUT", "must be a number of seconds > 0 and finite", text)
+    return value
+
+
+def check_environment() -> None:
+    """Validate every variable of this module that is set (module docstring), before any work."""
+    memory_limit()
+    work_limit()
+    call_timeout()
 
 
 def format_bytes(n: float) -> str:
@@ -104,3 +130,13 @@ def require_work(option: str, value: object, operations: float, what: str) -> No
             f"{limit:.2g} (DPVERIFY_WORK_LIMIT)",
             value,
         )
+
+
+#: Address space a local worker process needs (its own Python, numpy and scipy): an estimate.
+WORKER_BYTES = 150 << 20
+
+
+def require_workers(option: str, workers: int) -> None:
+    """Refuse more local worker processes than the memory limit allows (forking is not free): every pool checks
+    (:func:`dpverify._pools.new_pool`), and the commands before any work."""
+    require_memory(option, workers, workers * WORKER_BYTES, f"{workers} worker processes")

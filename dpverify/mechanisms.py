@@ -531,6 +531,7 @@ class LaplaceMechanism(NoiseMechanism):
     noise_field: ClassVar[str] = "scale"
     sensitivity_norm: ClassVar[str] = "l1"
     noise_help: ClassVar[str] = "Laplace scale b"
+    statistic_kind: ClassVar[str | None] = "l1-vector"
     max_profile_dim: ClassVar[int | None] = 1
     noise_law: ClassVar[str | None] = "laplace"
 

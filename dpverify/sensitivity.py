@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 
 from dpverify import _validate
+from dpverify.errors import InvalidParameterError
 from dpverify.neighbouring import Neighbouring
 
 
@@ -54,15 +55,28 @@ class SumBound:
         object.__setattr__(self, "target_bound", _validate.positive("target_bound", self.target_bound))
 
 
+def _check_bound(bound: object) -> None:
+    if not isinstance(bound, SumBound):
+        raise InvalidParameterError("bound", "must be a SumBound", type(bound).__name__)
+
+
+def _finite(bound: SumBound, sensitivity: float) -> float:
+    if not math.isfinite(sensitivity):
+        raise InvalidParameterError("bound", "gives no finite sensitivity (its product overflows)", bound)
+    return sensitivity
+
+
 def vector_sum_sensitivity(bound: SumBound, relation: Neighbouring | str) -> float:
     """ℓ2 sensitivity of Σᵢ wᵢ φᵢ yᵢ: W·F·B (add/remove) or 2·W·F·B (replace)."""
+    _check_bound(bound)
     relation = Neighbouring.parse(relation)
     per_user = bound.max_weight * bound.feature_norm * bound.target_bound
-    return per_user if relation is Neighbouring.ADD_REMOVE_ONE else 2.0 * per_user
+    return _finite(bound, per_user if relation is Neighbouring.ADD_REMOVE_ONE else 2.0 * per_user)
 
 
 def gram_sum_sensitivity(bound: SumBound, relation: Neighbouring | str) -> float:
     """Frobenius sensitivity of Σᵢ wᵢ φᵢφᵢᵀ: W·F² (add/remove) or √2·W·F² (replace)."""
+    _check_bound(bound)
     relation = Neighbouring.parse(relation)
-    per_user = bound.max_weight * bound.feature_norm**2
-    return per_user if relation is Neighbouring.ADD_REMOVE_ONE else math.sqrt(2.0) * per_user
+    per_user = bound.max_weight * bound.feature_norm * bound.feature_norm
+    return _finite(bound, per_user if relation is Neighbouring.ADD_REMOVE_ONE else math.sqrt(2.0) * per_user)

@@ -16,6 +16,11 @@ a limit ends the command.
   a process (the command's or a worker's), nested limits keeping the earliest deadline. Elsewhere (a
   non-main thread) it is not enforced, which :data:`ENFORCED` tells.
 
+``os._exit(n)`` called by the user's code during a guarded call raises in that call instead of ending the
+process (said as "raised SystemExit: os._exit(n)"), so that a library caller — a test session — survives it;
+anything else that ends the process (a crash, a signal, ``os._exit`` from a thread of the user's own) is
+contained by the command line, which runs the user's code in a work process (:mod:`dpverify.cli._isolate`).
+
 A :class:`~dpverify.errors.DpverifyError` raised by the user's code (the protocol's own refusals, such as
 ``InvalidParameterError("feature_norm_bound", ...)``, and the billboard's control flow) passes through
 unchanged, except a :class:`~dpverify.errors.NumericalError` (the user's numbers: a negative ε given to
@@ -93,6 +98,10 @@ class TimeLimitExceeded(LimitExceeded):
 # ---- wall-clock limits ------------------------------------------------------------------------------------
 
 _deadlines: list[tuple[float, Callable[[], BaseException]]] = []  # (monotonic deadline, the error to raise)
+try:  # signal.signal wraps this C function in enum conversions that cost 7 µs a call (two per guarded call)
+    from _signal import signal as _set_handler  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - another interpreter
+    _set_handler = signal.signal
 
 
 def _forget_deadlines_in_child() -> None:
@@ -135,7 +144,7 @@ def time_limit(seconds: float | None, error: Callable[[], BaseException]) -> Ite
         return
     seconds = _validate.positive("limit", seconds)
     entry = (time.monotonic() + seconds, error)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    previous = _set_handler(signal.SIGALRM, _on_alarm)
     _deadlines.append(entry)
     _arm()
     try:
@@ -144,7 +153,48 @@ def time_limit(seconds: float | None, error: Callable[[], BaseException]) -> Ite
         _deadlines.remove(entry)
         _arm()
         if not _deadlines:
-            signal.signal(signal.SIGALRM, previous)
+            _set_handler(signal.SIGALRM, previous)
+
+
+# ---- os._exit in a guarded call --------------------------------------------------------------------------
+
+_REAL_EXIT = os._exit
+_guarded: dict[tuple[int, int], int] = {}  # (process, thread) → guarded calls in progress there
+
+
+class ExitCalled(BaseException):
+    """``os._exit(status)`` called by the user's code in a guarded call: raised there instead of ending the process."""
+
+    def __init__(self, status: object) -> None:
+        super().__init__(f"os._exit({status!r})")
+        self.status = status
+
+
+def _exit_or_raise(status: int) -> Any:
+    """``os._exit`` while a guarded call runs: raise in that call's thread, exit for real anywhere else (another
+    thread, a process forked meanwhile — whose ``os._exit`` ends it as it should)."""
+    if _guarded.get((os.getpid(), threading.get_ident())):
+        raise ExitCalled(status)
+    _REAL_EXIT(status)
+
+
+@contextlib.contextmanager
+def _exits_raise() -> Iterator[None]:
+    """The block's ``os._exit`` (and ``posix._exit``) raise :class:`ExitCalled` in this thread."""
+    key = (os.getpid(), threading.get_ident())
+    _guarded[key] = _guarded.get(key, 0) + 1
+    modules = [os, *([sys.modules["posix"]] if "posix" in sys.modules else [])]
+    for module in modules:
+        module._exit = _exit_or_raise  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        _guarded[key] -= 1
+        if not _guarded[key]:
+            del _guarded[key]
+        if not _guarded:
+            for module in modules:
+                module._exit = _REAL_EXIT  # type: ignore[attr-defined]
 
 
 # ---- guarded calls -------------------------------------------------------------------------------------------
@@ -159,9 +209,12 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
         limit = call_timeout()
     with time_limit(limit, lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option)):
         try:
-            return fn(*args, **kwargs)
+            with _exits_raise():
+                return fn(*args, **kwargs)
         except (KeyboardInterrupt, LimitExceeded, UserCodeError):
             raise
+        except ExitCalled as exc:  # said like sys.exit, the process kept (module docstring)
+            raise UserCodeError(agent, where, "SystemExit", str(exc)) from None
         except DpverifyError as exc:
             if isinstance(exc, NumericalError):  # the user's numbers, though a dpverify function said so
                 raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
@@ -284,6 +337,9 @@ def import_factory(agent: str) -> Callable[..., Any]:
     """The factory ``"module.path:factory"`` or ``"file.py:factory"`` names, imported (an error naming ``agent``
     when the path does not import or names no callable; whatever else the module raises is its own)."""
     module, _, attribute = agent.rpartition(":")
+    if not module.strip() or not attribute.strip():
+        raise InvalidParameterError("agent", "must name a module and a factory around the colon "
+                                    "(module.path:factory or file.py:factory)", agent)
     try:
         value: Any = _import_target(module)
         for part in attribute.split("."):

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from dpverify import _validate
-from dpverify.calibration import NamedSchedule, PrintedCalibrationCheck, ReleaseSchedule, StatisticSpec
+from dpverify.calibration import NamedSchedule, PrintedCalibrationCheck, ReleaseSchedule, StatisticSpec, schedule_count
 from dpverify.conversions import CONVERSION_REGISTRY, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
@@ -62,12 +62,12 @@ def dp_lsvi_ucbpp_setting(
     num_states: int | None = None,
 ) -> DpLsviUcbPlusPlusSetting:
     """Validate the arguments of a DP-LSVI-UCB++ schedule (``num_states`` only where the schedule needs it)."""
-    horizon = _validate.integer("horizon", horizon, minimum=1)
-    episodes = _validate.integer("episodes", episodes, minimum=1)
-    dim = _validate.integer("dim", dim, minimum=1)
+    model = _validate.one_of("sensitivity_model", sensitivity_model, SENSITIVITY_MODELS)
+    horizon = schedule_count("horizon", horizon, 3 if model == "staged" else 0)  # staged: three vectors a stage
+    episodes = schedule_count("episodes", episodes)
+    dim = schedule_count("dim", dim)
     if num_states is not None:
         num_states = _validate.integer("num_states", num_states, minimum=1)
-    model = _validate.one_of("sensitivity_model", sensitivity_model, SENSITIVITY_MODELS)
     relation = Neighbouring.parse(relation)
     feature_norm = _validate.positive("feature_norm", feature_norm)
     return DpLsviUcbPlusPlusSetting(horizon, episodes, dim, num_states, model, relation, feature_norm)

@@ -73,7 +73,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from dpverify import _validate
-from dpverify.calibration import NamedSchedule, ReleaseSchedule, StatisticSpec
+from dpverify.calibration import NamedSchedule, ReleaseSchedule, StatisticSpec, schedule_count
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import user_pattern
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
@@ -458,11 +458,11 @@ def ldp_ucrl_vtr_schedule(
         ((H − h)/H)²·√((H − 1)/H) of the standard model's (docs/derivations.md, "LDP-UCRL-VTR stage
         by stage").
     """
-    horizon = _validate.integer("horizon", horizon, minimum=1)
-    episodes = _validate.integer("episodes", episodes, minimum=1)
-    dim = _validate.integer("dim", dim, minimum=1)
-    relation = Neighbouring.parse(relation)
     model = _validate.one_of("sensitivity_model", sensitivity_model, SENSITIVITY_MODELS)
+    horizon = schedule_count("horizon", horizon, 2 if model == "staged" else 0)  # staged: two messages a stage
+    episodes = schedule_count("episodes", episodes)
+    dim = schedule_count("dim", dim)
+    relation = Neighbouring.parse(relation)
     H = float(horizon)
     F = H if feature_norm is None else _validate.positive("feature_norm", feature_norm)
     stats: tuple[StatisticSpec, ...]

@@ -23,14 +23,16 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.adapters.global_rng import keep_installed
 from dpverify.agent_audit.notions import audit_notion
-from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim
+from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim, refuse_gaussian_claim
 from dpverify.agent_audit.views import _flat
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
 from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
-from dpverify.agents.registry import batched_twin, build_agent, build_environment
+from dpverify.agents.registry import batched_twin, build_agent, build_environment, check_environment_kind
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
 from dpverify.usercode import declared_notion
 from dpverify.whitebox.neighbours import audit_environment
 
@@ -53,7 +55,7 @@ class AgentSetup:
     def environment(self) -> Any:
         mdp = build_environment(self.env, self.episodes, self.env_options)
         if self.audit_environment:
-
+            check_environment_kind(self.agent, mdp)  # named as the user gave it, before it is replaced
             return audit_environment(mdp)
         return mdp
 
@@ -80,10 +82,12 @@ def agent_setup(spec: AgentAuditSpec) -> AgentSetup:
 
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
                    rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
-    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies)."""
+    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies). A seeded
+    global-generator stream of the agent's is swapped in once for the run (:func:`keep_installed`)."""
     board = setup.billboard(rng)
-    agent = setup.build(mdp, rng, board)
-    policies = run_on_tapes(agent, mdp, tapes)
+    with keep_installed():
+        agent = setup.build(mdp, rng, board)
+        policies = run_on_tapes(agent, mdp, tapes)
     published = getattr(agent, "billboard", board)
     history = published.history() if getattr(published, "keep_history", False) else board.history()
     return history, policies
@@ -103,6 +107,14 @@ def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequenc
         raise InvalidParameterError("batched", f"has no batched twin for agent {setup.agent} with these options",
                                     setup.agent)
     return twin(mdp, setup.episodes, dict(setup.agent_options), randomness, record)
+
+
+def _calibrated_gaussian(agent: Any) -> bool:
+    """Whether a registered agent's calibrated releases are all Gaussian (so its claim is μ-GDP); an agent without
+    a calibration is taken at its registration (every registered agent but DP-UCB, whose noise is Laplace)."""
+    calibration = getattr(agent, "calibration", None)
+    ledger = getattr(calibration, "ledger", None)
+    return not callable(ledger) or bool(ledger().all_gaussian)
 
 
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
@@ -125,11 +137,16 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
         guarantee = DPGuarantee.of_claim(claimed())
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
     registered = ":" not in setup.agent
-    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
+    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else (
+        registered and epsilon is not None and _calibrated_gaussian(agent))
     claim = AgentClaim(notion, epsilon, delta, gaussian)
     check_claim(spec, claim)  # before any episode runs
 
     policies = run_on_tapes(agent, mdp, tapes[:PROBE_EPISODES])
+    if spec.gaussian_claim:  # asked for: the probe's releases must all be Gaussian
+        ledger = getattr(getattr(agent, "billboard", board), "ledger", None)
+        if isinstance(ledger, PrivacyLedger):
+            refuse_gaussian_claim("gaussian_claim", True, ledger)
     width = 1
     audited = audit_notion(spec.notion)
     if audited.reads_policies:

@@ -20,8 +20,10 @@ from typing import Any
 from dpverify import _validate
 from dpverify.agent_audit.notions import audit_notion, notions_for
 from dpverify.agent_audit.routes import audit_route
+from dpverify.agents.registry import card
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION, AuditResult
 from dpverify.errors import InvalidParameterError
+from dpverify.ledger import PrivacyLedger
 
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
 #: Canary designs of a two-world audit (:mod:`dpverify.agent_audit.canaries`).
@@ -95,6 +97,10 @@ class AgentAuditSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.agent, str) or not self.agent:
             raise InvalidParameterError("agent", "must be a registered name or module.path:factory", self.agent)
+        entry = card(self.agent)
+        if entry is not None and not entry.private:  # it takes no claim and publishes nothing to audit
+            raise InvalidParameterError("agent", f"must be a private agent or module.path:factory ({self.agent} is "
+                                        "non-private: it makes no privacy claim to audit)", self.agent)
         if not isinstance(self.env, str) or not self.env:
             raise InvalidParameterError("env", "must be a registered environment name", self.env)
         _validate.integer("episodes", self.episodes, minimum=2)
@@ -317,9 +323,18 @@ def _scope_note(spec: AgentAuditSpec) -> str:
     if spec.add_remove:
         moved = "add/remove-one: user j was absent (an empty slot, episode j still happened) or a high canary"
     elif spec.canary_design == "worst-case":
-        moved = ("the canaries were the audit environment's path canaries, the measured pairs of "
-                 "largest mu")
+        largest = "the measured pair of largest mu" if spec.route == "one-run" else "the measured pairs of largest mu"
+        moved = f"the canaries were the audit environment's path canaries, {largest}"
     else:
         moved = "canaries moved the targets between the lowest- and highest-value states"
     return (f"The auditor saw {seen} (window {spec.window}); {moved}. A bug whose effect lies outside this view or "
             "needs other user data is not tested.")
+
+
+def refuse_gaussian_claim(option: str, gaussian_claim: bool | None, ledger: PrivacyLedger) -> None:
+    """A μ-GDP (Gaussian-mechanism) claim asked for an agent whose ledger records other mechanisms is bad input:
+    its μ-GDP curve does not describe those releases (an error, never a silent switch to the other claim)."""
+    if gaussian_claim and not ledger.all_gaussian:
+        kinds = sorted({b.mechanism.kind for b in ledger.blocks if not b.mechanism.is_gaussian})
+        raise InvalidParameterError(option, f"must be no for an agent whose ledger records {', '.join(kinds)} "
+                                    "releases: a Gaussian (mu-GDP) claim does not describe them", "yes")

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from dpverify import _validate
 from dpverify.audit.engine import run_audit
 from dpverify.audit.executors import Executor
+from dpverify.audit.resources import require_mechanism_audit
 from dpverify.audit.result import AuditResult
 from dpverify.audit.spec import AuditSpec, NeighbourPair
 from dpverify.errors import InvalidParameterError
@@ -62,6 +64,11 @@ def audit_mechanism(
     progress: bool | None = None,
 ) -> AuditResult:
     """Audit a dpverify mechanism at its worst-case neighbours against (ε, δ) (default: its own claim)."""
+    if not isinstance(mechanism, NoiseMechanism):
+        raise InvalidParameterError("mechanism", "must be a dpverify mechanism (e.g. GaussianMechanism; run_audit "
+                                    "audits any callable)", type(mechanism).__name__)
+    require_mechanism_audit(_validate.integer("trials", trials, minimum=2), int(np.prod(mechanism.output_shape,
+                            dtype=float)), getattr(executor, "workers", 1), dim=mechanism.dim)
     eps = claimed_epsilon(mechanism, delta) if epsilon is None else epsilon
     spec = AuditSpec(
         epsilon=eps,

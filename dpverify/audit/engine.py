@@ -30,6 +30,7 @@ from dpverify.audit import clopper_pearson as cp
 from dpverify.audit.distinguishers import learns, propose_features
 from dpverify.audit.executors import Executor, ProcessExecutor
 from dpverify.audit.progress import ProgressBar
+from dpverify.audit.resources import require_mechanism_audit
 from dpverify.audit.result import (
     GDP_SCOPE,
     NO_VIOLATION_FOUND,
@@ -120,6 +121,8 @@ def run_audit(
         raise InvalidParameterError("spec", "must be an AuditSpec", type(spec).__name__)
     pairs = normalise_pairs(neighbours, spec.max_pairs)
     shape = _probe(mechanism, pairs, spec.seed)
+    require_mechanism_audit(spec.trials, int(np.prod(shape, dtype=float)), getattr(executor, "workers", 1),
+                            len(pairs))  # before any chunk is listed or drawn
     sel_sizes = trials.chunk_sizes(spec.selection_trials, spec.chunk_size)
     eval_sizes = trials.chunk_sizes(spec.evaluation_trials, spec.chunk_size)
     bar = ProgressBar(len(pairs) * 2 * len(sel_sizes) + 2 * len(eval_sizes), enabled=progress)

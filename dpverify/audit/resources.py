@@ -14,7 +14,10 @@ The estimates (upper bounds of the dominant arrays and loops, :mod:`dpverify.lim
   estimated, never less — the wall-clock limits (``--timeout``, ``--call-timeout``) bound the rest;
 * **memory of the audit's outputs**: two-world trials keep each view (``width`` numbers, measured on the
   agent's first episodes) for the selection share of the trials; a one-run audit keeps one view row per
-  canary, ``window`` episodes wide.
+  canary, ``window`` episodes wide;
+* **a mechanism's audit** (:func:`require_mechanism_audit`, which :func:`dpverify.audit.run_audit` checks after
+  its probe and :func:`dpverify.audit.audit_mechanism` before it): each worker holds one chunk of trials of
+  both sides and their temporaries, and the selection split's outputs are kept; drawing them is the work.
 """
 
 from __future__ import annotations
@@ -73,3 +76,24 @@ def require_one_run(spec: Any, mdp: Any, width: int) -> None:
     window = max(1, int(getattr(spec, "window", 1) or 1))
     require_memory("--canaries", canaries, 2.0 * canaries * window * width * 8.0,
                    f"the one-run audit's canary views ({canaries} canaries × {window} episodes × {width} numbers)")
+
+
+#: Trials per chunk the audit engine holds at once per worker (:class:`~dpverify.audit.spec.AuditSpec`'s default).
+AUDIT_CHUNK = 1 << 17
+#: Arrays of one chunk alive at once per worker (outputs of both sides, features, temporaries).
+AUDIT_ARRAYS_PER_CHUNK = 6
+
+
+def require_mechanism_audit(trials: int, numbers_per_trial: int, workers: int = 1, pairs: int = 1,
+                            dim: int | None = None) -> None:
+    """Refuse a mechanism audit whose trials × outputs cannot fit in memory or time, naming ``dim`` when one
+    trial at that dimension is already too large, else ``trials``."""
+    parallel = max(1, workers)
+    smallest = 8.0 * numbers_per_trial * 2 * AUDIT_ARRAYS_PER_CHUNK * parallel
+    if dim is not None:
+        require_memory("dim", dim, smallest, f"one trial at dimension {dim} ({numbers_per_trial} numbers)")
+    per_chunk = 8.0 * numbers_per_trial * min(trials, AUDIT_CHUNK) * AUDIT_ARRAYS_PER_CHUNK * parallel
+    total = per_chunk + 8.0 * numbers_per_trial * SELECTION_KEPT * trials
+    what = f"an audit of {trials} trials per side with {numbers_per_trial} numbers per trial"
+    require_memory("trials", trials, total, what)
+    require_work("trials", trials, 2.0 * trials * numbers_per_trial * max(1, pairs), what)

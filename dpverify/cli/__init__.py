@@ -30,7 +30,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -257,22 +257,53 @@ def _user_fault(prog: str, exc: BaseException, debug: bool) -> int:
     return EXIT_USAGE
 
 
+@dataclass
+class _Command:
+    """What one invocation has parsed so far (its errors name the sub-command and its options)."""
+
+    debug: bool
+    parser: argparse.ArgumentParser | None = None
+    args: argparse.Namespace | None = None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpverify`` console script; returns the exit status."""
-    from dpverify.usercode import LimitExceeded, UserCodeError
-
     words = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in words
+    command = _Command("--debug" in words)
     words = [w for w in words if w != "--debug"]
-    args = None
     previous: dict[int, Any] = {}
-    parser: argparse.ArgumentParser | None = None
     try:
         previous = _install_stop_handlers()
         _workers_ignore_interrupts()
-        parser = build_parser(words)
-        args = parser.parse_args(words)
+        return _answer(lambda: _parse_and_run(words, command), command)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _parse_and_run(words: list[str], command: _Command) -> int:
+    """Parse, check the environment, and run the handler — in a work process when it runs the user's code
+    (:mod:`dpverify.cli._isolate`), which then reports its own errors."""
+    from dpverify.limits import check_environment
+    from dpverify.usercode import is_factory_path
+
+    command.parser = build_parser(words)
+    args = command.args = command.parser.parse_args(words)
+    check_environment()
+    agent = getattr(args, "agent", None)
+    if not isinstance(agent, str) or not is_factory_path(agent):
         return _run_limited(args)
+    from dpverify.cli._isolate import run_isolated
+
+    return run_isolated(lambda: _answer(lambda: _run_limited(args), command), agent, getattr(args, "timeout", None))
+
+
+def _answer(run: Callable[[], int], command: _Command) -> int:
+    """``run()``'s exit status, or its failure said in one line with the status it calls for (module docstring)."""
+    from dpverify.usercode import LimitExceeded, UserCodeError
+
+    try:
+        return run()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -281,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(STOP_SIGNALS.get(name, name), file=sys.stderr)
         return 128 + stop.signum
     except (UserCodeError, LimitExceeded) as exc:
-        return _user_fault(_prog(args), exc, debug)
+        return _user_fault(_prog(command.args), exc, command.debug)
     except BrokenPipeError:
         # The reader went away (e.g. `dpverify ... | head`): not an error of ours or of the user's.
         sys.stderr.close()
@@ -290,24 +321,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_one_line(str(exc)), file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
-        prog = _prog(args)
-        print(f"{prog}: error: ran out of memory (a size option is too large for this machine)", file=sys.stderr)
+        print(f"{_prog(command.args)}: error: ran out of memory: {_sizes_given(command.args)} too large for "
+              "this machine (set DPVERIFY_MEMORY_LIMIT below its memory to be refused before any work)",
+              file=sys.stderr)
         return EXIT_USAGE
     except NumericalError as exc:
-        prog = _prog(args)
+        prog = _prog(command.args)
         print(f"{prog}: error: no trustworthy number for these inputs ({_one_line(str(exc))})", file=sys.stderr)
         return EXIT_USAGE
     except (DpverifyError, ValueError, OSError) as exc:
         # ValueError covers InvalidParameterError and json.JSONDecodeError; OSError unreadable files.
-        if isinstance(exc, InvalidParameterError) and parser is not None:
-            exc = _in_option_names(exc, parser)
+        if isinstance(exc, InvalidParameterError) and command.parser is not None:
+            exc = _in_option_names(exc, command.parser)
         message = _one_line(str(exc)) or type(exc).__name__
-        prog = _prog(args)
-        print(f"{prog}: error: {message}", file=sys.stderr)
+        print(f"{_prog(command.args)}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+
+
+#: The options whose values decide how much memory a command needs, named when it runs out.
+SIZE_OPTIONS = ("trials", "dim", "episodes", "horizon", "seeds", "workers", "canaries", "window", "num_states",
+                "num_actions")
+
+
+def _sizes_given(args: argparse.Namespace | None) -> str:
+    """"the sizes given (--trials 1000000, --dim 3) are" for the memory error's line."""
+    given = [(name, getattr(args, name)) for name in SIZE_OPTIONS if getattr(args, name, None) is not None]
+    if not given:
+        return "the inputs are"
+    return "the sizes given (" + ", ".join(f"--{n.replace('_', '-')} {v}" for n, v in given) + ") are"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 #: Largest integer an option accepts: far above any size the limits allow, small enough to print.
-MAX_INTEGER = 10**18
+_MAX_INTEGER = 10**18
 
 
 def number(text: str) -> float:
@@ -39,8 +39,8 @@ def count(text: str) -> int:
         if not math.isfinite(as_float) or not as_float.is_integer():
             raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
         value = int(as_float)
-    if abs(value) > MAX_INTEGER:
-        raise argparse.ArgumentTypeError(f"must be an integer of at most {MAX_INTEGER:.0e} in size (got {text!r})")
+    if abs(value) > _MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"must be an integer of at most {_MAX_INTEGER:.0e} in size (got {text!r})")
     return value
 
 
@@ -68,11 +68,11 @@ def seconds(text: str) -> float:
 def add_time_limits(parser: argparse.ArgumentParser, default: float | None, what: str,
                     unset: str = "set by --budget") -> None:
     """``--timeout`` (the whole command; ``default`` seconds, or None, described by ``unset``) and
-    ``--call-timeout`` (one call of the agent's own code; default 600 s, ``DPVERIFY_CALL_TIMEOUT``), enforced by
+    ``--call-timeout`` (one call of the agent's own code; default 60 s, ``DPVERIFY_CALL_TIMEOUT``), enforced by
     :mod:`dpverify.usercode`."""
     shown = unset if default is None else f"default {default:g}"
     parser.add_argument("--timeout", type=seconds, default=default,
                         help=f"stop {what} after this many seconds of wall time ({shown})")
     parser.add_argument("--call-timeout", type=seconds, default=None,
                         help="stop when one call of the agent's own code (import, factory, begin_episode, ...) takes "
-                             "longer than this many seconds (default 600, or DPVERIFY_CALL_TIMEOUT)")
+                             "longer than this many seconds (default 60, or DPVERIFY_CALL_TIMEOUT)")

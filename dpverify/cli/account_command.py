@@ -44,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def load_ledger(path: str) -> PrivacyLedger:
+def _load_ledger(path: str) -> PrivacyLedger:
     """Read and validate a ledger file; any problem is an InvalidParameterError naming the file."""
     text = read_input_text("LEDGER", path)
     try:
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     default = claim.delta if claim is not None and claim.measure == "approximate" else 1e-5
     delta = _validate.open_unit("--delta", default if args.delta is None else args.delta)
     accounting = _validate.one_of("--accounting", args.accounting, ACCOUNTING_MODES)
-    ledger = load_ledger(args.ledger)
+    ledger = _load_ledger(args.ledger)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoUserTouchedWarning)
         acc = ledger.account(delta, accounting)

@@ -63,8 +63,8 @@ def add_parsers(targets: argparse._SubParsersAction) -> None:
     agent.add_argument("--window", type=count, default=1, help="episodes after the replaced user read (default 1)")
     agent.add_argument("--canary-design", choices=("environment", "worst-case"), default="environment",
                        help="the environment's own canaries, or the audit linear (mixture) MDP of "
-                            "its dimensions with the measured pairs of largest mu (both routes; "
-                            "default environment)")
+                            "its dimensions with measured canary pairs: the two of largest mu (two-world), "
+                            "the one of largest mu in every slot (one-run) (default environment)")
     agent.add_argument("--env-option", action="append", default=[], metavar="NAME=VALUE", help="environment option")
     agent.add_argument("--agent-option", action="append", default=[], metavar="NAME=VALUE", help="agent option")
     agent.add_argument("--gaussian-claim", choices=("yes", "no"), default=None,
@@ -125,10 +125,12 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 
 def _executor(args: argparse.Namespace) -> Any:
     from dpverify.audit.executors import make_executor
-    from dpverify.cli._checks import check_scheduler, check_workers
+    from dpverify.cli._checks import check_scheduler
+    from dpverify.limits import require_workers
 
     check_scheduler("--scheduler", args.scheduler)
-    check_workers("--workers", args.workers)
+    if args.workers is not None:
+        require_workers("--workers", args.workers)
     return make_executor(args.scheduler, args.workers)
 
 
@@ -177,7 +179,7 @@ def run_agent(args: argparse.Namespace) -> int:
     if result.verdict == "VIOLATION" or (whitebox is not None and whitebox.failures):
         return EXIT_VIOLATION
     if whitebox is not None and whitebox.not_run:
-        print(f"dpverify: white-box checks could not run: {whitebox.not_run[0].detail}", file=sys.stderr)
+        print(f"dpverify: white-box checks could not run: {whitebox.not_run[0].reason}", file=sys.stderr)
         return EXIT_NOT_RUN
     return EXIT_NO_VIOLATION
 

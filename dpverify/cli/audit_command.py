@@ -18,7 +18,7 @@ import sys
 from dataclasses import fields
 
 from dpverify.cli._args import count, count_at_least, number
-from dpverify.cli._checks import check_audit_size, check_scheduler, check_workers
+from dpverify.cli._checks import check_scheduler
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import MECHANISMS, Mechanism
@@ -27,9 +27,9 @@ EXIT_NO_VIOLATION = 0
 EXIT_VIOLATION = 1
 #: Largest noise scale or sensitivity an audit accepts: samples are noise scale × a draw of up to ~40
 #: (far tails over 10¹² trials), which must stay below the largest float.
-MAX_SCALE = 1e300
+_MAX_SCALE = 1e300
 #: The largest output of a zoo mechanism (a 3×3 GOE matrix, a 5-vector), for the size check.
-ZOO_NUMBERS_PER_TRIAL = 9
+_ZOO_NUMBERS_PER_TRIAL = 9
 
 
 def _common(p: argparse.ArgumentParser, default_trials: int) -> None:
@@ -70,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         k.add_argument("--epsilon", type=number, default=None, help="claimed epsilon (default: the mechanism's own)")
         k.add_argument("--delta", type=number, default=1e-5, help="claimed delta (default 1e-5)")
         _common(k, 100_000)
-        k.set_defaults(handler=run_mechanism)
+        k.set_defaults(handler=_run_mechanism)
 
     zoo = targets.add_parser("zoo", help="audit every planted bug and its correct twin")
     _common(zoo, 100_000)
@@ -97,9 +97,13 @@ def _mechanism(args: argparse.Namespace) -> Mechanism:
 
 def _checked(args: argparse.Namespace, numbers_per_trial: int, dim: int | None = None) -> None:
     """Every check that needs no work, before any process is forked or connection made."""
+    from dpverify.audit.resources import require_mechanism_audit
+    from dpverify.limits import require_workers
+
     check_scheduler("--scheduler", args.scheduler)
-    check_workers("--workers", args.workers)
-    check_audit_size(args.trials, numbers_per_trial, args.workers or _default_workers(), dim)
+    workers = _default_workers() if args.workers is None else args.workers
+    require_workers("--workers", workers)
+    require_mechanism_audit(args.trials, numbers_per_trial, workers, dim=dim)
 
 
 def _default_workers() -> int:
@@ -108,7 +112,7 @@ def _default_workers() -> int:
     return os.cpu_count() or 1
 
 
-def run_mechanism(args: argparse.Namespace) -> int:
+def _run_mechanism(args: argparse.Namespace) -> int:
     from dpverify.audit.adapters import audit_mechanism
     from dpverify.audit.executors import make_executor
 
@@ -117,11 +121,11 @@ def run_mechanism(args: argparse.Namespace) -> int:
     _checked(args, args.dim * args.dim if args.kind == "goe" else args.dim, args.dim)
     cls = MECHANISMS[args.kind]
     for field in (cls.noise_field, cls.sensitivity_field):
-        if abs(getattr(args, field)) > MAX_SCALE:
-            raise InvalidParameterError(_option(field), f"must be <= {MAX_SCALE:g} (the audit's samples overflow "
+        if abs(getattr(args, field)) > _MAX_SCALE:
+            raise InvalidParameterError(_option(field), f"must be <= {_MAX_SCALE:g} (the audit's samples overflow "
                                         "to infinity above)", getattr(args, field))
     noise, sensitivity = getattr(args, cls.noise_field), getattr(args, cls.sensitivity_field)
-    if noise > 0 and abs(sensitivity) / noise > MAX_SCALE:
+    if noise > 0 and abs(sensitivity) / noise > _MAX_SCALE:
         raise InvalidParameterError(
             _option(cls.noise_field), f"is too small for {_option(cls.sensitivity_field)} {sensitivity:g} "
             "(their ratio, the mechanism's privacy parameter, overflows)", noise)
@@ -156,7 +160,7 @@ def run_zoo(args: argparse.Namespace) -> int:
     from dpverify.audit.executors import make_executor
     from dpverify.audits.zoo import run_zoo as audit_zoo
 
-    _checked(args, ZOO_NUMBERS_PER_TRIAL)
+    _checked(args, _ZOO_NUMBERS_PER_TRIAL)
     with make_executor(args.scheduler, args.workers) as executor:
         outcomes = audit_zoo(trials=args.trials, seed=args.seed, confidence=args.confidence, executor=executor)
     rows = [o.row() for o in outcomes]

@@ -34,8 +34,7 @@ _EXPORTS: dict[str, str] = {
         "dpverify.calibrate_mechanism",
     ),
     **dict.fromkeys(
-        ("CONTRACT_PROPERTIES", "AgentContractResult", "PropertyResult", "assert_private_agent",
-         "check_private_agent"),
+        ("CONTRACT_PROPERTIES", "AgentContractResult", "assert_private_agent", "check_private_agent"),
         "dpverify.testing.agent_contract",
     ),
     **dict.fromkeys(
@@ -53,64 +52,31 @@ __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
-if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
-    from dpverify.calibrate_mechanism import (
-        calibrate_gaussian as calibrate_gaussian,
+if TYPE_CHECKING:  # static checkers see the real names
+    from dpverify.calibrate_mechanism import (  # noqa: F401
+        calibrate_gaussian,
+        calibrate_goe,
+        calibrate_laplace,
+        calibrate_randomized_response,
+        composed_epsilon,
+        composition_ledger,
     )
-    from dpverify.calibrate_mechanism import (
-        calibrate_goe as calibrate_goe,
+    from dpverify.testing.agent_contract import (  # noqa: F401
+        CONTRACT_PROPERTIES,
+        AgentContractResult,
+        assert_private_agent,
+        check_private_agent,
     )
-    from dpverify.calibrate_mechanism import (
-        calibrate_laplace as calibrate_laplace,
+    from dpverify.testing.assertions import (  # noqa: F401
+        assert_claim_matches_ledger,
+        assert_fresh_noise,
+        assert_ledger_meets,
+        assert_not_below,
     )
-    from dpverify.calibrate_mechanism import (
-        calibrate_randomized_response as calibrate_randomized_response,
-    )
-    from dpverify.calibrate_mechanism import (
-        composed_epsilon as composed_epsilon,
-    )
-    from dpverify.calibrate_mechanism import (
-        composition_ledger as composition_ledger,
-    )
-    from dpverify.testing.agent_contract import (
-        CONTRACT_PROPERTIES as CONTRACT_PROPERTIES,
-    )
-    from dpverify.testing.agent_contract import (
-        AgentContractResult as AgentContractResult,
-    )
-    from dpverify.testing.agent_contract import (
-        PropertyResult as PropertyResult,
-    )
-    from dpverify.testing.agent_contract import (
-        assert_private_agent as assert_private_agent,
-    )
-    from dpverify.testing.agent_contract import (
-        check_private_agent as check_private_agent,
-    )
-    from dpverify.testing.assertions import (
-        assert_claim_matches_ledger as assert_claim_matches_ledger,
-    )
-    from dpverify.testing.assertions import (
-        assert_fresh_noise as assert_fresh_noise,
-    )
-    from dpverify.testing.assertions import (
-        assert_ledger_meets as assert_ledger_meets,
-    )
-    from dpverify.testing.assertions import (
-        assert_not_below as assert_not_below,
-    )
-    from dpverify.testing.audits import (
-        DEFAULT_AGENT_TRIALS as DEFAULT_AGENT_TRIALS,
-    )
-    from dpverify.testing.audits import (
-        DEFAULT_CONFIDENCE as DEFAULT_CONFIDENCE,
-    )
-    from dpverify.testing.audits import (
-        DEFAULT_TRIALS as DEFAULT_TRIALS,
-    )
-    from dpverify.testing.audits import (
-        assert_audit_passes as assert_audit_passes,
-    )
-    from dpverify.testing.audits import (
-        assert_audit_refutes as assert_audit_refutes,
+    from dpverify.testing.audits import (  # noqa: F401
+        DEFAULT_AGENT_TRIALS,
+        DEFAULT_CONFIDENCE,
+        DEFAULT_TRIALS,
+        assert_audit_passes,
+        assert_audit_refutes,
     )

@@ -17,7 +17,7 @@ the reason) or "not run" (it could not be checked: never a pass):
 ``ledger_within_claim``
     at the episode cap, the ledger of what was published accounts (by the claim's conversion and
     accounting) to ε ≤ the claim (relative slack 1e-9, rounding only). A ledger *below* the claim meets
-    it — the claim is weaker than what the releases cost, which is true — and the detail says by how much
+    it — the claim is weaker than what the releases cost, which is true — and the reason says by how much
     the noise could shrink.
 ``relation_matches_claim``
     the ledger (and billboard) use the neighbouring relation of the configuration.
@@ -48,7 +48,8 @@ check the records above against the agent's behaviour: ``reproducible_from_the_s
 ``published_structure``.
 
 Every check raises explicitly (never ``assert``), so the contract is the same under ``python -O``.
-The result is frozen; :func:`assert_private_agent` raises AssertionError listing every failed or unrun
+The result is frozen, one :class:`~dpverify.checks.CheckResult` per property (its status, the reason and
+the figures behind it); :func:`assert_private_agent` raises AssertionError listing every failed or unrun
 property. A property that is not applicable is neither passed nor failed: it is listed as such, and does
 not make the result fail. A passing check is evidence about this run, not a proof: the privacy proof is
 the calibration and the billboard lemma; this check catches code that breaks their premises.
@@ -68,28 +69,23 @@ import numpy as np
 from dpverify import _validate
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
 from dpverify.agents.core.tapes import follows_until_it_leaves, ordinary_tapes, play_on_tape, random_tape, run_on_tapes
+from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.claims import PrivacyClaim
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
-from dpverify.ledger import noise_room
+from dpverify.jsonable import to_jsonable
+from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.neighbouring import Neighbouring
-from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
+from dpverify.whitebox import CHECK_NAMES, Subject, WhiteBoxPlan, check_releases
 from dpverify.whitebox.runs import fresh_generator
 
 __all__ = [
-    "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "NOT_APPLICABLE", "NOT_RUN", "PROPERTY_STATUSES", "WHITEBOX_PROPERTIES",
-    "AgentContractResult", "PropertyResult", "assert_private_agent", "check_private_agent",
+    "CONTRACT_PROPERTIES", "MAY_NOT_APPLY", "WHITEBOX_PROPERTIES", "AgentContractResult", "assert_private_agent",
+    "check_private_agent",
 ]
 
-#: The white-box properties (:mod:`dpverify.whitebox`), in order.
-WHITEBOX_PROPERTIES: tuple[str, ...] = (
-    "reproducible_from_the_seeds",
-    "noise_as_recorded",
-    "release_pattern_as_recorded",
-    "sensitivity_within_the_record",
-    "witnessed_pairs_within_the_claim",
-    "published_structure",
-)
+#: The white-box properties, in order: the checks of :mod:`dpverify.whitebox` (``CHECK_NAMES``) as names.
+WHITEBOX_PROPERTIES: tuple[str, ...] = tuple(name.replace(" ", "_") for name in CHECK_NAMES)
 
 #: The properties :func:`check_private_agent` reports, in order (the white-box ones last).
 CONTRACT_PROPERTIES: tuple[str, ...] = (
@@ -107,61 +103,20 @@ CONTRACT_PROPERTIES: tuple[str, ...] = (
 #: Relative tolerance of "within" between the ledger's ε and the claim (the calibrator's round trip).
 CLAIM_REL_TOL = 1e-9
 
-PASSED = "pass"
-FAILED = "fail"
-NOT_APPLICABLE = "not applicable"
-NOT_RUN = "not run"
-#: The statuses a property can have.
-PROPERTY_STATUSES: tuple[str, ...] = (PASSED, FAILED, NOT_APPLICABLE, NOT_RUN)
 #: The properties that may be not applicable (module docstring); every other one is pass, fail or not run.
 MAY_NOT_APPLY: frozenset[str] = frozenset({"refuses_oversized_features", "settings_report_the_claim"})
 
 
 @dataclass(frozen=True)
-class PropertyResult:
-    """One property of the contract: its name, whether it held, and what was observed.
-
-    ``applicable=False`` (then ``passed`` is False and ``detail`` says why) means the property does not
-    apply to this agent: neither passed nor failed (:attr:`status` "not applicable"). ``ran=False`` (then
-    ``passed`` is False) means it could not be checked (:attr:`status` "not run"): never a pass.
-    """
-
-    name: str
-    passed: bool
-    detail: str
-    applicable: bool = True
-    ran: bool = True
-
-    def __post_init__(self) -> None:
-        if not self.applicable and self.passed:
-            raise InvalidParameterError("passed", "must be False for a property that does not apply", self.passed)
-        if not self.ran and self.passed:
-            raise InvalidParameterError("passed", "must be False for a property that could not run", self.passed)
-
-    @property
-    def status(self) -> str:
-        """"pass", "fail", "not applicable" or "not run"."""
-        if not self.applicable:
-            return NOT_APPLICABLE
-        if not self.ran:
-            return NOT_RUN
-        return PASSED if self.passed else FAILED
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "passed": self.passed, "applicable": self.applicable,
-                "ran": self.ran, "detail": self.detail}
-
-
-@dataclass(frozen=True)
 class AgentContractResult:
-    """The outcome of :func:`check_private_agent`: one :class:`PropertyResult` per contract property."""
+    """The outcome of :func:`check_private_agent`: one :class:`~dpverify.checks.CheckResult` per property."""
 
     agent: str
     notion: str | None
     num_episodes: int
     changed_users: tuple[int, ...]
     seed: int
-    properties: tuple[PropertyResult, ...] = field(default_factory=tuple)
+    properties: tuple[CheckResult, ...] = field(default_factory=tuple)
 
     @property
     def passed(self) -> bool:
@@ -169,49 +124,51 @@ class AgentContractResult:
         return not self.failures and not self.not_run
 
     @property
-    def failures(self) -> tuple[PropertyResult, ...]:
-        return tuple(p for p in self.properties if p.status == FAILED)
+    def failures(self) -> tuple[CheckResult, ...]:
+        return tuple(p for p in self.properties if p.status == FAIL)
 
     @property
-    def not_run(self) -> tuple[PropertyResult, ...]:
+    def not_run(self) -> tuple[CheckResult, ...]:
         return tuple(p for p in self.properties if p.status == NOT_RUN)
 
     @property
-    def not_applicable(self) -> tuple[PropertyResult, ...]:
+    def not_applicable(self) -> tuple[CheckResult, ...]:
         return tuple(p for p in self.properties if p.status == NOT_APPLICABLE)
 
-    def __getitem__(self, name: str) -> PropertyResult:
-        for p in self.properties:
-            if p.name == name:
-                return p
-        raise KeyError(name)
+    def __getitem__(self, name: str) -> CheckResult:
+        return named(self.properties, name)
 
     def summary(self) -> str:
-        counts = [f"{len(self.failures)} failed"] if self.failures else []
-        counts += [f"{len(self.not_run)} not run"] if self.not_run else []
-        counts += [f"{len(self.not_applicable)} not applicable"] if self.not_applicable else []
-        outcome = "PASS" if self.passed else f"FAIL ({', '.join(counts[:2])} of {len(self.properties)})"
-        if self.passed and self.not_applicable:
-            outcome = f"PASS ({len(self.not_applicable)} not applicable)"
-        elif not self.passed and self.not_applicable:
-            outcome = outcome[:-1] + f"; {len(self.not_applicable)} not applicable)"
+        waived = f"{len(self.not_applicable)} not applicable" if self.not_applicable else ""
+        counts = ", ".join(f"{len(p)} {w}" for p, w in ((self.failures, "failed"), (self.not_run, "not run")) if p)
+        outcome = (f"PASS ({waived})" if waived else "PASS") if self.passed else (
+            f"FAIL ({counts} of {len(self.properties)}{'; ' + waived if waived else ''})")
         head = (f"private-agent contract of {self.agent} ({self.notion or 'no notion'}), K = {self.num_episodes}, "
                 f"changed users {list(self.changed_users)}, seed {self.seed}: {outcome}")
-        tags = {PASSED: "pass", FAILED: "FAIL", NOT_APPLICABLE: "n/a", NOT_RUN: "NOT RUN"}
-        lines = [head] + [f"  [{tags[p.status]}] {p.name}: {p.detail}" for p in self.properties]
+        tags = {PASS: "pass", FAIL: "FAIL", NOT_APPLICABLE: "n/a", NOT_RUN: "NOT RUN"}
+        lines = [head] + [f"  [{tags[p.status]}] {p.name}: {p.reason}" for p in self.properties]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        return to_jsonable({
             "agent": self.agent, "notion": self.notion, "num_episodes": self.num_episodes,
             "changed_users": list(self.changed_users), "seed": self.seed, "passed": self.passed,
             "not_applicable": [p.name for p in self.not_applicable], "not_run": [p.name for p in self.not_run],
-            "properties": [p.to_dict() for p in self.properties],
-        }
+            "properties": [dataclasses.asdict(p) for p in self.properties],
+        })
+
+
+#: What a property's check returns when the property holds: the reason, or the reason and its evidence.
+_Held = str | tuple[str, dict[str, Figure]]
 
 
 class _Violation(Exception):
-    """Raised by a property's check when the property does not hold (the message says what was seen)."""
+    """Raised by a property's check when the property does not hold (the message says what was seen, the
+    evidence holds the figures behind it)."""
+
+    def __init__(self, message: str, evidence: dict[str, Figure] | None = None) -> None:
+        super().__init__(message)
+        self.evidence = evidence or {}
 
 
 class _NotApplicable(Exception):
@@ -222,10 +179,10 @@ class _CouldNotCheck(Exception):
     """Raised by a property's check when the agent's behaviour leaves the property undecidable (not run)."""
 
 
-def _require(condition: bool, message: str) -> None:
+def _require(condition: bool, message: str, evidence: dict[str, Figure] | None = None) -> None:
     """The contract's check: an explicit raise, so that ``python -O`` changes nothing."""
     if not condition:
-        raise _Violation(message)
+        raise _Violation(message, evidence)
 
 
 #: The config fields that declare the feature-norm bound the sensitivities assume.
@@ -251,7 +208,7 @@ def _accounting(agent: Any) -> str:
     return str(getattr(agent.config, "accounting", "per-user"))
 
 
-def _releases(ledger: Any) -> Counter[tuple[Any, ...]]:
+def _releases(ledger: PrivacyLedger) -> Counter[tuple[Any, ...]]:
     """Every release of a ledger as (family, episode, stage, users, mechanism), whatever the recording order."""
     out: Counter[tuple[Any, ...]] = Counter()
     for b in ledger.blocks:
@@ -262,29 +219,28 @@ def _releases(ledger: Any) -> Counter[tuple[Any, ...]]:
 
 
 class _Checker:
-    """Collects one PropertyResult per property; an unexpected exception leaves that property not run."""
+    """Collects one CheckResult per property; an unexpected exception leaves that property not run."""
 
     def __init__(self) -> None:
-        self.results: dict[str, PropertyResult] = {}
+        self.results: dict[str, CheckResult] = {}
 
-    def run(self, name: str, check: Callable[[], str]) -> None:
+    def run(self, name: str, check: Callable[[], _Held]) -> None:
+        evidence: dict[str, Figure] = {}
         try:
-            detail = check()
-        except _NotApplicable as exc:
-            if name not in MAY_NOT_APPLY:  # only the properties listed may be waived
-                self.results[name] = PropertyResult(name, False, f"claimed not applicable: {exc}")
-            else:
-                self.results[name] = PropertyResult(name, False, str(exc), applicable=False)
+            held = check()
+        except _NotApplicable as exc:  # only the properties listed may be waived
+            status, reason = (NOT_APPLICABLE, str(exc)) if name in MAY_NOT_APPLY else (
+                FAIL, f"claimed not applicable: {exc}")
         except _Violation as exc:
-            self.results[name] = PropertyResult(name, False, str(exc) or "the property does not hold")
+            status, reason, evidence = FAIL, str(exc) or "the property does not hold", exc.evidence
         except _CouldNotCheck as exc:
-            self.results[name] = PropertyResult(name, False, f"could not be checked: {exc}", ran=False)
+            status, reason = NOT_RUN, f"could not be checked: {exc}"
         except Exception as exc:  # a crash in the agent's code: the property could not be checked (never a pass,
             # never a refutation: a crash says nothing about privacy), with its message
-            self.results[name] = PropertyResult(name, False, f"could not be checked: {type(exc).__name__}: {exc}",
-                                                ran=False)
+            status, reason = NOT_RUN, f"could not be checked: {type(exc).__name__}: {exc}"
         else:
-            self.results[name] = PropertyResult(name, True, detail)
+            status, (reason, evidence) = PASS, (held if isinstance(held, tuple) else (held, {}))
+        self.results[name] = CheckResult(name, status, reason, evidence)
 
 
 def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence, np.random.Generator, int]:
@@ -294,15 +250,14 @@ def _generators(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequen
 
 
 class _ContractRun:
-    """One run of the agent to its cap, and the property checks on it (each returns a detail string)."""
+    """One run of the agent to its cap, and the property checks on it (each returns its reason, or its reason and
+    evidence)."""
 
     def __init__(self, factory: Callable[..., Any], env: Any, num_episodes: int, options: dict[str, Any],
                  seed: int, changed_users: tuple[int, ...], oversized_env: Any) -> None:
-
         self.factory, self.env, self.num_episodes, self.options = factory, env, num_episodes, options
         self.seed, self.changed_users, self.oversized_env = seed, changed_users, oversized_env
         self.coins, self.noise, self.other_rng, data = _generators(seed)
-        self.fresh = fresh_generator
         probe = factory(env, num_episodes, np.random.default_rng(seed), **options)
         self.relation = Neighbouring.parse(probe.billboard.relation)
         self.billboard = Billboard(self.relation, keep_history=True, keep_noise=True,
@@ -312,15 +267,11 @@ class _ContractRun:
             raise InvalidParameterError("factory", "must publish on the billboard it is given (billboard=...)",
                                         getattr(factory, "__name__", factory))
         self.tapes = ordinary_tapes(env, num_episodes, data)
-        self.policies = self._run(self.agent, self.tapes)
+        self.policies = run_on_tapes(self.agent, env, self.tapes)
         self.notion = getattr(self.agent, "privacy_notion", None)
         self.claim = DPGuarantee.of_claim(self.agent.claimed_guarantee())
         self.config = self.agent.config
         self.accounting = _accounting(self.agent)
-
-    def _run(self, agent: Any, tapes: Sequence[Any]) -> list[np.ndarray]:
-
-        return run_on_tapes(agent, self.env, tapes)
 
     def notion_check(self) -> str:
         notion = self.notion
@@ -331,15 +282,18 @@ class _ContractRun:
             return "ldp: every release reads the current user only"
         return "jdp"
 
-    def claim_check(self) -> str:
+    def claim_check(self) -> _Held:
         claim, config = self.claim, self.config
-        _require(claim.delta == config.delta, f"claimed δ {claim.delta!r} differs from the target δ {config.delta!r}")
+        evidence = {"claimed_epsilon": claim.epsilon, "claimed_delta": claim.delta, "target_epsilon": config.epsilon,
+                    "target_delta": config.delta}
+        _require(claim.delta == config.delta, f"claimed δ {claim.delta!r} differs from the target δ {config.delta!r}",
+                 evidence)
         _require(claim.epsilon <= config.epsilon,
-                 f"claimed ε {claim.epsilon!r} exceeds the target ε {config.epsilon!r}")
+                 f"claimed ε {claim.epsilon!r} exceeds the target ε {config.epsilon!r}", evidence)
         return (f"claimed ({claim.epsilon:.12g}, {claim.delta:g}) meets the target "
-                f"({config.epsilon:g}, {config.delta:g})")
+                f"({config.epsilon:g}, {config.delta:g})"), evidence
 
-    def ledger_check(self) -> str:
+    def ledger_check(self) -> _Held:
         """The ledger meets the claim's (ε, δ) by the tightest valid route (:meth:`PrivacyClaim.compare`): a
         conversion that does not apply to the ledger (``exact`` with a Laplace release) is never a failure."""
         claim = self.claim
@@ -348,16 +302,19 @@ class _ContractRun:
         if result.status == "cannot-compare":
             raise _NotApplicable(result.detail)
         accounted = result.ledger_value
+        evidence: dict[str, Figure] = {"ledger_epsilon": accounted, "claimed_epsilon": claim.epsilon,
+                                       "route": result.route, "accounting": self.accounting}
         _require(result.status == "holds", (
             f"the ledger accounts to ε = {accounted!r} > the claim {claim.epsilon!r} "
-            f"({result.route}, {self.accounting}): releases the claim does not cover"))
-        detail = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({result.route}, {self.accounting})"
+            f"({result.route}, {self.accounting}): releases the claim does not cover"), evidence)
+        reason = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({result.route}, {self.accounting})"
         if accounted is not None and accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
-            room = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion, self.accounting)
-            detail += "; the claim is met with room: the releases cost less than claimed"
+            room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion,
+                                                       self.accounting)
+            reason += "; the claim is met with room: the releases cost less than claimed"
             if room is not None and room > 1.0:
-                detail += f" (the noise could be {room:.3g}× smaller and still meet it)"
-        return detail
+                reason += f" (the noise could be {room:.3g}× smaller and still meet it)"
+        return reason, evidence
 
     def relation_check(self) -> str:
         expected = Neighbouring.parse(getattr(self.config, "relation", self.relation))
@@ -368,18 +325,17 @@ class _ContractRun:
         _require(not bad, f"mechanisms of families {bad} are calibrated for another relation")
         return expected.value
 
-    def structure_check(self) -> str:
+    def structure_check(self) -> _Held:
         _require(bool(self.billboard.history()), "the agent published nothing in the whole run")
         for j in self.changed_users:
             self._replay_with_user_replaced(j)
         users = ", ".join(str(j) for j in self.changed_users)
         return (f"user(s) {users} replaced, one replay each: every other user's policy and the release pattern "
-                "are unchanged")
+                "are unchanged"), {"replays": len(self.changed_users), "releases": len(self.billboard.history())}
 
     def _replacement(self, j: int) -> Any:
         """Another user at position j: a tape on which the agent, as deployed to user j, takes another path (seen
         along the original user's path, where a step-level agent's partial policy is known)."""
-
         for _ in range(16):
             tape = random_tape(self.env, self.other_rng)
             if follows_until_it_leaves(self.policies[j - 1], self.tapes[j - 1], tape):
@@ -389,9 +345,8 @@ class _ContractRun:
     def _replay(self, tapes: Sequence[Any], j: int) -> tuple[list[int], Any]:
         """Replay the billboard on ``tapes`` (user j's possibly replaced): the users other than j whose
         policies changed, and the replaying agent."""
-
-        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=self.fresh(self.noise))
-        replay = self.factory(self.env, self.num_episodes, self.fresh(self.coins), billboard=board, **self.options)
+        board = ReplayBillboard(self.billboard.history(), self.relation, noise_rng=fresh_generator(self.noise))
+        replay = self.factory(self.env, self.num_episodes, fresh_generator(self.coins), billboard=board, **self.options)
         changed: list[int] = []
         for k, tape in enumerate(tapes, start=1):
             try:
@@ -419,7 +374,7 @@ class _ContractRun:
                     "clock), so what reads user data outside the billboard cannot be told apart")
         _require(not changed, (
             f"with the billboard held fixed, replacing user {j}'s data changed the policies of users {changed[:10]}: "
-            "they read user data outside the billboard"))
+            "they read user data outside the billboard"), {"replaced_user": j, "changed_policies": len(changed)})
         _require(_releases(replay.ledger) == _releases(self.agent.ledger),
                  f"replacing user {j}'s data changed the release pattern (the ledger's releases)")
 
@@ -470,19 +425,15 @@ class _ContractRun:
             return f"episode {self.num_episodes + 1} refused ({exc.parameter})"
         raise _Violation(f"begin_episode after the cap K = {self.num_episodes} did not raise InvalidParameterError")
 
-    def whitebox(self, name: str | None) -> list[PropertyResult]:
+    def whitebox(self, name: str | None) -> list[CheckResult]:
         """The white-box release checks (:mod:`dpverify.whitebox`), one property each."""
-
         subject = Subject(self.factory, self.env, self.num_episodes, self.options, self.relation.value,
                           name or str(getattr(self.agent, "name", "agent")))
         plan = WhiteBoxPlan(self.num_episodes, search_episodes=min(self.num_episodes, 12), seed=self.seed,
                             claim_epsilon=self.claim.epsilon, delta=self.claim.delta, conversion=self.claim.conversion,
                             accounting=self.accounting)
         result = check_releases(subject, plan)
-        out = []
-        for prop, check in zip(WHITEBOX_PROPERTIES, result.checks, strict=True):
-            out.append(PropertyResult(prop, check.status == PASSED, check.detail, ran=check.status != NOT_RUN))
-        return out
+        return [dataclasses.replace(c, name=p) for p, c in zip(WHITEBOX_PROPERTIES, result.checks, strict=True)]
 
 
 def check_private_agent(
@@ -515,7 +466,7 @@ def check_private_agent(
         name: the agent's name in the report (default: ``agent.name``).
 
     Raises InvalidParameterError for bad arguments, or when the factory ignores ``billboard=``; an
-    exception inside a property's check fails that property (its detail names the exception).
+    exception inside a property's check leaves that property not run (its reason names the exception).
     """
     num_episodes = _validate.integer("num_episodes", num_episodes, minimum=1)
     seed = _validate.integer("seed", seed, minimum=0)
@@ -530,7 +481,7 @@ def check_private_agent(
     if not isinstance(whitebox, bool):
         raise InvalidParameterError("whitebox", "must be True or False", whitebox)
     run = _ContractRun(factory, env, num_episodes, dict(options or {}), seed, users, oversized_env)
-    checks: dict[str, Callable[[], str]] = {
+    checks: dict[str, Callable[[], _Held]] = {
         "notion": run.notion_check,
         "claim_meets_target": run.claim_check,
         "ledger_within_claim": run.ledger_check,

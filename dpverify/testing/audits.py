@@ -66,6 +66,7 @@ DEFAULT_AGENT_TRIALS = 100
 AGENT_ENVIRONMENTS: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {
     "linear": ("random-linear", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
     "mixture": ("random-mixture", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
+    "bandit": ("linear-bandit", (("dim", 3), ("num_arms", 2), ("num_contexts", 2), ("seed", 3))),
 }
 
 _OWN = (GaussianMechanism, GOEMechanism, LaplaceMechanism)
@@ -195,6 +196,9 @@ def audit_for_test(
             epsilon = claimed_epsilon(mechanism, delta)
         if gaussian_claim is None:
             gaussian_claim = mechanism.is_gaussian
+        elif gaussian_claim and not mechanism.is_gaussian:
+            raise InvalidParameterError("gaussian_claim", f"must be False for a {mechanism.kind} mechanism: a "
+                                        "Gaussian (mu-GDP) claim does not describe it", gaussian_claim)
         mechanism = ReleaseOf(mechanism)
     else:
         if not callable(mechanism):

@@ -6,33 +6,10 @@ CLAIM CONSISTENT (not a certificate) or INCONCLUSIVE; :func:`write_report` write
 report.html (self-contained), report.md, report.json and PNG figures.
 """
 
-from dpverify.verify.budget import BUDGETS, Budget, budget_by_name
+from dpverify.verify.budget import BUDGETS, Budget
 from dpverify.verify.core import verify
 from dpverify.verify.report import to_text, write_report
-from dpverify.verify.result import (
-    CONSISTENT,
-    EXIT_STATUS,
-    INCONCLUSIVE,
-    NOT_A_CERTIFICATE,
-    REFUTED,
-    Verdict,
-    VerifyReport,
-    decide,
-)
+from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED, VerifyReport
 
-__all__ = [
-    "BUDGETS",
-    "CONSISTENT",
-    "EXIT_STATUS",
-    "INCONCLUSIVE",
-    "NOT_A_CERTIFICATE",
-    "REFUTED",
-    "Budget",
-    "Verdict",
-    "VerifyReport",
-    "budget_by_name",
-    "decide",
-    "to_text",
-    "verify",
-    "write_report",
-]
+__all__ = ["BUDGETS", "CONSISTENT", "INCONCLUSIVE", "REFUTED", "Budget", "VerifyReport", "to_text", "verify",
+           "write_report"]

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpverify.agent_audit import AgentAuditSpec, audit_agent
+from dpverify.agent_audit import AgentAuditResult, AgentAuditSpec, audit_agent
 from dpverify.agent_audit.notions import NOTIONS, notions_for
 from dpverify.agent_audit.routes import audit_route
 from dpverify.agents.envs.linear_mdp import LinearMixtureMDP
-from dpverify.agents.registry import build_environment
+from dpverify.audit.executors import Executor
+from dpverify.checks import NOT_RUN, overall
 from dpverify.errors import DpverifyError
-from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, FAIL, NOT_RUN, PASS, AuditRun, AuditSection
+from dpverify.verify.result import AUDIT_NO_VIOLATION, AUDIT_VIOLATION, AuditRun, AuditSection
+from dpverify.verify.target import MDP, VerifyRun
 from dpverify.whitebox.neighbours import audit_environment
 
 #: Environment options of the two-world audits' small configuration, per registered environment.
@@ -39,25 +41,22 @@ SMALL_ENV_OPTIONS: dict[str, dict[str, Any]] = {
     "zhou2021": {"horizon": 2},
     "random-linear": {"horizon": 2},
     "random-mixture": {"horizon": 2},
+    "linear-bandit": {"num_contexts": 2, "num_arms": 4},
 }
 #: The probability, over all of a verification's audits together, of a VIOLATION on a correct agent.
 ERROR_LEVEL = 0.05
 
 
-def audit_notions(notion: str) -> tuple[str, ...]:
-    """The audit notions that apply to an agent of privacy notion ``notion`` ("jdp" or "ldp")."""
-
-    return notions_for(notion)
-
-
-def _audit_environment_kind(env: str, env_options: dict[str, Any]) -> str | None:
+def _audit_environment_kind(mdp: MDP) -> str | None:
     """What the worst-case canary design runs in for this environment: "audit linear MDP", "audit
-    linear mixture MDP", or None when it has no audit environment."""
-
+    linear mixture MDP" (of its dimensions), or None when it has no audit environment."""
     try:
-        audit = audit_environment(build_environment(env, 2, tuple(sorted(env_options.items()))))
+        audit = audit_environment(mdp)
     except DpverifyError:
         return None
+    label = getattr(audit, "audit_label", None)  # an environment that names its own (the audit bandit)
+    if isinstance(label, str):
+        return label
     return "audit linear mixture MDP" if isinstance(audit, LinearMixtureMDP) else "audit linear MDP"
 
 
@@ -69,8 +68,7 @@ def _one_line(exc: BaseException) -> str:
 _REPORT_KEYS = ("audit_environment",)
 
 
-def _run(spec_kwargs: dict[str, Any], executor: Any) -> Any:
-
+def _run(spec_kwargs: dict[str, Any], executor: Executor | None) -> AgentAuditResult:
     spec = {k: v for k, v in spec_kwargs.items() if k not in _REPORT_KEYS}
     return audit_agent(AgentAuditSpec(**spec), executor=executor)
 
@@ -89,7 +87,7 @@ def _route_label(kwargs: dict[str, Any]) -> str:
     return kwargs["route"] + (", worst-case" if kwargs.get("canary_design") == "worst-case" else "")
 
 
-def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
+def _audit_run(result: AgentAuditResult, kwargs: dict[str, Any]) -> AuditRun:
     audit = result.audit
     one_run = result.one_run
     detail = f"bound by {result.method}"
@@ -121,72 +119,71 @@ def _audit_run(result: Any, kwargs: dict[str, Any]) -> AuditRun:
     )
 
 
-def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], env: str, small: dict[str, Any],
-                     episodes: int, budget: Any, batched: bool) -> list[dict[str, Any]]:
+def _audit(kwargs: dict[str, Any], executor: Executor | None) -> AuditRun:
+    """One planned audit, or why it could not run."""
+    def not_run(detail: str) -> AuditRun:
+        return AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN,
+                        kwargs["epsilon"], detail=detail)
+
+    if audit_route(kwargs["route"]).canary_slots and kwargs["episodes"] < 4:  # (one-run: K is the claim's)
+        return not_run("K < 4 leaves no room for canaries")
+    try:
+        return _audit_run(_run(kwargs, executor), kwargs)
+    except DpverifyError as exc:
+        return not_run(f"the audit could not run the agent: {_one_line(exc)}")
+    except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
+        return not_run(f"the audit raised {type(exc).__name__}: {_one_line(exc)}")
+
+
+def _two_world_plans(common: dict[str, Any], notions: tuple[str, ...], run: VerifyRun) -> list[dict[str, Any]]:
     """The two-world audits at the small configuration: one per notion with the environment's
     canaries, and an audit with worst-case canaries of the first notion that reads published values
     (the billboard, an LDP agent's messages) where the environment has an audit environment."""
-    k = min(budget.two_world_episodes, episodes) if episodes >= 2 else 2
+    budget = run.budget
+    k = min(budget.two_world_episodes, run.episodes) if run.episodes >= 2 else 2
     # the window covers every later release: a user's data enters all of them (prefix and tree patterns)
-    size = {"route": "two-world", "episodes": k, "env_options": small, "window": k,
-            "trials": budget.batched_trials if batched else budget.two_world_trials}
+    trials = budget.batched_trials if run.target.batched(run.agent_options) else budget.two_world_trials
+    size = {"route": "two-world", "episodes": k, "window": k, "trials": trials,
+            "env_options": {**run.env_options, **SMALL_ENV_OPTIONS.get(run.env, {})}}
     plans = [{**common, **size, "notion": n} for n in notions]
     # The worst-case design for the releases its measured fractions are about (the billboard, the
     # messages); a second JDP audit (a view of H·S·A per episode) would be the costliest part of
     # `verify` (19 of 83 s at quick, measured).
     released = [n for n in notions if not NOTIONS[n].reads_policies]
-    kind = _audit_environment_kind(env, small) if released else None
+    kind = _audit_environment_kind(run.mdp) if released else None
     if kind is not None:
         plans.append({**common, **size, "notion": released[0], "canary_design": "worst-case",
                       "positions": ("first",), "audit_environment": kind})
     return plans
 
 
-def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, Any], agent_options: dict[str, Any],
-                  episodes: int, epsilon: float, delta: float, budget: Any, executor: Any = None,
-                  batched: bool = False, gaussian_claim: bool | None = None) -> AuditSection:
-    """Every audit that applies to ``notion``, at the budget's sizes (module docstring).
-
-    ``agent`` is a registered name or ``module.path:factory`` (as the audits resolve it); ``batched``
-    selects the budget's larger trial count for agents with a vectorised audit path; ``gaussian_claim``
-    (``--gaussian-claim``) says whether the claim is μ-GDP (None: as the agent says).
-    """
+def audit_section(run: VerifyRun, executor: Executor | None = None) -> AuditSection:
+    """Every audit that applies to the run's notion, at the budget's sizes (module docstring); agents with a
+    vectorised audit path (a batched twin) get the budget's larger trial count, and the run's
+    ``gaussian_claim`` (``--gaussian-claim``) says whether the claim is μ-GDP (None: as the agent says)."""
     try:
-        notions = audit_notions(notion)
+        notions = notions_for(run.notion)
     except ImportError as exc:
         return AuditSection(NOT_RUN, f"checks could not run: the agent audits are not available ({exc})")
     if not notions:
-        return AuditSection(NOT_RUN, f"checks could not run: no audit applies to privacy notion {notion!r} "
+        return AuditSection(NOT_RUN, f"checks could not run: no audit applies to privacy notion {run.notion!r} "
                                      "(the agent must declare privacy_notion 'jdp' or 'ldp')")
-    small = {**env_options, **SMALL_ENV_OPTIONS.get(env, {})}
-    common = {"agent": agent, "env": env, "epsilon": epsilon, "delta": delta, "seed": budget.audit_seed,
-              "agent_options": {**agent_options, "epsilon": epsilon, "delta": delta},
-              "gaussian_claim": gaussian_claim}
-    plans = _two_world_plans(common, notions, env, small, episodes, budget, batched)
+    budget, episodes = run.budget, run.episodes
+    common = {"agent": run.target.name, "env": run.env, "epsilon": run.epsilon, "delta": run.delta,
+              "seed": budget.audit_seed, "agent_options": run.options, "gaussian_claim": run.gaussian_claim}
+    plans = _two_world_plans(common, notions, run)
     one_run_notions = {"all": notions, "first": notions[:1], "none": ()}[budget.one_run_audits]
     for audit_notion in one_run_notions:
         plans.append({**common, "notion": audit_notion, "route": "one-run", "episodes": episodes,
-                      "env_options": dict(env_options), "trials": budget.one_run_runs,
+                      "env_options": dict(run.env_options), "trials": budget.one_run_runs,
                       "canaries": max(2, min(budget.one_run_canaries, episodes // 2))})
     confidence = 1.0 - ERROR_LEVEL / len(plans)  # the audits share one error budget: any VIOLATION refutes
     for kwargs in plans:
         kwargs["confidence"] = confidence
-    runs = []
-    for kwargs in plans:
-        if audit_route(kwargs["route"]).canary_slots and episodes < 4:
-            runs.append(AuditRun(kwargs["notion"], kwargs["route"], _configuration(kwargs), NOT_RUN,
-                                 epsilon, detail="K < 4 leaves no room for canaries"))
-            continue
-        try:
-            runs.append(_audit_run(_run(kwargs, executor), kwargs))
-        except DpverifyError as exc:
-            runs.append(AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN, epsilon,
-                                 detail=f"the audit could not run the agent: {_one_line(exc)}"))
-        except Exception as exc:  # an agent dpverify did not write may fail in any way: report it, do not crash
-            runs.append(AuditRun(kwargs["notion"], _route_label(kwargs), _configuration(kwargs), NOT_RUN, epsilon,
-                                 detail=f"the audit raised {type(exc).__name__}: {_one_line(exc)}"))
-    statuses = {r.status for r in runs}
-    status = FAIL if FAIL in statuses else (NOT_RUN if NOT_RUN in statuses else PASS)
+    # the one-run audits first (a chain of whole runs here, while the workers end what they were given)
+    order = sorted(range(len(plans)), key=lambda i: plans[i]["route"] != "one-run")
+    runs = tuple(audit for _, audit in sorted((i, _audit(plans[i], executor)) for i in order))
+    status = overall(r.status for r in runs)
     share = (f"The {len(plans)} audits share the error level {ERROR_LEVEL:g} (Bonferroni: each at confidence "
              f"{confidence:.4g}), so a correct agent is refuted by an audit with probability "
              f"at most {ERROR_LEVEL:g}.")
@@ -198,4 +195,4 @@ def audit_section(agent: str, *, notion: str, env: str, env_options: dict[str, A
         note += (f" The {budget.name} budget runs the one-run audit at K = {episodes} for the {notions[0]} notion "
                  f"only (not for {', '.join(notions[1:])}); the standard and thorough budgets run it for every "
                  "notion.")
-    return AuditSection(status, note, tuple(runs))
+    return AuditSection(status, note, runs)

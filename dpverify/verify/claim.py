@@ -14,11 +14,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpverify.agent_audit.spec import refuse_gaussian_claim
 from dpverify.agents.registry import card
 from dpverify.calibration import NamedSchedule
+from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
 from dpverify.conversions import CONVERSIONS, DPGuarantee
 from dpverify.ledger import PrivacyLedger, noise_room
-from dpverify.verify.result import FAIL, NOT_RUN, PASS, Check, ClaimSection, FamilyAccount, PaperCalibration
+from dpverify.verify.result import ClaimSection, FamilyAccount, PaperCalibration
+from dpverify.verify.target import MDP, VerifyRun
 
 #: Relative slack when comparing the ledger's ε with the claimed ε (rounding of per-user sums only).
 LEDGER_TOLERANCE = 1e-9
@@ -46,8 +49,8 @@ def _noise_by_family(agent: Any, ledger: PrivacyLedger) -> tuple[dict[str, float
     return noise, sensitivity
 
 
-def paper_calibration(schedule: NamedSchedule | None, mdp: Any, episodes: int, epsilon: float, delta: float,
-                      relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
+def _paper_calibration(schedule: NamedSchedule | None, mdp: MDP, episodes: int, epsilon: float, delta: float,
+                       relation: str) -> tuple[PaperCalibration, dict[str, float]] | None:
     """The paper's printed noise at the run's (H, K, d, ε, δ), with the printed noise std per family; None when
     the agent's schedule has no printed noise (Liao et al. 2021 prints no noise scale in its text; Luyo et al.
     and Ngo et al. are not among the papers whose calibration dpverify checks)."""
@@ -65,11 +68,10 @@ def paper_calibration(schedule: NamedSchedule | None, mdp: Any, episodes: int, e
     ), check.printed_noise_std
 
 
-def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episodes_run: int,
-                  requested_epsilon: float, requested_delta: float) -> ClaimSection:
-    """The claim and the ledger of ``agent`` after it ran ``episodes_run`` episodes (module docstring)."""
-    base: dict[str, Any] = {"notion": notion, "requested_epsilon": requested_epsilon,
-                            "requested_delta": requested_delta, "episodes_run": episodes_run}
+def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
+    """The claim and the ledger of ``agent`` after it ran the run's K episodes (module docstring)."""
+    base: dict[str, Any] = {"notion": run.notion, "requested_epsilon": run.epsilon,
+                            "requested_delta": run.delta, "episodes_run": run.episodes}
     claimed_guarantee = getattr(agent, "claimed_guarantee", None)
     ledger = getattr(agent, "ledger", None)
     if ledger is None:  # the protocol's minimum: the releases are on the agent's billboard
@@ -80,22 +82,19 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
         return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger, as agent.ledger or "
                                      "agent.billboard.ledger) to account", **base)
     claim = DPGuarantee.of_claim(claimed_guarantee())
+    refuse_gaussian_claim("--gaussian-claim", run.gaussian_claim, ledger)
     config = getattr(agent, "config", None)
     accounting = getattr(config, "accounting", "per-user")
     relation = ledger.relation.value
     conversions = [c for c in CONVERSIONS if c != "exact" or ledger.all_gaussian]
     ledger_eps = {c: ledger.guarantee(claim.delta, c, accounting).epsilon for c in conversions}
     at_claim = ledger_eps.get(claim.conversion)
-    checks = [
-        _ledger_check(ledger, claim, at_claim, accounting),
-        _request_check(claim, requested_epsilon, requested_delta),
-        _relation_check(ledger, config),
-    ]
+    checks = (_ledger_check(ledger, claim, at_claim, accounting), _request_check(claim, run.epsilon, run.delta),
+              _relation_check(ledger, config), _episodes_check(ledger, run.episodes))
     noise, sensitivity = _noise_by_family(agent, ledger)
-    entry = card(known)
-    printed_check = paper_calibration(None if entry is None else entry.named_schedule, mdp,
-                                      getattr(config, "num_episodes", episodes_run), requested_epsilon,
-                                      requested_delta, relation)
+    entry = card(run.known)
+    printed_check = _paper_calibration(None if entry is None else entry.named_schedule, run.mdp,
+                                      getattr(config, "num_episodes", run.episodes), run.epsilon, run.delta, relation)
     paper, printed = printed_check if printed_check is not None else (None, {})
     account = ledger.account(claim.delta, accounting)
     families = tuple(
@@ -104,9 +103,8 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
         for f in account.families
     )
     schedule = getattr(agent, "schedule", None)
-    statuses = {c.status for c in checks}
     return ClaimSection(
-        status=FAIL if FAIL in statuses else PASS,
+        status=overall(c.status for c in checks),
         claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta,
         claim_conversion=claim.conversion,
@@ -120,46 +118,65 @@ def claim_section(agent: Any, *, notion: str, known: str | None, mdp: Any, episo
         worst_user=account.worst_user,
         ledger_epsilon=ledger_eps,
         families=families,
-        checks=tuple(checks),
+        checks=checks,
         paper=paper,
         assumptions=tuple(getattr(schedule, "assumptions", ()) or ()),
         **base,
     )
 
 
-def _ledger_check(ledger: PrivacyLedger, claim: Any, at_claim: float | None, accounting: str) -> Check:
+def _ledger_check(ledger: PrivacyLedger, claim: DPGuarantee, at_claim: float | None, accounting: str) -> CheckResult:
     name = "ledger meets the claim"
+    evidence = {"releases": ledger.n_releases, "ledger_epsilon": at_claim, "claimed_epsilon": claim.epsilon}
     if ledger.n_releases == 0:
-        return Check(name, FAIL, "the ledger is empty: nothing the agent released was recorded, so its "
-                                 "claim has no accounting behind it")
+        return CheckResult(name, FAIL, "the ledger is empty: nothing the agent released was recorded, so its "
+                                       "claim has no accounting behind it", evidence)
     if at_claim is None:
-        return Check(name, FAIL, f"the claim's conversion {claim.conversion!r} does not apply to the ledger "
-                                 "(exact needs every release to be Gaussian)")
-    detail = (f"ledger ε = {at_claim:.6g} ({claim.conversion}, {accounting}, δ = {claim.delta:g}) vs claimed "
+        return CheckResult(name, FAIL, f"the claim's conversion {claim.conversion!r} does not apply to the ledger "
+                                       "(exact needs every release to be Gaussian)", evidence)
+    reason = (f"ledger ε = {at_claim:.6g} ({claim.conversion}, {accounting}, δ = {claim.delta:g}) vs claimed "
               f"ε = {claim.epsilon:.6g}")
     if at_claim <= claim.epsilon * (1.0 + LEDGER_TOLERANCE):
         if math.isclose(at_claim, claim.epsilon, rel_tol=LEDGER_TOLERANCE):
-            return Check(name, PASS, detail + "; equal")
-        room = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion, accounting)
+            return CheckResult(name, PASS, reason + "; equal", evidence)
+        room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion, accounting)
         more = f" (the noise could be {room:.3g}× smaller and still meet it)" if room is not None and room > 1 else ""
-        return Check(name, PASS, detail + f"; the claim is met with room: the run spent less than claimed{more}")
-    return Check(name, FAIL, detail + "; the releases cost more than the agent claims")
+        return CheckResult(name, PASS, reason + f"; the claim is met with room: the run spent less than claimed{more}",
+                           evidence)
+    return CheckResult(name, FAIL, reason + "; the releases cost more than the agent claims", evidence)
 
 
-def _request_check(claim: Any, epsilon: float, delta: float) -> Check:
+def _episodes_check(ledger: PrivacyLedger, episodes: int) -> CheckResult:
+    """Every release recorded at an episode of the run (1..K): one recorded beyond K names users who do not
+    exist, so the per-user accounting does not describe the run the agent made."""
+    name = "releases recorded within the run's K episodes"
+    last = max((block.episodes[1] for block in ledger.blocks), default=0)
+    evidence = {"last_recorded_episode": last, "episodes": episodes}
+    if last <= episodes:
+        return CheckResult(name, PASS, f"the last release is recorded at episode {last} of K = {episodes}", evidence)
+    return CheckResult(name, FAIL, f"releases are recorded at episodes up to {last}, beyond the run's K = "
+                                   f"{episodes}: the ledger does not describe the run (its per-user accounting "
+                                   "charges users who do not exist)", evidence)
+
+
+def _request_check(claim: DPGuarantee, epsilon: float, delta: float) -> CheckResult:
     name = "claim within the requested (ε, δ)"
-    detail = f"claimed ({claim.epsilon:.6g}, {claim.delta:g}) vs requested ({epsilon:g}, {delta:g})"
+    reason = f"claimed ({claim.epsilon:.6g}, {claim.delta:g}) vs requested ({epsilon:g}, {delta:g})"
+    evidence = {"claimed_epsilon": claim.epsilon, "claimed_delta": claim.delta, "requested_epsilon": epsilon,
+                "requested_delta": delta}
     if claim.epsilon <= epsilon * (1.0 + LEDGER_TOLERANCE) and claim.delta <= delta:
-        return Check(name, PASS, detail)
-    return Check(name, FAIL, detail + ": the agent claims less privacy than was asked of it")
+        return CheckResult(name, PASS, reason, evidence)
+    return CheckResult(name, FAIL, reason + ": the agent claims less privacy than was asked of it", evidence)
 
 
-def _relation_check(ledger: PrivacyLedger, config: Any) -> Check:
+def _relation_check(ledger: PrivacyLedger, config: Any) -> CheckResult:
     name = "ledger relation = claim relation"
     declared = getattr(config, "relation", None)
-    if declared is None:
-        return Check(name, PASS, f"{ledger.relation.value} (the agent's config declares no relation)")
     declared = getattr(declared, "value", declared)
+    evidence = {"ledger_relation": ledger.relation.value, "claim_relation": None if declared is None else str(declared)}
+    if declared is None:
+        return CheckResult(name, PASS, f"{ledger.relation.value} (the agent's config declares no relation)", evidence)
     if declared == ledger.relation.value:
-        return Check(name, PASS, f"{declared}")
-    return Check(name, FAIL, f"ledger accounts under {ledger.relation.value}, the claim is stated for {declared}")
+        return CheckResult(name, PASS, f"{declared}", evidence)
+    return CheckResult(name, FAIL, f"ledger accounts under {ledger.relation.value}, the claim is stated for "
+                                   f"{declared}", evidence)

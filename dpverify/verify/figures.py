@@ -11,24 +11,36 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
 
 from dpverify._io import atomic_write_bytes
 from dpverify.agent_audit.plot import claimed_curve
-from dpverify.verify.result import AUDIT_VIOLATION, NOT_RUN, AuditRun, VerifyReport
+from dpverify.checks import NOT_RUN
+from dpverify.verify.result import AUDIT_VIOLATION, AuditRun, VerifyReport
 
 COLOURS = {"claim": "#1f2937", "ledger": "#1d4ed8", "ledger-other": "#93c5fd", "paper": "#9333ea",
            "pass": "#15803d", "fail": "#b91c1c", "ceiling": "#6b7280", "agent": "#2563eb",
            "counterpart": "#15803d", "random": "#b45309"}
 
 
+#: Longest label a legend shows whole (an agent named by a long import path is shortened in the middle).
+LEGEND_LABEL = 48
+
+
+def short_label(text: str, width: int = LEGEND_LABEL) -> str:
+    """``text``, or its start and end around "…" when longer than ``width`` (the file and factory of a path
+    stay readable)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 3
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
 def _save(plt: Any, figure: Any, path: Path) -> None:
     """PNG at 110 dpi, written atomically (a reader never sees half a file)."""
-    import io
-
-
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
@@ -68,6 +80,8 @@ def _privacy_rows(report: VerifyReport) -> list[tuple[str, float, str, float | N
     return rows
 
 
+#: Width of a value's label on the evidence axis, as a share of the axis.
+LABEL_WIDTH = 0.07
 #: The evidence axis reaches at most this many times the claimed ε (or the largest value within it).
 AXIS_CLAIM_MULTIPLE = 10.0
 
@@ -117,7 +131,7 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
     plt = _pyplot()
     claimed = report.settings.epsilon
     right, clipped = evidence_axis([v for _, v, _, _ in rows], claimed)
-    figure, axes = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.5))
+    figure, axes = plt.subplots(figsize=(7.2, 0.34 * len(rows) + 1.8))
     for i, (_label, value, key, ceiling) in enumerate(rows):
         y = len(rows) - 1 - i
         beyond = not value <= right
@@ -126,8 +140,11 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
         text = (f"{value:.3g}" if math.isfinite(value) else "∞") + (" →" if beyond else "")
         if beyond:  # written inside the clipped bar's end
             axes.text(right * 0.99, y, text, va="center", ha="right", fontsize=8, color="white", fontweight="bold")
-        else:
-            axes.text(shown + right * 0.01, y, text, va="center", fontsize=8)
+        else:  # right of the bar; past the claim line when the bar ends just short of it (never across it)
+            at = shown + right * 0.01
+            if shown < claimed < at + right * LABEL_WIDTH:
+                at = claimed + right * 0.01
+            axes.text(at, y, text, va="center", fontsize=8)
         if ceiling is not None and math.isfinite(ceiling):
             if ceiling <= right:
                 axes.plot([ceiling] * 2, [y - 0.3, y + 0.3], color=COLOURS["ceiling"], lw=2)
@@ -148,8 +165,9 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
 
         handles.append(Line2D([], [], color=COLOURS["ceiling"], lw=2))
         labels.append("audit ceiling (largest ε its size can show)")
-    axes.legend(handles, labels, loc="lower right", fontsize=8)
-    figure.tight_layout()
+    # along the figure's foot: inside the axes it would hide the bars it explains
+    figure.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0.0, 0.3 / figure.get_figheight(), 1.0, 1.0))
     _save(plt, figure, path)
     return True
 
@@ -167,7 +185,7 @@ def ledger_figure(report: VerifyReport, path: Path) -> bool:
     for name, value in zip(names, values, strict=True):
         axes.barh(0, value, left=left, height=0.5, label=name, alpha=0.85)
         left += value
-    if claim.claimed_rho is not None:
+    if claim.claimed_rho:  # a claim that states no ρ (0) draws no line
         axes.axvline(claim.claimed_rho, color=COLOURS["claim"], ls="--", lw=1.5,
                      label=f"claimed ρ = {claim.claimed_rho:.4g}")
     axes.set_yticks([0])
@@ -194,7 +212,7 @@ def regret_figure(report: VerifyReport, path: Path) -> bool:
         if curve is None:
             continue
         x, mean, std = np.array(curve.episodes), np.array(curve.mean), np.array(curve.std)
-        label = f"{curve.label} ({'private' if key == 'agent' else 'non-private'}, {utility.seeds} seeds)"
+        label = f"{short_label(curve.label)} ({'private' if key == 'agent' else 'non-private'}, {utility.seeds} seeds)"
         axes.plot(x, mean, color=COLOURS[key], label=label)
         axes.fill_between(x, mean - std, mean + std, color=COLOURS[key], alpha=0.2)
     if utility.random_per_episode is not None:
@@ -214,7 +232,6 @@ def tradeoff_figure(run: AuditRun, path: Path) -> bool:
     """A two-world audit's tested (FPR, FNR) points, with their Clopper–Pearson upper corners, against the
     smallest FNR the claim allows; False when the run has no tested points."""
     import numpy as np
-
 
     points = run.raw.get("points") or []
     audit = run.raw.get("audit") or {}

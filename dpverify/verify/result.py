@@ -34,14 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify import _validate
+from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, named, overall
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 
-PASS = "pass"
-FAIL = "fail"
-NOT_RUN = "not run"
-NOT_APPLICABLE = "not applicable"
-STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN, NOT_APPLICABLE)
 #: The statuses a whole section can have (a section of checks that all do not apply has not run).
 SECTION_STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN)
 
@@ -61,35 +57,11 @@ AUDIT_VIOLATION = "VIOLATION"
 AUDIT_NO_VIOLATION = "NO VIOLATION FOUND"
 
 
-def _status(name: str, value: str) -> str:
-    return _validate.one_of(name, value, SECTION_STATUSES)
-
-
-def _section_status(checks: tuple[Check, ...]) -> str:
-    """fail if any check failed, else not run if any did not run (or none applies), else pass; a check
-    that is not applicable counts for neither."""
-    if any(c.status == FAIL for c in checks):
-        return FAIL
-    applicable = [c for c in checks if c.status != NOT_APPLICABLE]
-    if not applicable or any(c.status == NOT_RUN for c in applicable):
-        return NOT_RUN
-    return PASS
-
-
-@dataclass(frozen=True)
-class Check:
-    """One named property with its outcome and a one-line explanation."""
-
-    name: str
-    status: str
-    detail: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise InvalidParameterError("name", "must be a non-empty string", self.name)
-        _validate.one_of("status", self.status, STATUSES)
-        if self.status == NOT_APPLICABLE and not self.detail:
-            raise InvalidParameterError("detail", "must say why a check is not applicable", self.detail)
+def _valid(status: str, statuses: list[str] | None = None, what: str = "the checks") -> None:
+    """A section's status is pass, fail or not run, and agrees with ``statuses`` (when given)."""
+    _validate.one_of("status", status, SECTION_STATUSES)
+    if statuses is not None and status != overall(statuses):
+        raise InvalidParameterError("status", f"must agree with {what}", status)
 
 
 @dataclass(frozen=True)
@@ -121,7 +93,7 @@ class SensitivityFigure:
 @dataclass(frozen=True)
 class WitnessFigure:
     """One replayed pair: the ε its changes imply under the verified noise (a lower bound for the pair
-    along the recorded transcript, :class:`dpverify.whitebox.PairWitness`)."""
+    along the recorded transcript, :class:`dpverify.whitebox.result.PairWitness`)."""
 
     environment: str
     episodes: int
@@ -140,7 +112,7 @@ class WhiteBoxSection:
     status: str
     reason: str = ""
     source: str = ""
-    checks: tuple[Check, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
     noise: tuple[NoiseFigure, ...] = ()
     sensitivity: tuple[SensitivityFigure, ...] = ()
     witnesses: tuple[WitnessFigure, ...] = ()
@@ -150,15 +122,10 @@ class WhiteBoxSection:
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.checks and self.status != _section_status(self.checks):
-            raise InvalidParameterError("status", "must agree with the checks", self.status)
+        _valid(self.status, [c.status for c in self.checks] or None)
 
-    def __getitem__(self, name: str) -> Check:
-        for c in self.checks:
-            if c.name == name:
-                return c
-        raise KeyError(name)
+    def __getitem__(self, name: str) -> CheckResult:
+        return named(self.checks, name)
 
     @property
     def epsilon_lower(self) -> float | None:
@@ -225,14 +192,12 @@ class ClaimSection:
     worst_user: int = 0
     ledger_epsilon: dict[str, float] = field(default_factory=dict)
     families: tuple[FamilyAccount, ...] = ()
-    checks: tuple[Check, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
     paper: PaperCalibration | None = None
     assumptions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.status != NOT_RUN and self.status != _section_status(self.checks):
-            raise InvalidParameterError("status", "must agree with the checks", self.status)
+        _valid(self.status, None if self.status == NOT_RUN else [c.status for c in self.checks])
 
 
 @dataclass(frozen=True)
@@ -242,13 +207,11 @@ class StructureSection:
     status: str
     reason: str = ""
     source: str = ""
-    checks: tuple[Check, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
     seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.checks and self.status != _section_status(self.checks):
-            raise InvalidParameterError("status", "must agree with the checks", self.status)
+        _valid(self.status, [c.status for c in self.checks] or None)
 
 
 @dataclass(frozen=True)
@@ -308,9 +271,7 @@ class AuditSection:
     runs: tuple[AuditRun, ...] = ()
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
-        if self.runs and self.status != _section_status(tuple(Check(r.route, r.status) for r in self.runs)):
-            raise InvalidParameterError("status", "must agree with the audit verdicts", self.status)
+        _valid(self.status, [r.status for r in self.runs] or None, "the audit verdicts")
 
 
 @dataclass(frozen=True)
@@ -365,7 +326,7 @@ class UtilitySection:
     learning_line: str = ""
 
     def __post_init__(self) -> None:
-        _status("status", self.status)
+        _valid(self.status)
 
 
 @dataclass(frozen=True)
@@ -419,54 +380,36 @@ class VerifyReport:
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["verdict"]["exit_status"] = self.verdict.exit_status
-        out = {"schema": "dpverify.verify", "schema_version": 2, **out}
+        out = {"schema": "dpverify.verify", "schema_version": 3, **out}
         return to_jsonable(out)
 
 
-def _check_findings(section: str, checks: tuple[Check, ...]) -> tuple[list[str], list[str]]:
-    refuting = [f"{section}: {c.name} failed ({c.detail})" for c in checks if c.status == FAIL]
-    missing = [f"{section}: {c.name} did not run ({c.detail})" for c in checks if c.status == NOT_RUN]
-    return refuting, missing
-
-
-def _not_applicable(section: str, checks: tuple[Check, ...]) -> list[str]:
-    return [f"{section}: {c.name} not applicable ({c.detail})" for c in checks if c.status == NOT_APPLICABLE]
-
-
-def _audit_findings(runs: tuple[AuditRun, ...]) -> tuple[list[str], list[str]]:
-    refuting, missing = [], []
-    for run in runs:
-        label = f"{run.notion} {run.route} audit"
-        if run.verdict == AUDIT_VIOLATION:
-            refuting.append(f"{label} found a VIOLATION ({run.refutation()})")
-        elif run.verdict == NOT_RUN:
-            missing.append(f"{label} could not run ({run.detail})")
-    return refuting, missing
+def _said(status: str, word: str, *sections: tuple[str, tuple[CheckResult, ...]]) -> list[str]:
+    return [f"{name}: {c.name} {word} ({c.reason})" for name, checks in sections for c in checks if c.status == status]
 
 
 def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureSection,
            audits: AuditSection) -> Verdict:
     """The verdict from the four privacy sections (module docstring); utility does not enter."""
-    refuting, missing = _check_findings("white-box", whitebox.checks)
-    if not whitebox.checks:
-        missing.append(f"white-box checks could not run ({whitebox.reason})")
-    found, lacking = _check_findings("claim & accounting", claim.checks)
-    refuting += found
-    missing += lacking
-    if claim.status == NOT_RUN:
-        missing.append(f"claim & accounting could not run ({claim.reason})")
-    for found, lacking in (_check_findings("contract", structure.checks), _audit_findings(audits.runs)):
-        refuting += found
-        missing += lacking
+    box, ledger = ("white-box", whitebox.checks), ("claim & accounting", claim.checks)
+    contract = ("contract", structure.checks)
+    refuting = _said(FAIL, "failed", box, ledger, contract) + [
+        f"{r.notion} {r.route} audit found a VIOLATION ({r.refutation()})" for r in audits.runs
+        if r.verdict == AUDIT_VIOLATION]
+    missing = _said(NOT_RUN, "did not run", box)
+    missing += [] if whitebox.checks else [f"white-box checks could not run ({whitebox.reason})"]
+    missing += _said(NOT_RUN, "did not run", ledger)
+    missing += [f"claim & accounting could not run ({claim.reason})"] if claim.status == NOT_RUN else []
+    missing += _said(NOT_RUN, "did not run", contract)
+    missing += [f"{r.notion} {r.route} audit could not run ({r.detail})" for r in audits.runs if r.verdict == NOT_RUN]
     if all(c.status == NOT_APPLICABLE for c in structure.checks):  # none ran (or none applies)
         missing.append(f"contract checks could not run ({structure.reason})")
-    if not audits.runs:
-        missing.append(f"audits could not run ({audits.reason})")
-    waived = _not_applicable("claim & accounting", claim.checks) + _not_applicable("contract", structure.checks)
+    missing += [] if audits.runs else [f"audits could not run ({audits.reason})"]
+    waived = _said(NOT_APPLICABLE, "not applicable", ledger, contract)
     if refuting:
         return Verdict(REFUTED, tuple(refuting + missing + waived))
     if missing:
         return Verdict(INCONCLUSIVE, tuple(missing + waived))
-    contract = "every applicable contract check passed" if waived else "every contract check passed"
+    every = "every applicable contract check passed" if waived else "every contract check passed"
     return Verdict(CONSISTENT, (f"the releases behave as recorded (white-box checks), the ledger meets the claim, "
-                                f"{contract} and no audit found a violation", *waived))
+                                f"{every} and no audit found a violation", *waived))

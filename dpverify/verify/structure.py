@@ -16,42 +16,33 @@ neither passed nor failed.
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
-from typing import Any
 
+from dpverify.checks import NOT_RUN, overall
 from dpverify.errors import InvalidParameterError
 from dpverify.testing import check_private_agent
-from dpverify.verify.result import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, Check, StructureSection
+from dpverify.verify.result import StructureSection
+from dpverify.verify.target import VerifyRun
 
 SOURCE = "dpverify.testing.check_private_agent"
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())
-
-
-def structure_section(factory: Callable[..., Any], env: Any, *, episodes: int, options: dict[str, Any],
-                      seed: int = 0, name: str | None = None) -> StructureSection:
-    """Run the contract check on ``factory`` and ``env`` for ``episodes`` episodes; one Check per property.
-
-    ``options`` are the factory's options including the claim (``epsilon``, ``delta``). The white-box
-    properties are left out: ``verify`` runs them as a section of their own, at the claim's K.
-    """
+def structure_section(run: VerifyRun) -> StructureSection:
+    """Run the contract check on the run's factory and environment at the budget's episode cap; one check per
+    property (named with spaces). The white-box properties are left out: ``verify`` runs them as a section of
+    their own, at the claim's K."""
     start = time.perf_counter()
+    episodes = min(run.budget.contract_episodes, run.episodes)
     try:
-        result = check_private_agent(factory, env, num_episodes=episodes, options=options, seed=seed,
-                                     whitebox=False, name=name)
+        result = check_private_agent(run.target.factory, run.mdp, num_episodes=episodes, options=run.options,
+                                     seed=run.budget.audit_seed, whitebox=False, name=run.target.name)
     except (InvalidParameterError, TypeError, AttributeError) as exc:
-        return StructureSection(NOT_RUN, "checks could not run: the factory does not follow the private-agent "
-                                         f"protocol ({_one_line(exc)})", SOURCE, seconds=time.perf_counter() - start)
-    statuses = {"pass": PASS, "fail": FAIL, "not applicable": NOT_APPLICABLE, "not run": NOT_RUN}
-    checks = tuple(Check(p.name.replace("_", " "), statuses[p.status], p.detail) for p in result.properties)
-    status = FAIL if any(c.status == FAIL for c in checks) else PASS
-    unrun = [c for c in checks if c.status == NOT_RUN]
-    if status == PASS and (unrun or all(c.status == NOT_APPLICABLE for c in checks)):  # also when there are none
-        status = NOT_RUN
-    reason = ""
-    if status == NOT_RUN:
-        reason = unrun[0].detail if unrun else "the contract check reported no applicable property"
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return StructureSection(NOT_RUN, f"checks could not run: the factory does not follow the private-agent "
+                                         f"protocol ({why})", SOURCE, seconds=time.perf_counter() - start)
+    checks = tuple(dataclasses.replace(p, name=p.name.replace("_", " ")) for p in result.properties)
+    status = overall(c.status for c in checks)
+    unrun = [c.reason for c in checks if c.status == NOT_RUN]
+    reason = "" if status != NOT_RUN else (unrun or ["the contract check reported no applicable property"])[0]
     return StructureSection(status, reason, SOURCE, checks, seconds=time.perf_counter() - start)

@@ -15,33 +15,26 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
-from dpverify.verify.result import (
-    NOT_RUN,
-    Check,
-    NoiseFigure,
-    SensitivityFigure,
-    WhiteBoxSection,
-    WitnessFigure,
-)
+from dpverify.audit.executors import Executor
+from dpverify.checks import NOT_RUN
+from dpverify.verify.result import NoiseFigure, SensitivityFigure, WhiteBoxSection, WitnessFigure
+from dpverify.verify.target import VerifyRun
 from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
 
 SOURCE = "dpverify.whitebox.check_releases"
 
 
-def whitebox_section(factory: Any, mdp: Any, *, episodes: int, options: dict[str, Any], relation: str, name: str,
-                     budget: Any, claim_epsilon: float, delta: float, conversion: str, accounting: str,
-                     executor: Any = None) -> WhiteBoxSection:
-    """Run the white-box checks of ``factory`` on ``mdp`` (module docstring); ``options`` include the claim."""
-
+def whitebox_section(run: VerifyRun, executor: Executor | None = None) -> WhiteBoxSection:
+    """Run the white-box checks of the run's agent on its environment (module docstring)."""
     start = time.perf_counter()
-    K = min(episodes, budget.whitebox_episodes)
+    budget, claim = run.budget, run.claim
+    K = min(run.episodes, budget.whitebox_episodes)
     plan = WhiteBoxPlan(K, search_episodes=min(K, budget.whitebox_search_episodes), seed=budget.audit_seed,
-                        claim_epsilon=claim_epsilon, delta=delta, conversion=conversion, accounting=accounting)
-    subject = Subject(factory, mdp, K, options, relation, name)
+                        claim_epsilon=claim.epsilon, delta=claim.delta, conversion=claim.conversion,
+                        accounting=claim.accounting)
+    subject = Subject(run.target.factory, run.mdp, K, run.options, run.relation, run.target.name)
     result = check_releases(subject, plan, executor=executor)
-    checks = tuple(Check(c.name, c.status, c.detail) for c in result.checks)
     noise = () if result.noise is None else tuple(
         NoiseFigure(f.family, f.mechanism, f.status, f.values, f.scale_ratio, f.scale_upper, f.detail)
         for f in result.noise.families)
@@ -51,10 +44,10 @@ def whitebox_section(factory: Any, mdp: Any, *, episodes: int, options: dict[str
                                     w.epsilon_lower, w.noise_verified) for w in result.witnesses
                       if math.isfinite(w.epsilon_lower))
     notes = list(result.notes)
-    if K < episodes:
-        notes.insert(0, f"the {budget.name} budget runs the white-box checks at K = {K} of the claim's {episodes} "
-                        "episodes (the agent built for K episodes; the standard and thorough budgets go further)")
-    status = result.status
-    reason = "" if status != NOT_RUN else next((c.detail for c in result.checks if c.status == NOT_RUN), "")
-    return WhiteBoxSection(status, reason, SOURCE, checks, noise, sensitivity, witnesses, tuple(notes), K,
-                           plan.search_episodes, time.perf_counter() - start)
+    if K < run.episodes:
+        notes.insert(0, f"the {budget.name} budget runs the white-box checks at K = {K} of the claim's "
+                        f"{run.episodes} episodes (the agent built for K episodes; the standard and thorough budgets "
+                        "go further)")
+    reason = next((c.reason for c in result.checks if c.status == NOT_RUN), "") if result.status == NOT_RUN else ""
+    return WhiteBoxSection(result.status, reason, SOURCE, result.checks, noise, sensitivity, witnesses, tuple(notes),
+                           K, plan.search_episodes, time.perf_counter() - start)

@@ -12,24 +12,12 @@ auditor seeds the agent's noise and chooses its users (:mod:`.runs`), then
 * reads every published value for structure no noise covers (:mod:`.structure_check`).
 
 :func:`check_releases` runs them all (:mod:`.check`) and returns a frozen
-:class:`~dpverify.whitebox.result.WhiteBoxResult`. ``dpverify verify``, ``dpverify audit agent`` and
-:func:`dpverify.testing.check_private_agent` run them first.
+:class:`~dpverify.whitebox.result.WhiteBoxResult` (one :class:`~dpverify.checks.CheckResult` per check).
+``dpverify verify``, ``dpverify audit agent`` and :func:`dpverify.testing.check_private_agent` run them first.
 """
 
 from dpverify.whitebox.check import WhiteBoxPlan, check_releases
-from dpverify.whitebox.result import (
-    CHECK_NAMES,
-    FamilyNoise,
-    FamilySensitivity,
-    NoiseCheck,
-    PairWitness,
-    ReleaseFinding,
-    WhiteBoxCheck,
-    WhiteBoxResult,
-)
-from dpverify.whitebox.runs import CouldNotRun, RunRecord, Subject, run_agent
+from dpverify.whitebox.result import CHECK_NAMES, WhiteBoxResult
+from dpverify.whitebox.runs import Subject
 
-__all__ = [
-    "CHECK_NAMES", "CouldNotRun", "FamilyNoise", "FamilySensitivity", "NoiseCheck", "PairWitness", "ReleaseFinding",
-    "RunRecord", "Subject", "WhiteBoxCheck", "WhiteBoxPlan", "WhiteBoxResult", "check_releases", "run_agent",
-]
+__all__ = ["CHECK_NAMES", "Subject", "WhiteBoxPlan", "WhiteBoxResult", "check_releases"]

@@ -16,11 +16,11 @@ The order of work (every run is a controlled run of :mod:`.runs`):
    each family's recorded sensitivity;
 6. **structure** — :mod:`.structure_check` on every value R0 published.
 
-The work is split into independent jobs (:class:`_Job`: the recorded run with its reproducibility, noise
-and structure checks; the neighbour replays at K; one job per base user of the search), each a pure
-function of the agent, the plan and the seeds, so they run on any executor (a job recomputes the recorded
-run it needs rather than receiving it: a run is cheaper to repeat than tens of thousands of releases to
-ship). Results are the same whatever runs where. A check that cannot run says why and is never a pass; an
+The work is split into independent jobs (:class:`_Job`: the recorded run at K with its reproducibility,
+noise and structure checks and the neighbour replays at K, which read it; one job per base user of the
+search), each a pure function of the agent, the plan and the seeds, so they run on any executor (a run is
+made where it is read: cheaper than shipping tens of thousands of releases). Results are the same whatever
+runs where. A check that cannot run says why and is never a pass; an
 agent that raises is reported, not propagated.
 """
 
@@ -38,30 +38,18 @@ from dpverify import _validate
 from dpverify.adapters.global_rng import uses_global_rng
 from dpverify.agents.core.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.audit.executors import ProcessExecutor, SerialExecutor
+from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor
+from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
 from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
-from dpverify.whitebox.result import (
-    FAIL,
-    NOT_RUN,
-    PASS,
-    FamilySensitivity,
-    NoiseCheck,
-    PairWitness,
-    WhiteBoxCheck,
-    WhiteBoxResult,
-    overall_status,
-)
+from dpverify.whitebox.result import CHECK_NAMES, FamilySensitivity, NoiseCheck, PairWitness, WhiteBoxResult
 from dpverify.whitebox.runs import CouldNotRun, PatternChanged, RunRecord, Subject, run_agent, same_policies
 from dpverify.whitebox.sensitivity_replay import PairSummary, compare_replay
 from dpverify.whitebox.stacks import stacks
-from dpverify.whitebox.structure_check import NAME as STRUCTURE
 from dpverify.whitebox.structure_check import check_structure
 
-REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED = (
-    "reproducible from the seeds", "noise as recorded", "release pattern as recorded", "sensitivity within the record",
-    "witnessed pairs within the claim")
+REPRODUCIBLE, NOISE, PATTERN, SENSITIVITY, WITNESSED, STRUCTURE = CHECK_NAMES
 
 
 @dataclass(frozen=True)
@@ -194,8 +182,8 @@ class _Found:
     notes: list[str] = field(default_factory=list)
     pattern_changes: list[str] = field(default_factory=list)
     failed: str | None = None  # why the job's recorded run could not be used at all
-    structure: WhiteBoxCheck | None = None
-    reproducible: WhiteBoxCheck | None = None
+    structure: CheckResult | None = None
+    reproducible: CheckResult | None = None
     noise: NoiseCheck | None = None
     releases: int = 0
 
@@ -212,10 +200,10 @@ ENVIRONMENTS: dict[str, str] = {"": "environment", "audit": "audit environment",
 
 @dataclass(frozen=True)
 class _Job:
-    """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K and
-    its reproducibility, noise and structure checks), "neighbours" (the replays at the tested positions at K)
-    or "search" (one base user of the neighbour search in one environment: ``audit`` is "" for the agent's
-    own, "audit" or "oversized" for the audit environments)."""
+    """One independent piece of the check (module docstring), run by :func:`run_job` with the base user ``base``
+    at the tested positions: "record" (the recorded run at K, its reproducibility, noise and structure checks
+    and its replays) or "search" (the neighbour search in one environment: ``audit`` is "" for the agent's own,
+    "audit" or "oversized" for the audit environments)."""
 
     kind: str
     subject: Subject
@@ -254,6 +242,10 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     mdp = job.subject.mdp
     if not job.audit:
         return mdp, own_tapes(mdp)
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):  # an environment with an audit environment of its own (a bandit's audit bandit)
+        audit_env = own()
+        return audit_env, audit_tapes(audit_env)
     oversized = job.audit == "oversized"
     audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim, oversized)
     if audit is None:
@@ -261,107 +253,73 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     return audit, audit_tapes(audit, oversized)
 
 
-def _record_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 1–3 and 6: the recorded run at K, its reproducibility, noise and structure."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    found.releases = recorded.n_releases
-    found.structure = check_structure(recorded.releases)
-    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
-    if unreproducible is not None:
-        found.failed = unreproducible
-        return found
-    found.reproducible = WhiteBoxCheck(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
-                                                           f"reproduced all {recorded.n_releases} releases and "
-                                                           f"{plan.episodes} policies bit for bit")
-    found.noise = _noise(subject, base_users, seeds, recorded, plan)
-    return found
-
-
-def _recorded_run(subject: Subject, plan: WhiteBoxPlan, seeds: _Seeds
-                  ) -> tuple[list[UserTape | None], RunRecord | None, _Found]:
-    """The users, the recorded run R0 at K (None when it could not be made) and the job's findings so far
-    (``failed`` says why there is no R0)."""
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    base_users = _users(subject.mdp, plan.episodes, seeds, _positions(plan.positions, plan.episodes),
-                        own_tapes(subject.mdp)["low"] if replace_one else None)
-    found = _Found()
-    try:
-        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        found.failed = f"the recorded run could not be made: {exc}"
-        return base_users, None, found
-    if recorded.n_releases == 0:
-        found.failed = "the agent published nothing on the billboard it was given"
-        return base_users, None, found
-    return base_users, recorded, found
-
-
-def _neighbours_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 4 at K: the environment's high canary replacing (or filling) each tested position."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    pair = CandidatePair("low" if replace_one else None, "high")
-    _replay_pairs(subject, "environment", seeds, base_users, recorded, _positions(plan.positions, plan.episodes),
-                  [pair], own_tapes(subject.mdp), found)
-    return found
-
-
-def _search_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 5 for one base user in one environment, at K = ``plan.search_episodes``."""
-    plan = job.plan
-    env, tapes = _environment_of(job)
-    found = _Found()
-    if not tapes:
-        return found
-    K = plan.search_episodes
-    searched = job.subject.on(env, K)
-    positions = _positions(plan.search_positions, K)
-    pairs = [p for p in candidate_pairs(list(tapes), searched.relation, bool(job.audit)) if p.base == job.base]
-    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
-    label = f"{job.environment} (K = {K})"
-    try:
-        recorded = run_agent(searched, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
-        if job.audit == "oversized":
-            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
-        found.notes.append(f"neighbour search: the agent {what}: {exc}")
-        return found
-    unreproducible = _reproducibility(searched, base_users, seeds, recorded)
-    if unreproducible is not None:
-        found.notes.append(f"neighbour search ({label}): {unreproducible}")
-        return found
-    _replay_pairs(searched, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+def _failed(found: _Found, record: bool, failed: str, note: str) -> _Found:
+    """A job without a usable recorded run: the record job says why (``failed``), a search job notes it."""
+    if record:
+        found.failed = failed
+    else:
+        found.notes.append(note)
     return found
 
 
 def run_job(job: _Job) -> _Found:
-    """Run one job (a module-level function, so that an executor can send it to a worker)."""
-    seeds = _Seeds.of(job.plan.seed)
-    return {"record": _record_job, "neighbours": _neighbours_job, "search": _search_job}[job.kind](job, seeds)
+    """Run one job (a module-level function, so that an executor can send it to a worker): its recorded run,
+    the same-seed replay that must reproduce it, and the replays with one user changed at the job's K; the
+    record job (steps 1–4 and 6) also checks the recorded run's noise and structure, and says why there is no
+    usable recorded run (``failed``); a search job (step 5) notes it."""
+    plan, seeds, found, record = job.plan, _Seeds.of(job.plan.seed), _Found(), job.kind == "record"
+    env, tapes = _environment_of(job)
+    if not tapes:
+        return found
+    K = plan.episodes if record else plan.search_episodes
+    subject = job.subject.on(env, K)
+    positions = _positions(plan.positions if record else plan.search_positions, K)
+    pairs = [p for p in candidate_pairs(list(tapes), subject.relation, bool(job.audit))
+             if p.base == job.base and (not record or p.replacement == "high")]  # at K: the environment's high canary
+    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
+    label = "environment" if record else f"{job.environment} (K = {K})"
+    try:
+        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
+    except CouldNotRun as exc:
+        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
+        if job.audit == "oversized":
+            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
+        return _failed(found, record, f"the recorded run could not be made: {exc}",
+                       f"neighbour search: the agent {what}: {exc}")
+    if record:
+        if recorded.n_releases == 0:
+            return _failed(found, record, "the agent published nothing on the billboard it was given", "")
+        found.releases, found.structure = recorded.n_releases, check_structure(recorded.releases)
+    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
+    if unreproducible is not None:
+        return _failed(found, record, unreproducible, f"neighbour search ({label}): {unreproducible}")
+    if record:
+        found.reproducible = CheckResult(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
+                                                             f"reproduced all {recorded.n_releases} releases and "
+                                                             f"{K} policies bit for bit",
+                                         {"releases": recorded.n_releases, "policies": K})
+        found.noise = _noise(subject, base_users, seeds, recorded, plan)
+    _replay_pairs(subject, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+    return found
 
 
 def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
-    jobs = [_Job("record", subject, plan), _Job("neighbours", subject, plan)]
+    jobs = [_Job("record", subject, plan, "", "low" if subject.relation == Neighbouring.REPLACE_ONE.value else None)]
     if plan.search_episodes <= 0:
         return jobs
     environments = [""]
     if isinstance(subject.mdp, LinearMDP) and subject.mdp.dim >= 2:
         environments += ["audit", "oversized"]
+    elif callable(getattr(subject.mdp, "audit_environment", None)):
+        environments.append("audit")
     for audit in environments:
-        names = ["plus", "minus", "alt-pm", "alt-mp"] if audit else ["high", "low"]
+        names = list(_environment_of(_Job("search", subject, plan, audit))[1]) if audit else ["high", "low"]
         for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, bool(audit))):
             jobs.append(_Job("search", subject, plan, audit, base))
     return jobs
 
 
-def _map(executor: Any, jobs: list[_Job]) -> list[_Found]:
+def _map(executor: Executor | None, jobs: list[_Job]) -> list[_Found]:
     """The jobs on ``executor`` when they can be sent to workers, else here, in order. Local worker processes
     get every job (each is a whole agent run or more: the adaptive first-item-here rule would serialise the
     two long ones)."""
@@ -392,67 +350,70 @@ def _figures(pairs: Sequence[PairSummary]) -> tuple[FamilySensitivity, ...]:
                  for f in best.values())
 
 
-def _pattern_row(found: _Found, tested: str) -> WhiteBoxCheck:
+def _pattern_row(found: _Found, tested: str) -> CheckResult:
     pattern = [f for p in found.pairs for f in p.findings if f.kind == "pattern"]
-    if pattern or found.pattern_changes:
+    evidence = {"pairs": len(found.pairs), "changed_releases": sum(p.changed for p in found.pairs),
+                "contradicting": len(pattern) + len(found.pattern_changes)}
+    if evidence["contradicting"]:
         lines = [f.line() for f in pattern[:3]] + found.pattern_changes[:2]
-        total = len(pattern) + len(found.pattern_changes)
-        return WhiteBoxCheck(PATTERN, FAIL, f"{total} release(s) contradict their recorded users: " + "; ".join(lines))
+        return CheckResult(PATTERN, FAIL, f"{evidence['contradicting']} release(s) contradict their recorded users: "
+                                          + "; ".join(lines), evidence)
     if not found.pairs:
-        return WhiteBoxCheck(PATTERN, NOT_RUN, "no neighbour replay could run" + _why(found))
-    changed = sum(p.changed for p in found.pairs)
-    return WhiteBoxCheck(PATTERN, PASS, f"{changed} releases changed when one user's data changed ({tested}); each is "
-                                        "recorded as reading that user")
+        return CheckResult(PATTERN, NOT_RUN, "no neighbour replay could run" + _why(found))
+    return CheckResult(PATTERN, PASS, f"{evidence['changed_releases']} releases changed when one user's data changed "
+                                      f"({tested}); each is recorded as reading that user", evidence)
 
 
-def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> WhiteBoxCheck:
+def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> CheckResult:
     exceeded = [f for p in found.pairs for f in p.findings if f.kind == "sensitivity"]
     if exceeded:
         worst = max(exceeded, key=lambda f: f.ratio)
-        return WhiteBoxCheck(SENSITIVITY, FAIL, f"{len(exceeded)} release(s) changed by more than their recorded "
-                                                f"sensitivity; the most: {worst.line()}")
+        return CheckResult(SENSITIVITY, FAIL, f"{len(exceeded)} release(s) changed by more than their recorded "
+                                              f"sensitivity; the most: {worst.line()}",
+                           {"exceeding": len(exceeded), "largest_fraction": worst.ratio})
     if not found.pairs:
-        return WhiteBoxCheck(SENSITIVITY, NOT_RUN, "no neighbour replay could run" + _why(found))
+        return CheckResult(SENSITIVITY, NOT_RUN, "no neighbour replay could run" + _why(found))
     parts = [f"{f.family} {f.ratio:.3g}" for f in figures]
-    return WhiteBoxCheck(SENSITIVITY, PASS, "no release changed by more than its recorded sensitivity; the largest "
-                                            "realised fraction per family: " + (", ".join(parts) or "none read a user"))
+    return CheckResult(SENSITIVITY, PASS, "no release changed by more than its recorded sensitivity; the largest "
+                                          "realised fraction per family: " + (", ".join(parts) or "none read a user"),
+                       {"exceeding": 0, "largest_fraction": max((f.ratio for f in figures), default=None)})
 
 
-def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found) -> WhiteBoxCheck:
+def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found) -> CheckResult:
     """Every witnessed pair's ε against the claim. For a correct agent each release changes by at most its
     recorded sensitivity and only releases charged to the user change, so a pair's μ² is at most the ledger's
     for that user and its ε at most the claim — unless the noise check's upper limit on σ is wrong, an event of
     probability at most the noise check's level. A pair above the claim therefore refutes it."""
     if not witnesses:
-        return WhiteBoxCheck(WITNESSED, NOT_RUN, "no neighbour replay could run" + _why(found))
+        return CheckResult(WITNESSED, NOT_RUN, "no neighbour replay could run" + _why(found))
     worst = max(witnesses, key=lambda w: w.epsilon_lower)
     where = f"{worst.environment}, {worst.canaries} at user {worst.position}"
+    evidence = {"pairs": len(witnesses), "largest_epsilon": worst.epsilon_lower, "mu": worst.mu,
+                "claim_epsilon": plan.claim_epsilon}
     if plan.claim_epsilon is None:
-        return WhiteBoxCheck(WITNESSED, PASS, f"no claim to judge; the largest witnessed ε is "
-                                              f"{worst.epsilon_lower:.4g} ({where})")
+        return CheckResult(WITNESSED, PASS, f"no claim to judge; the largest witnessed ε is "
+                                            f"{worst.epsilon_lower:.4g} ({where})", evidence)
     if worst.epsilon_lower > plan.claim_epsilon:
-        return WhiteBoxCheck(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
-                                              f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
-                                              f"{worst.changed_releases} releases, under the verified noise)")
-    return WhiteBoxCheck(WITNESSED, PASS, f"every witnessed pair stays within the claim: the largest implies ε = "
-                                          f"{worst.epsilon_lower:.4g} ≤ {plan.claim_epsilon:g} ({where})")
+        return CheckResult(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
+                                            f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
+                                            f"{worst.changed_releases} releases, under the verified noise)", evidence)
+    return CheckResult(WITNESSED, PASS, f"every witnessed pair stays within the claim: the largest implies ε = "
+                                        f"{worst.epsilon_lower:.4g} ≤ {plan.claim_epsilon:g} ({where})", evidence)
 
 
 def _why(found: _Found) -> str:
     return f" ({found.notes[0]})" if found.notes else ""
 
 
-def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: WhiteBoxCheck | None = None
+def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: CheckResult | None = None
              ) -> WhiteBoxResult:
-    rows = [WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, reason)]
-    rows += [WhiteBoxCheck(name, NOT_RUN, reason) for name in (NOISE, PATTERN, SENSITIVITY, WITNESSED)]
-    rows.append(structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, reason))
-    checks = tuple(rows)
-    return WhiteBoxResult(overall_status(checks), checks, episodes=plan.episodes, search_episodes=plan.search_episodes,
-                          seed=plan.seed, seconds=time.perf_counter() - start)
+    checks = (*(CheckResult(name, NOT_RUN, reason) for name in CHECK_NAMES[:-1]),
+              structure or CheckResult(STRUCTURE, NOT_RUN, reason))
+    return WhiteBoxResult(overall(c.status for c in checks), checks, episodes=plan.episodes,
+                          search_episodes=plan.search_episodes, seed=plan.seed, seconds=time.perf_counter() - start)
 
 
-def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
+def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Executor | None = None,
                    on_done: Callable[[], None] | None = None) -> WhiteBoxResult:
     """Run the white-box release checks (module docstring) of ``subject``; every agent fault is reported.
 
@@ -465,27 +426,28 @@ def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Any = None,
     if on_done is not None:
         on_done()
     record, found = results[0], _Found()
-    for other in results[1:]:
+    for other in results:
         found.merge(other)
     if record.failed is not None:
         return _not_run(record.failed, plan, start, record.structure)
     noise = record.noise
-    noise_row = (WhiteBoxCheck(NOISE, noise.status, noise.detail) if noise is not None
-                 else WhiteBoxCheck(NOISE, NOT_RUN, "the noise check did not run"))
+    noise_row = (CheckResult(NOISE, noise.status, noise.detail, {"level": noise.level, "families": len(noise.families),
+                                                                 "measured_epsilon": noise.measured_epsilon})
+                 if noise is not None else CheckResult(NOISE, NOT_RUN, "the noise check did not run"))
     figures = _figures(found.pairs)
     positions = _positions(plan.positions, plan.episodes)
     tested = f"users {', '.join(map(str, positions))} at K = {plan.episodes}" + (
         f", and the neighbour search at K = {plan.search_episodes}" if plan.search_episodes else "")
-    reproducible = record.reproducible or WhiteBoxCheck(REPRODUCIBLE, NOT_RUN, "the replay did not run")
-    structure = record.structure or WhiteBoxCheck(STRUCTURE, NOT_RUN, "no release to check")
+    reproducible = record.reproducible or CheckResult(REPRODUCIBLE, NOT_RUN, "the replay did not run")
+    structure = record.structure or CheckResult(STRUCTURE, NOT_RUN, "no release to check")
     witnesses = tuple(p.witness(noise, plan.delta) for p in found.pairs)
     checks = (reproducible, noise_row, _pattern_row(found, tested), _sensitivity_row(found, figures),
               _witnessed_row(witnesses, plan, found), structure)
     findings = tuple(f for p in found.pairs for f in p.findings)
-    return WhiteBoxResult(overall_status(checks), checks, noise, figures, witnesses, findings, tuple(found.notes),
-                          plan.episodes, plan.search_episodes, plan.seed, time.perf_counter() - start,
-                          {"level": plan.level, "positions": positions, "relation": subject.relation,
-                           "releases": record.releases})
+    return WhiteBoxResult(overall(c.status for c in checks), checks, noise, figures, witnesses, findings,
+                          tuple(found.notes), plan.episodes, plan.search_episodes, plan.seed,
+                          time.perf_counter() - start, {"level": plan.level, "positions": positions,
+                                                        "relation": subject.relation, "releases": record.releases})
 
 
 def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, recorded: RunRecord,

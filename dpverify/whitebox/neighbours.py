@@ -142,6 +142,9 @@ def audit_tapes(mdp: LinearMDP | LinearMixtureMDP, oversized: bool = False) -> d
     (:func:`~.mixture_neighbours.mixture_tapes`)."""
     if isinstance(mdp, LinearMixtureMDP):
         return mixture_tapes(mdp)
+    own = getattr(mdp, "audit_tapes", None)
+    if callable(own):  # an environment with canaries of its own (the audit bandit, dpverify.agents.envs.bandit)
+        return dict(own())
     types = _types(mdp.num_states, mdp.dim, oversized)
     first = {t: types.index(t) for t in set(types)}
     steps = mdp.horizon + 1
@@ -174,7 +177,11 @@ def audit_environment(mdp: Any) -> Any:
     """The audit environment of ``mdp``'s dimensions — the audit linear MDP
     (:func:`audit_linear_mdp`) of a linear MDP, the audit linear mixture MDP
     (:func:`~.mixture_neighbours.audit_mixture_mdp`, with the bound ``mdp`` declares) of a linear
-    mixture MDP — or a one-line error naming the worst-case canary design that asked for it."""
+    mixture MDP, the environment's own (``mdp.audit_environment()``: a bandit's audit bandit,
+    :mod:`dpverify.agents.envs.bandit`) — or a one-line error naming the worst-case canary design that asked for it."""
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):
+        return own()
     if isinstance(mdp, LinearMixtureMDP):
         bound = mdp.feature_norm_bound
         mixture = audit_mixture_mdp(mdp.horizon, mdp.num_actions, mdp.dim, bound)

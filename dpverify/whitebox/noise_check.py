@@ -61,9 +61,10 @@ from scipy import special, stats
 
 from dpverify.accounting import epsilon_routes, tightest
 from dpverify.agents.core.billboard import PublishedRelease
+from dpverify.checks import FAIL, NOT_RUN, PASS
 from dpverify.conversions import get_conversion
 from dpverify.ledger import PrivacyLedger
-from dpverify.whitebox.result import FAIL, NOT_RUN, PASS, FamilyNoise, NoiseCheck
+from dpverify.whitebox.result import FamilyNoise, NoiseCheck
 from dpverify.whitebox.stacks import Stack, stacks
 
 #: The default false-alarm level of the whole noise check (every family and test together).
@@ -389,9 +390,45 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
         detail = "could not check " + "; ".join(not_run)
     else:
         detail = (f"{sum(r.values for r in results)} noise values of {sum(r.releases for r in results)} releases "
-                  f"in {len(results)} families are distributed as recorded (level {level:g})")
+                  f"in {len(results)} families pass {_tests_said(testable)} (level {level:g})")
     return NoiseCheck(status, detail, level, tuple(results), tuple(duplicates), tuple(cross_failures),
                       tuple(not_run), measured)
+
+
+#: The tests of a family (:func:`_tests_run`), in the order a report names them.
+TEST_NAMES = ("scale", "shape", "kurtosis", "independence across releases", "independence within releases")
+
+
+def _tests_run(fam: _Family) -> tuple[set[str], set[str]]:
+    """(the tests that ran, the tests that apply) on the family's values: the scale and shape tests always; the
+    kurtosis test (normal law only) from :data:`MIN_KURTOSIS_VALUES` values; each independence test from 4 pairs
+    (two releases, two coordinates)."""
+    applies = set(TEST_NAMES) if fam.law == "normal" else set(TEST_NAMES) - {"kurtosis"}
+    ran = {"scale", "shape"}
+    if "kurtosis" in applies and fam.values.size >= MIN_KURTOSIS_VALUES:
+        ran.add("kurtosis")
+    if _pairs_across_releases(fam)[0].size >= 4:
+        ran.add("independence across releases")
+    if _pairs_within_releases(fam)[0].size >= 4:
+        ran.add("independence within releases")
+    return ran, applies
+
+
+def _tests_said(families: Sequence[_Family]) -> str:
+    """Which tests the families passed, and which could not run for too few values: a pass claims no more than
+    was tested."""
+    runs = [_tests_run(fam) for fam in families]
+    counts = {t: sum(t in ran for ran, _ in runs) for t in TEST_NAMES}
+    applied = {t: sum(t in applies for _, applies in runs) for t in TEST_NAMES}
+    everywhere = [t for t in TEST_NAMES if applied[t] and counts[t] == applied[t]]
+    said = "the " + (", ".join(everywhere[:-1]) + " and " if len(everywhere) > 1 else "") + everywhere[-1] + " tests"
+    partly = [f"{t} in {counts[t]} of {applied[t]}" for t in TEST_NAMES if 0 < counts[t] < applied[t]]
+    if partly:
+        said += " (" + ", ".join(partly) + ")"
+    untested = [t for t in TEST_NAMES if applied[t] and not counts[t]]
+    if untested:
+        said += "; not run, too few values: " + ", ".join(untested)
+    return said
 
 
 def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
@@ -438,7 +475,7 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     status = FAIL if problems else PASS
     detail = "; ".join(problems) if problems else (
         f"σ measured = {scale.ratio:.4g} × recorded ({scale.lower:.4g}–{scale.upper:.4g} at level {level:g}); "
-        f"independent" + ("; " + "; ".join(notes) if notes else ""))
+        f"passes {_tests_said([fam])}" + ("; " + "; ".join(notes) if notes else ""))
     return FamilyNoise(**base, status=status, detail=detail, scale_ratio=scale.ratio, scale_lower=scale.lower,
                        scale_upper=scale.upper, p_small=scale.p_small, p_large=scale.p_large, p_shape=p_shape,
                        p_kurtosis=p_kurtosis, p_across=p_across, p_within=p_within)

@@ -1,7 +1,7 @@
 """The frozen results of the white-box release checks (:func:`dpverify.whitebox.check_releases`).
 
-One :class:`WhiteBoxResult` holds one row (:class:`WhiteBoxCheck`: pass, fail or not run, and a one-line
-detail) per check, in the order they run —
+One :class:`WhiteBoxResult` holds one :class:`~dpverify.checks.CheckResult` (pass, fail or not run, the
+reason and its evidence) per check, in the order they run —
 
 1. ``reproducible from the seeds``: a replay with the same users and seeds reproduces every release;
 2. ``noise as recorded``: :class:`NoiseCheck`, one :class:`FamilyNoise` per statistic family;
@@ -26,13 +26,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dpverify import _validate
-from dpverify.errors import InvalidParameterError
+from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, named
 from dpverify.jsonable import to_jsonable
-
-PASS = "pass"
-FAIL = "fail"
-NOT_RUN = "not run"
-STATUSES: tuple[str, ...] = (PASS, FAIL, NOT_RUN)
 
 #: The checks of a white-box result, in the order they run.
 CHECK_NAMES: tuple[str, ...] = (
@@ -46,7 +41,7 @@ CHECK_NAMES: tuple[str, ...] = (
 
 
 def _status(value: str) -> str:
-    return _validate.one_of("status", value, STATUSES)
+    return _validate.one_of("status", value, (PASS, FAIL, NOT_RUN))
 
 
 @dataclass(frozen=True)
@@ -166,25 +161,11 @@ class PairWitness:
 
 
 @dataclass(frozen=True)
-class WhiteBoxCheck:
-    """One row of the white-box checks: its name, pass / fail / not run, and a one-line detail."""
-
-    name: str
-    status: str
-    detail: str
-
-    def __post_init__(self) -> None:
-        _status(self.status)
-        if not self.detail:
-            raise InvalidParameterError("detail", "must say what was found", self.detail)
-
-
-@dataclass(frozen=True)
 class WhiteBoxResult:
     """Everything the white-box release checks found (module docstring)."""
 
     status: str
-    checks: tuple[WhiteBoxCheck, ...]
+    checks: tuple[CheckResult, ...]
     noise: NoiseCheck | None = None
     sensitivity: tuple[FamilySensitivity, ...] = ()
     witnesses: tuple[PairWitness, ...] = ()
@@ -200,18 +181,15 @@ class WhiteBoxResult:
         _status(self.status)
 
     @property
-    def failures(self) -> tuple[WhiteBoxCheck, ...]:
+    def failures(self) -> tuple[CheckResult, ...]:
         return tuple(c for c in self.checks if c.status == FAIL)
 
     @property
-    def not_run(self) -> tuple[WhiteBoxCheck, ...]:
+    def not_run(self) -> tuple[CheckResult, ...]:
         return tuple(c for c in self.checks if c.status == NOT_RUN)
 
-    def __getitem__(self, name: str) -> WhiteBoxCheck:
-        for c in self.checks:
-            if c.name == name:
-                return c
-        raise KeyError(name)
+    def __getitem__(self, name: str) -> CheckResult:
+        return named(self.checks, name)
 
     @property
     def epsilon_lower(self) -> float | None:
@@ -221,7 +199,7 @@ class WhiteBoxResult:
     def summary(self) -> str:
         lines = [f"white-box release checks: {self.status.upper()} (K = {self.episodes}, search K = "
                  f"{self.search_episodes}, seed {self.seed})"]
-        lines += [f"  [{c.status}] {c.name}: {c.detail}" for c in self.checks]
+        lines += [f"  [{c.status}] {c.name}: {c.reason}" for c in self.checks]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -230,10 +208,3 @@ class WhiteBoxResult:
         out["epsilon_lower"] = self.epsilon_lower
         return to_jsonable(out)
 
-
-def overall_status(checks: tuple[WhiteBoxCheck, ...]) -> str:
-    """fail if any check failed, else not run if any did not run, else pass."""
-    statuses = {c.status for c in checks}
-    if FAIL in statuses:
-        return FAIL
-    return NOT_RUN if NOT_RUN in statuses or not checks else PASS

@@ -15,11 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpverify.agents.core.billboard import PublishedRelease
+from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult
 from dpverify.mechanisms import GOEMechanism
-from dpverify.whitebox.result import FAIL, NOT_RUN, PASS, WhiteBoxCheck
+from dpverify.whitebox.result import CHECK_NAMES
 from dpverify.whitebox.stacks import stacks
 
-NAME = "published structure"
+NAME = CHECK_NAMES[-1]
 
 
 def structure_problems(releases: Sequence[PublishedRelease]) -> list[str]:
@@ -52,13 +53,14 @@ def structure_problems(releases: Sequence[PublishedRelease]) -> list[str]:
     return problems
 
 
-def check_structure(releases: Sequence[PublishedRelease]) -> WhiteBoxCheck:
+def check_structure(releases: Sequence[PublishedRelease]) -> CheckResult:
     """The structure check of every release of a run."""
     if not releases:
-        return WhiteBoxCheck(NAME, NOT_RUN, "the agent published nothing")
+        return CheckResult(NAME, NOT_RUN, "the agent published nothing")
     problems = structure_problems(releases)
-    if problems:
-        return WhiteBoxCheck(NAME, FAIL, "; ".join(problems))
     symmetric = sum(isinstance(r.mechanism, GOEMechanism) for r in releases)
+    evidence = {"releases": len(releases), "goe_releases": symmetric, "problems": len(problems)}
+    if problems:
+        return CheckResult(NAME, FAIL, "; ".join(problems), evidence)
     extra = f", {symmetric} GOE releases exactly symmetric" if symmetric else ""
-    return WhiteBoxCheck(NAME, PASS, f"{len(releases)} releases finite and of the recorded shape{extra}")
+    return CheckResult(NAME, PASS, f"{len(releases)} releases finite and of the recorded shape{extra}", evidence)

@@ -5,6 +5,14 @@ A fault is ``kind:where``: ``raise``, ``exit`` (``sys.exit(7)``), ``sleep`` (lon
 set) or ``memory`` (``MemoryError``) at ``import``, ``factory``, ``begin_episode``, ``end_episode``,
 ``claimed_guarantee`` or ``settings``; or a malformed output: ``policy:shape|float|range|none``,
 ``claim:str|dict|negative``, ``factory:none|int``, ``notion:word|number``. ``none`` is the correct agent.
+
+:data:`CONTAINED` are faults against the process itself, which the command line contains
+(tests/cli/test_bad_inputs.py): ``osexit`` (``os._exit(7)``), ``thread`` (a non-daemon thread left sleeping,
+then ``RuntimeError``), ``threadexit`` (a thread of its own calls ``os._exit(9)`` a moment later), ``kill``
+(SIGKILL to its own process), ``stray`` (a non-daemon thread left running, the agent otherwise correct) and
+``child`` (a process of its own left running, otherwise correct); and records that do not describe the run:
+``laplace:releases`` (Laplace releases, for a Gaussian claim) and ``beyond:releases`` (releases recorded 5
+episodes late, past K).
 """
 
 from __future__ import annotations
@@ -17,6 +25,9 @@ SLOW = tuple(f"sleep:{where}" for where in ("import", "factory", "begin_episode"
 MALFORMED = ("policy:shape", "policy:float", "policy:range", "policy:none", "claim:str", "claim:dict",
              "claim:negative", "factory:none", "factory:int", "notion:word", "notion:number")
 FAULTS = RAISING + SLOW + MALFORMED
+CONTAINED = ("osexit:import", "osexit:factory", "osexit:begin_episode", "osexit:end_episode", "thread:factory",
+             "thread:begin_episode", "threadexit:factory", "kill:begin_episode", "stray:import", "child:import",
+             "laplace:releases", "beyond:releases")
 
 #: What the one stderr line must contain for each kind of fault (the user's fault, said in one line).
 EXPECTED = {
@@ -28,17 +39,29 @@ EXPECTED = {
     "claim": "claimed_guarantee",
     "factory": "the factory",
     "notion": "privacy_notion must be one of 'jdp', 'ldp'",
+    "osexit": "raised SystemExit: os._exit(7) (in ",
+    "thread": "raised RuntimeError: planted failure (in ",
+    "threadexit": "ended dpverify's work process abruptly (exit status 9",
+    "kill": "ended dpverify's work process abruptly (killed by SIGKILL)",
+    "stray": "left 1 thread(s) running (stray); they were stopped when the command ended",
+    "laplace": "--gaussian-claim must be no for an agent whose ledger records laplace releases",
+    "beyond": "releases are recorded at episodes up to 9, beyond the run's K = 4",
 }
 
 SOURCE = '''
 import math
+import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
 
 from dpverify.agents.core.billboard import Billboard
 from dpverify.calibrate_mechanism import calibrate_gaussian
+from dpverify.mechanisms import LaplaceMechanism
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 
@@ -57,6 +80,18 @@ def planted(where):
         raise MemoryError("planted")
     if KIND == "sleep":
         time.sleep(120)
+    if KIND == "osexit":
+        os._exit(7)
+    if KIND in ("thread", "stray"):
+        threading.Thread(target=time.sleep, args=(3600,), name="stray").start()
+        if KIND == "thread":
+            raise RuntimeError("planted failure")
+    if KIND == "threadexit":
+        threading.Thread(target=lambda: (time.sleep(0.3), os._exit(9))).start()
+    if KIND == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if KIND == "child":
+        subprocess.Popen(["sleep", "3600"])
 
 
 planted("import")
@@ -80,6 +115,9 @@ class Counts:
         self.episode = 0
         self.mechanism = calibrate_gaussian(epsilon, delta, math.sqrt(2 * self.horizon), max(num_episodes - 1, 1),
                                             self.horizon * self.num_states, relation)
+        if KIND == "laplace":  # l1 sensitivity 2H, scale for epsilon over the K - 1 releases a user is in
+            self.mechanism = LaplaceMechanism(2.0 * self.horizon, 2.0 * self.horizon * max(num_episodes - 1, 1)
+                                              / epsilon, self.horizon * self.num_states, relation)
 
     @property
     def ledger(self):
@@ -104,8 +142,12 @@ class Counts:
             raise InvalidParameterError("episode", "must be <= num_episodes", self.episode + 1)
         self.episode += 1
         if self.episode > 1:
-            noise = self.billboard.noise_source().normal(0.0, self.mechanism.noise_scale, self.counts.size)
-            self.billboard.publish_noised("counts", self.episode, 1, self.mechanism, self.counts.ravel() + noise,
+            draw = self.billboard.noise_source()
+            scale = self.mechanism.noise_scale
+            noise = draw.laplace(0.0, scale, self.counts.size) if KIND == "laplace" else draw.normal(
+                0.0, scale, self.counts.size)
+            recorded_at = self.episode + 5 if KIND == "beyond" else self.episode
+            self.billboard.publish_noised("counts", recorded_at, 1, self.mechanism, self.counts.ravel() + noise,
                                           "prefix")
         policy = self.coins.integers(0, self.num_actions, (self.horizon, self.num_states))
         if KIND == "policy":
@@ -129,7 +171,7 @@ def make_agent(mdp, num_episodes, rng, /, *, billboard=None, epsilon=1.0, delta=
 
 def write_agent(directory: Path, fault: str) -> str:
     """The agent with ``fault`` as a file in ``directory``; returns its factory path (``file.py:make_agent``)."""
-    if fault != "none" and fault not in FAULTS:
+    if fault != "none" and fault not in FAULTS + CONTAINED:
         raise ValueError(f"unknown fault {fault!r}")
     path = directory / f"agent_{fault.replace(':', '_')}.py"
     path.write_text(SOURCE.format(fault=fault), encoding="utf-8")

@@ -21,7 +21,7 @@ BASE = ["verify", "--agent", "ngo", "--env", "min2021", "--epsilon", "1", "--del
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """The quick budget shrunk, and no audit applicable (the audits have their own tests): INCONCLUSIVE."""
     monkeypatch.setitem(budgets.BUDGETS, "quick", TINY)
-    monkeypatch.setattr("dpverify.verify.audits.audit_notions", lambda notion: ())
+    monkeypatch.setattr("dpverify.verify.audits.notions_for", lambda notion: ())
 
 
 @pytest.mark.parametrize("argv, needle", [

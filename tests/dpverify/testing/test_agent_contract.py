@@ -12,11 +12,12 @@ import pytest
 from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.calibrate_mechanism import calibrate_gaussian, composition_ledger
+from dpverify.checks import NOT_APPLICABLE, PASS, CheckResult
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.testing import CONTRACT_PROPERTIES, AgentContractResult, assert_private_agent, check_private_agent
-from dpverify.testing.agent_contract import MAY_NOT_APPLY, NOT_APPLICABLE, PROPERTY_STATUSES, PropertyResult
+from dpverify.testing.agent_contract import MAY_NOT_APPLY
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,10 @@ def test_a_correct_agent_passes_every_property() -> None:
     assert isinstance(result, AgentContractResult) and result.passed, result.summary()
     assert tuple(p.name for p in result.properties) == CONTRACT_PROPERTIES
     assert result.notion == "ldp" and result.agent == "toy-local" and result.changed_users == (1, 5)
-    assert result["noise_as_recorded"].detail.startswith("450 noise values of 45 releases")  # d = 10, H = 3, K = 15
-    assert result["published_structure"].detail.startswith("45 releases")
+    assert result["noise_as_recorded"].reason.startswith("450 noise values of 45 releases")  # d = 10, H = 3, K = 15
+    assert result["published_structure"].reason.startswith("45 releases")
+    assert result["published_structure"].evidence["releases"] == 45
+    assert result["claim_meets_target"].evidence["target_epsilon"] == 1.0
     assert result.to_dict()["passed"] is True
     assert assert_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0}) == result
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -133,8 +136,10 @@ def test_a_ledger_below_the_claim_meets_it_and_says_how_much_noise_could_go() ->
 
     result = check_private_agent(over_claiming, env(), num_episodes=6, options={"epsilon": 1.0})
     ledger = result["ledger_within_claim"]
-    assert ledger.passed and "met with room" in ledger.detail, ledger.detail
-    assert "2× smaller" in ledger.detail  # 4H releases claimed, H made: the noise could be √4 = 2× smaller
+    assert ledger.status == PASS and "met with room" in ledger.reason, ledger.reason
+    assert "2× smaller" in ledger.reason  # 4H releases claimed, H made: the noise could be √4 = 2× smaller
+    assert ledger.evidence["noise_room"] == pytest.approx(2.0, rel=1e-6)
+    assert ledger.evidence["ledger_epsilon"] < ledger.evidence["claimed_epsilon"]
 
 
 def test_an_agent_whose_choices_follow_no_seed_is_not_blamed_for_reading_user_data() -> None:
@@ -151,8 +156,8 @@ def test_an_agent_whose_choices_follow_no_seed_is_not_blamed_for_reading_user_da
     result = check_private_agent(unseeded, env(), num_episodes=6, options={"epsilon": 1.0})
     structure = result["billboard_structure"]
     assert structure.status == "not run", structure
-    assert "even with no user's data replaced" in structure.detail
-    assert "read user data outside the billboard" not in structure.detail
+    assert "even with no user's data replaced" in structure.reason
+    assert "read user data outside the billboard" not in structure.reason
 
 
 def test_an_agent_without_settings_has_that_property_not_applicable_and_passes() -> None:
@@ -164,7 +169,7 @@ def test_an_agent_without_settings_has_that_property_not_applicable_and_passes()
     result = check_private_agent(without_settings, env(), num_episodes=6, options={"epsilon": 1.0})
     assert result.passed, result.summary()
     assert result["settings_report_the_claim"].status == NOT_APPLICABLE
-    assert "reports no settings()" in result["settings_report_the_claim"].detail
+    assert "reports no settings()" in result["settings_report_the_claim"].reason
 
 
 def test_bad_arguments_and_a_factory_that_ignores_the_billboard() -> None:
@@ -187,8 +192,8 @@ def test_bad_arguments_and_a_factory_that_ignores_the_billboard() -> None:
 def test_an_explicit_oversized_environment() -> None:
     raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)  # ‖φ‖ = 3
     result = check_private_agent(toy_factory, env(), num_episodes=4, options={"epsilon": 1.0}, oversized_env=raw)
-    assert result["refuses_oversized_features"].passed
-    assert "= 3" in result["refuses_oversized_features"].detail
+    assert result["refuses_oversized_features"].status == PASS
+    assert "= 3" in result["refuses_oversized_features"].reason
 
 
 @dataclass(frozen=True)
@@ -217,8 +222,8 @@ def test_the_norm_refusal_is_not_applicable_only_without_a_declared_bound_and_an
     result = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0},
                                  whitebox=False)
     norm = result["refuses_oversized_features"]
-    assert norm.status == NOT_APPLICABLE and not norm.applicable and not norm.passed
-    assert "declares no feature_norm_bound" in norm.detail
+    assert norm.status == NOT_APPLICABLE
+    assert "declares no feature_norm_bound" in norm.reason
     assert result.passed and not result.failures and result.not_applicable == (norm,)
     assert all(p.status == "pass" for p in result.properties if p is not norm)
     assert "PASS (1 not applicable)" in result.summary()
@@ -229,13 +234,13 @@ def test_the_norm_refusal_is_not_applicable_only_without_a_declared_bound_and_an
     assert_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0}, whitebox=False)
     audited = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0})
     assert audited["sensitivity_within_the_record"].status == "fail"
-    assert "oversized audit environment" in audited["sensitivity_within_the_record"].detail
+    assert "oversized audit environment" in audited["sensitivity_within_the_record"].reason
     # given an oversized environment, the property is checked, and an agent that accepts it fails
     raw = min2021_mdp(horizon=3, num_actions=4, rescaled=False)
     checked = check_private_agent(_without_declared_norm, env(), num_episodes=6, options={"epsilon": 1.0},
                                   oversized_env=raw, whitebox=False)
     assert checked["refuses_oversized_features"].status == "fail" and not checked.passed
-    assert "the config declares none" in checked["refuses_oversized_features"].detail
+    assert "the config declares none" in checked["refuses_oversized_features"].reason
     # an agent that declares a bound is always checked (the planted bug above), never not applicable
     declared = check_private_agent(toy_factory, env(), num_episodes=6, options={"epsilon": 1.0, "bug": "no_norm_check"},
                                    whitebox=False)
@@ -255,16 +260,13 @@ def test_a_registered_agent_that_accepts_an_oversized_environment_fails() -> Non
     assert [p.name for p in result.failures] == ["refuses_oversized_features"]
 
 
-def test_a_property_result_that_does_not_apply_cannot_pass() -> None:
-    with pytest.raises(InvalidParameterError, match="passed"):
-        PropertyResult("refuses_oversized_features", True, "n/a", applicable=False)
-    assert PropertyResult("notion", True, "jdp").status == "pass"
-    assert PropertyResult("notion", False, "x").status == "fail"
-    assert set(PROPERTY_STATUSES) == {"pass", "fail", NOT_APPLICABLE, "not run"}
-    with pytest.raises(InvalidParameterError, match="could not run"):
-        PropertyResult("noise_as_recorded", True, "x", ran=False)
-    assert PropertyResult("noise_as_recorded", False, "x", ran=False).status == "not run"
+def test_only_the_listed_properties_may_not_apply() -> None:
     assert MAY_NOT_APPLY == {"refuses_oversized_features", "settings_report_the_claim"}
+    result = check_private_agent(toy_factory, env(), num_episodes=4, options={"epsilon": 1.0}, whitebox=False)
+    assert all(isinstance(p, CheckResult) for p in result.properties)
+    assert result.to_dict()["properties"][0] == {"name": "notion", "status": "pass",
+                                                 "reason": "ldp: every release reads the current user only",
+                                                 "evidence": {}}
 
 
 def test_a_declared_bound_that_is_not_a_number_fails_rather_than_not_applying() -> None:
@@ -280,7 +282,7 @@ def test_a_declared_bound_that_is_not_a_number_fails_rather_than_not_applying() 
 
     result = check_private_agent(text_norm, env(), num_episodes=4, options={"epsilon": 1.0})
     norm = result["refuses_oversized_features"]
-    assert norm.status == "fail" and "not a number: '1.0'" in norm.detail and not result.not_applicable
+    assert norm.status == "fail" and "not a number: '1.0'" in norm.reason and not result.not_applicable
 
 
 _OPTIMISED_SCRIPT = """

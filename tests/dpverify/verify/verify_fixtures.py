@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult
 from dpverify.verify.budget import Budget
 from dpverify.verify.result import (
     AUDIT_NO_VIOLATION,
     AUDIT_VIOLATION,
-    FAIL,
-    NOT_RUN,
-    PASS,
     AuditRun,
     AuditSection,
     BoundValue,
-    Check,
     ClaimSection,
     Curve,
     FamilyAccount,
@@ -36,7 +33,7 @@ TINY = Budget("tiny", utility_seeds=1, two_world_trials=40, batched_trials=40, t
 def whitebox(status: str = PASS) -> WhiteBoxSection:
     names = ("reproducible from the seeds", "noise as recorded", "release pattern as recorded",
              "sensitivity within the record", "witnessed pairs within the claim", "published structure")
-    checks = tuple(Check(n, status if n == "sensitivity within the record" else PASS, "seen") for n in names)
+    checks = tuple(CheckResult(n, status if n == "sensitivity within the record" else PASS, "seen") for n in names)
     return WhiteBoxSection(
         status, "", "dpverify.whitebox.check_releases", checks,
         (NoiseFigure("gram", "goe", PASS, 550, 1.002, 1.01, "as recorded"),),
@@ -45,7 +42,7 @@ def whitebox(status: str = PASS) -> WhiteBoxSection:
 
 
 def claim(status: str = PASS) -> ClaimSection:
-    ledger_ok = Check("ledger meets the claim", status, "ledger ε = 1 vs claimed ε = 1")
+    ledger_ok = CheckResult("ledger meets the claim", status, "ledger ε = 1 vs claimed ε = 1")
     return ClaimSection(
         status=status, notion="jdp", requested_epsilon=1.0, requested_delta=1e-5, claimed_epsilon=1.0,
         claimed_delta=1e-5, claim_conversion="exact", claimed_rho=0.0359, relation="replace-one", episodes_run=10,
@@ -53,7 +50,7 @@ def claim(status: str = PASS) -> ClaimSection:
         ledger_epsilon={"bun-steinke": 1.32, "cks": 1.09, "exact": 1.0},
         families=(FamilyAccount("gram", 90, 0.01, 0.009, ("goe",), 0.0035, 2.6, 980.0),
                   FamilyAccount("w_hat", 90, 0.01, 0.009, ("gaussian",), 0.1, 105.0, 55000.0)),
-        checks=(ledger_ok, Check("claim within the requested (ε, δ)", PASS, "ok")),
+        checks=(ledger_ok, CheckResult("claim within the requested (ε, δ)", PASS, "ok")),
         paper=PaperCalibration("Sahu 2025, Algorithm 1 line 1", 1.0, 0.0208, 0.026,
                                {"bun-steinke": 1.12, "cks": 0.92, "exact": 0.84}, True),
         assumptions=("‖φ‖ ≤ 1",),
@@ -61,7 +58,8 @@ def claim(status: str = PASS) -> ClaimSection:
 
 
 def structure(status: str = PASS) -> StructureSection:
-    checks = (Check("fresh noise", PASS, "40 releases"), Check("billboard structure", status, "user 2 replaced"))
+    checks = (CheckResult("fresh noise", PASS, "40 releases"),
+              CheckResult("billboard structure", status, "user 2 replaced"))
     return StructureSection(status, "", "dpverify.testing.check_private_agent", checks)
 
 

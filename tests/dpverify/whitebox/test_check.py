@@ -29,6 +29,22 @@ def test_a_reference_agent_passes_every_check_with_its_figures() -> None:
     assert result.to_dict()["checks"][0]["status"] == "pass" and "white-box" in result.summary()
 
 
+def test_the_recorded_run_at_k_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpverify.whitebox import check
+
+    fresh = []
+
+    def counted(subject, users, **kwargs):
+        if kwargs.get("recorded") is None:
+            fresh.append(len(users))
+        return run_agent(subject, users, **kwargs)
+
+    run_agent = check.run_agent
+    monkeypatch.setattr(check, "run_agent", counted)
+    result = check_releases(subject(), WhiteBoxPlan(8, search_episodes=0, claim_epsilon=1.0))
+    assert result.status == "pass" and fresh == [8]  # R0; its replays (same seed, the neighbour) reuse it
+
+
 def test_an_agent_that_raises_leaves_every_check_not_run_with_the_reason() -> None:
     def failing(mdp, num_episodes, rng, /, *, billboard=None, **options):
         agent = AGENTS["luyo"].factory(mdp, num_episodes, rng, billboard=billboard, **options)
@@ -38,7 +54,7 @@ def test_an_agent_that_raises_leaves_every_check_not_run_with_the_reason() -> No
     result = check_releases(Subject(failing, MDP, 4, {"epsilon": 1.0}, name="failing"), WhiteBoxPlan(4, 0))
     assert result.status == "not run" and not result.failures
     assert "raised ZeroDivisionError: division by zero (in begin_episode/end_episode of episode 1)" in \
-        result.checks[0].detail
+        result.checks[0].reason
 
 
 def test_plans_are_validated() -> None:
@@ -54,7 +70,7 @@ def test_local_worker_processes_give_the_same_result() -> None:
     serial = check_releases(subject("luyo"), plan)
     with ProcessExecutor(2) as executor:
         pooled = check_releases(subject("luyo"), plan, executor=executor)
-    assert [c.detail for c in serial.checks] == [c.detail for c in pooled.checks]
+    assert [c.reason for c in serial.checks] == [c.reason for c in pooled.checks]
     assert [w.mu for w in serial.witnesses] == [w.mu for w in pooled.witnesses]
     assert np.array_equal([f.ratio for f in serial.sensitivity], [f.ratio for f in pooled.sensitivity])
 
@@ -80,6 +96,6 @@ def test_an_unreproducible_agent_is_told_whether_numpy_s_global_generator_is_why
     said_global = check_releases(global_rng, WhiteBoxPlan(4, 0)).checks[0]
     said_clock = check_releases(clock, WhiteBoxPlan(4, 0)).checks[0]
     assert said_global.status == said_clock.status == "not run"
-    assert "draws from numpy's global generator" in said_global.detail
-    assert "SeededGlobalRng(billboard.noise_source())" in said_global.detail
-    assert "global generator" not in said_clock.detail and "does not follow the seeds" in said_clock.detail
+    assert "draws from numpy's global generator" in said_global.reason
+    assert "SeededGlobalRng(billboard.noise_source())" in said_global.reason
+    assert "global generator" not in said_clock.reason and "does not follow the seeds" in said_clock.reason

@@ -18,7 +18,7 @@ def test_symmetric_releases_pass_and_an_antisymmetric_part_fails() -> None:
     assert check_structure([good]).status == "pass"
     bad = PublishedRelease("G", 2, 1, "prefix", z, None, GOE)
     result = check_structure([good, bad])
-    assert result.status == "fail" and "differ from their transposes" in result.detail and "3 pairs" in result.detail
+    assert result.status == "fail" and "differ from their transposes" in result.reason and "3 pairs" in result.reason
 
 
 def test_nothing_published_has_not_run_and_missing_mechanisms_fail() -> None:
@@ -26,4 +26,4 @@ def test_nothing_published_has_not_run_and_missing_mechanisms_fail() -> None:
     vec = GaussianMechanism(1.0, 1.0, 2)
     unrecorded = PublishedRelease("v", 1, 1, "prefix", np.zeros(2), None, None)
     result = check_structure([PublishedRelease("v", 1, 1, "prefix", np.zeros(2), None, vec), unrecorded])
-    assert result.status == "fail" and "without a recorded mechanism" in result.detail
+    assert result.status == "fail" and "without a recorded mechanism" in result.reason

@@ -11,8 +11,17 @@ import pytest
 from verify_fixtures import report
 
 from dpverify.agent_audit.plot import claimed_curve
-from dpverify.verify.report import FILES, fmt, headline, to_html, to_markdown, to_text, write_report
-from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED
+from dpverify.verify.document import render_html, render_markdown
+from dpverify.verify.report import FILES, describe, fmt, headline, to_text, write_report
+from dpverify.verify.result import CONSISTENT, INCONCLUSIVE, REFUTED, VerifyReport
+
+
+def to_markdown(report: VerifyReport) -> str:
+    return render_markdown(describe(report), {})
+
+
+def to_html(report: VerifyReport, figures: dict[str, Path]) -> str:
+    return render_html(describe(report), figures)
 
 
 @pytest.mark.parametrize("kind, verdict", [("consistent", CONSISTENT), ("refuted", REFUTED),
@@ -94,10 +103,11 @@ def test_claimed_tradeoff_curves() -> None:
 def test_a_check_that_does_not_apply_is_shown_as_such_in_every_form() -> None:
     import dataclasses
 
-    from dpverify.verify.result import NOT_APPLICABLE, Check, decide
+    from dpverify.checks import NOT_APPLICABLE, CheckResult
+    from dpverify.verify.result import decide
 
     r = report()
-    na = Check("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
+    na = CheckResult("refuses oversized features", NOT_APPLICABLE, "the agent's config declares no feature_norm_bound")
     structure = dataclasses.replace(r.structure, checks=(*r.structure.checks, na))
     r = dataclasses.replace(r, structure=structure, verdict=decide(r.whitebox, r.claim, structure, r.audits))
     assert r.verdict.verdict == CONSISTENT
@@ -124,5 +134,7 @@ def test_the_white_box_section_comes_first_in_every_form() -> None:
     assert page.index("<h2>White-box release checks</h2>") < page.index("<h2>Claim &amp; accounting</h2>")
     assert "Realised fraction of each family" in page
     data = r.to_dict()
-    assert data["schema_version"] == 2 and data["whitebox"]["checks"][0]["name"] == "reproducible from the seeds"
+    assert data["schema_version"] == 3 and data["whitebox"]["checks"][0]["name"] == "reproducible from the seeds"
+    assert data["whitebox"]["checks"][0] == {"name": "reproducible from the seeds", "status": "pass",
+                                             "reason": "seen", "evidence": {}}
     assert data["whitebox"]["sensitivity"][0]["ratio"] == 0.943

@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import types
 
 import numpy as np
 import pytest
 from verify_fixtures import TINY
 
 from dpverify.bounds import evaluate
+from dpverify.checks import FAIL, NOT_RUN, PASS
 from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.verify import CONSISTENT, INCONCLUSIVE, REFUTED, verify
+from dpverify.verify.budget import Budget
 from dpverify.verify.claim import claim_section
 from dpverify.verify.core import Stages
-from dpverify.verify.result import AUDIT_NO_VIOLATION, FAIL, NOT_RUN, PASS
+from dpverify.verify.result import AUDIT_NO_VIOLATION
 from dpverify.verify.structure import structure_section
-from dpverify.verify.target import IMPORT_PATH, REGISTERED, counterpart_for, resolve_agent
-from dpverify.verify.utility import curve, random_policy_regret
+from dpverify.verify.target import IMPORT_PATH, REGISTERED, VerifyRun, counterpart_for, prepare, resolve_agent
+from dpverify.verify.utility import curve
+
+
+def _run(agent: str, env: str, episodes: int, budget: Budget = TINY, **changes: object) -> VerifyRun:
+    """The run verify() would make (without making it), with ``changes``."""
+    run, _ = prepare(agent, env, 1.0, 1e-5, episodes, budget, workers=1, env_options=changes.pop("env_options", None))
+    return dataclasses.replace(run, **changes)
 
 
 def _agent_after_run(name: str, env: str, episodes: int, **options: object):
@@ -63,10 +72,12 @@ def test_reference_agent_is_consistent_at_a_tiny_budget() -> None:
     assert utility.learning is not None and utility.learning["seeds"] == 1 and utility.learning["learned"] is None
     assert utility.learning["known_reward_greedy_per_episode"] == pytest.approx(2.45)
     assert utility.learning_line.startswith("learned from users: cannot tell")
-    from dpverify.verify.report import to_markdown, to_text, utility_line
+    from dpverify.verify.document import render_markdown
+    from dpverify.verify.report import describe, to_text, utility_line
 
     assert "learned from users: cannot tell" in utility_line(report)
-    assert "no-data control: learned from users" in to_text(report) and "No-data control" in to_markdown(report)
+    assert "no-data control: learned from users" in to_text(report)
+    assert "No-data control" in render_markdown(describe(report), {})
 
 
 @pytest.mark.slow
@@ -98,12 +109,12 @@ class OverClaiming:
 
 def test_ledger_above_the_claim_fails_the_claim_section() -> None:
     agent, mdp = _agent_after_run("luyo", "min2021", 8)
-    section = claim_section(OverClaiming(agent), notion="jdp", known="luyo", mdp=mdp, episodes_run=8,
-                            requested_epsilon=1.0, requested_delta=1e-5)
+    section = claim_section(OverClaiming(agent), _run("luyo", "min2021", 8, mdp=mdp))
     assert section.status == FAIL
     failed = [c for c in section.checks if c.status == FAIL]
     assert [c.name for c in failed] == ["ledger meets the claim"]
-    assert "cost more than the agent claims" in failed[0].detail
+    assert "cost more than the agent claims" in failed[0].reason
+    assert failed[0].evidence["ledger_epsilon"] > failed[0].evidence["claimed_epsilon"]
 
 
 class UnderClaiming(OverClaiming):
@@ -116,35 +127,30 @@ class UnderClaiming(OverClaiming):
 
 def test_a_claim_weaker_than_the_ledger_is_met_and_the_room_is_said() -> None:
     agent, mdp = _agent_after_run("luyo", "min2021", 8)
-    section = claim_section(UnderClaiming(agent), notion="jdp", known="luyo", mdp=mdp, episodes_run=8,
-                            requested_epsilon=2.0, requested_delta=1e-5)
+    section = claim_section(UnderClaiming(agent), _run("luyo", "min2021", 8, mdp=mdp, epsilon=2.0))
     assert section.status == PASS
     ledger = section.checks[0]
-    assert ledger.status == PASS and "met with room" in ledger.detail and "smaller and still meet it" in ledger.detail
+    assert ledger.status == PASS and "met with room" in ledger.reason and "smaller and still meet it" in ledger.reason
 
 
 def test_claim_section_reports_what_it_cannot_read() -> None:
-    section = claim_section(object(), notion="unknown", known=None, mdp=None, episodes_run=3,
-                            requested_epsilon=1.0, requested_delta=1e-5)
+    section = claim_section(object(), _run("luyo", "min2021", 3, notion="unknown", known=None))
     assert section.status == NOT_RUN and "claimed_guarantee" in section.reason
 
 
 def test_adaptive_agent_spends_at_most_its_claim() -> None:
     agent, mdp = _agent_after_run("ngo", "min2021", 12)
-    section = claim_section(agent, notion="jdp", known="ngo", mdp=mdp, episodes_run=12, requested_epsilon=1.0,
-                            requested_delta=1e-5)
+    section = claim_section(agent, _run("ngo", "min2021", 12, mdp=mdp))
     assert section.status == PASS and section.paper is None
     assert section.ledger_epsilon["exact"] <= section.claimed_epsilon
 
 
 def test_structure_section_without_the_protocol_is_not_run() -> None:
-    from dpverify.agents.registry import ENVIRONMENTS
-
     def no_billboard(mdp: object, num_episodes: int, rng: object, **options: object) -> object:
         raise TypeError("unexpected keyword argument 'billboard'")
 
-    section = structure_section(no_billboard, ENVIRONMENTS["min2021"].factory(5), episodes=5,
-                                options={"epsilon": 1.0, "delta": 1e-5})
+    run = _run("luyo", "min2021", 5)
+    section = structure_section(dataclasses.replace(run, target=dataclasses.replace(run.target, factory=no_billboard)))
     assert section.status == NOT_RUN and "checks could not run" in section.reason
 
 
@@ -172,6 +178,7 @@ def test_counterparts() -> None:
 
 
 def test_utility_helpers() -> None:
+    from dpverify.agents.core.learning import uniform_policy_regret
     from dpverify.agents.registry import ENVIRONMENTS
 
     regret = np.arange(1.0, 1001.0).reshape(1, -1)
@@ -179,7 +186,7 @@ def test_utility_helpers() -> None:
     assert c.episodes[0] == 1 and c.episodes[-1] == 1000 and len(c.episodes) <= 400
     assert c.final_mean == pytest.approx(regret.sum())
     mdp = ENVIRONMENTS["min2021"].factory(10)
-    per_episode = random_policy_regret(mdp)
+    per_episode = uniform_policy_regret(mdp)
     assert 0 < per_episode <= mdp.horizon
 
 
@@ -189,15 +196,45 @@ def test_progress_lines_only_on_a_terminal() -> None:
             return True
 
     quiet, loud = io.StringIO(), Terminal()
+    outcome = types.SimpleNamespace(status="pass")
     for stream in (quiet, loud):
-        stages = Stages(1, stream)
-        stages.begin("part")
-        stages.end("pass")
-    assert quiet.getvalue() == "" and "[1/1] part: pass" in loud.getvalue()
+        stages = Stages(("part",), stream)
+        assert stages.run(0, lambda: outcome) is outcome and stages.timings["part"] >= 0.0
+    assert quiet.getvalue() == "" and loud.getvalue().startswith("[1/1] part ...\n[1/1] part: pass")
+
+
+def self_noising_agent(mdp, num_episodes, rng, /, *, billboard=None, **options):
+    """DP-LSVI-UCB++ that also draws from its billboard's noise generator (a self-noising agent's source)."""
+    from dpverify.agents.registry import AGENTS
+
+    agent = AGENTS["dp-lsvi-ucb++"].factory(mdp, num_episodes, rng, billboard=billboard, **options)
+    billboard.noise_source().normal()
+    return agent
+
+
+@pytest.mark.parametrize(("name", "env"), [("dp-lsvi-ucb++", "min2021"), ("luyo", "min2021"), ("ngo", "min2021"),
+                                           ("ldp-ucrl-vtr", "zhou2021")])
+def test_the_claim_s_run_is_the_utility_s_seed_zero(name: str, env: str) -> None:
+    from dpverify.agents.core import runner
+    from dpverify.verify.core import _run_and_account
+
+    run, instance = prepare(name, env, 1.0, 1e-5, 6, TINY, workers=1)
+    claim, seed_zero = _run_and_account(instance, run)
+    spec = runner.RunSpec(name, env, 6, TINY.utility_seeds, run.seed, agent_options=sorted(run.options.items()))
+    assert claim.status == PASS and np.array_equal(seed_zero, runner.run_seed(spec, 0).regret)
+
+
+def test_an_agent_that_draws_from_its_billboard_s_noise_gets_its_own_seed_zero() -> None:
+    from pathlib import Path
+
+    from dpverify.verify.core import _run_and_account
+
+    run, instance = prepare(f"{Path(__file__)}:self_noising_agent", "min2021", 1.0, 1e-5, 6, TINY, workers=1)
+    assert _run_and_account(instance, run)[1] is None
 
 
 def test_inconclusive_when_no_audit_applies(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dpverify.verify.audits.audit_notions", lambda notion: ())
+    monkeypatch.setattr("dpverify.verify.audits.notions_for", lambda notion: ())
     report = verify("ngo", "min2021", 1.0, 1e-5, episodes=6, budget=TINY, workers=1)
     assert report.verdict.verdict == INCONCLUSIVE and report.verdict.exit_status == 2
     assert any("audits could not run" in r for r in report.verdict.reasons)
@@ -229,11 +266,11 @@ def test_gaussian_claim_makes_the_audits_test_the_mu_gdp_curve_of_a_third_party_
     from dpverify.audits.third_party_zoo import case
     from dpverify.verify.audits import audit_section
 
-    agent = case("noisy-lsvi").agent
-    common = {"notion": "jdp", "env": "min2021", "env_options": {"num_actions": 3}, "agent_options": {},
-              "episodes": 4, "epsilon": 1.0, "delta": 1e-5, "budget": dataclasses.replace(TINY, one_run_audits="none")}
-    undeclared = audit_section(agent, **common)
-    declared = audit_section(agent, **common, gaussian_claim=True)
+    run = _run(case("noisy-lsvi").agent, "min2021", 4, dataclasses.replace(TINY, one_run_audits="none"),
+               env_options={"num_actions": 3})
+    assert run.notion == "jdp" and not run.target.batched(run.agent_options)
+    undeclared = audit_section(run)
+    declared = audit_section(dataclasses.replace(run, gaussian_claim=True))
     assert undeclared.runs and all(r.gdp_epsilon_lower is None for r in undeclared.runs)
     assert declared.runs and all(r.gdp_epsilon_lower is not None for r in declared.runs), declared.runs
     assert [r.raw["gaussian_claim"] for r in declared.runs] == [True] * len(declared.runs)
@@ -250,10 +287,7 @@ def test_the_audits_run_batched_where_the_card_has_a_twin_for_the_options() -> N
 def test_an_ldp_agent_gets_a_worst_case_audit_of_its_messages_in_the_audit_mixture_mdp() -> None:
     from dpverify.verify.audits import audit_section
 
-    budget = dataclasses.replace(TINY, one_run_audits="none")
-    common = {"notion": "ldp", "env": "zhou2021", "env_options": {}, "agent_options": {},
-              "episodes": 4, "epsilon": 1.0, "delta": 1e-5, "budget": budget}
-    section = audit_section("ldp-ucrl-vtr", **common, batched=True)
+    section = audit_section(_run("ldp-ucrl-vtr", "zhou2021", 4, dataclasses.replace(TINY, one_run_audits="none")))
     assert [(r.notion, r.route) for r in section.runs] == [
         ("ldp", "two-world"), ("ldp", "two-world, worst-case")]
     assert all(r.verdict == AUDIT_NO_VIOLATION for r in section.runs)
