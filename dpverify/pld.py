@@ -52,9 +52,9 @@ MAX_GROUP_CELLS = 1 << 20
 #: The most cells of the composed PLD; the common grid is coarsened until it fits.
 MAX_CELLS = 1 << 22
 #: Relative precision the common grid aims at: rounding each of G groups once moves ε by < GRID_PRECISION·ε·G/(G+1).
-GRID_PRECISION = 2e-3
+GRID_PRECISION = 5e-3
 #: The finest Laplace grid, ε0/2^j, j ≤ this.
-MAX_LAPLACE_LEVEL = 7
+MAX_LAPLACE_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,12 @@ def _chernoff_window(base: np.ndarray, n: int, tail: float) -> tuple[int, int]:
     mean = float(base @ index)
     sd = math.sqrt(max(float(base @ (index - mean) ** 2), 1e-300))
     scale = 8.0 / (math.sqrt(n) * sd)
-    orders = np.geomspace(0.2 * scale, min(5.0 * scale, 700.0 / max(base.size, 1)), 6)
+    top = min(5.0 * scale, 700.0 / max(base.size, 1))
+    orders = np.exp(np.linspace(math.log(min(0.2 * scale, top)), math.log(top), 6))
     orders = np.concatenate([orders, -orders])
-    with np.errstate(divide="ignore"):
-        log_mgf = special.logsumexp(np.outer(orders, index), b=base, axis=1)
+    exponents = np.outer(orders, index)
+    peak = exponents.max(axis=1)
+    log_mgf = peak + np.log(np.exp(exponents - peak[:, None]) @ base)  # log E[e^{tX}], without overflow
     bounds = (n * log_mgf + math.log(2.0 / tail)) / orders
     positive = orders > 0
     last = min((base.size - 1) * n, math.ceil(float(np.min(bounds[positive]))))
