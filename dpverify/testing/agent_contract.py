@@ -24,19 +24,21 @@ the reason) or "not run" (it could not be checked: never a pass):
 ``billboard_structure``
     billboard isolation, the billboard lemma's premise (Hsu et al. 2014; Sahu 2025, Lemma 2.4): with the
     published values held fixed (:class:`~dpverify.agents.core.billboard.ReplayBillboard`), *every* earlier
-    user replaced by the environment's high canary, then by its low one (the users that move the raw statistics
-    most: :func:`~dpverify.agents.core.tapes.canary_tape`), every later policy is unchanged — a table agent's
-    whole table (one replay with every user replaced: a table is deployed before its user acts), a step-level
-    agent's action at every state its user reached (one replay per episode k, users 1..k−1 replaced, user k
-    not) — and so is the release pattern (the ledger). An agent that follows the billboard model — what it
-    deploys to user k a function of the published values, its coins and user k's own data — passes whatever
-    the users, so a changed choice is a proof by example that it reads data outside the billboard, when its
-    coins stood where they stood in the run (every generator the factory's spawns is read between episodes):
-    the same coins, the same published values, another choice. When they did not (coins drawn in an order the
-    users' data changes: a tie broken only when there is one), when the agent's choices do not follow its seeds
-    (a replay of the unchanged users differs) or when its coins share a stream with the billboard's noise
-    (another noise seed moves them), the check cannot tell and does not run. An agent that publishes nothing
-    passes when its actions read no user's data: it is private at ε = 0.
+    user replaced by the high canary, then by the low one (:func:`~dpverify.agents.core.tapes.canary_tape`),
+    every later policy is unchanged — a table agent's whole table (one replay with every user replaced: a
+    table is deployed before its user acts), a step-level agent's action at every state its user reached (one
+    replay per episode k, users 1..k−1 replaced, user k not) — and so is the release pattern (the ledger). It
+    runs on the environment and, for a linear MDP, on the isolation linear MDP of its dimensions
+    (:func:`~dpverify.whitebox.neighbours.isolation_linear_mdp`), where a user's path moves the raw sums and
+    the actions' features set part of the reward (the data that move a raw-reading planner's choices most).
+    An agent that follows the billboard model — what it deploys to user k a function of the published values,
+    its coins and user k's own data — passes whatever the users, so a changed choice made with its coins where
+    they stood in the run (every generator spawned from the factory's is read between episodes) is a proof by
+    example that it reads data outside the billboard. When they stood elsewhere (coins drawn in an order the
+    users' data changes: a tie broken only when there is one), when the agent's choices do not follow its
+    seeds (a replay of the unchanged users differs) or when its coins share a stream with the billboard's
+    noise (another noise seed moves them), the check cannot tell and does not run. An agent that publishes
+    nothing passes when its actions read no user's data: it is private at ε = 0.
 ``refuses_oversized_features``
     an environment whose declared feature-norm bound exceeds the one the sensitivities assume is
     refused at construction with ``InvalidParameterError("feature_norm_bound", ...)``. "Not applicable"

@@ -58,14 +58,18 @@ def _whitebox_line(report: VerifyReport) -> str:
     w = report.whitebox
     if not w.checks:
         return f"not run: {w.reason}"
-    failed = [c.name for c in w.checks if c.status == FAIL]
+    failed = [c.name + ("" if c.claim is None else f" (records wrong, the claim {c.claim})") for c in w.checks
+              if c.status == FAIL]
     unrun = [c.name for c in w.checks if c.status == NOT_RUN]
+    waived = [c.name for c in w.checks if c.status == NOT_APPLICABLE]
     passed = sum(c.status == PASS for c in w.checks)
     text = f"{passed} of {len(w.checks)} checks passed at K = {w.episodes}"
     if failed:
         text += f"; failed: {', '.join(failed)}"
     if unrun:
         text += f"; could not run: {', '.join(unrun)}"
+    if waived:
+        text += f"; not applicable: {', '.join(waived)}"
     if w.sensitivity:
         best = max(w.sensitivity, key=lambda f: f.ratio)
         text += f"; largest realised sensitivity fraction {fmt(best.ratio, 3)} ({best.family})"
