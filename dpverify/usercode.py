@@ -181,7 +181,7 @@ def _exits_raise() -> Iterator[None]:
     _guarded[key] = _guarded.get(key, 0) + 1
     modules = [os, *([sys.modules["posix"]] if "posix" in sys.modules else [])]
     for module in modules:
-        module._exit = _exit_or_raise  # type: ignore[assignment]
+        setattr(module, "_exit", _exit_or_raise)  # noqa: B010 - the module attribute the user's code calls
     try:
         yield
     finally:
@@ -190,7 +190,7 @@ def _exits_raise() -> Iterator[None]:
             del _guarded[key]
         if not _guarded:
             for module in modules:
-                module._exit = _REAL_EXIT  # type: ignore[assignment]
+                setattr(module, "_exit", _REAL_EXIT)  # noqa: B010
 
 
 # ---- guarded calls -------------------------------------------------------------------------------------------

@@ -291,7 +291,7 @@ def _parse_and_run(words: list[str], command: _Command) -> int:
     args = command.args = command.parser.parse_args(words)
     check_environment()
     agent = getattr(args, "agent", None)
-    if not is_factory_path(agent):
+    if not isinstance(agent, str) or not is_factory_path(agent):
         return _run_limited(args)
     from dpverify.cli._isolate import run_isolated
 
