@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _misbehaving import EXPECTED, write_agent
+from _misbehaving import EXPECTED, write_agent, write_spinning_loop
 from test_cli_fuzz import invoke
 
 from dpverify.errors import DpverifyError, InvalidParameterError
@@ -63,7 +63,8 @@ class Case:
     env: tuple[tuple[str, str], ...] = ()
     agent: str | None = None
     limit: float = 60.0
-    term_after: float | None = None  # SIGTERM the command after this many seconds
+    term_after: float | None = None  # send the command ``stop`` after this many seconds
+    stop: str = "SIGTERM"
 
 
 VERIFY = ("verify", "--env", "min2021", "--epsilon", "1", "--delta", "1e-5", "--episodes", "4", "--workers", "1")
@@ -97,8 +98,14 @@ PROCESS_CASES: tuple[Case, ...] = (
     Case("contained", "run child:import", (*RUN, "--agent", "{agent}"), 0, "regret", agent="child:import"),
     Case("contained", "verify stray:import, SIGTERM", (*VERIFY, "--agent", "{agent}"), 143, "terminated",
          agent="stray:import", term_after=4.0),
+    Case("contained", "run stray:import, SIGINT (Ctrl-C)", (*RUN, "--agent", "{agent}", "--episodes", "1e6"), 130,
+         "interrupted", agent="stray:import", term_after=4.0, stop="SIGINT"),
+    Case("contained", "verify sleep:begin_episode, the default call limit", (*VERIFY, "--agent", "{agent}"), 2,
+         "did not return from begin_episode within 60 s", agent="sleep:begin_episode", limit=100.0),
     Case("contained", "verify sleep:factory, DPVERIFY_CALL_TIMEOUT=2", (*VERIFY, "--agent", "{agent}"), 2,
          "did not return from its factory within 2 s", env=(("DPVERIFY_CALL_TIMEOUT", "2"),), agent="sleep:factory"),
+    Case("contained", "verify a closed loop that spins, DPVERIFY_CALL_TIMEOUT=2", (*VERIFY, "--agent", "{loop}"), 2,
+         "did not return from act within 2 s", env=(("DPVERIFY_CALL_TIMEOUT", "2"),)),
     _agent_case("silent", VERIFY, "beyond:releases", status=1),
     _agent_case("silent", VERIFY, "laplace:releases", extra=("--gaussian-claim", "yes")),
     Case("silent", "audit agent laplace:releases --gaussian-claim yes",
@@ -246,11 +253,12 @@ def garbage_scheduler() -> Iterator[str]:
 def _argv(case: Case, tmp_path: Path, scheduler: str = "") -> list[str]:
     files = _files(tmp_path) if any("{file:" in word for word in case.argv) else {}
     agent = write_agent(tmp_path, case.agent) if case.agent else ""
+    loop = write_spinning_loop(tmp_path) if "{loop}" in case.argv else ""
     words = []
     for word in case.argv:
         match = re.fullmatch(r"\{file:(\w+)\}", word)
         words.append(str(files[match.group(1)]) if match else
-                     word.replace("{agent}", agent).replace("{tmp}", str(tmp_path / "out"))
+                     word.replace("{agent}", agent).replace("{loop}", loop).replace("{tmp}", str(tmp_path / "out"))
                      .replace("{scheduler}", scheduler))
     return words
 
@@ -315,7 +323,7 @@ def run_console(case: Case, argv: list[str]) -> tuple[int | None, str, str, floa
             try:
                 process.wait(case.term_after)
             except subprocess.TimeoutExpired:
-                process.send_signal(signal.SIGTERM)
+                process.send_signal(getattr(signal, case.stop))
         stdout, stderr = process.communicate(timeout=case.limit)
         code = process.returncode
     except subprocess.TimeoutExpired:
