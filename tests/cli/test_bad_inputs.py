@@ -436,3 +436,19 @@ def test_the_catalogue_covers_every_class() -> None:
     assert set(LIBRARY_CASES) == set(_library_cases())
     assert all(isinstance(case.status, int) for case in QUICK_CASES + PROCESS_CASES)
     assert DpverifyError  # the library's refusals are its own errors (InvalidParameterError is one)
+
+
+@pytest.mark.slow
+def test_a_stop_signal_whose_exception_is_swallowed_still_ends_the_command() -> None:
+    code = ("import os, signal, time\n"
+            "import dpverify.cli as cli\n"
+            "cli.STOP_GRACE_SECONDS = 1.0\n"
+            "cli._install_stop_handlers()\n"
+            "os.kill(os.getpid(), signal.SIGTERM)\n"
+            "while True:\n"
+            "    try:\n"
+            "        time.sleep(0.1)\n"
+            "    except BaseException:  # code that swallows everything, as an at-fork hook does\n"
+            "        pass\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 143 and done.stderr.strip() == "terminated", done.stderr
