@@ -29,6 +29,7 @@ marked slow.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -118,6 +119,9 @@ PROCESS_CASES: tuple[Case, ...] = (
          "DPVERIFY_MEMORY_LIMIT must be a number > 0 and finite", env=(("DPVERIFY_MEMORY_LIMIT", "lots"),)),
     Case("size", "console: calibrate --horizon 1e6 --episodes 1e6 --dim 1e3",
          ("calibrate", "--horizon", "1e6", "--episodes", "1e6", "--dim", "1e3"), 2, "--horizon is too large"),
+    Case("size", "console: run --env-option dim=1e6", ("run", "--agent", "lsvi-ucb", "--env", "random-linear",
+                                                        "--env-option", "dim=1e6", "--episodes", "3", "--out", "{tmp}"),
+         2, "--env-option is too large: the planning arrays"),
     Case("size", "console: verify --workers 1e6",
          ("verify", "--agent", "dp-lsvi-ucb++", "--env", "min2021", "--epsilon", "1", "--delta", "1e-5", "--workers",
           "1e6"), 2, "--workers is too large"),
@@ -150,6 +154,15 @@ QUICK_CASES: tuple[Case, ...] = (
     Case("size", "audit mechanism --dim 1e12", ("audit", "mechanism", "gaussian", "--sigma", "1", "--dim", "1e12",
                                                 "--trials", "1000"), 2, "--dim is too large"),
     Case("size", "verify --episodes 1e13", (*_REGISTERED, "--episodes", "1e13"), 2, "--episodes is too large"),
+    Case("size", "audit agent --env-option num_states=1e9",
+         ("audit", "agent", "--agent", "dp-lsvi-ucb++", "--env", "random-linear", "--env-option", "num_states=1e9",
+          "--episodes", "4", "--notion", "billboard", "--epsilon", "1"), 2, "--env-option num_states is too large"),
+    Case("size", "run --env-option horizon=1e9", ("run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "3",
+                                                  "--env-option", "horizon=1e9", "--out", "{tmp}"), 2,
+         "--env-option horizon is too large"),
+    Case("size", "verify ldp-ucrl-vtr --env zhou2021 --env-option horizon=1e6",
+         ("verify", "--agent", "ldp-ucrl-vtr", "--env", "zhou2021", "--env-option", "horizon=1e6", "--epsilon", "1",
+          "--delta", "1e-5"), 2, "--env-option horizon is too large"),
     Case("size", "account a ledger of 1000 blocks, DPVERIFY_WORK_LIMIT=1e6", ("account", "{file:blocks}"), 2,
          "ledger is too large: reading and accounting 1000 blocks", env=(("DPVERIFY_WORK_LIMIT", "1e6"),)),
     *(Case("environment", f"verify a registered agent, DPVERIFY_CALL_TIMEOUT={value}", _REGISTERED, 2,
@@ -225,6 +238,13 @@ def _files(directory: Path) -> dict[str, Path]:
 
 @pytest.fixture
 def garbage_scheduler() -> Iterator[str]:
+    """The address of :func:`garbage_service`."""
+    with garbage_service() as address:
+        yield address
+
+
+@contextlib.contextmanager
+def garbage_service() -> Iterator[str]:
     """A local service that accepts a connection and answers with bytes of another protocol."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -353,8 +373,11 @@ def test_process_case(case: Case, tmp_path: Path) -> None:
 
 def _library_cases() -> dict[str, tuple[Callable[[], Any], str]]:
     """name → (the call, the parameter its error must name)."""
+    import numpy as np
+
     import dpverify as d
     from dpverify.agent_audit import AgentAuditSpec
+    from dpverify.agents.envs.random_mdps import random_linear_mdp
     from dpverify.audit import ReleaseOf, worst_case_pair
     from dpverify.audit.executors import ProcessExecutor
     from dpverify.ledger import PrivacyLedger
@@ -392,6 +415,8 @@ def _library_cases() -> dict[str, tuple[Callable[[], Any], str]]:
                                 "--workers"),
         "audit_agent(AgentAuditSpec(lsvi-ucb))": (
             lambda: AgentAuditSpec("lsvi-ucb", "min2021", 4, "billboard", 1.0), "agent"),
+        "random_linear_mdp(num_states=1e9)": (
+            lambda: random_linear_mdp(np.random.default_rng(0), num_states=10**9), "num_states"),
     }
 
 
@@ -403,7 +428,7 @@ LIBRARY_CASES = (
     "audit_mechanism(trials=1e300)", "run_audit(trials=1e13)", "assert_audit_passes(laplace, gaussian_claim=True)",
     "dp_lsvi_ucbpp_schedule(staged, H = 1e6)", "dp_lsvi_ucbpp_schedule(feature_norm=1e300)",
     "ldp_ucrl_vtr_schedule(horizon=1e300)", "check_printed_calibration(episodes=1e300)", "ProcessExecutor(1e6).map",
-    "verify(workers=1e6)", "audit_agent(AgentAuditSpec(lsvi-ucb))",
+    "verify(workers=1e6)", "audit_agent(AgentAuditSpec(lsvi-ucb))", "random_linear_mdp(num_states=1e9)",
 )
 
 
