@@ -13,5 +13,7 @@
 * :mod:`dpverify.agents.dp_lsvi_ucb_pp`, :mod:`dpverify.agents.tree_lsvi` (Luyo et al. and Ngo et al., who share
   the tree-aggregated layer), :mod:`dpverify.agents.ldp_ucrl_vtr` — private agents, each package its algorithm
   on top of the core, its release schedule and its batched twin.
+* :mod:`dpverify.agents.bandits` — bandit agents (LinUCB, UCB1 and the private JDP-LinUCB, LDP-LinUCB and
+  DP-UCB), one round per user, each written once with a trial axis (:mod:`dpverify.agents.bandits.rounds`).
 * :mod:`dpverify.agents.registry` — the agents and environments known by name.
 """

@@ -34,6 +34,8 @@ from dpverify.errors import InvalidParameterError
 from dpverify.usercode import NOTIONS as PRIVACY_NOTIONS
 from dpverify.usercode import guarded_factory, is_factory_path
 
+from .envs.bandit import Bandit
+from .envs.bandit_instances import armed_bandit, linear_bandit
 from .envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from .envs.min2021 import min2021_mdp
 from .envs.random_mdps import random_linear_mdp, random_linear_mixture_mdp
@@ -42,7 +44,11 @@ from .envs.zhou2021_mixture import zhou2021_mixture_mdp
 if TYPE_CHECKING:  # types only: naming the agents imports no calibration code
     from dpverify.calibration import NamedSchedule
 
-ENV_KINDS = ("linear", "mixture")
+ENV_KINDS = ("linear", "mixture", "bandit")
+#: The environment class of each kind, and how an error names it.
+ENV_TYPES: dict[str, tuple[type, str]] = {"linear": (LinearMDP, "linear MDP"),
+                                          "mixture": (LinearMixtureMDP, "linear mixture MDP"),
+                                          "bandit": (Bandit, "bandit")}
 
 
 def _import_attribute(target: str) -> Any:
@@ -87,7 +93,8 @@ class AgentEntry:
     Attributes:
         name: the name ``--agent`` takes.
         target: the factory or its ``"module:attribute"``.
-        env_kind: "linear" (linear MDPs) or "mixture" (linear mixture MDPs).
+        env_kind: "linear" (linear MDPs), "mixture" (linear mixture MDPs) or "bandit" (bandits,
+            :mod:`dpverify.agents.envs.bandit`).
         description: one line for listings.
         private: whether the agent makes a privacy claim.
         notion: "jdp" or "ldp" for a private agent (None for a non-private one).
@@ -125,7 +132,7 @@ class AgentEntry:
 
     @property
     def env_type(self) -> type:
-        return LinearMDP if self.env_kind == "linear" else LinearMixtureMDP
+        return ENV_TYPES[self.env_kind][0]
 
     @property
     def named_schedule(self) -> NamedSchedule | None:
@@ -321,11 +328,25 @@ def make_random_mixture(num_episodes: int, /, seed: int = 0, **options: Any) -> 
     return random_linear_mixture_mdp(np.random.default_rng(np.random.SeedSequence(seed)), **options)
 
 
+def make_bernoulli_bandit(num_episodes: int, /, **options: Any) -> Bandit:
+    return armed_bandit(**options)
+
+
+def make_linear_bandit(num_episodes: int, /, **options: Any) -> Bandit:
+    return linear_bandit(**options)
+
+
 register_environment("min2021", make_min2021, "Min et al. 2021 linear MDP, rescaled so that ‖φ‖ = 1")
 register_environment("min2021-raw", make_min2021_raw, "Min et al. 2021 linear MDP, raw features ‖φ‖ = 3")
 register_environment("zhou2021", make_zhou2021, "Zhou et al. 2021 hard linear mixture MDP (Liao et al. 2021)")
 register_environment("random-linear", make_random_linear, "random linear MDP (option seed)")
 register_environment("random-mixture", make_random_mixture, "random linear mixture MDP (option seed)")
+register_environment("bernoulli-bandit", make_bernoulli_bandit,
+                     "finite-armed stochastic bandit, one round per user (options num_arms, seed, instance="
+                     "random|hard|audit, gap, rewards=bernoulli|gaussian, noise_std, num_levels, means)")
+register_environment("linear-bandit", make_linear_bandit,
+                     "linear contextual bandit, finite arm set per round, ‖x‖ = 1, rewards in [0, 1] (options dim, "
+                     "num_arms, num_contexts, seed, instance=random|audit, rewards=bernoulli|gaussian)")
 
 # ---- agents (options: the fields of each agent's config except num_episodes) ----------------------------------
 
@@ -363,3 +384,31 @@ register_agent("ldp-ucrl-vtr", "dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr:LdpUcr
                schedule="dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr:NAMED_SCHEDULE",
                batched=BatchedTwin("dpverify.agents.ldp_ucrl_vtr.batched:build_twin",
                                    "dpverify.agents.ldp_ucrl_vtr.batched:covers"))
+
+# ---- bandit agents (one round per user: dpverify.agents.envs.bandit) ------------------------------------------
+
+register_agent("linucb", "dpverify.agents.bandits.linucb:LinUcb.from_options", "bandit",
+               "LinUCB / OFUL (Abbasi-Yadkori et al. 2011; options beta_multiplier, regularization, theta_bound)")
+register_agent("ucb", "dpverify.agents.bandits.ucb:Ucb.from_options", "bandit",
+               "UCB1 (Auer et al. 2002; option beta_multiplier)")
+register_agent("jdp-linucb", "dpverify.agents.bandits.jdp_linucb:JdpLinUcb.from_options", "bandit",
+               "JDP LinUCB (Shariff & Sheffet 2018: tree-based private Gram matrix and target, GOE noise; options "
+               "epsilon, delta, *_multiplier, regularization, theta_bound)",
+               private=True, notion="jdp", counterpart="linucb", bound="jdp-linucb/shariff-sheffet-2018",
+               schedule="dpverify.agents.bandits.jdp_linucb:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.bandits.jdp_linucb:build_twin",
+                                   "dpverify.agents.bandits.jdp_linucb:covers"))
+register_agent("ldp-linucb", "dpverify.agents.bandits.ldp_linucb:LdpLinUcb.from_options", "bandit",
+               "LDP LinUCB (Zheng et al. 2020: each user privatises x x^T and x r; options epsilon, delta, "
+               "*_multiplier, regularization, theta_bound)",
+               private=True, notion="ldp", counterpart="linucb", bound="ldp-linucb/zheng-2020",
+               schedule="dpverify.agents.bandits.ldp_linucb:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.bandits.ldp_linucb:build_twin",
+                                   "dpverify.agents.bandits.ldp_linucb:covers"))
+register_agent("dp-ucb", "dpverify.agents.bandits.dp_ucb:DpUcb.from_options", "bandit",
+               "DP-UCB (Mishra & Thakurta 2015; Tossou & Dimitrakakis 2016: Laplace binary-tree reward counters; "
+               "options epsilon, delta, conversion (default cks), *_multiplier)",
+               private=True, notion="jdp", counterpart="ucb", bound="dp-ucb/mishra-thakurta-2015",
+               schedule="dpverify.agents.bandits.dp_ucb:NAMED_SCHEDULE",
+               batched=BatchedTwin("dpverify.agents.bandits.dp_ucb:build_twin",
+                                   "dpverify.agents.bandits.dp_ucb:covers"))

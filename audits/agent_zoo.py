@@ -34,6 +34,15 @@ by the same mechanism with its noise numerically absent, σ·10⁻¹²):
 * ``ldp-unnoised-message`` — LDP-UCRL-VTR (Liao et al. 2021) whose users send their target message
   Δu un-noised (the Gram message is still privatised).
 
+Bandit agents (:mod:`dpverify.audits.bandit_zoo`: each bug a one-rule variant of JDP-LinUCB, DP-UCB or
+LDP-LinUCB, batched): ``jdp-linucb-half-noise`` (noise for half the sensitivity, worst-case canaries),
+``jdp-linucb-tree-noise-reused``, ``jdp-linucb-wrong-node-sets`` (running sums recorded as tree nodes, K = 16),
+``jdp-linucb-raw-statistics`` (planning from the raw sums: a JDP leak), ``dp-ucb-tree-noise-reused``,
+``dp-ucb-raw-count`` (the UCB index reads the raw reward sums), ``ldp-linucb-half-noise`` and
+``ldp-linucb-unnoised-target``. DP-UCB's half-noise and wrong-node-set bugs are within reach of the white-box
+checks only (Laplace noise: the audits' Clopper–Pearson bound needs far more trials than the zoo runs; at K = 3
+half the noise even stays within the (ε, δ) claim): :func:`dpverify.audits.bandit_zoo.contract_outcomes`.
+
 Third-party-style agents — written outside dpverify against the documented protocol, loaded by file path,
 with the bugs implementers really make in their *records* (a ledger that records more noise than is drawn,
 a release labelled as reading fewer users than it does, a sensitivity for the wrong statistic or relation)
@@ -63,6 +72,7 @@ from dpverify.agents.registry import agent_factory
 from dpverify.agents.tree_lsvi.batched import BatchedLuyo, BatchedNgo
 from dpverify.audit.executors import Executor, SerialExecutor
 from dpverify.audit.result import NO_VIOLATION_FOUND, VIOLATION
+from dpverify.audits.bandit_zoo import BATCHED as BANDIT_VARIANTS
 from dpverify.errors import InvalidParameterError
 
 CLAIM_EPSILON = 1.0
@@ -230,6 +240,7 @@ VARIANTS: dict[str, type] = {
     "ldp-ucrl-vtr": BatchedLdpUcrlVtr,
     "ldp-half-sensitivity": LdpHalfSensitivity,
     "ldp-quarter-sensitivity": LdpQuarterSensitivity,
+    **{f"{agent}-{bug}": cls for (agent, bug), cls in BANDIT_VARIANTS.items()},
 }
 
 
@@ -284,6 +295,8 @@ class AgentZooCase:
 LINEAR_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))
 SINGLE_ACTION_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
 MIXTURE_ENV = (("dim", 3), ("horizon", 2), ("num_actions", 1), ("num_states", 3), ("seed", 3))
+LINEAR_BANDIT_ENV = (("dim", 3), ("num_arms", 2), ("num_contexts", 2), ("seed", 3))
+ARMED_BANDIT_ENV = (("num_arms", 2), ("seed", 3))
 
 
 def _spec(agent: str, env: str, notion: str, trials: int, route: str = "two-world", episodes: int = 3,
@@ -335,7 +348,36 @@ def cases(scale: float = 1.0) -> tuple[AgentZooCase, ...]:
     out.append(AgentZooCase("ldp-unnoised-message (twin)", False, "the reference LDP-UCRL-VTR",
                             _spec("ldp-ucrl-vtr", "random-mixture", "ldp", small, env_options=MIXTURE_ENV),
                             NO_VIOLATION_FOUND))
+    out += _bandit_cases(t)
     return tuple(out)
+
+
+def _bandit_cases(t: int) -> list[AgentZooCase]:
+    """The bandit agents' planted bugs, each next to the correct agent on the same audit (module docstring)."""
+    out: list[AgentZooCase] = []
+    worst: dict[str, Any] = {"canary_design": "worst-case", "window": 1}
+
+    def case(agent: str, bug: str, notion: str, description: str, factor: int = 1, episodes: int = 3,
+             **extra: Any) -> None:
+        env, options = ("bernoulli-bandit", ARMED_BANDIT_ENV) if agent == "dp-ucb" else (
+            "linear-bandit", LINEAR_BANDIT_ENV)
+        spec = _spec(agent, env, notion, factor * t, episodes=episodes, env_options=options, **extra)
+        out.append(AgentZooCase(f"{agent}-{bug}", True, description, spec, VIOLATION, f"{agent}-{bug}"))
+        out.append(AgentZooCase(f"{agent}-{bug} (twin)", False, f"the reference {agent}, same configuration", spec,
+                                NO_VIOLATION_FOUND))
+
+    case("jdp-linucb", "half-noise", "billboard", "tree noise for half the sensitivity (recorded so)", factor=4,
+         **worst)
+    case("jdp-linucb", "tree-noise-reused", "billboard", "one noise draw added to every tree node")
+    case("jdp-linucb", "wrong-node-sets", "billboard", "running sums released as tree nodes", episodes=16,
+         canary_design="worst-case")
+    case("jdp-linucb", "raw-statistics", "jdp", "arms chosen from the raw Gram matrix and target")
+    case("dp-ucb", "tree-noise-reused", "billboard", "one Laplace draw added to every reward-counter node")
+    case("dp-ucb", "raw-count", "jdp", "UCB index read from the raw reward sums", episodes=4)
+    case("ldp-linucb", "half-noise", "ldp", "messages noised for half the sensitivity (recorded so)", factor=4,
+         **worst)
+    case("ldp-linucb", "unnoised-target", "ldp", "users send x·r without noise")
+    return out
 
 
 @dataclass(frozen=True)

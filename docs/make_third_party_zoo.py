@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = run_third_party_zoo(args.budget, args.env, args.episodes, workers=args.workers, only=args.only)
     rows = []
     for outcome in outcomes:
-        rows.append({**outcome.row(), "budget": args.budget, "episodes": args.episodes, "env": args.env,
+        rows.append({**outcome.row(), "budget": args.budget, "episodes": args.episodes,
+                     "env": outcome.case.env or args.env,
                      "reasons": list(outcome.reasons)})
         print(json.dumps(rows[-1], ensure_ascii=False), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,9 @@ GaussianMechanism, PrivacyLedger, calibrate``). They are resolved lazily, on fir
 scipy.optimize, sympy, matplotlib — until a name that needs them is used.
 
 - mechanisms (:mod:`dpverify.mechanisms`): :class:`GaussianMechanism`, :class:`GOEMechanism`,
-  :class:`LaplaceMechanism`, their base :class:`NoiseMechanism`, the registry :data:`MECHANISMS`
-  and :func:`register_mechanism`, :func:`mechanism_from_dict`; :class:`Neighbouring`;
+  :class:`LaplaceMechanism`, :class:`RandomizedResponse`, their base :class:`NoiseMechanism`, the registry
+  :data:`MECHANISMS` and :func:`register_mechanism`, :func:`mechanism_from_dict`; :class:`Neighbouring`;
+- claims (:mod:`dpverify.claims`): :class:`PrivacyClaim` (pure ε, (ε, δ), ρ-zCDP, μ-GDP) compared with a ledger;
 - accounting (:mod:`dpverify.ledger`, :mod:`dpverify.conversions`): :class:`PrivacyLedger`,
   :class:`DPGuarantee`, :data:`CONVERSIONS`, :func:`guarantee`, :func:`epsilon_from_rho`,
   :func:`rho_for_epsilon_delta`, :func:`epsilon_exact_gaussian`, :func:`mu_for_epsilon_delta`;
@@ -42,13 +43,15 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - running from a sour
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         (
-            "GaussianMechanism", "GOEMechanism", "LaplaceMechanism", "NoiseMechanism", "Mechanism",
+            "GaussianMechanism", "GOEMechanism", "LaplaceMechanism", "RandomizedResponse", "NoiseMechanism",
+            "Mechanism",
             "MECHANISMS", "register_mechanism", "mechanism_from_dict",
         ),
         "dpverify.mechanisms",
     ),
     "Neighbouring": "dpverify.neighbouring",
     "PrivacyLedger": "dpverify.ledger",
+    "PrivacyClaim": "dpverify.claims",
     **dict.fromkeys(
         (
             "DPGuarantee", "CONVERSIONS", "guarantee", "epsilon_from_rho", "rho_for_epsilon_delta",
@@ -110,6 +113,9 @@ if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-e
     from dpverify.calibration import (
         calibrate as calibrate,
     )
+    from dpverify.claims import (
+        PrivacyClaim as PrivacyClaim,
+    )
     from dpverify.conversions import (
         CONVERSIONS as CONVERSIONS,
     )
@@ -160,6 +166,9 @@ if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-e
     )
     from dpverify.mechanisms import (
         NoiseMechanism as NoiseMechanism,
+    )
+    from dpverify.mechanisms import (
+        RandomizedResponse as RandomizedResponse,
     )
     from dpverify.mechanisms import (
         mechanism_from_dict as mechanism_from_dict,

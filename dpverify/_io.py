@@ -3,7 +3,7 @@
 - :func:`check_output_dir` validates an output directory *before* any work starts: it must be a
   directory (or creatable as one) that this process can write, and it must not already hold the files
   about to be written unless the caller passes ``force`` (the command line's ``--force``).
-- :func:`atomic_write_text` / :func:`atomic_write_bytes` / :func:`atomic_writer` write to a temporary
+- :func:`atomic_write_text` / :func:`atomic_write_bytes` write to a temporary
   file in the same directory and rename it over the target (``os.replace``, atomic on POSIX), so a
   reader sees the old file or the new one, never a mix.
 - :class:`FileSet` writes several files of one result all-or-nothing: each goes to a temporary file
@@ -29,7 +29,7 @@ from typing import IO, Any
 from dpverify.errors import InvalidParameterError
 
 #: The largest input file read whole (a ledger of a million blocks is ~300 MB of JSON).
-MAX_INPUT_BYTES = 1 << 30
+_MAX_INPUT_BYTES = 1 << 30
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
@@ -38,7 +38,7 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR,
 def read_input_text(option: str, path: str | os.PathLike[str], what: str = "file") -> str:
     """The UTF-8 text of a regular input file, or an InvalidParameterError naming ``option``: a FIFO, socket,
     device or directory is refused before it is opened (reading one would block or never end), and so is
-    a file above :data:`MAX_INPUT_BYTES`."""
+    a file above :data:`_MAX_INPUT_BYTES`."""
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -46,8 +46,8 @@ def read_input_text(option: str, path: str | os.PathLike[str], what: str = "file
     for test, kind in _KINDS:
         if test(info.st_mode):
             raise InvalidParameterError(option, f"must be a regular {what}, not {kind}", str(path))
-    if info.st_size > MAX_INPUT_BYTES:
-        raise InvalidParameterError(option, f"must be a {what} of at most {MAX_INPUT_BYTES >> 20} MiB "
+    if info.st_size > _MAX_INPUT_BYTES:
+        raise InvalidParameterError(option, f"must be a {what} of at most {_MAX_INPUT_BYTES >> 20} MiB "
                                     f"(it has {info.st_size >> 20} MiB)", str(path))
     try:
         with open(path, encoding="utf-8") as handle:
@@ -152,7 +152,7 @@ def remove_stale(directory: str | os.PathLike[str], before: Iterable[str], writt
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str | os.PathLike[str], mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
+def _atomic_writer(path: str | os.PathLike[str], mode: str = "w", **open_args: Any) -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success it replaces ``path``, on error it is removed."""
     target = Path(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -171,13 +171,13 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w", **open_args: An
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
-    with atomic_writer(path, "w", encoding="utf-8", newline="") as handle:
+    with _atomic_writer(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
-    with atomic_writer(path, "wb") as handle:
+    with _atomic_writer(path, "wb") as handle:
         handle.write(data)
 
 

@@ -17,6 +17,11 @@ Routes:
 - Laplace with ``delta=0``: pure ε by basic composition (Dwork et al. 2006), b = kΔ₁/ε. With
   ``delta > 0``: the ledger's zCDP route (ρ = ε0²/2 per release, Bun & Steinke 2016, Proposition 1.4,
   then the CKS or Bun–Steinke conversion), which wins over basic composition for many compositions.
+- Randomized response (:func:`calibrate_randomized_response`): the largest ε of each coordinate such that
+  ``compositions`` releases of Δ₀ coordinates each — n = compositions·Δ₀ k-RR pairs — meet the target: pure
+  nε ≤ ε with ``delta=0``, else the exact profile of n k-RR pairs (:func:`dpverify.composition.rr_epsilon`;
+  the optimal composition theorem of Kairouz, Oh & Viswanath 2015 for k = 2; for k > 2 and n above
+  :data:`~dpverify.composition.MAX_KARY_COMPOSITIONS` the binary profile, which bounds it).
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ import math
 from collections.abc import Callable
 
 from dpverify import _validate
-from dpverify.conversions import CONVERSIONS, epsilon_exact_gaussian, rho_for_epsilon_delta
+from dpverify.composition import MAX_KARY_COMPOSITIONS, rr_delta, rr_epsilon
+from dpverify.conversions import CONVERSIONS, DELTA_SAFETY, epsilon_exact_gaussian, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import PrivacyLedger
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, Mechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, Mechanism, RandomizedResponse
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
 
@@ -37,6 +43,7 @@ __all__ = [
     "calibrate_gaussian",
     "calibrate_goe",
     "calibrate_laplace",
+    "calibrate_randomized_response",
     "composed_epsilon",
     "composition_ledger",
 ]
@@ -63,12 +70,17 @@ def composed_epsilon(mechanism: Mechanism, delta: float, compositions: int = 1, 
     """ε at δ of ``compositions`` releases of ``mechanism``, by the route its calibrator uses.
 
     ``conversion=None`` picks the mechanism's own route: ``exact`` for Gaussian and GOE; for Laplace,
-    pure ε by basic composition when ``delta == 0`` and the ledger's ``cks`` conversion otherwise.
+    pure ε by basic composition when ``delta == 0`` and the ledger's ``cks`` conversion otherwise; for
+    randomized response, pure ε when ``delta == 0`` and the exact profile of its k-RR pairs otherwise
+    (:func:`_rr_composed`).
     A Gaussian route is the larger of the ledger's answer and, for one release, the direct claim
     ε(μ, δ) — both must meet a target.
     """
     compositions = _validate.integer("compositions", compositions, minimum=1)
     delta = _validate.non_negative("delta", delta)
+    if isinstance(mechanism, RandomizedResponse) and conversion is None:
+        return _rr_composed(mechanism.local_epsilon, compositions * mechanism.sensitivity, delta,
+                            mechanism.categories)
     if isinstance(mechanism, LaplaceMechanism) and delta == 0:
         if conversion is not None:
             raise InvalidParameterError("conversion", "must be None for pure ε (delta = 0)", conversion)
@@ -217,3 +229,56 @@ def calibrate_laplace(
     mechanism = _calibrated(build, sensitivity / math.sqrt(2.0 * rho0), epsilon, delta, compositions, conversion,
                             "Laplace")
     return mechanism  # type: ignore[return-value]
+
+
+def _rr_composed(local_epsilon: float, pairs: int, delta: float, categories: int) -> float:
+    """ε at δ of ``pairs`` k-RR pairs: pure (rounded up) at δ = 0, else their exact profile (the binary one,
+    which bounds it, for k > 2 past :data:`~dpverify.composition.MAX_KARY_COMPOSITIONS`)."""
+    if delta == 0:
+        return round_up(pairs * local_epsilon, 1)
+    k = categories if categories == 2 or pairs <= MAX_KARY_COMPOSITIONS else 2
+    return rr_epsilon(local_epsilon, pairs, _validate.open_unit("delta", delta), k)
+
+
+def calibrate_randomized_response(
+    epsilon: float,
+    delta: float = 0.0,
+    categories: int = 2,
+    compositions: int = 1,
+    dim: int = 1,
+    sensitivity: int = 1,
+    relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+) -> RandomizedResponse:
+    """The randomized response (k = ``categories``, ``dim`` coordinates, Hamming sensitivity Δ₀) with the
+    largest ε per coordinate (up to rounding) whose ``compositions`` releases meet (ε, δ) — pure ε at δ = 0
+    (module docstring).
+
+    >>> m = calibrate_randomized_response(1.0, compositions=4)
+    >>> composed_epsilon(m, 0.0, 4) <= 1.0, round(m.local_epsilon, 6)
+    (True, 0.25)
+    """
+    epsilon = _validate.positive("epsilon", epsilon)
+    delta = _validate.non_negative("delta", delta)
+    if delta:
+        _validate.open_unit("delta", delta)
+    compositions = _validate.integer("compositions", compositions, minimum=1)
+    relation_ = Neighbouring.parse(relation)
+    build = lambda e: RandomizedResponse(sensitivity, e, dim, categories, relation_)  # noqa: E731
+    pairs = compositions * build(1.0).sensitivity
+    k = categories if categories == 2 or pairs <= MAX_KARY_COMPOSITIONS else 2
+    # the bisection reads the profile at the target (one evaluation), the result is checked by its inverse
+    meets = (lambda e: pairs * e <= epsilon) if delta == 0 else (
+        lambda e: rr_delta(e, pairs, epsilon, k) <= delta * (1.0 - DELTA_SAFETY))
+    lo, hi = round_down(epsilon / pairs, 2), epsilon  # pure composition meets the target at every δ
+    while meets(hi):  # (a pair's ε at δ grows without bound with its parameter)
+        hi *= 2.0
+    for _ in range(200):  # bisection on ε per coordinate, keeping meets(lo)
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi or hi - lo <= 1e-13 * lo:
+            break
+        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
+    while _rr_composed(lo, pairs, delta, categories) > epsilon:  # the inverse rounds up: step below it
+        lo = round_down(lo, 4)
+    mechanism = build(lo)
+    _check_tight(composed_epsilon(mechanism, delta, compositions), epsilon, "randomized response")
+    return mechanism

@@ -61,7 +61,7 @@ class StatisticSpec:
         family: short machine name (ledger family).
         description: what is summed, with the paper's line.
         kind: the ``statistic_kind`` of a registered mechanism (:data:`dpverify.mechanisms.MECHANISMS`): "vector"
-            (Gaussian mechanism, ℓ2 sensitivity) or "symmetric-matrix" (GOE, Frobenius).
+            (Gaussian mechanism, ℓ2 sensitivity), "symmetric-matrix" (GOE, Frobenius) or "l1-vector" (Laplace, ℓ1).
         dim: d (vector length or matrix side).
         sensitivity: ℓ2 or Frobenius sensitivity under the schedule's relation.
         users: which users each release touches: a :class:`~dpverify.ledger.UserPattern` or its name

@@ -31,9 +31,10 @@ from dpverify.calibration import (
     calibrate,
     schedule_count,
 )
-from dpverify.conversions import CONVERSIONS
+from dpverify.conversions import CONVERSIONS, get_conversion
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import ACCOUNTING_MODES
+from dpverify.mechanisms import mechanism_for_statistic
 from dpverify.neighbouring import Neighbouring
 
 #: Targets ε outside this range are refused: below it the calibrated noise cannot be resolved in
@@ -131,7 +132,8 @@ class CalibrationReport:
         headline_model: the sensitivity model of the headline, one of the schedule's models
             ("derived", "paper" or "staged" for DP-LSVI-UCB++; "standard" or "staged" for
             LDP-UCRL-VTR).
-        by_conversion: the headline model calibrated under each conversion.
+        by_conversion: the headline model calibrated under each conversion that applies to its releases (the
+            exact one needs Gaussian releases).
         by_sensitivity_model: each sensitivity model calibrated under ``settings.conversion``.
         lead_family: the statistic whose noise the conversion table compares (the schedule's first).
         printed: the printed-noise accounts (DP-LSVI-UCB++ only), else None.
@@ -232,7 +234,9 @@ def calibration_report(settings: CalibrationSettings) -> CalibrationReport:
     schedules: dict[str, ReleaseSchedule] = {
         m: named.build(s.horizon, s.episodes, s.dim, m, s.relation) for m in named.models}
     headline = s.sensitivity
-    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in CONVERSIONS}
+    gaussian = all(mechanism_for_statistic(spec.kind).noise_law == "normal" for spec in schedules[headline].statistics)
+    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in CONVERSIONS
+                     if gaussian or not get_conversion(c).gaussian_only}  # e.g. no exact route for Laplace noise
     by_model = {
         m: by_conversion[s.conversion] if m == headline
         else calibrate(sch, s.epsilon, s.delta, s.conversion, s.accounting)

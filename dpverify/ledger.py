@@ -10,11 +10,13 @@ stage h, its mechanism, and which users' data it touches. It answers
   are post-processing for that pair). The worst case over users is the guarantee of the whole run;
 - a breakdown per statistic family; and (ε, δ) under any conversion of :mod:`dpverify.conversions`.
   With only Gaussian releases (GOE included) the ``exact`` conversion applies to the worst user's
-  μ² = Σ (Δ/σ)² = 2ρ_u.
+  μ² = Σ (Δ/σ)² = 2ρ_u; any ledger — Laplace, randomized response, mixed — is accounted by every route of
+  :mod:`dpverify.accounting` (:meth:`PrivacyLedger.account`), the least of which is its ε.
 
 Scale: releases are stored as rectangular *blocks* (family × episode range × stage range, one
 mechanism, one user pattern), so the DP-LSVI-UCB++ schedule at H = 20, K = 10⁵ (8×10⁶ releases) is four
-blocks. :meth:`PrivacyLedger.record` merges consecutive single releases into blocks as they arrive.
+blocks. :meth:`PrivacyLedger.record` and :meth:`~PrivacyLedger.record_releases` (a billboard's block) merge
+releases into blocks as they arrive.
 
 Which users a release touches is a :class:`UserPattern`:
 
@@ -47,13 +49,14 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dpverify import _validate
+from dpverify.accounting import ACCOUNTING_MODES, RouteEpsilon, epsilon_routes, tightest
 from dpverify.conversions import (
     CONVERSION_REGISTRY,
     DPGuarantee,
@@ -72,8 +75,6 @@ SCHEMA_VERSION = 1
 #: Elementary operations (:mod:`dpverify.limits`) reading and accounting one block of a ledger file costs (about
 #: half a millisecond of Python, measured on one core).
 BLOCK_OPERATIONS = 1e5
-
-ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
 
 #: Users per chunk when per-user ρ must be computed user by user (binary-tree releases).
 _USER_CHUNK = 1 << 20
@@ -348,11 +349,6 @@ class ReleaseBlock:
     def n_releases(self) -> int:
         return self.n_episodes * self.n_stages
 
-    def per_user_rho(self, n_users: int) -> np.ndarray:
-        """ρ paid by each user u = 1..n_users for the releases of this block."""
-        counts = self.users.counts(self.episodes[0], self.episodes[1], n_users)
-        return counts * (self.n_stages * self.mechanism.rho)
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "family": self.family,
@@ -387,38 +383,6 @@ _BLOCK_FIELDS: tuple[str, ...] = ("family", "episodes", "stages", "mechanism", "
 _LEDGER_FIELDS: tuple[str, ...] = ("schema", "schema_version", "relation", "blocks")
 
 
-def _merged(prev: ReleaseBlock, cur: ReleaseBlock) -> ReleaseBlock | None:
-    """The single block equal to prev ∪ cur when they form one rectangle (cur right after prev)."""
-    if (
-        prev.users == cur.users
-        and prev.stages == cur.stages
-        and prev.episodes[1] + prev.users.step == cur.episodes[0]
-        and (prev.mechanism is cur.mechanism or prev.mechanism == cur.mechanism)
-    ):
-        return ReleaseBlock(prev.family, (prev.episodes[0], cur.episodes[1]), prev.stages, prev.mechanism, prev.users)
-    return None
-
-
-def _block_of(family: str, run: list) -> ReleaseBlock:
-    """The block of a run [k0, k1, h0, h1, mechanism, users]."""
-    return ReleaseBlock(family, (run[0], run[1]), (run[2], run[3]), run[4], run[5])
-
-
-def _merge_into(closed: list[ReleaseBlock], tails: dict[tuple[tuple[int, int], int], int],
-                block: ReleaseBlock) -> None:
-    """Add ``block`` to a family's closed blocks, merged into the last block of its stages and mechanism when it
-    continues it (else into the last block, for an equal mechanism that is another object; else appended)."""
-    i = tails.get((block.stages, id(block.mechanism)))
-    if i is None and closed:
-        i = len(closed) - 1
-    merged = _merged(closed[i], block) if i is not None else None
-    if merged is not None and i is not None:
-        closed[i] = merged
-        return
-    closed.append(block)
-    tails[(block.stages, id(block.mechanism))] = len(closed) - 1
-
-
 def _range(name: str, value: object) -> tuple[int, int]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise InvalidParameterError(name, "must be a pair (first, last)", value)
@@ -428,6 +392,130 @@ def _range(name: str, value: object) -> tuple[int, int]:
         raise InvalidParameterError(f"{name}[1]", f"must be <= 2^53 = {MAX_COUNT} (larger counts are not exact in "
                                     "floating point)", last)
     return (first, last)
+
+
+# --------------------------------------------------------------------------------------------
+# Runs: releases gathered into blocks as they are recorded
+
+
+@dataclass(slots=True)
+class _Run:
+    """Releases gathered into one block: each episode of ``episodes`` (those divisible by the step of ``users``)
+    at each stage of ``stages``, by ``mechanism``; set aside and closed under its :attr:`key`. A family's current
+    run grows in place; a closed run is never changed (a merge replaces it), so a copy of a list of them is a
+    snapshot."""
+
+    episodes: tuple[int, int]
+    stages: tuple[int, int]
+    mechanism: Mechanism
+    users: UserPattern
+
+    @property
+    def key(self) -> tuple[tuple[int, int], Mechanism]:  # (the mechanism as a value, compared by equality)
+        return (self.stages, self.mechanism)
+
+    def made_by(self, mechanism: Mechanism, users: UserPattern) -> bool:
+        return ((self.mechanism is mechanism or self.mechanism == mechanism)
+                and (self.users is users or self.users == users))
+
+    def grow(self, episode: int, stages: tuple[int, int]) -> bool:
+        """Take in the releases of ``stages`` at ``episode`` if they border the run — its stages at its next episode,
+        or one stage below or above its stages in its only episode — and say whether it did."""
+        (k0, k1), (h0, h1), (first, last) = self.episodes, self.stages, stages
+        if stages == self.stages and episode == k1 + self.users.step:
+            self.episodes = (k0, episode)
+            return True
+        if first == last and k0 == k1 == episode and (first == h0 - 1 or first == h1 + 1):
+            self.stages = (min(h0, first), max(h1, first))
+            return True
+        return False
+
+
+@dataclass(slots=True)
+class _FamilyRecord:
+    """One family's releases as recorded: the run being extended, runs set aside (one per key: a family released by
+    one mechanism per stage resumes each stage's run episode after episode), closed runs, and the position in
+    ``closed`` of the last run of each key (where a closed run that continues it is merged)."""
+
+    current: _Run | None = None
+    set_aside: dict[tuple[tuple[int, int], Mechanism], _Run] = field(default_factory=dict)
+    closed: list[_Run] = field(default_factory=list)
+    tails: dict[tuple[tuple[int, int], Mechanism], int] = field(default_factory=dict)
+
+    def extend(self, episode: int, stages: tuple[int, int], mechanism: Mechanism, users: UserPattern) -> bool:
+        """Add releases to the current run if they border it, else (one stage) to the set-aside run of its stage and
+        mechanism whose next episode it is, which becomes the current run; False when no run takes them."""
+        if self.current is not None and self.current.made_by(mechanism, users) and self.current.grow(episode, stages):
+            return True
+        earlier = self.set_aside.get((stages, mechanism)) if self.set_aside and stages[0] == stages[1] else None
+        if earlier is None or episode != earlier.episodes[1] + users.step or not earlier.made_by(mechanism, users):
+            return False
+        del self.set_aside[earlier.key]
+        self.start(earlier)
+        earlier.episodes = (earlier.episodes[0], episode)
+        return True
+
+    def stretch(self, episode: int, first: int, last: int) -> bool:
+        """Extend the current run from stage ``first`` on to ``last`` (either way) when its only episode is
+        ``episode`` and it ends at ``first`` on that side: what recording the stages in between one by one does."""
+        run = self.current
+        if run is None or run.episodes != (episode, episode) or run.stages[last > first] != first:
+            return False
+        run.stages = (run.stages[0], last) if last > first else (last, run.stages[1])
+        return True
+
+    def start(self, run: _Run) -> None:
+        """Make ``run`` the current run; set the current one aside (closing the set-aside run of its key)."""
+        if self.current is not None:
+            earlier = self.set_aside.pop(self.current.key, None)
+            if earlier is not None:
+                self.close(earlier)
+            self.set_aside[self.current.key] = self.current
+        self.current = run
+
+    def close(self, run: _Run, merge: bool = True) -> None:
+        """Add a finished run to the closed ones, merged into the last closed run of its key (its stages and
+        mechanism) when it continues it: the same users, in the episodes right after."""
+        i = self.tails.get(run.key, -1)
+        tail = self.closed[i] if merge and i >= 0 else None
+        if tail is not None and tail.users == run.users and tail.episodes[1] + run.users.step == run.episodes[0]:
+            self.closed[i] = _Run((tail.episodes[0], run.episodes[1]), tail.stages, tail.mechanism, tail.users)
+        else:
+            self.tails[run.key] = len(self.closed)
+            self.closed.append(run)
+
+    def pending(self) -> list[_Run]:  # the set-aside runs, in the order they were set aside, then the current one
+        return [*self.set_aside.values(), *([] if self.current is None else [self.current])]
+
+    def blocks(self, family: str) -> list[ReleaseBlock]:
+        """The family's blocks, its pending runs closed in a copy, in a canonical order (stages, then episodes)."""
+        view = _FamilyRecord(closed=list(self.closed), tails=dict(self.tails))
+        for run in self.pending():
+            view.close(run)
+        blocks = [ReleaseBlock(family, r.episodes, r.stages, r.mechanism, r.users) for r in view.closed]
+        return sorted(blocks, key=lambda b: (b.stages, b.episodes))
+
+
+def _stage_runs(releases: Sequence[tuple[str, int, Mechanism]]) -> list[tuple[str, int, int, Mechanism]]:
+    """(family, first, last, mechanism) of each run of releases one family makes at consecutive stages by one
+    mechanism, ascending (first ≤ last) or descending, family by family in the order of their first release."""
+    if releases:  # (most often one run: one family's stages at once)
+        family, first, mechanism = releases[0]
+        if type(first) is int and first >= 1 and all(
+                r[0] == family and r[1] == first + i and r[2] is mechanism for i, r in enumerate(releases)):
+            return [(family, first, first + len(releases) - 1, mechanism)]
+    runs: dict[str, list[tuple[int, int, Mechanism]]] = {}
+    for family, stage, mechanism in releases:
+        if type(stage) is not int or stage < 1:
+            stage = _validate.integer("stage", stage, minimum=1)
+        family_runs = runs.setdefault(family, [])
+        first, last, previous = family_runs[-1] if family_runs else (0, 0, None)
+        if ((stage == last + 1 and first <= last) or (stage == last - 1 and first >= last)) and (
+                previous is mechanism or previous == mechanism):
+            family_runs[-1] = (first, stage, mechanism)
+        else:
+            family_runs.append((stage, stage, mechanism))
+    return [(family, *run) for family, family_runs in runs.items() for run in family_runs]
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,9 +538,10 @@ class LedgerAccount:
     """What a ledger answers at one δ: ρ (naive and worst user) and ε under each conversion.
 
     ``epsilon`` maps a conversion name to ε (``exact`` is present only when every release is
-    Gaussian). The ε are for the *published statistics* (the billboard); by the billboard lemma
-    (Hsu et al. 2014; Sahu 2025 Lemma 2.4) the same (ε, δ) holds as joint DP for actions computed from
-    the billboard and each user's own data only.
+    Gaussian); ``routes`` holds every route of :mod:`dpverify.accounting` (those that do not apply with
+    their reason) and ``tightest`` the least ε among them — the ledger's ε. The ε are for the *published
+    statistics* (the billboard); by the billboard lemma (Hsu et al. 2014; Sahu 2025 Lemma 2.4) the same
+    (ε, δ) holds as joint DP for actions computed from the billboard and each user's own data only.
     """
 
     relation: Neighbouring
@@ -465,6 +554,8 @@ class LedgerAccount:
     accounting: str
     epsilon: dict[str, float]
     families: tuple[FamilySummary, ...]
+    routes: tuple[RouteEpsilon, ...] = ()
+    tightest: RouteEpsilon | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -488,19 +579,8 @@ class PrivacyLedger:
 
     def __init__(self, relation: Neighbouring | str = Neighbouring.REPLACE_ONE) -> None:
         self.relation = Neighbouring.parse(relation)
-        self._closed: dict[str, list[ReleaseBlock]] = {}
-        # The run each family is currently extending by `record`, kept as plain values so that a
-        # release costs a few comparisons (agents record millions): [k0, k1, h0, h1, mechanism, users].
-        self._open: dict[str, list] = {}
-        # The families in the order of their first release (the order of :attr:`blocks`).
-        self._order: dict[str, None] = {}
-        # Per family, the position in its closed blocks of the last block of each (stages, mechanism): where a
-        # closed run that continues it is merged, so that runs interleaved across stages (a family released by
-        # one mechanism per stage) still merge into one block per stage.
-        self._tails: dict[str, dict[tuple[tuple[int, int], int], int]] = {}
-        # Per family, runs set aside by a release that did not extend them, keyed by (h0, h1, id(mechanism)):
-        # a family released by one mechanism per stage extends each stage's run episode after episode.
-        self._parked: dict[str, dict[tuple[int, int, int], list]] = {}
+        # Each family's record, in the order of the family's first release (the order of :attr:`blocks`).
+        self._families: dict[str, _FamilyRecord] = {}
 
     # ---- recording ---------------------------------------------------------------------------
 
@@ -508,30 +588,7 @@ class PrivacyLedger:
     def blocks(self) -> tuple[ReleaseBlock, ...]:
         """Every block, grouped by family in the order families first appeared (runs merged), a family's blocks
         by stages, then episodes."""
-        out: list[ReleaseBlock] = []
-        for family in self._families_in_order():
-            closed = list(self._closed.get(family, []))
-            tails = dict(self._tails.get(family, {}))
-            for run in self._runs(family):
-                _merge_into(closed, tails, _block_of(family, run))
-            # (in a canonical order: the blocks of a family do not depend on the order they were recorded in)
-            out.extend(sorted(closed, key=lambda b: (b.stages, b.episodes)))
-        return tuple(out)
-
-    def _runs(self, family: str) -> list[list]:
-        """The family's runs not yet closed: the parked ones, then the current one."""
-        runs = list(self._parked.get(family, {}).values())
-        if family in self._open:
-            runs.append(self._open[family])
-        return runs
-
-    def _append_closed(self, family: str, block: ReleaseBlock) -> None:
-        closed = self._closed.setdefault(family, [])
-        closed.append(block)
-        self._tails.setdefault(family, {})[(block.stages, id(block.mechanism))] = len(closed) - 1
-
-    def _families_in_order(self) -> list[str]:
-        return list(self._order)
+        return tuple(block for family, record in self._families.items() for block in record.blocks(family))
 
     def _check_relation(self, mechanism: Mechanism) -> None:
         relation = getattr(mechanism, "relation", None)
@@ -542,36 +599,8 @@ class PrivacyLedger:
                 getattr(relation, "value", relation),  # the relation's name, not the enum's repr
             )
 
-    def _close(self, family: str) -> None:
-        """Turn the family's runs (parked and current) into blocks, each merged with a block it continues."""
-        runs = self._runs(family)
-        self._open.pop(family, None)
-        self._parked.pop(family, None)
-        for run in runs:
-            _merge_into(self._closed.setdefault(family, []), self._tails.setdefault(family, {}),
-                        _block_of(family, run))
-
-    def _park(self, family: str) -> None:
-        """Set the family's current run aside (closing an earlier parked run of the same stages and mechanism)."""
-        run = self._open.pop(family, None)
-        if run is None:
-            return
-        parked = self._parked.setdefault(family, {})
-        key = (run[2], run[3], id(run[4]))
-        earlier = parked.pop(key, None)
-        if earlier is not None:
-            _merge_into(self._closed.setdefault(family, []), self._tails.setdefault(family, {}),
-                        _block_of(family, earlier))
-        parked[key] = run
-
-    def record_block(
-        self,
-        family: str,
-        episodes: tuple[int, int],
-        stages: tuple[int, int],
-        mechanism: Mechanism,
-        users: str | UserPattern,
-    ) -> ReleaseBlock:
+    def record_block(self, family: str, episodes: tuple[int, int], stages: tuple[int, int], mechanism: Mechanism,
+                     users: str | UserPattern) -> ReleaseBlock:
         """Record a whole rectangle of releases at once (used by schedules). For a pattern with ``step`` > 1 the
         rectangle is that of the episodes in ``episodes`` divisible by the step (at least one)."""
         pattern = user_pattern(users)
@@ -583,80 +612,55 @@ class PrivacyLedger:
                                         episodes)
         block = ReleaseBlock(family, (first, last), stages, mechanism, pattern)
         self._check_relation(block.mechanism)
-        self._close(family)
-        self._append_closed(family, block)
-        self._order.setdefault(family)
+        record = self._families.setdefault(family, _FamilyRecord())
+        for run in record.pending():  # the block starts no run: the family's runs are closed first
+            record.close(run)
+        record.current, record.set_aside = None, {}
+        record.close(_Run(block.episodes, block.stages, block.mechanism, block.users), merge=False)
         return block
 
-    def record(
-        self, family: str, episode: int, stage: int, mechanism: Mechanism, users: str | UserPattern
-    ) -> None:
-        """Record one release; consecutive releases of a family are merged into blocks.
-
-        Agents record stage by stage (any order of stages within an episode, one episode after the
-        other); a release that does not extend the family's current run starts a new one, so the
-        ledger is exact whatever the order — merging only saves memory.
-        """
+    def record(self, family: str, episode: int, stage: int, mechanism: Mechanism, users: str | UserPattern) -> None:
+        """Record one release, merged into a block with the family's releases it borders: agents record stage by
+        stage (any order of stages within an episode, one episode after the other); a release that extends neither
+        the family's current run nor a set-aside run of its stage starts a new one, so the ledger is exact whatever
+        the order — merging only saves memory."""
         if type(episode) is not int or episode < 1:
             episode = _validate.integer("episode", episode, minimum=1)
         if type(stage) is not int or stage < 1:
             stage = _validate.integer("stage", stage, minimum=1)
         pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
-        run = self._open.get(family)
-        if (run is not None and (run[4] is mechanism or run[4] == mechanism)
-                and (run[5] is pattern or run[5] == pattern)):
-            k0, k1, h0, h1 = run[0], run[1], run[2], run[3]
-            if k0 == k1 == episode and (stage == h0 - 1 or stage == h1 + 1):
-                run[2], run[3] = min(h0, stage), max(h1, stage)
-                return
-            if h0 == h1 == stage and episode == k1 + pattern.step:
-                run[1] = episode
-                return
-        parked = self._parked.get(family)
-        if parked:  # the next episode of a stage's run set aside (one mechanism per stage)
-            earlier = parked.get((stage, stage, id(mechanism)))
-            if (earlier is not None and episode == earlier[1] + pattern.step
-                    and (earlier[5] is pattern or earlier[5] == pattern)):
-                del parked[(stage, stage, id(mechanism))]
-                self._park(family)
-                earlier[1] = episode
-                self._open[family] = earlier
-                return
+        record = self._families.get(family)
+        if record is not None and record.extend(episode, (stage, stage), mechanism, pattern):
+            return
         if episode % pattern.step:
             raise InvalidParameterError("episode", f"must be a multiple of {pattern.step} for users {pattern.kind!r}",
                                         episode)
         if not isinstance(family, str) or not family:
             raise InvalidParameterError("family", "must be a non-empty string", family)
-        if not hasattr(mechanism, "rho"):
+        if not isinstance(mechanism, Mechanism) and not hasattr(mechanism, "rho"):  # (hasattr evaluates ρ)
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(mechanism).__name__)
         self._check_relation(mechanism)
-        self._park(family)
-        self._open[family] = [episode, episode, stage, stage, mechanism, pattern]
-        self._order.setdefault(family)
+        self._families.setdefault(family, _FamilyRecord()).start(_Run((episode, episode), (stage, stage), mechanism,
+                                                                      pattern))
 
-    def record_stages(
-        self, family: str, episode: int, stages: tuple[int, int], mechanism: Mechanism, users: str | UserPattern
-    ) -> None:
-        """Record one release for each stage first..last of ``episode``, in that order.
-
-        The same ledger as calling :meth:`record` stage by stage; when the stages extend the family's
-        current run of this episode, the run is extended once instead of once per stage.
-        """
-        first, last = _range("stages", stages)
-        run = self._open.get(family)
-        if run is not None and run[2] == first and run[3] == last and type(episode) is int:
-            pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
-            if (episode == run[1] + pattern.step and (run[4] is mechanism or run[4] == mechanism)
-                    and (run[5] is pattern or run[5] == pattern)):
-                run[1] = episode  # the next episode of the same stages: the run stays one rectangle
-                return
-        self.record(family, episode, first, mechanism, users)
-        run = self._open[family]
-        if run[0] == run[1] == episode and run[3] == first:
-            run[3] = last
-            return
-        for stage in range(first + 1, last + 1):
-            self.record(family, episode, stage, mechanism, users)
+    def record_releases(self, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
+                        users: str | UserPattern) -> None:
+        """Record releases of one episode, ``releases[i]`` = (family, stage, mechanism) (a billboard's block), family
+        by family: a run of consecutive stages by one mechanism extends the family's current run at once when it is
+        its next episode, else is recorded as by :meth:`record` stage by stage (the same releases and accounting;
+        the same blocks for the orders agents record in: each episode's stages in a sweep, episode after episode)."""
+        if type(episode) is not int or episode < 1:
+            episode = _validate.integer("episode", episode, minimum=1)
+        pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
+        for family, first, last, mechanism in _stage_runs(releases):
+            record = self._families.get(family)
+            if first < last and record is not None and record.extend(episode, (first, last), mechanism, pattern):
+                continue  # the next episode of the current run's stages
+            self.record(family, episode, first, mechanism, pattern)
+            if first != last and not self._families[family].stretch(episode, first, last):
+                step = 1 if last > first else -1
+                for stage in range(first + step, last + step, step):
+                    self.record(family, episode, stage, mechanism, pattern)
 
     # ---- queries -----------------------------------------------------------------------------
 
@@ -675,7 +679,7 @@ class PrivacyLedger:
         return all(b.mechanism.is_gaussian for b in self.blocks)
 
     def families(self) -> tuple[str, ...]:
-        return tuple(self._families_in_order())
+        return tuple(self._families)
 
     def naive_rho(self, family: str | None = None) -> float:
         """Σ ρ over all releases (of one family), rounded up: what "number of releases × ρ0" gives."""
@@ -770,7 +774,8 @@ class PrivacyLedger:
         return DPGuarantee(epsilon_from_rho(rho, delta, conversion), delta, conversion, rho)
 
     def account(self, delta: float, accounting: str = "per-user") -> LedgerAccount:
-        """Everything at once: ρ naive and per user, ε under every applicable conversion, per family."""
+        """Everything at once: ρ naive and per user, ε under every applicable conversion and by every route of
+        :mod:`dpverify.accounting` (the least of which is the ledger's ε), per family."""
         delta = _validate.open_unit("delta", delta)
         accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
         conversions = [c.name for c in CONVERSION_REGISTRY.values() if not c.gaussian_only or self.all_gaussian]
@@ -797,10 +802,12 @@ class PrivacyLedger:
             accounting=accounting,
             epsilon=eps,
             families=families,
+            routes=(routes := epsilon_routes(self, delta, accounting)),
+            tightest=tightest(routes),
         )
 
     def _warn_if_untouched(self) -> None:
-        if self.n_users == 0 and (self._closed or self._open):
+        if self.n_users == 0 and self._families:
             warnings.warn(
                 f"no release of this ledger touches any user's data ({self.n_releases} releases, all "
                 "'prefix' at episode 1?): epsilon = 0 holds only vacuously; check each release's users pattern",
@@ -870,17 +877,16 @@ class PrivacyLedger:
     def __repr__(self) -> str:
         return f"PrivacyLedger(relation={self.relation.value!r}, blocks={len(self.blocks)}, releases={self.n_releases})"
 
-    def extend(self, blocks: Iterable[ReleaseBlock]) -> None:
-        for b in blocks:
-            self.record_block(b.family, b.episodes, b.stages, b.mechanism, b.users)
-
 
 def noise_room(ledger: PrivacyLedger, epsilon: float, delta: float, conversion: str = "exact",
                accounting: str = "per-user") -> float | None:
     """By how much every release's noise could shrink with the ledger still (ε, δ)-DP by ``conversion``:
     √(ρ_allowed/ρ), ρ_allowed the largest budget the conversion allows at (ε, δ) and ρ what the worst user
     (per-user accounting) or all releases (naive) pay — every ρ scales as 1/noise². None when it cannot be
-    computed (nothing spent, or the conversion has no inverse at (ε, δ)); a value ≤ 1 means no room."""
+    computed (nothing spent, the conversion does not apply to the ledger, or it has no inverse at (ε, δ)); a
+    value ≤ 1 means no room."""
+    if get_conversion(conversion).gaussian_only and not ledger.all_gaussian:
+        return None
     rho = ledger.worst_user_rho() if accounting == "per-user" else ledger.naive_rho()
     if not rho > 0:
         return None

@@ -14,6 +14,15 @@ curve ε(α) (:meth:`renyi_epsilon`) and, where a closed form exists, its exact 
   GOE noise into iid N(0, 2s²)).
 - :class:`LaplaceMechanism` — x + Lap(b)^d for an ℓ1 sensitivity Δ: pure ε = Δ/b (Dwork et al. 2006),
   hence ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4); Rényi curve from Mironov 2017, Proposition 6.
+- :class:`RandomizedResponse` — k-ary randomized response of each of d categorical coordinates (Warner 1965
+  for k = 2; k-RR of Kairouz, Oh & Viswanath 2016): a coordinate is kept with probability e^ε/(e^ε + k − 1),
+  else replaced by one of the other k − 1 categories uniformly; neighbours differ in at most Δ₀ coordinates
+  (the Hamming sensitivity), so a release is the composition of Δ₀ k-RR pairs: pure Δ₀ε, and an exact profile
+  (:func:`dpverify.composition.rr_delta`).
+
+Each mechanism also states its :class:`DominatingPair`: the pair of output laws whose privacy loss dominates
+the release's on every pair of neighbours (Zhu, Dong & Wang 2022), which the accounting of mixed ledgers
+composes (:mod:`dpverify.accounting`).
 
 Every mechanism class derives from :class:`NoiseMechanism` and is entered in :data:`MECHANISMS` by the
 :func:`register_mechanism` class decorator. Everything that handles "any mechanism" — JSON round trips
@@ -34,9 +43,10 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from dpverify import _validate
+from dpverify.composition import MAX_KARY_COMPOSITIONS, rr_delta, rr_epsilon
 from dpverify.errors import InvalidParameterError
 from dpverify.neighbouring import Neighbouring
-from dpverify.numerics import gaussian_log_delta, round_up
+from dpverify.numerics import gaussian_log_delta, round_down, round_up
 
 
 def _check_generator(rng: object) -> np.random.Generator:
@@ -65,6 +75,70 @@ def _check_alpha(alpha: float) -> float:
 
 _M = TypeVar("_M", bound="NoiseMechanism")
 
+#: The laws of :class:`DominatingPair`.
+PAIR_LAWS: tuple[str, ...] = ("gaussian", "laplace", "randomized-response")
+
+
+@dataclass(frozen=True)
+class DominatingPair:
+    """The pair of output laws (P, Q) whose privacy loss dominates one release's on every pair of neighbours.
+
+    - ``"gaussian"``: N(0, 1) vs N(μ, 1), ``parameter`` = μ (μ-GDP, Dong, Roth & Su 2019);
+    - ``"laplace"``: Lap(0, 1) vs Lap(ε0, 1), ``parameter`` = ε0 (pure ε0-DP);
+    - ``"randomized-response"``: ``copies`` independent k-ary randomized responses (k = ``categories``) of
+      two different inputs, ``parameter`` = the ε of each (pure copies·ε-DP). Binary randomized response with
+      parameter ε dominates *every* ε-DP release (Kairouz, Oh & Viswanath 2015, Theorem 3.3), which is how a
+      pure mechanism without a sharper pair is accounted.
+
+    ``tight``: the worst-case neighbours of the release attain the pair, so a lower bound on the pair's
+    privacy is one on the release's (False for a pair that only bounds the release).
+    """
+
+    law: str
+    parameter: float
+    categories: int = 2
+    copies: int = 1
+    tight: bool = True
+
+    def __post_init__(self) -> None:
+        _validate.one_of("law", self.law, PAIR_LAWS)
+        object.__setattr__(self, "parameter", _validate.positive("parameter", self.parameter))
+        object.__setattr__(self, "categories", _validate.integer("categories", self.categories, minimum=2))
+        object.__setattr__(self, "copies", _validate.integer("copies", self.copies, minimum=1))
+
+    @property
+    def pure_epsilon(self) -> float:
+        """The pure ε of the pair: ∞ for a Gaussian, ε0, or copies·ε (rounded up); exact for tight pairs."""
+        if self.law == "gaussian":
+            return math.inf
+        return self.parameter if self.copies == 1 else round_up(self.copies * self.parameter, 1)
+
+    def renyi_divergence(self, alpha: float) -> float:
+        """D_α(P‖Q) of the pair, evaluated in log space and rounded up (never above the pure ε):
+
+        - Gaussian: αμ²/2 (Mironov 2017, Proposition 7);
+        - Laplace: 1/(α−1)·log(α/(2α−1)·e^{(α−1)ε0} + (α−1)/(2α−1)·e^{−αε0}) (Mironov 2017, Proposition 6);
+        - randomized response: copies/(α−1)·log[(e^{αε} + e^{(1−α)ε} + k − 2)/(e^ε + k − 1)] (the outputs are the
+          input, the neighbour's input, or one of the k − 2 others; for k = 2 the tight Rényi curve of ε-DP).
+        """
+        alpha = _check_alpha(alpha)
+        eps = self.parameter
+        if self.law == "gaussian":
+            return round_up(alpha * eps * eps / 2.0, 3)
+        if self.law == "laplace":
+            terms = [math.log(alpha / (2 * alpha - 1)) + (alpha - 1) * eps,
+                     math.log((alpha - 1) / (2 * alpha - 1)) - alpha * eps]
+            log_norm = 0.0
+        else:
+            k = self.categories
+            terms = [alpha * eps, (1.0 - alpha) * eps] + ([math.log(k - 2)] if k > 2 else [])
+            log_norm = float(np.logaddexp(eps, math.log(k - 1)))
+        log_sum = float(np.logaddexp.reduce(terms))
+        # the logs carry a few ulps of their magnitudes each: 16 ulps of the largest cover the difference
+        error = 16.0 * 2.0**-52 * max(abs(log_sum), abs(log_norm), max(abs(t) for t in terms))
+        divergence = self.copies * (log_sum - log_norm + error) / (alpha - 1.0)
+        return min(self.pure_epsilon, round_up(max(divergence, 0.0), 4))
+
 
 class NoiseMechanism:
     """What every registered mechanism provides (the subclasses are frozen, validated dataclasses).
@@ -80,6 +154,7 @@ class NoiseMechanism:
         default_dim: the dimension an audit uses when none is given.
         max_profile_dim: the largest ``dim`` for which :meth:`delta_for_epsilon` has a closed form at
             every ε (``None``: every dim).
+        extra_fields: (name, help) of further integer fields, with defaults (command-line options).
 
     Instances provide :attr:`rho`, :attr:`is_gaussian`, :meth:`renyi_epsilon`,
     :meth:`delta_for_epsilon`, :meth:`release` and :attr:`output_shape`, and the hooks below.
@@ -96,6 +171,7 @@ class NoiseMechanism:
     #: The law of the standardised noise coordinates (:meth:`standardised_noise`): "normal" or "laplace";
     #: ``None`` when the mechanism declares none (its releases cannot be checked from behaviour).
     noise_law: ClassVar[str | None] = None
+    extra_fields: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     dim: int
     relation: Neighbouring
@@ -116,9 +192,11 @@ class NoiseMechanism:
         noise: float,
         dim: int,
         relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
+        **extra: int,
     ) -> _M:
-        """The mechanism with this sensitivity, noise scale, dimension and relation."""
-        return cls(**{cls.sensitivity_field: sensitivity, cls.noise_field: noise, "dim": dim, "relation": relation})
+        """The mechanism with this sensitivity, noise scale, dimension and relation (and :attr:`extra_fields`)."""
+        return cls(**{cls.sensitivity_field: sensitivity, cls.noise_field: noise, "dim": dim, "relation": relation},
+                   **extra)
 
     @classmethod
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
@@ -153,6 +231,11 @@ class NoiseMechanism:
         raise NotImplementedError
 
     def delta_for_epsilon(self, epsilon: float) -> float:
+        raise NotImplementedError
+
+    @property
+    def dominating_pair(self) -> DominatingPair:
+        """The :class:`DominatingPair` the accounting of mixed ledgers composes for one release."""
         raise NotImplementedError
 
     def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
@@ -249,6 +332,11 @@ class _GaussianPrivacy(NoiseMechanism):
     @property
     def is_gaussian(self) -> bool:
         return True
+
+    @property
+    def dominating_pair(self) -> DominatingPair:
+        """N(0, 1) vs N(μ, 1): exactly this release's pair at its worst-case neighbours."""
+        return DominatingPair("gaussian", self.mu)
 
     def renyi_epsilon(self, alpha: float) -> float:
         """Rényi DP curve ε(α) = αρ."""
@@ -443,6 +531,7 @@ class LaplaceMechanism(NoiseMechanism):
     noise_field: ClassVar[str] = "scale"
     sensitivity_norm: ClassVar[str] = "l1"
     noise_help: ClassVar[str] = "Laplace scale b"
+    statistic_kind: ClassVar[str | None] = "l1-vector"
     max_profile_dim: ClassVar[int | None] = 1
     noise_law: ClassVar[str | None] = "laplace"
 
@@ -465,21 +554,19 @@ class LaplaceMechanism(NoiseMechanism):
     def is_gaussian(self) -> bool:
         return False
 
-    def renyi_epsilon(self, alpha: float) -> float:
-        """Mironov 2017, Proposition 6 (with ε0 = Δ/b):
+    @property
+    def dominating_pair(self) -> DominatingPair:
+        """Lap(0, 1) vs Lap(ε0, 1) for a scalar (attained at neighbours Δ apart); for dim > 1 binary randomized
+        response with parameter ε0, which dominates every ε0-DP release (not attained: ``tight=False``)."""
+        if self.dim == 1:
+            return DominatingPair("laplace", self.epsilon)
+        return DominatingPair("randomized-response", self.epsilon, tight=False)
 
-        ε(α) = 1/(α−1) · log( α/(2α−1)·e^{(α−1)ε0} + (α−1)/(2α−1)·e^{−α ε0} ), evaluated in log space.
-        The curve is proven for the scalar mechanism; for dim > 1 we return the pure-DP bound ε0,
-        which holds at every order.
-        """
-        alpha = _check_alpha(alpha)
-        e0 = self.epsilon
-        if self.dim > 1:
-            return e0
-        a = math.log(alpha / (2 * alpha - 1)) + (alpha - 1) * e0
-        b = math.log((alpha - 1) / (2 * alpha - 1)) - alpha * e0
-        log_sum = max(a, b) + math.log1p(math.exp(-abs(a - b)))
-        return min(e0, log_sum / (alpha - 1))
+    def renyi_epsilon(self, alpha: float) -> float:
+        """The Rényi curve of its :attr:`dominating_pair`: Mironov 2017, Proposition 6 for a scalar; for dim > 1
+        that of binary randomized response with ε0, the tight curve of any ε0-DP release (Steinke 2024, "Sharp
+        RDP & zCDP from pure DP", Theorem 4)."""
+        return self.dominating_pair.renyi_divergence(alpha)
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """Exact privacy profile of the scalar Laplace mechanism: δ(ε) = 1 − e^{(ε−ε0)/2} for ε < ε0.
@@ -518,6 +605,141 @@ class LaplaceMechanism(NoiseMechanism):
         """Lap(b) per coordinate for n releases, shape (n, dim)."""
         size = (_validate.integer("n", n, minimum=1), *self.output_shape)
         return _check_generator(rng).laplace(0.0, self.scale, size=size)
+
+
+@register_mechanism
+@dataclass(frozen=True)
+class RandomizedResponse(NoiseMechanism):
+    """k-ary randomized response of each coordinate of a categorical vector in {0, …, k−1}^dim.
+
+    Each coordinate is kept with probability e^ε/(e^ε + k − 1) and otherwise replaced by one of the other
+    k − 1 categories uniformly (Warner 1965 for k = 2; the k-RR of Kairouz, Oh & Viswanath 2016), each
+    coordinate with fresh coins: the release is x + Z (mod k), Z iid with P(Z = 0) = e^ε/(e^ε + k − 1).
+    Neighbouring inputs differ in at most ``sensitivity`` coordinates (the Hamming sensitivity Δ₀), so one
+    release is the composition of Δ₀ k-RR pairs: pure Δ₀ε-DP, exactly.
+
+    Attributes:
+        sensitivity: Δ₀, the most coordinates in which neighbouring inputs differ (1 ≤ Δ₀ ≤ dim).
+        local_epsilon: ε of each coordinate's randomized response.
+        dim: the number of coordinates.
+        categories: k ≥ 2 (2: Warner's binary randomized response).
+        relation: the neighbouring relation under which ``sensitivity`` holds.
+    """
+
+    sensitivity: int
+    local_epsilon: float
+    dim: int = 1
+    categories: int = 2
+    relation: Neighbouring = Neighbouring.REPLACE_ONE
+
+    kind: ClassVar[str] = "randomized-response"
+    sensitivity_field: ClassVar[str] = "sensitivity"
+    noise_field: ClassVar[str] = "local_epsilon"
+    sensitivity_norm: ClassVar[str] = "hamming"
+    noise_help: ClassVar[str] = "epsilon of each coordinate's randomized response (smaller: more noise)"
+    noise_law: ClassVar[str | None] = "randomized-response"
+    max_profile_dim: ClassVar[int | None] = MAX_KARY_COMPOSITIONS
+    extra_fields: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("categories", "number of categories k (default 2: Warner's binary randomized response)"),)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dim", _validate.integer("dim", self.dim, minimum=1))
+        object.__setattr__(self, "categories", _validate.integer("categories", self.categories, minimum=2))
+        sensitivity = _validate.integer("sensitivity", self.sensitivity, minimum=1)
+        if sensitivity > self.dim:
+            raise InvalidParameterError("sensitivity", f"must be <= dim ({self.dim}): neighbours differ in at "
+                                        "most every coordinate", sensitivity)
+        object.__setattr__(self, "sensitivity", sensitivity)
+        object.__setattr__(self, "local_epsilon", _validate.positive("local_epsilon", self.local_epsilon))
+        object.__setattr__(self, "relation", Neighbouring.parse(self.relation))
+
+    @property
+    def keep_probability(self) -> float:
+        """e^ε/(e^ε + k − 1), rounded down to a multiple of 2⁻⁵³: a uniform draw on numpy's grid of 2⁻⁵³ falls
+        below it with exactly this probability, never more often than the accounting says."""
+        exact = 1.0 / (1.0 + (self.categories - 1) * math.exp(-self.local_epsilon))
+        return math.floor(round_down(exact, 1) * 2.0**53) / 2.0**53
+
+    @property
+    def epsilon(self) -> float:
+        """The pure ε of one release: Δ₀·ε, rounded up (exact: the output equal to one input everywhere
+        attains it)."""
+        return self.dominating_pair.pure_epsilon
+
+    @property
+    def rho(self) -> float:
+        """Δ₀ε²/2: each coordinate's pair is ε-DP, hence ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4),
+        composed over Δ₀ coordinates; rounded up."""
+        return round_up(self.sensitivity * self.local_epsilon * self.local_epsilon / 2.0, 3)
+
+    @property
+    def is_gaussian(self) -> bool:
+        return False
+
+    @property
+    def dominating_pair(self) -> DominatingPair:
+        """Δ₀ k-RR pairs (attained by inputs that differ in Δ₀ coordinates)."""
+        return DominatingPair("randomized-response", self.local_epsilon, self.categories, self.sensitivity)
+
+    def renyi_epsilon(self, alpha: float) -> float:
+        """Δ₀·D_α of one k-RR pair (:meth:`DominatingPair.renyi_divergence`)."""
+        return self.dominating_pair.renyi_divergence(alpha)
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        """The exact profile of Δ₀ k-RR pairs (:func:`dpverify.composition.rr_delta`); 0 at ε ≥ Δ₀ε."""
+        epsilon = _validate.non_negative("epsilon", epsilon)
+        return rr_delta(self.local_epsilon, self.sensitivity, epsilon, self.categories)
+
+    def claimed_epsilon(self, delta: float) -> float:
+        """The exact ε of one release at δ (the inverse of its profile), rounded up."""
+        return rr_epsilon(self.local_epsilon, self.sensitivity, delta, self.categories)
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.dim,)
+
+    def _categories_of(self, value: object) -> np.ndarray:
+        x = _check_value(value, self.output_shape)
+        if not np.all((x == np.rint(x)) & (x >= 0) & (x < self.categories)):
+            raise InvalidParameterError("value", f"must hold categories 0..{self.categories - 1}", "other entries")
+        return x
+
+    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+        """x + Z (mod k) with fresh Z per coordinate; with ``n``, an (n, dim) array of independent releases."""
+        rng = _check_generator(rng)
+        x = self._categories_of(value)
+        if n is None:
+            return np.mod(x + self._offsets(rng, self.output_shape), self.categories)
+        return np.mod(x + self.noise(rng, n), self.categories)
+
+    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """The offsets Z of n releases, shape (n, dim): 0 with probability :attr:`keep_probability`, else
+        uniform on 1..k−1."""
+        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
+        return self._offsets(_check_generator(rng), size)
+
+    def _offsets(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        """One uniform u per coordinate: offset 0 when u < p (the keep probability), else 1 + ⌊(k − 1)(u − p)/(1 − p)⌋
+        — uniform on 1..k−1 — so releases drawn one by one or n at once use the same draws."""
+        u = rng.random(size)
+        keep = self.keep_probability
+        other = 1.0 + np.minimum(np.floor((self.categories - 1) * (u - keep) / (1.0 - keep)), self.categories - 2)
+        return np.where(u < keep, 0.0, other)
+
+    def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
+        """The offsets Z = noise mod k (published minus raw value, or the difference of two releases of one
+        value), one coordinate each: iid with P(Z = 0) = e^ε/(e^ε + k − 1) for the mechanism's noise."""
+        array = np.mod(np.rint(np.asarray(noise, dtype=float)), self.categories)
+        lead = array.shape[:array.ndim - 1]
+        return array.reshape(*lead, -1)
+
+    def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
+        """Category 0 everywhere, and category 1 in the first Δ₀ coordinates (the neighbours the accounting
+        assumes)."""
+        first = np.zeros(self.output_shape)
+        second = first.copy()
+        second[: self.sensitivity] = 1.0
+        return first, second, "0 vs 1 in Delta_0 coordinates"
 
 
 #: Any registered mechanism (the type of a ledger entry, a calibrated statistic, an audit target).

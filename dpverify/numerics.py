@@ -128,11 +128,17 @@ def golden_minimise(f: Callable[[float], float], lo: float, hi: float) -> tuple[
 
 
 def decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """The smallest x in [lo, hi] found with f(x) <= 0, for f decreasing with f(lo) > 0 >= f(hi).
+    """The smallest x in [lo, hi] found with f(x) <= 0, for f decreasing with f(lo) > 0 >= f(hi): the upper
+    end of :func:`decreasing_bracket`."""
+    return decreasing_bracket(f, lo, hi)[1]
+
+
+def decreasing_bracket(f: Callable[[float], float], lo: float, hi: float) -> tuple[float, float]:
+    """(lo, hi) with f(lo) > 0 >= f(hi) a few ulps apart, for f decreasing with f(lo) > 0 >= f(hi).
 
     Regula falsi with the Illinois modification (Dowell & Jarratt 1971), falling back to bisection,
-    keeping the bracket [lo, hi] with f(lo) > 0 >= f(hi) throughout; returns hi (the side where
-    f <= 0) once the bracket is 4 ulps wide or after :data:`SEARCH_ITERATIONS` steps.
+    keeping the bracket [lo, hi] with f(lo) > 0 >= f(hi) throughout; stops once the bracket is 4 ulps wide
+    or after :data:`SEARCH_ITERATIONS` steps. An upper bound of the root is hi, a lower bound lo.
     """
     flo, fhi = f(lo), f(hi)
     side = 0
@@ -153,4 +159,4 @@ def decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
             if side == 1:
                 flo *= 0.5
             side = 1
-    return hi
+    return lo, hi

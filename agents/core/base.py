@@ -31,6 +31,7 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 
+from .no_data import data_free_law, data_free_next_state, weighted_expected_return
 from .planning import DeterministicPolicyEvaluator
 
 
@@ -41,6 +42,27 @@ class Trajectory:
     states: np.ndarray
     actions: np.ndarray
     rewards: np.ndarray
+
+
+def expected_rewards(mdp: Any, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """r_h(s_h, a_h) of every stage: the expected rewards of an episode (what exact regret is made of)."""
+    return np.asarray(mdp.rewards)[np.arange(len(actions)), states[:-1], actions]
+
+
+def rewards_seen(mdp: Any, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """The rewards an agent is shown for an episode: the known r_h(s_h, a_h) of an MDP, or — in an environment whose
+    rewards the agent must learn (``rewards_known`` False: a bandit, whose ``rewards`` are the arms' means) — the
+    rewards the user realised (``realised_rewards``), never the means."""
+    if getattr(mdp, "rewards_known", True):
+        return expected_rewards(mdp, states, actions)
+    return np.asarray(mdp.realised_rewards(states, actions), dtype=float)
+
+
+def _reward_seen(mdp: Any, stage: int, state: int, action: int, next_state: int) -> float:
+    """One step's reward as :func:`rewards_seen` shows it."""
+    if getattr(mdp, "rewards_known", True):
+        return float(mdp.rewards[stage, state, action])
+    return float(mdp.realised_rewards(np.array([state, next_state]), np.array([action]))[0])
 
 
 def rollout(mdp: Any, policy: np.ndarray, rng: np.random.Generator) -> Trajectory:
@@ -54,8 +76,7 @@ def rollout(mdp: Any, policy: np.ndarray, rng: np.random.Generator) -> Trajector
         a = policy[h, states[h]]
         actions[h] = a
         states[h + 1] = mdp.sample_next_state(h, states[h], a, uniforms[h])
-    rewards = mdp.rewards[np.arange(horizon), states[:-1], actions]
-    return Trajectory(states, actions, rewards)
+    return Trajectory(states, actions, rewards_seen(mdp, states, actions))
 
 
 class Agent(abc.ABC):
@@ -109,7 +130,8 @@ def run_episodes(
     ``users=False`` runs the no-data control (:mod:`dpverify.agents.core.learning`): every episode the agent plans
     and deploys its policy, whose regret is exact as usual, and its user slot is empty (``end_episode(None)``;
     an agent that defines ``end_episode_without_data()`` — a local-DP agent — ends it that way instead).
-    A step-level agent has no such control (its actions are taken on a user's states).
+    A step-level agent, which acts on a user's states, is fed data-free users instead
+    (:mod:`dpverify.agents.core.no_data`).
 
     A step-level agent (``act(h, state)``, :mod:`dpverify.agents.core.tapes`) has no policy table to evaluate: its
     regret is the unbiased one-sample estimate of :func:`_step_episode` instead, and its "policy" the partial
@@ -124,11 +146,11 @@ def run_episodes(
     changed = np.zeros(num_episodes, dtype=bool)
     previous: np.ndarray | None = None
     stepwise = acts_step_by_step(agent)
-    if stepwise and not users:
-        raise InvalidParameterError("users", "cannot be False for a step-level agent: it acts on a user's states, so "
-                                    "it has no no-data control", type(agent).__name__)
+    law = data_free_law(mdp) if stepwise and not users else None
     for k in range(num_episodes):
-        if stepwise:
+        if stepwise and law is not None:
+            regrets[k], policy = _step_episode_without_data(mdp, agent, evaluator, rng, k + 1, law)
+        elif stepwise:
             regrets[k], policy = _step_episode(mdp, agent, evaluator, rng, k + 1)
         else:
             policy = checked_policy(agent.begin_episode(), mdp, k + 1)
@@ -168,7 +190,19 @@ def _step_episode(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
     partial, trajectory = play_step_by_step(
         agent, mdp, initial, lambda h, s, a: int(mdp.sample_next_state(h, s, a, uniforms[h])), episode)
     value = float(evaluator.optimal.values[0, trajectory.states[0]])
-    return value - float(np.sum(trajectory.rewards)), partial
+    return value - float(np.sum(expected_rewards(mdp, trajectory.states, trajectory.actions))), partial
+
+
+def _step_episode_without_data(mdp: Any, agent: Any, evaluator: DeterministicPolicyEvaluator,
+                               rng: np.random.Generator, episode: int, law: np.ndarray) -> tuple[float, np.ndarray]:
+    """One control episode of a step-level agent fed a data-free user (:mod:`dpverify.agents.core.no_data`):
+    (the importance-weighted regret estimate, the partial policy), drawing from ``rng`` what :func:`_step_episode`
+    draws (the same uniforms, in the same order)."""
+    uniforms = rng.random(mdp.horizon)
+    initial = mdp.sample_initial_state(rng)
+    partial, trajectory = play_step_by_step(agent, mdp, initial, data_free_next_state(law, uniforms), episode)
+    value = float(evaluator.optimal.values[0, trajectory.states[0]])
+    return value - weighted_expected_return(mdp, trajectory.states, trajectory.actions, law), partial
 
 
 # ---- driving an agent: policy-level (begin_episode) or step-level (act) -----------------------------------
@@ -236,7 +270,6 @@ def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Call
     ``end_episode(trajectory)``; returns (the partial policy, the trajectory)."""
     begin_step_episode(agent, episode)
     horizon = int(mdp.horizon)
-    rewards = np.asarray(mdp.rewards)
     observe = getattr(agent, "observe", None)
     partial = np.full((horizon, int(mdp.num_states)), UNSEEN, dtype=np.int64)
     states = np.empty(horizon + 1, dtype=np.int64)
@@ -248,7 +281,7 @@ def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Call
         actions[h] = partial[h, s] = a
         states[h + 1] = next_state(h, s, a)
         if callable(observe):
-            observe(h, s, a, float(rewards[h, s, a]), int(states[h + 1]))
-    trajectory = Trajectory(states, actions, rewards[np.arange(horizon), states[:-1], actions])
+            observe(h, s, a, _reward_seen(mdp, h, s, a, int(states[h + 1])), int(states[h + 1]))
+    trajectory = Trajectory(states, actions, rewards_seen(mdp, states, actions))
     agent.end_episode(trajectory)
     return partial, trajectory

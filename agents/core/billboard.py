@@ -41,7 +41,7 @@ import numpy as np
 
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger, UserPattern, user_pattern
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, Mechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, Mechanism
 from dpverify.neighbouring import Neighbouring
 
 
@@ -74,8 +74,6 @@ def stages(family: str, mechanism: Mechanism, n: int) -> list[tuple[str, int, Me
 
 def _runs_of_one_mechanism(mechanisms: Sequence[Mechanism]) -> list[tuple[int, int]]:
     """(start, stop) of every run of consecutive releases by one mechanism (the same object or an equal one)."""
-    if all(m is mechanisms[0] for m in mechanisms):
-        return [(0, len(mechanisms))]
     runs: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(mechanisms) + 1):
@@ -85,16 +83,38 @@ def _runs_of_one_mechanism(mechanisms: Sequence[Mechanism]) -> list[tuple[int, i
     return runs
 
 
-def _checked_values(mechanisms: Sequence[Mechanism], raw_values: Sequence[np.ndarray] | np.ndarray
-                    ) -> np.ndarray | list[np.ndarray]:
+def _stacked_noise(mechanisms: Sequence[Mechanism], groups: list[list[int]], rng: np.random.Generator,
+                   shape: tuple[int, ...]) -> np.ndarray:
+    """The noise of a block of releases of one output shape, ``shape`` = (n, *output shape), in publication order: the
+    draws of each run of releases by one mechanism drawn by its :meth:`~dpverify.mechanisms.NoiseMechanism.noise` in
+    turn. Gaussian and GOE releases take their standard normals from one call of the generator, each mechanism's
+    releases (``groups``: :func:`_positions_by_mechanism`) transformed at once (the generator's normals do not depend
+    on how the draws are grouped)."""
+    if not all(isinstance(mechanisms[positions[0]], (GaussianMechanism, GOEMechanism)) for positions in groups):
+        return np.concatenate([mechanisms[start].noise(rng, stop - start)
+                               for start, stop in _runs_of_one_mechanism(mechanisms)])
+    normals = rng.standard_normal(shape)
+    if len(groups) == 1:
+        return cast("GaussianMechanism | GOEMechanism", mechanisms[0]).noise_from_normals(normals)
+    noise = np.empty(shape)
+    for positions in groups:
+        # (evenly spaced positions, as one family's in a block of several, are a slice: no index array to gather by)
+        step = positions[1] - positions[0] if len(positions) > 1 else 1
+        evenly = positions == list(range(positions[0], positions[-1] + 1, step))
+        at = slice(positions[0], positions[-1] + 1, step) if evenly else np.array(positions)
+        noise[at] = cast("GaussianMechanism | GOEMechanism", mechanisms[positions[0]]).noise_from_normals(normals[at])
+    return noise
+
+
+def _checked_values(mechanisms: Sequence[Mechanism], groups: list[list[int]],
+                    raw_values: Sequence[np.ndarray] | np.ndarray) -> np.ndarray | list[np.ndarray]:
     """Every value of a block checked as its mechanism requires (:func:`_checked_stack`), before any is released:
     one stacked array when all share a mechanism kind and output shape, else one array per release."""
     first = mechanisms[0]
-    if all(m is first for m in mechanisms):
+    kind = (type(first), first.output_shape)
+    if all((type(m), m.output_shape) == kind for m in (mechanisms[positions[0]] for positions in groups)):
         return _checked_stack(first, raw_values)
     kinds = [(type(m), m.output_shape) for m in mechanisms]
-    if all(kind == kinds[0] for kind in kinds):
-        return _checked_stack(first, raw_values)
     checked: list[np.ndarray] = [np.empty(0)] * len(mechanisms)
     for kind in dict.fromkeys(kinds):
         indices = [i for i, other in enumerate(kinds) if other == kind]
@@ -104,17 +124,18 @@ def _checked_values(mechanisms: Sequence[Mechanism], raw_values: Sequence[np.nda
     return checked
 
 
-def _block_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> list[np.ndarray]:
+def _block_noise(mechanisms: Sequence[Mechanism], groups: list[list[int]], rng: np.random.Generator
+                 ) -> list[np.ndarray]:
     """The noise of each release of a block of several output shapes, drawn in publication order: the same draws
     as each mechanism's :meth:`~dpverify.mechanisms.NoiseMechanism.noise` in turn. Gaussian and GOE releases take
     their standard normals from one call of the generator, each mechanism's releases transformed at once."""
-    if not all(isinstance(m, (GaussianMechanism, GOEMechanism)) for m in mechanisms):
+    if not all(isinstance(mechanisms[positions[0]], (GaussianMechanism, GOEMechanism)) for positions in groups):
         return [m.noise(rng, 1)[0] for m in mechanisms]
     sizes = [math.prod(m.output_shape) for m in mechanisms]
     starts = np.cumsum([0, *sizes[:-1]])
     normals = rng.standard_normal(sum(sizes))
     noise: list[np.ndarray] = [normals[:0]] * len(mechanisms)
-    for indices in _positions_by_mechanism(mechanisms):
+    for indices in groups:
         m = cast("GaussianMechanism | GOEMechanism", mechanisms[indices[0]])
         gathered = normals[starts[indices][:, None] + np.arange(sizes[indices[0]])]
         for i, value in zip(indices, m.noise_from_normals(gathered.reshape(len(indices), *m.output_shape)),
@@ -123,35 +144,34 @@ def _block_noise(mechanisms: Sequence[Mechanism], rng: np.random.Generator) -> l
     return noise
 
 
+#: The mechanism classes whose noise the billboard draws itself (their ``noise``/``noise_from_normals`` draw exactly
+#: what their ``release`` adds). A release by any other class — a subclass of one of them included — goes through
+#: that mechanism's own ``release``, so that a subclass that changes the noise is never silently replaced.
+_DRAWN_HERE = (GaussianMechanism, GOEMechanism, LaplaceMechanism)
+
+
+def _own_releases(mechanisms: Sequence[Mechanism], checked: np.ndarray | list[np.ndarray], rng: np.random.Generator
+                  ) -> np.ndarray | list[np.ndarray]:
+    """Each value released by its mechanism's own ``release(value, rng)``, in publication order; a release that is
+    not a finite value of the mechanism's output shape is refused, naming the mechanism's class."""
+    out = []
+    for mechanism, raw in zip(mechanisms, checked, strict=True):
+        noisy = np.asarray(mechanism.release(raw, rng), dtype=float)
+        if noisy.shape != mechanism.output_shape or not np.isfinite(noisy).all():
+            raise InvalidParameterError(f"{type(mechanism).__name__}.release",
+                                        f"must return a finite value of shape {mechanism.output_shape}", noisy.shape)
+        out.append(noisy)
+    return np.stack(out) if isinstance(checked, np.ndarray) else out
+
+
 def _positions_by_mechanism(mechanisms: Sequence[Mechanism]) -> list[list[int]]:
     """The positions of each mechanism's releases in a block (the same object), in order of first appearance."""
+    if all(m is mechanisms[0] for m in mechanisms):
+        return [list(range(len(mechanisms)))]
     positions: dict[int, list[int]] = {}
     for i, m in enumerate(mechanisms):
         positions.setdefault(id(m), []).append(i)
     return list(positions.values())
-
-
-def _record(ledger: PrivacyLedger, episode: int, releases: Sequence[tuple[str, int, Mechanism]],
-            pattern: UserPattern) -> None:
-    """Record a block's releases in the ledger, family by family, a run of consecutive stages by one mechanism
-    at once (the same accounting as recording them one by one in publication order: a ledger's blocks
-    do not depend on the order in which one episode's releases of different families are recorded)."""
-    family, first, mechanism = releases[0]
-    if all(r[0] == family and r[1] == first + i and r[2] is mechanism for i, r in enumerate(releases)):
-        ledger.record_stages(family, episode, (first, first + len(releases) - 1), mechanism, pattern)
-        return
-    by_family: dict[str, list[tuple[int, Mechanism]]] = {}
-    for family, stage, mechanism in releases:
-        by_family.setdefault(family, []).append((stage, mechanism))
-    for family, entries in by_family.items():
-        i = 0
-        while i < len(entries):
-            first, mechanism = entries[i]
-            j = i + 1
-            while j < len(entries) and entries[j][0] == first + (j - i) and entries[j][1] is mechanism:
-                j += 1
-            ledger.record_stages(family, episode, (first, first + j - i - 1), mechanism, pattern)
-            i = j
 
 
 def _published_value(mechanism: Mechanism, value: object) -> np.ndarray:
@@ -279,8 +299,10 @@ class Billboard:
         The same releases as :meth:`publish` of each in turn — the same checks, the same noise draws from
         ``rng`` in the same order, the same records — made at once: every value is checked before any is
         released (shape, finiteness and, for the GOE mechanism, symmetry up to rounding: its symmetric part is
-        what is released), and each run of consecutive releases by one mechanism takes its noise from one call
-        of that mechanism (the generator's normals do not depend on how the draws are grouped).
+        what is released), and the standard normals of Gaussian and GOE releases come from one call of the generator
+        (its normals do not depend on how the draws are grouped); the block is recorded in the ledger at once. A
+        mechanism of another class than dpverify's own three (a subclass of one included) releases each of its
+        values with its own ``release``: its noise is what the billboard adds and keeps.
         """
         rng = _generator("rng", rng)
         pattern = user_pattern(users)
@@ -288,13 +310,14 @@ class Billboard:
         if len(raw_values) != n or not releases:
             raise InvalidParameterError("raw_values", f"must hold one value per release ({n})", len(raw_values))
         mechanisms = [mechanism for _, _, mechanism in releases]
-        checked = _checked_values(mechanisms, raw_values)
-        if isinstance(checked, np.ndarray):  # one output shape: the noise of each run of one mechanism at once
-            noisy: np.ndarray | list[np.ndarray] = np.empty_like(checked)
-            for start, stop in _runs_of_one_mechanism(mechanisms):
-                noisy[start:stop] = checked[start:stop] + mechanisms[start].noise(rng, stop - start)
+        groups = _positions_by_mechanism(mechanisms)
+        checked = _checked_values(mechanisms, groups, raw_values)
+        if any(type(m) not in _DRAWN_HERE for m in mechanisms):
+            noisy: np.ndarray | list[np.ndarray] = _own_releases(mechanisms, checked, rng)
+        elif isinstance(checked, np.ndarray):  # one output shape
+            noisy = checked + _stacked_noise(mechanisms, groups, rng, checked.shape)
         else:
-            noisy = [raw + noise for raw, noise in zip(checked, _block_noise(mechanisms, rng), strict=True)]
+            noisy = [raw + noise for raw, noise in zip(checked, _block_noise(mechanisms, groups, rng), strict=True)]
         if self.keep_history:
             values = noisy if isinstance(noisy, np.ndarray) else None
             for i, (family, stage, mechanism) in enumerate(releases):
@@ -302,7 +325,7 @@ class Billboard:
                 self._keep(episode, pattern, [(family, stage, mechanism)],
                            noisy[i][None] if values is None else values[i:i + 1],
                            None if noise is None else noise[None])
-        _record(self.ledger, episode, releases, pattern)
+        self.ledger.record_releases(episode, releases, pattern)
         self.n_published += n
         return noisy
 

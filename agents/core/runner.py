@@ -143,6 +143,7 @@ def describe_environment(mdp: Any, spec: RunSpec) -> dict[str, Any]:
         "num_actions": mdp.num_actions,
         "dim": mdp.dim,
         "feature_norm_bound": mdp.feature_norm_bound,
+        "unit": str(getattr(mdp, "unit", "episode")),  # a bandit's K users are rounds
     }
 
 
@@ -245,6 +246,7 @@ def run_many(
     executor: Any = None,
     progress_stream: TextIO | None = None,
     mdps: Sequence[Any] | None = None,
+    first: int = 0,
 ) -> list[RunResult]:
     """Run every seed of every spec of a sweep through one executor; one :class:`RunResult` per spec.
 
@@ -256,21 +258,22 @@ def run_many(
     and seeds at once.
     Seeds belong to the specs (``SeedSequence(base_seed)``, module docstring), never to the executor:
     the results are identical whatever executed them. ``mdps``: the specs' environments when the caller
-    has built them. Bad settings fail early, in this process: a run that is not in this process builds
-    one agent per spec here before any seed is sent away.
+    has built them; ``first``: the first seed index run (the caller has made the earlier ones). Bad settings
+    fail early, in this process: a run that is not in this process builds one agent per spec here before any
+    seed is sent away.
     """
     specs = list(specs)
     environments = list(mdps) if mdps is not None else [build_environment(spec) for spec in specs]
     if len(environments) != len(specs):
         raise InvalidParameterError("mdps", "must give one environment per spec", len(environments))
-    tasks = [(spec, index) for spec in specs for index in range(spec.num_seeds)]
+    tasks = [(spec, index) for spec in specs for index in range(first, spec.num_seeds)]
     here = executor is None and all(spec.workers == 1 or spec.num_seeds == 1 for spec in specs)
     serial = here or getattr(executor, "name", None) == "serial"
     if not serial:
         for spec, mdp in zip(specs, environments, strict=True):
             build_agent(spec, mdp, np.random.default_rng(0))
     label = f"{specs[0].agent} on {specs[0].env}" if len(specs) == 1 else f"{len(specs)} runs"
-    bar = ProgressBar(sum(spec.num_seeds * spec.num_episodes for spec in specs), progress_stream, label)
+    bar = ProgressBar(sum((spec.num_seeds - first) * spec.num_episodes for spec in specs), progress_stream, label)
     outcomes: list[SeedResult | tuple[str, str, str]] = []
     owned = None
     try:
@@ -298,23 +301,24 @@ def run_many(
     results: list[RunResult] = []
     start = 0
     for spec, mdp in zip(specs, environments, strict=True):
-        seeds = tuple(sorted((o for o in outcomes[start:start + spec.num_seeds] if isinstance(o, SeedResult)),
+        seeds = tuple(sorted((o for o in outcomes[start:start + spec.num_seeds - first] if isinstance(o, SeedResult)),
                              key=lambda r: r.seed_index))
-        start += spec.num_seeds
+        start += spec.num_seeds - first
         results.append(RunResult(spec, seeds, describe_environment(mdp, spec), executor=name))
     return results
 
 
-def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None, executor: Any = None) -> RunResult:
-    """Run every seed of ``spec``: in this process, in ``spec.workers`` local processes when > 1, or on
-    ``executor`` (e.g. a Dask cluster's, :mod:`dpverify.audit.executors`) when given — with identical
+def run(spec: RunSpec, progress_stream: TextIO | None = None, mdp: Any = None, executor: Any = None,
+        first: int = 0) -> RunResult:
+    """Run every seed of ``spec`` (from ``first`` on): in this process, in ``spec.workers`` local processes when
+    > 1, or on ``executor`` (e.g. a Dask cluster's, :mod:`dpverify.audit.executors`) when given — with identical
     results. :func:`run_many` with one spec (its docstring says what runs where).
 
     ``mdp``: the environment of ``spec`` when the caller has already built it (it is built here
     otherwise). Bad settings fail early, in this process: a serial run builds seed 0's agent first
     thing; any other run builds one agent here before starting the workers.
     """
-    return run_many([spec], executor, progress_stream, None if mdp is None else [mdp])[0]
+    return run_many([spec], executor, progress_stream, None if mdp is None else [mdp], first)[0]
 
 
 # ---- files ------------------------------------------------------------------------------------------
@@ -348,7 +352,10 @@ def result_payload(result: RunResult) -> dict[str, Any]:
             "agent_options": dict(spec.agent_options),
             "agent_settings": result.seeds[0].agent_settings,
             "environment": result.environment,
-            "regret": "exact: initial_distribution @ (V*_0 - V^{pi_k}_0) by backward induction",
+            "regret": ("exact: initial_distribution @ (V*_0 - V^{pi_k}_0) by backward induction"
+                       if result.environment.get("unit", "episode") == "episode" else
+                       "exact: the mean reward of the best arm minus that of the arm pulled, in expectation over "
+                       "the round's context (a round is an episode of horizon 1: dpverify.agents.envs.bandit)"),
             "versions": package_versions(),
         },
         "summary": {
@@ -383,7 +390,7 @@ def save_results(result: RunResult, out_dir: str | os.PathLike[str], plot: bool 
     regret = result.regret
     table = io.StringIO(newline="")
     writer = csv.writer(table)
-    writer.writerow(["episode"] + [f"seed_{s.seed_index}" for s in result.seeds])
+    writer.writerow([str(result.environment.get("unit", "episode"))] + [f"seed_{s.seed_index}" for s in result.seeds])
     for k in range(regret.shape[1]):
         writer.writerow([k + 1] + [repr(float(x)) for x in regret[:, k]])
     paths: dict[str, Path] = {}
@@ -408,8 +415,12 @@ def plot_cumulative_regret(result: RunResult, path: Path) -> None:
     figure, axes = plt.subplots(figsize=(6.4, 4.0))
     axes.plot(episodes, mean, label=f"{result.spec.agent} (mean of {cumulative.shape[0]} seeds)")
     axes.fill_between(episodes, mean - std, mean + std, alpha=0.25, label="± 1 std")
-    axes.set_xlabel("episode k")
-    axes.set_ylabel(r"cumulative regret $\sum_k (V^*_1 - V^{\pi_k}_1)(s_1)$")
+    if result.environment.get("unit", "episode") == "round":
+        axes.set_xlabel("round t")
+        axes.set_ylabel(r"cumulative regret $\sum_t (\max_a m(c_t, a) - m(c_t, a_t))$")
+    else:
+        axes.set_xlabel("episode k")
+        axes.set_ylabel(r"cumulative regret $\sum_k (V^*_1 - V^{\pi_k}_1)(s_1)$")
     axes.set_title(f"{result.spec.agent} on {result.spec.env}")
     axes.legend(loc="upper left")
     figure.tight_layout()

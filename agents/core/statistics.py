@@ -126,30 +126,42 @@ class PublishedGrams(NamedTuple):
     Attributes:
         inverse: Λ̃_h⁻¹ of every stage, shape (H, d, d).
         log_determinant: log det Λ̃_h (the rare-switching test, Sahu 2025 Alg. 1 line 10), shape (H,).
-        bonus_squared: ‖φ_h(s, a)‖²_{Λ̃_h⁻¹} of every (h, s, a), shape (H, S, A).
+        projected: Wᵀφ_h(s, a) of every (h, s, a), shape (H, S, A, d), with WWᵀ = Λ̃_h⁻¹: the bonuses
+            ‖φ_h(s, a)‖²_{Λ̃_h⁻¹} = ‖Wᵀφ_h(s, a)‖² of every pair (:attr:`bonus_squared`) or of some
+            (:meth:`bonus_squared_at`, the same values).
     """
 
     inverse: np.ndarray
     log_determinant: np.ndarray
-    bonus_squared: np.ndarray
+    projected: np.ndarray
+
+    @property
+    def bonus_squared(self) -> np.ndarray:
+        """‖φ_h(s, a)‖²_{Λ̃_h⁻¹} of every (h, s, a), shape (H, S, A)."""
+        return np.square(self.projected).sum(axis=-1)
+
+    def bonus_squared_at(self, h: np.ndarray, s: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """:attr:`bonus_squared` at the pairs (h, s, a) only (each the same sum of the same squares)."""
+        return np.square(self.projected[h, s, a]).sum(axis=-1)
 
 
 def post_process_grams(published: np.ndarray, regularization: float, shift: float, features: np.ndarray
                        ) -> PublishedGrams:
     """Λ̃_h = sym(G̃_h) + (λ + shift)I with eigenvalues floored at λ, its inverse, log-determinant and the
-    bonuses of ``features`` (H, S, A, d); leading axes of ``published`` (..., H, d, d) are trials.
+    projected ``features`` (H, S, A, d) of the bonuses; leading axes of ``published`` (..., H, d, d) are trials.
 
     Post-processing of published values: a noisy Gram matrix need not be positive definite (Lemma A.1 of
     Sahu 2025 holds with probability 1 − δ), so it is projected onto {Λ ⪰ λI}
-    (:func:`dpverify.agents.core.noise_bounds.floored_inverse_factor`, Λ̃⁻¹ = WWᵀ, ‖φ‖²_{Λ̃⁻¹} = ‖Wᵀφ‖²).
+    (:func:`dpverify.agents.core.noise_bounds.floored_inverse_factor`, which also takes the symmetric part: Λ̃⁻¹ = WWᵀ,
+    ‖φ‖²_{Λ̃⁻¹} = ‖Wᵀφ‖²).
     """
     horizon, num_states, num_actions, dim = features.shape
-    noisy = 0.5 * (published + np.swapaxes(published, -1, -2)) + (regularization + shift) * np.eye(dim)
-    scaled, log_determinant, _ = floored_inverse_factor(noisy, regularization)
+    scaled, log_determinant, _ = floored_inverse_factor(published + (regularization + shift) * np.eye(dim),
+                                                        regularization)
     inverse = scaled @ np.swapaxes(scaled, -1, -2)
     projected = features.reshape(horizon, num_states * num_actions, dim) @ scaled
-    bonus = np.square(projected).sum(axis=-1).reshape(*scaled.shape[:-2], num_states, num_actions)
-    return PublishedGrams(inverse, log_determinant, bonus)
+    return PublishedGrams(inverse, log_determinant,
+                          projected.reshape(*scaled.shape[:-2], num_states, num_actions, dim))
 
 
 def checked_weights(weights: object, horizon: int, max_weight: float) -> np.ndarray:
@@ -183,6 +195,10 @@ class PublishedStatistics(Protocol):
     def release_sums(self, h: int, v_hat: np.ndarray, v_check: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The published Σ_{i<k} σ̄⁻² φ_i V(s'_i) for V = V̂, V̌, V̂² at stage h (0-based; lines 6–8)."""
+
+    def release_all_sums(self, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`release_sums` of every stage at once, for targets known before the pass (``v_hat[h]`` stage h's,
+        shape (H, S)): the same values and releases in the pass's order (stages H..1); three (H, d) stacks."""
 
     def add_user(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray) -> None:
         """Add user k's weighted terms (line 26), the weights checked against the sensitivity assumption."""

@@ -49,6 +49,7 @@ from .base import (
     begin_step_episode,
     checked_policy,
     play_step_by_step,
+    rewards_seen,
 )
 from .planning import optimal_values
 
@@ -102,9 +103,14 @@ def random_tape(mdp: Any, rng: np.random.Generator) -> UserTape:
 
 
 def canary_tape(mdp: Any, kind: str = "high") -> UserTape:
-    """A worst-case style canary (module docstring): always in the state of highest/lowest V*."""
+    """A worst-case style canary (module docstring): always in the state of highest/lowest V*; an environment that
+    defines its own canaries (``mdp.canary_tape(kind)``: a bandit's users with the top or bottom reward on every
+    arm, :mod:`dpverify.agents.envs.bandit`) gives them."""
     if kind not in CANARY_KINDS:
         raise InvalidParameterError("canary", f"must be one of {CANARY_KINDS}", kind)
+    own = getattr(mdp, "canary_tape", None)
+    if callable(own):
+        return own(kind)
 
     values = optimal_values(mdp).values  # (H + 1, S)
     def pick(v: np.ndarray) -> int:
@@ -157,8 +163,7 @@ def tape_rollout(mdp: Any, policy: np.ndarray, tape: UserTape) -> Trajectory:
         a = int(policy[h, states[h]])
         actions[h] = a
         states[h + 1] = tape.next_states[h, states[h], a]
-    rewards = np.asarray(mdp.rewards)[np.arange(H), states[:-1], actions]
-    return Trajectory(states, actions, rewards)
+    return Trajectory(states, actions, rewards_seen(mdp, states, actions))
 
 
 def play_on_tape(agent: Any, mdp: Any, tape: UserTape | None, episode: int) -> tuple[np.ndarray, Trajectory | None]:
@@ -176,23 +181,6 @@ def play_on_tape(agent: Any, mdp: Any, tape: UserTape | None, episode: int) -> t
     begin_step_episode(agent, episode)
     agent.end_episode(None)
     return np.full((int(mdp.horizon), int(mdp.num_states)), UNSEEN, dtype=np.int64), None
-
-
-def follows_until_it_leaves(policy: np.ndarray, original: UserTape, other: UserTape) -> bool:
-    """Whether the user of ``other`` leaves the path the user of ``original`` took under ``policy`` (a policy or
-    a partial policy of that episode: both are known along that path). The two users share a state until one
-    of them moves elsewhere, and at a shared state the agent acted alike, so the first difference is seen."""
-    if original.initial_state != other.initial_state:
-        return True
-    s = original.initial_state
-    for h in range(policy.shape[0]):
-        a = int(policy[h, s])
-        if a == UNSEEN:  # not on the path: cannot happen while the two users agree
-            raise InvalidParameterError("policy", "must be known along the original user's path", (h, s))
-        if original.next_states[h, s, a] != other.next_states[h, s, a]:
-            return True
-        s = int(original.next_states[h, s, a])
-    return False
 
 
 def run_on_tapes(agent: Any, mdp: Any, tapes: Sequence[UserTape | None]) -> list[np.ndarray]:

@@ -163,7 +163,8 @@ class BatchedDpLsviUcbPlusPlus:
         """Λ̃ = the published Grams, symmetrised, + (λ + shift)I, eigenvalues floored at λ: its inverse, log-dets
         and bonuses (:func:`~dpverify.agents.core.statistics.post_process_grams`, as the reference agent)."""
         grams = post_process_grams(self.published_grams(), self.regularization, self.shift, self.features)
-        self.noisy_inverse, self.noisy_logdet, self.noisy_bonus = grams
+        self.noisy_inverse, self.noisy_logdet = grams.inverse, grams.log_determinant
+        self.noisy_bonus = grams.bonus_squared
 
     def release_sum(self, family: str, h: int, targets: np.ndarray) -> np.ndarray:
         if self.vector_mechanisms[family][h] is None:  # no release at this stage: the sums are exactly 0

@@ -8,7 +8,8 @@ ledger's labels). Per episode k it publishes, reading users 1..k−1 (``users="p
 * ``gram``: Λ̃_{k,h} = Σ_{i<k} σ̄_{i,h}⁻² φ_iφ_iᵀ + (Z + Zᵀ)/√2 for every stage, before planning (line 26,
   GOE noise; the switching test of line 10 reads all H of them);
 * ``w_hat``, ``w_check``, ``w_bar``: Σ_{i<k} σ̄_{i,h}⁻² φ_i V(s'_i) + N(0, σ²I) for V = V̂_{h+1}, V̌_{h+1},
-  V̂²_{h+1}, stage by stage in the backward pass (lines 6–8);
+  V̂²_{h+1}, stage by stage in the backward pass (lines 6–8) — or, in an episode whose line 10 keeps Q̂ and Q̌
+  (lines 15–16, most episodes), all 3H at once: every stage's targets are then known before the pass;
 
 the 4HK releases of :func:`dpverify.agents.dp_lsvi_ucb_pp.schedule.dp_lsvi_ucbpp_schedule`, each with fresh
 noise calibrated by :func:`dpverify.calibration.calibrate` for the target (ε, δ). Everything after a release
@@ -129,7 +130,7 @@ class FreshNoiseStatistics:
 
     def __init__(self, features: np.ndarray, regularization: float, shift: float, calibration: Calibration,
                  billboard: Billboard, noise_rng: np.random.Generator, max_weight: float) -> None:
-        self.features = features
+        self.features = np.ascontiguousarray(features)  # (its flat view is what every episode's bonuses project)
         self.horizon, self.num_states, _, self.dim = features.shape
         self.regularization, self.shift, self.max_weight = regularization, shift, max_weight
         self.billboard, self.noise_rng = billboard, noise_rng
@@ -139,6 +140,9 @@ class FreshNoiseStatistics:
         released = set(calibration.released_stages("w_hat"))
         self.vector_labels = [[(family, h + 1, calibration.mechanism(family, h + 1)) for family in VECTOR_FAMILIES]
                               if h + 1 in released else None for h in range(self.horizon)]
+        # The stages of a backward pass that release, in its order (H..1), and their labels (release_all_sums).
+        self.pass_stages = [h for h in range(self.horizon - 1, -1, -1) if self.vector_labels[h] is not None]
+        self.pass_labels = [label for h in self.pass_stages for label in self.vector_labels[h] or ()]
         self.raw_gram = np.zeros((self.horizon, self.dim, self.dim))
         self.next_state_sums = np.zeros((self.horizon, self.dim, self.num_states))
         self.users = 0
@@ -162,6 +166,21 @@ class FreshNoiseStatistics:
         w_hat_sum, w_check_sum, w_bar_sum = self.billboard.publish_block(self.episode, labels, raw, PREFIX,
                                                                          self.noise_rng)
         return w_hat_sum, w_check_sum, w_bar_sum
+
+    def release_all_sums(self, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`release_sums` of every stage at once, for a pass whose targets are known before it starts:
+        ``v_hat[h]``, ``v_check[h]`` stage h's, shape (H, S). The same values (each M_h V by the same product) and
+        releases, in the pass's order (stages H..1, each w_hat, w_check, w_bar), published as one block; three
+        (H, d) stacks."""
+        m = self.next_state_sums
+        raw = np.stack([(m @ v[:, :, None])[:, :, 0] for v in (v_hat, v_check, v_hat**2)], axis=1)  # (H, 3, d)
+        sums = np.zeros((self.horizon, len(VECTOR_FAMILIES), self.dim))  # 0 where a stage releases nothing
+        if self.pass_stages:
+            published = self.billboard.publish_block(self.episode, self.pass_labels,
+                                                     raw[self.pass_stages].reshape(-1, self.dim), PREFIX,
+                                                     self.noise_rng)
+            sums[self.pass_stages] = np.reshape(published, (len(self.pass_stages), len(VECTOR_FAMILIES), self.dim))
+        return sums[:, 0], sums[:, 1], sums[:, 2]
 
     def add_user(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray) -> None:
         w = checked_weights(weights, self.horizon, self.max_weight)
@@ -243,9 +262,9 @@ class DpLsviUcbPlusPlus(PrivateAgent):
         # Alg. 1 l.1: k_last = 0 with Λ̃_0 = (λ + shift)I, whose log-determinant the switching test compares with.
         self.last_switch_logdet = np.full(H, d * math.log(self.regularization + self.shift))
         self.num_switches = 0
-        # This episode's regressions and bonuses, read again for the variance weights after the rollout.
+        # This episode's regressions and published Gram matrices, read again for the variance weights after the rollout.
         self.w_hat, self.w_check, self.w_bar = np.zeros((H, d)), np.zeros((H, d)), np.zeros((H, d))
-        self.bonus = np.zeros((H, S, A))
+        self.grams = PublishedGrams(np.zeros((H, d, d)), np.zeros(H), np.zeros((H, S, A, d)))
 
     def release_schedule(self, mdp: LinearMDP, config: DpLsviUcbPlusPlusConfig) -> ReleaseSchedule:
         """The 4HK releases of Sahu 2025 §3 (one Gram matrix and three vectors per stage and episode), or with a
@@ -274,7 +293,11 @@ class DpLsviUcbPlusPlus(PrivateAgent):
         # l.10: re-plan if det Λ̃_{k,h'} ≥ 2 det Λ̃_{k_last,h'} for some h' (once per episode, before the pass).
         switch = not self.config.switching or bool(
             np.any(grams.log_determinant >= self.last_switch_logdet + math.log(2.0)))
-        self.bonus = np.sqrt(grams.bonus_squared)  # ‖φ_h(s, a)‖_{Λ̃⁻¹} of every (h, s, a)
+        self.grams = grams
+        if not switch:  # l.15–16 at every stage: Q̂, Q̌ and V̂, V̌ kept, so l.6–8 of the whole pass are known now
+            self.regress_whole_pass(grams)
+            return sample_greedy_actions(self.q_hat, self.rng, TIE_TOLERANCE)  # l.20 (ties at random)
+        bonus = np.sqrt(grams.bonus_squared)  # ‖φ_h(s, a)‖_{Λ̃⁻¹} of every (h, s, a)
         for h in range(H - 1, -1, -1):  # l.5
             v_hat = np.minimum(np.maximum(self.v_hat[h + 1], 0.0), self.target_caps[h])  # targets in range
             v_check = np.minimum(np.maximum(self.v_check[h + 1], 0.0), self.target_caps[h])
@@ -282,14 +305,25 @@ class DpLsviUcbPlusPlus(PrivateAgent):
             self.w_hat[h] = grams.inverse[h] @ w_hat_sum  # l.6
             self.w_check[h] = grams.inverse[h] @ w_check_sum  # l.7
             self.w_bar[h] = grams.inverse[h] @ w_bar_sum  # l.8
-            if switch:  # l.11–12 and 18–19 (else l.15–16: Q̂, Q̌ and V̂, V̌ kept)
-                self.q_hat[h], self.q_check[h], self.v_hat[h], self.v_check[h] = backup(
-                    self.q_hat[h], self.q_check[h], self.rewards[h], self.features[h], self.w_hat[h],
-                    self.w_check[h], self.bonus[h], self.beta_hat, self.beta_check, float(H - h))
-        if switch and self.config.switching:  # l.13 (the ablation without switching does not count)
+            # l.11–12 and 18–19
+            self.q_hat[h], self.q_check[h], self.v_hat[h], self.v_check[h] = backup(
+                self.q_hat[h], self.q_check[h], self.rewards[h], self.features[h], self.w_hat[h],
+                self.w_check[h], bonus[h], self.beta_hat, self.beta_check, float(H - h))
+        if self.config.switching:  # l.13 (the ablation without switching does not count)
             self.last_switch_logdet = grams.log_determinant.copy()
             self.num_switches += 1
         return sample_greedy_actions(self.q_hat, self.rng, TIE_TOLERANCE)  # l.20 (ties at random)
+
+    def regress_whole_pass(self, grams: PublishedGrams) -> None:
+        """l.5–8 of a pass that keeps Q̂ and Q̌ (l.15–16): the targets V̂_{k,h+1} = V̂_{k−1,h+1}, V̌_{k,h+1} of every
+        stage are known before it, so its 3H vector releases are one block — the releases, values and noise of the
+        stage-by-stage pass, in its order (:meth:`FreshNoiseStatistics.release_all_sums`)."""
+        caps = self.target_caps[:, None]
+        v_hat = np.minimum(np.maximum(self.v_hat[1:], 0.0), caps)  # targets in range
+        v_check = np.minimum(np.maximum(self.v_check[1:], 0.0), caps)
+        sums = self.statistics.release_all_sums(v_hat, v_check)
+        for w, released in zip((self.w_hat, self.w_check, self.w_bar), sums, strict=True):  # l.6, 7, 8
+            w[:] = (grams.inverse @ released[:, :, None])[:, :, 0]
 
     def variance_weights(self, trajectory: Trajectory) -> np.ndarray:
         """σ̄_{k,h}⁻² at the visited (s_h, a_h) of every stage (l.9, 24–25), shape (H,)."""
@@ -299,7 +333,8 @@ class DpLsviUcbPlusPlus(PrivateAgent):
         hat = np.einsum("hd,hd->h", self.w_hat, phi)
         check = np.einsum("hd,hd->h", self.w_check, phi)
         bar = np.einsum("hd,hd->h", self.w_bar, phi)
-        return variance_weights_from(hat, check, bar, self.bonus[h, s, a], self.horizon, self.dim, self.beta_hat,
+        bonus = np.sqrt(self.grams.bonus_squared_at(h, s, a))  # ‖φ‖_{Λ̃⁻¹} at the visited pairs
+        return variance_weights_from(hat, check, bar, bonus, self.horizon, self.dim, self.beta_hat,
                                      self.beta_bar, self.disagreement_coefficient,
                                      self.variance_floor_coefficient)
 

@@ -254,6 +254,12 @@ class CounterStatistics:
         m = self._next_state[h]
         return m @ v_hat, m @ v_check, m @ v_hat**2
 
+    def release_all_sums(self, v_hat: np.ndarray, v_check: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`release_sums` of every stage at once (targets shape (H, S); the same products; no release)."""
+        m = self._next_state
+        hat, check, bar = ((m @ v[:, :, None])[:, :, 0] for v in (v_hat, v_check, v_hat**2))
+        return hat, check, bar
+
     def add_user(self, states: np.ndarray, actions: np.ndarray, weights: np.ndarray) -> None:
         """Add user k's terms to both counters, publishing their releases of episode k for every stage."""
         w = checked_weights(weights, self.horizon, self.max_weight)

@@ -9,7 +9,9 @@ only (docs/auditing.md, "Third-party agents") — and are loaded by file path, e
   sensitivity, the users a release reads, the relation, the stacking of several statistics;
 * :mod:`.self_noised_lsvi` — the same learner adding its noise itself and recording each release with
   :meth:`~dpverify.agents.core.billboard.Billboard.publish_noised`; its bugs are in the noise it draws;
-* :mod:`.laplace_counts` — a pure-DP visit-count agent with Laplace noise.
+* :mod:`.laplace_counts` — a pure-DP visit-count agent with Laplace noise;
+* :mod:`.laplace_ucb_bandit` — a UCB bandit with its own loop, bandit interface and noise, audited unedited
+  through :mod:`.laplace_ucb_adapter` (:meth:`dpverify.adapters.ClosedLoopAgent.bandit`).
 
 :data:`dpverify.audits.third_party_zoo.CASES` lists every factory with the verdict ``dpverify verify``
 must reach.

@@ -26,7 +26,19 @@ the agent *records* on the billboard (its noise is drawn by the billboard, so it
 * ``make_add_remove_for_replace`` — add/remove sensitivities used for a replace-one claim;
 * ``make_stacked_grams`` — the H Gram matrices stacked into one message calibrated as one Gram matrix
   (``make_stacked_grams_fixed`` calibrates the stack: its twin);
-* ``make_over_conservative`` — correct, with twice the noise it needs (a claim weaker than it could be).
+* ``make_over_conservative`` — correct, with twice the noise it needs (a claim weaker than it could be);
+* ``make_raw_average`` — the planner averages each published value with a second noisy copy of the raw
+  statistic, drawn from its own coins outside the billboard (two looks at the data: ε ≈ 1.47 for a claim of 1);
+  ``make_published_average`` averages it with a second noisy copy of the published value (post-processing: its
+  twin);
+* ``make_swapped_labels`` — every release labelled with its stage as the episode and its episode as the stage: the
+  records are wrong, the noise (calibrated for the 2H(K − 1) releases that truly read a user) is right, and the
+  claim holds; ``make_swapped_calibrated`` calibrates the noise to what its swapped ledger charges the worst user,
+  2(H − 1)K releases, fewer than the truth when K > H: the claim is false;
+* ``make_episode_seeded`` — each release's noise drawn from a generator seeded with (episode, stage): public
+  quantities, so the noise is known to anyone;
+* ``make_tuned_mechanism`` — the target noise through a ``GaussianMechanism`` subclass "tuned" to add half its σ;
+  ``make_logged_mechanism`` — a subclass that only counts its releases (its twin).
 """
 
 from __future__ import annotations
@@ -273,6 +285,88 @@ class OverConservative(NoisyLsvi):
     noise_factor = 2.0
 
 
+class RawAverage(NoisyLsvi):
+    """Bug: each published value averaged with a second noisy copy of the raw statistic, drawn from the coins."""
+
+    def second_copy(self, raw: np.ndarray, published: np.ndarray, mechanism: Mechanism) -> np.ndarray:
+        return raw + _noise_like(mechanism, self.coins)
+
+    def release(self, family: str, k: int, h: int, mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
+        published = super().release(family, k, h, mechanism, raw)
+        return 0.5 * (published + self.second_copy(raw, published, mechanism))
+
+
+class PublishedAverage(RawAverage):
+    """The twin of :class:`RawAverage`: the second copy is drawn around the published value (post-processing)."""
+
+    def second_copy(self, raw: np.ndarray, published: np.ndarray, mechanism: Mechanism) -> np.ndarray:
+        return published + _noise_like(mechanism, self.coins)
+
+
+def _noise_like(mechanism: Mechanism, rng: np.random.Generator) -> np.ndarray:
+    """Noise of the mechanism's law and scale (GOE: symmetrised), from ``rng``."""
+    z = rng.normal(0.0, mechanism.noise_scale, mechanism.output_shape)
+    return (z + z.T) / math.sqrt(2.0) if isinstance(mechanism, GOEMechanism) else z
+
+
+class SwappedLabels(NoisyLsvi):
+    """Records wrong, claim true: every release labelled (episode = its stage, stage = its episode)."""
+
+    def release(self, family: str, k: int, h: int, mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
+        return self.billboard.publish(family, h + 1, k, mechanism, raw, self.users(), self.noise_rng)
+
+
+class SwappedCalibrated(SwappedLabels):
+    """Bug: labels swapped, the noise calibrated to what the swapped ledger charges its worst user, 2(H − 1)K."""
+
+    def compositions(self) -> int:
+        return 2 * max(self.horizon - 1, 1) * self.config.num_episodes
+
+
+class EpisodeSeeded(NoisyLsvi):
+    """Bug: each release's noise drawn from a generator seeded with its (episode, stage)."""
+
+    def release(self, family: str, k: int, h: int, mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
+        rng = np.random.default_rng([k, h])
+        return self.billboard.publish(family, k, h + 1, mechanism, raw, self.users(), rng)
+
+
+@dataclass(frozen=True)
+class TunedGaussian(GaussianMechanism):
+    """A Gaussian mechanism 'tuned' to add half its σ (what a subclass may do to ``release``)."""
+
+    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+        return np.asarray(value, dtype=float) + rng.normal(0.0, self.sigma / 2.0, self.output_shape)
+
+
+@dataclass(frozen=True)
+class LoggedGaussian(GaussianMechanism):
+    """A Gaussian mechanism subclass that only logs its releases (its noise is the base class's)."""
+
+    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+        LOG.append(self.dim)
+        return super().release(value, rng, n)
+
+
+LOG: list[int] = []
+
+
+class TunedMechanism(NoisyLsvi):
+    """Bug: the target noise drawn through :class:`TunedGaussian` (half the recorded σ)."""
+
+    subclass: type[GaussianMechanism] = TunedGaussian
+
+    def calibrate(self) -> tuple[Mechanism, Mechanism]:
+        gram, target = super().calibrate()
+        return gram, self.subclass(target.sensitivity_value, target.noise_scale, target.dim, target.relation)
+
+
+class LoggedMechanism(TunedMechanism):
+    """The twin of :class:`TunedMechanism`: a subclass whose release is the base class's."""
+
+    subclass = LoggedGaussian
+
+
 # ---- factories (the protocol's signature) --------------------------------------------------------------------
 
 
@@ -299,3 +393,10 @@ make_add_remove_for_replace = factory(AddRemoveForReplace, "make_add_remove_for_
 make_stacked_grams = factory(StackedGrams, "make_stacked_grams")
 make_stacked_grams_fixed = factory(StackedGramsFixed, "make_stacked_grams_fixed")
 make_over_conservative = factory(OverConservative, "make_over_conservative")
+make_raw_average = factory(RawAverage, "make_raw_average")
+make_published_average = factory(PublishedAverage, "make_published_average")
+make_swapped_labels = factory(SwappedLabels, "make_swapped_labels")
+make_swapped_calibrated = factory(SwappedCalibrated, "make_swapped_calibrated")
+make_episode_seeded = factory(EpisodeSeeded, "make_episode_seeded")
+make_tuned_mechanism = factory(TunedMechanism, "make_tuned_mechanism")
+make_logged_mechanism = factory(LoggedMechanism, "make_logged_mechanism")

@@ -16,7 +16,11 @@ drawn from ``billboard.noise_source()``, the billboard's generator, as the proto
 * ``make_global_rng_noise`` — noise from numpy's global generator (``np.random.normal``): not reproducible
   from any seed, so no behavioural check can run (the verdict is INCONCLUSIVE, never CONSISTENT);
 * ``make_own_rng_noise`` — correct noise, drawn from the agent's own generator instead of
-  ``noise_source()``: the auditor cannot vary it, so the noise check cannot run.
+  ``noise_source()``: the auditor cannot vary it, so the noise check cannot run;
+* ``make_generator_per_family`` — each episode one seed from ``noise_source()``, and each statistic family draws
+  from a generator it rebuilds from that seed: the Gram matrices and the target vectors, of different shapes,
+  share their standard normals (ε = ∞); ``make_generator_per_episode`` builds one generator per episode that both
+  families draw from in turn (its twin).
 """
 
 from __future__ import annotations
@@ -112,6 +116,34 @@ class OwnRngNoise(SelfNoisedLsvi):
         return self.noise_rng
 
 
+class GeneratorPerEpisode(SelfNoisedLsvi):
+    """Correct: one generator per episode, seeded from noise_source(), that every family draws from in turn."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.streams: dict[str, np.random.Generator] = {}
+        self.seeded_at = 0
+
+    def stream(self, family: str, seed: int) -> np.random.Generator:
+        return self.streams.setdefault("episode", np.random.default_rng(seed))
+
+    def draw(self, family: str, k: int, h: int, mechanism: Mechanism) -> np.ndarray:
+        if self.seeded_at != k:
+            self.seeded_at, self.seed, self.streams = k, int(self.billboard.noise_source().integers(2**63)), {}
+        rng = self.stream(family, self.seed)
+        if isinstance(mechanism, GOEMechanism):
+            z = rng.normal(0.0, mechanism.entry_std, mechanism.output_shape)
+            return (z + z.T) / math.sqrt(2.0)
+        return rng.normal(0.0, mechanism.noise_scale, mechanism.output_shape)
+
+
+class GeneratorPerFamily(GeneratorPerEpisode):
+    """Bug: each family rebuilds its generator from the episode's seed: two families, one stream of normals."""
+
+    def stream(self, family: str, seed: int) -> np.random.Generator:
+        return self.streams.setdefault(family, np.random.default_rng(seed))
+
+
 make_agent = factory(SelfNoisedLsvi, "make_agent", module=__name__)
 make_half_noise = factory(HalfNoise, "make_half_noise", module=__name__)
 make_reused_noise = factory(ReusedNoise, "make_reused_noise", module=__name__)
@@ -120,3 +152,5 @@ make_unnoised_coordinate = factory(UnnoisedCoordinate, "make_unnoised_coordinate
 make_asymmetric_gram = factory(AsymmetricGram, "make_asymmetric_gram", module=__name__)
 make_global_rng_noise = factory(GlobalRngNoise, "make_global_rng_noise", module=__name__)
 make_own_rng_noise = factory(OwnRngNoise, "make_own_rng_noise", module=__name__)
+make_generator_per_episode = factory(GeneratorPerEpisode, "make_generator_per_episode", module=__name__)
+make_generator_per_family = factory(GeneratorPerFamily, "make_generator_per_family", module=__name__)

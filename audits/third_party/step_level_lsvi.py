@@ -12,7 +12,10 @@ The factories are the step-level twins of table-route cases of the third-party z
 * ``make_agent`` — the correct billboard-noised agent (:func:`noisy_lsvi.make_agent`);
 * ``make_mean_for_sum`` — target noise for the mean, added to the sum (:func:`noisy_lsvi.make_mean_for_sum`);
 * ``make_self_noised`` — the correct agent noising itself (:func:`self_noised_lsvi.make_agent`);
-* ``make_half_noise`` — records σ, adds σ/2 (:func:`self_noised_lsvi.make_half_noise`).
+* ``make_half_noise`` — records σ, adds σ/2 (:func:`self_noised_lsvi.make_half_noise`);
+* ``make_raw_average`` and its twin ``make_published_average`` (:func:`noisy_lsvi.make_raw_average`);
+* ``make_generator_per_family`` and its twin ``make_generator_per_episode``
+  (:func:`self_noised_lsvi.make_generator_per_family`).
 """
 
 from __future__ import annotations
@@ -21,8 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audits.third_party.noisy_lsvi import MeanForSum, NoisyLsvi, factory
-from dpverify.audits.third_party.self_noised_lsvi import HalfNoise, SelfNoisedLsvi
+from dpverify.audits.third_party.noisy_lsvi import MeanForSum, NoisyLsvi, PublishedAverage, RawAverage, factory
+from dpverify.audits.third_party.self_noised_lsvi import (
+    GeneratorPerEpisode,
+    GeneratorPerFamily,
+    HalfNoise,
+    SelfNoisedLsvi,
+)
 
 
 class StepLevel(NoisyLsvi):
@@ -63,6 +71,22 @@ class StepLevelHalfNoise(StepLevel, HalfNoise):
     name = "step-level-half-noise"
 
 
+class StepLevelRawAverage(StepLevel, RawAverage):
+    name = "step-level-raw-average"
+
+
+class StepLevelPublishedAverage(StepLevel, PublishedAverage):
+    name = "step-level-published-average"
+
+
+class StepLevelGeneratorPerFamily(StepLevel, GeneratorPerFamily):
+    name = "step-level-generator-per-family"
+
+
+class StepLevelGeneratorPerEpisode(StepLevel, GeneratorPerEpisode):
+    name = "step-level-generator-per-episode"
+
+
 def _factory(cls: type[NoisyLsvi], name: str) -> Any:
     return factory(cls, name, module=__name__)
 
@@ -71,3 +95,7 @@ make_agent = _factory(StepLevelLsvi, "make_agent")
 make_mean_for_sum = _factory(StepLevelMeanForSum, "make_mean_for_sum")
 make_self_noised = _factory(StepLevelSelfNoised, "make_self_noised")
 make_half_noise = _factory(StepLevelHalfNoise, "make_half_noise")
+make_raw_average = _factory(StepLevelRawAverage, "make_raw_average")
+make_published_average = _factory(StepLevelPublishedAverage, "make_published_average")
+make_generator_per_family = _factory(StepLevelGeneratorPerFamily, "make_generator_per_family")
+make_generator_per_episode = _factory(StepLevelGeneratorPerEpisode, "make_generator_per_episode")

@@ -6,8 +6,9 @@ step). Code written without dpverify rarely looks like either; these adapters cl
 changing that code:
 
 * :class:`ClosedLoopAgent` — code that owns its loop (``run(env)``, calling a Gymnasium-style
-  ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a thread of its own and
-  dpverify drives it one step at a time;
+  ``env.reset()`` / ``env.step(action)``) becomes a step-level agent: its loop runs in a greenlet of its own
+  and dpverify drives it one step at a time (:meth:`ClosedLoopAgent.bandit`: a bandit loop, ``context()``,
+  ``arms()``, ``pull(arm)``);
 * :class:`SeededGlobalRng` — code that draws from numpy's global generator (``np.random.normal``...) gets a
   global generator seeded from the run's own seeds while its code runs (and the caller's global state
   back afterwards), so that the auditor's levers reach it;
@@ -17,8 +18,9 @@ changing that code:
   the noisy statistics the code releases without editing it.
 """
 
-from dpverify.adapters.closed_loop import ClosedLoopAgent, LoopEnv, LoopProtocolError
+from dpverify.adapters.closed_loop import BanditLoopEnv, ClosedLoopAgent, LoopEnv, LoopProtocolError
 from dpverify.adapters.global_rng import SeededGlobalRng, uses_global_rng
 from dpverify.adapters.watch import watch_calls
 
-__all__ = ["ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng", "watch_calls"]
+__all__ = ["BanditLoopEnv", "ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng",
+           "watch_calls"]

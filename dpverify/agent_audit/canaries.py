@@ -53,7 +53,7 @@ from dpverify.whitebox.sensitivity_replay import compare_replay
 #: Pairs of the worst-case design handed to the engine (the largest μ first).
 WORST_CASE_PAIRS = 2
 #: Key of the measurement runs' seeds under ``spec.seed`` (apart from the audit engine's streams).
-MEASUREMENT_KEY = 0xCA7A
+_MEASUREMENT_KEY = 0xCA7A
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def measure_pair(setup: AgentSetup, mdp: Any, first: Sequence[Any], second: Sequ
     the per-family realised fractions and the pair's μ (module docstring)."""
 
     subject = _subject(setup, mdp)
-    coins, noise = np.random.SeedSequence([seed, MEASUREMENT_KEY, position]).spawn(2)
+    coins, noise = np.random.SeedSequence([seed, _MEASUREMENT_KEY, position]).spawn(2)
     try:
         recorded = run_agent(subject, list(first), coins=coins, noise=noise)
         replay = run_agent(subject, list(second), coins=coins, noise=noise, recorded=recorded)

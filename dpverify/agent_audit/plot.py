@@ -38,11 +38,11 @@ def write_outputs(result: Any, out_dir: Path) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / "result.json", "plot": out_dir / "tradeoff.png"}
     paths["json"].write_text(json.dumps(to_jsonable(result.to_dict()), indent=2) + "\n", encoding="utf-8")
-    plot_tradeoff(result, paths["plot"])
+    _plot_tradeoff(result, paths["plot"])
     return paths
 
 
-def plot_tradeoff(result: Any, path: Path) -> None:
+def _plot_tradeoff(result: Any, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

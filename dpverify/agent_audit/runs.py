@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.adapters.global_rng import keep_installed
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim, refuse_gaussian_claim
 from dpverify.agent_audit.views import _flat
@@ -81,10 +82,12 @@ def agent_setup(spec: AgentAuditSpec) -> AgentSetup:
 
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
                    rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
-    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies)."""
+    """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies). A seeded
+    global-generator stream of the agent's is swapped in once for the run (:func:`keep_installed`)."""
     board = setup.billboard(rng)
-    agent = setup.build(mdp, rng, board)
-    policies = run_on_tapes(agent, mdp, tapes)
+    with keep_installed():
+        agent = setup.build(mdp, rng, board)
+        policies = run_on_tapes(agent, mdp, tapes)
     published = getattr(agent, "billboard", board)
     history = published.history() if getattr(published, "keep_history", False) else board.history()
     return history, policies
@@ -104,6 +107,14 @@ def _batched_agent(setup: AgentSetup, mdp: Any, randomness: Any, record: Sequenc
         raise InvalidParameterError("batched", f"has no batched twin for agent {setup.agent} with these options",
                                     setup.agent)
     return twin(mdp, setup.episodes, dict(setup.agent_options), randomness, record)
+
+
+def _calibrated_gaussian(agent: Any) -> bool:
+    """Whether a registered agent's calibrated releases are all Gaussian (so its claim is μ-GDP); an agent without
+    a calibration is taken at its registration (every registered agent but DP-UCB, whose noise is Laplace)."""
+    calibration = getattr(agent, "calibration", None)
+    ledger = getattr(calibration, "ledger", None)
+    return not callable(ledger) or bool(ledger().all_gaussian)
 
 
 def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, int, Any]:
@@ -126,7 +137,8 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
         guarantee = DPGuarantee.of_claim(claimed())
         epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
     registered = ":" not in setup.agent
-    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else registered and epsilon is not None
+    gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else (
+        registered and epsilon is not None and _calibrated_gaussian(agent))
     claim = AgentClaim(notion, epsilon, delta, gaussian)
     check_claim(spec, claim)  # before any episode runs
 

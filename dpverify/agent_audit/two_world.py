@@ -10,7 +10,8 @@ one end of their range to the other). Add/remove-one: user j absent (an empty sl
 happens, no data) versus the high canary at j; shifting later users one episode earlier would instead
 reveal, through the episode index, how many users came before, and flag correct agents (e.g. a fixed
 batch schedule). An agent whose registry card has a batched twin for its options runs through it (many
-trials per vectorised call, empty slots included); every other agent runs one trial at a time.
+trials per vectorised call, empty slots included); every other agent one trial at a time, in chunks of
+:data:`TRIALS_PER_CHUNK` that the executor spreads over its workers (seeded by place: the serial results).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from dpverify.audit.spec import AuditSpec, NeighbourPair
 
 #: Trials of the batched path per vectorised call (larger batches thrash the cache).
 BATCH = 2048
+#: Trials per chunk of an agent run one trial at a time: chunks enough for the workers (400 trials per side: 3
+#: selection chunks per side of each pair, 10 evaluation chunks per side), each worth shipping.
+TRIALS_PER_CHUNK = 32
 #: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
 MIN_TRIALS = 10
 
@@ -130,7 +134,8 @@ def _two_world(spec: AgentAuditSpec, inputs: RouteInputs) -> AgentAuditResult:
     mechanisms = [AgentWorld(setup, output_view(spec.notion, pair.position, spec.window, spec.episodes, width),
                              batched, batch_factory) for pair in measured]
     audit_spec = AuditSpec(epsilon=spec.epsilon, delta=spec.delta, trials=spec.trials, confidence=spec.confidence,
-                           seed=spec.seed, gaussian_claim=claim.gaussian, max_pairs=max(1, len(measured)))
+                           seed=spec.seed, gaussian_claim=claim.gaussian, max_pairs=max(1, len(measured)),
+                           chunk_size=AuditSpec.chunk_size if batched else TRIALS_PER_CHUNK)  # a twin splits its own
     mechanism = PositionedWorlds(tuple(mechanisms))
     labelled = [NeighbourPair((i, p.first), (i, p.second), p.label) for i, p in enumerate(measured)]
     result = run_audit(mechanism, labelled, audit_spec, executor=inputs.executor,

@@ -20,7 +20,7 @@ tables, drops those that cannot reach the best computed score (or tie it at a lo
 the most promising of the rest, and repeats. Its answer is that of computing every score and taking
 ``np.argmax`` whenever the computed functions keep their shape within the margin;
 ``tests/dpverify/audit/test_bounded_argmax.py`` checks that shape over a sweep of sample sizes, levels
-and counts, and ``test_audit_selection_exact.py`` the whole selection against the direct computation.
+and counts, and ``test_selection.py`` the whole selection against the direct computation.
 If the shape ever failed, the search could return a near-best candidate instead of the best: a loss of
 power, never of validity, because the chosen test is evaluated on fresh trials.
 """

@@ -18,7 +18,7 @@ therefore accept a candidate only when the *forward* binomial tail at it — sci
 ``betainc``, checked against a direct high-precision summation of the binomial terms — is at
 most a·(1 − margin), the margin covering the forward routine's own error (:data:`FORWARD_MARGIN`).
 Where the guess nudged outward by :data:`RELATIVE_SAFETY` fails, it is pushed outward in the relative
-steps of :data:`OUTWARD_STEPS` (or to 1, resp. 0) until the forward tail accepts it, and bisection on
+steps of :data:`_OUTWARD_STEPS` (or to 1, resp. 0) until the forward tail accepts it, and bisection on
 the forward tail then draws it back to the exact bound. Every reported bound is thus on the safe side
 of the exact one whatever the quantile routine returned.
 
@@ -37,11 +37,11 @@ from scipy import special
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 
-#: Relative outward nudge of the raw quantile (the first step of :data:`OUTWARD_STEPS`).
+#: Relative outward nudge of the raw quantile (the first step of :data:`_OUTWARD_STEPS`).
 RELATIVE_SAFETY = 1e-12
 #: Relative outward steps tried in turn until the forward tail accepts the bound (then bisection
 #: between the last rejected and the first accepted step draws it back to the exact boundary).
-OUTWARD_STEPS: tuple[float, ...] = (RELATIVE_SAFETY, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5)
+_OUTWARD_STEPS: tuple[float, ...] = (RELATIVE_SAFETY, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5)
 #: The forward tail must be at most a·(1 − margin), margin = FORWARD_MARGIN + FORWARD_MARGIN_PER_TRIAL·n:
 #: the forward routine's error grows with n. Against a direct 50-digit summation of the binomial terms
 #: it was at most 3e-14 (relative) up to 10⁶ trials, 2e-13 at 10⁷, 7e-12 at 3×10⁸ and 3e-11 at 1.4×10⁹;
@@ -49,7 +49,7 @@ OUTWARD_STEPS: tuple[float, ...] = (RELATIVE_SAFETY, 1e-11, 1e-10, 1e-9, 1e-8, 1
 FORWARD_MARGIN = 1e-12
 FORWARD_MARGIN_PER_TRIAL = 1e-18
 #: Most bisection steps (each halves the bracket; about 60 reach adjacent doubles from [0, 1]).
-BISECTION_STEPS = 200
+_BISECTION_STEPS = 200
 
 
 def _check(k: object, n: object, a: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,14 +109,14 @@ def _margin(n: np.ndarray) -> np.ndarray:
     return FORWARD_MARGIN + FORWARD_MARGIN_PER_TRIAL * n
 
 
-def upper_tail_ok(k: np.ndarray, n: np.ndarray, a: np.ndarray, p: np.ndarray) -> np.ndarray:
+def _upper_tail_ok(k: np.ndarray, n: np.ndarray, a: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Whether p is a valid upper bound: P[Bin(n, p) ≤ k] = betaincc(k + 1, n − k, p) ≤ a (with margin)."""
     with np.errstate(invalid="ignore"):
         tail = special.betaincc(k + 1.0, np.maximum(n - k, 1e-300), np.clip(p, 0.0, 1.0))
     return (p >= 1.0) | (tail <= a * (1.0 - _margin(n)))
 
 
-def lower_tail_ok(k: np.ndarray, n: np.ndarray, a: np.ndarray, p: np.ndarray) -> np.ndarray:
+def _lower_tail_ok(k: np.ndarray, n: np.ndarray, a: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Whether p is a valid lower bound: P[Bin(n, p) ≥ k] = betainc(k, n − k + 1, p) ≤ a (with margin)."""
     with np.errstate(invalid="ignore"):
         tail = special.betainc(np.maximum(k, 1e-300), n - k + 1.0, np.clip(p, 0.0, 1.0))
@@ -138,14 +138,14 @@ def _verified(
     accepted one (or ``safe``, 1 or 0, which is always accepted), and bisection on the forward tail
     narrows it to adjacent doubles. Only accepted values are ever returned.
     """
-    first = step(guess, OUTWARD_STEPS[0])
+    first = step(guess, _OUTWARD_STEPS[0])
     todo = ~(ok(first) & np.isfinite(first))
     if not todo.any():
         return first
     good = np.where(todo, safe, first)                       # accepted end of each bracket
     bad = np.where(todo & np.isfinite(first), first, start)  # rejected end
     open_ = todo.copy()
-    for s in OUTWARD_STEPS[1:]:
+    for s in _OUTWARD_STEPS[1:]:
         candidate = step(guess, s)
         accepted = open_ & ok(candidate) & np.isfinite(candidate)
         good = np.where(accepted, candidate, good)
@@ -153,7 +153,7 @@ def _verified(
         open_ &= ~accepted
         if not open_.any():
             break
-    for _ in range(BISECTION_STEPS):
+    for _ in range(_BISECTION_STEPS):
         mid = bad / 2.0 + good / 2.0
         moving = todo & (mid != good) & (mid != bad)
         if not moving.any():
@@ -166,13 +166,13 @@ def _verified(
 
 def _upper(k: np.ndarray, n: np.ndarray, a: np.ndarray) -> np.ndarray:
     k, n, a = np.broadcast_arrays(k, n, a)
-    return _verified(_raw_upper(k, n, a), lambda p: upper_tail_ok(k, n, a, p), _step_up, 1.0,
+    return _verified(_raw_upper(k, n, a), lambda p: _upper_tail_ok(k, n, a, p), _step_up, 1.0,
                      np.minimum(k / n, 1.0))
 
 
 def _lower(k: np.ndarray, n: np.ndarray, a: np.ndarray) -> np.ndarray:
     k, n, a = np.broadcast_arrays(k, n, a)
-    return _verified(_raw_lower(k, n, a), lambda p: lower_tail_ok(k, n, a, p), _step_down, 0.0,
+    return _verified(_raw_lower(k, n, a), lambda p: _lower_tail_ok(k, n, a, p), _step_down, 0.0,
                      np.maximum(k / n, 0.0))
 
 

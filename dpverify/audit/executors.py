@@ -20,7 +20,7 @@ import pickle
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from dpverify import _validate
 from dpverify._pools import abandon, gather, new_pool
@@ -28,9 +28,23 @@ from dpverify.errors import InvalidParameterError
 from dpverify.usercode import time_limit
 
 Callback = Callable[[], None] | None
+_Self = TypeVar("_Self", bound="_Closing")
 
 
-class SerialExecutor:
+class _Closing:
+    """``close()`` (nothing to release by default), also at the end of a ``with`` block."""
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SerialExecutor(_Closing):
     """Runs every chunk in the calling process, in order."""
 
     name = "serial"
@@ -42,15 +56,6 @@ class SerialExecutor:
             if on_done is not None:
                 on_done()
         return results
-
-    def close(self) -> None:
-        return None
-
-    def __enter__(self) -> SerialExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _check_picklable(items: Sequence[Any], where: str) -> None:
@@ -84,7 +89,7 @@ def _free_cpus() -> float:
     return max(1.0, cpus - max(0.0, load - 1.0))
 
 
-class ProcessExecutor:
+class ProcessExecutor(_Closing):
     """Runs chunks on a pool of local worker processes (created on first use, reused until close).
 
     Adaptive by default: the first item of every ``map`` runs in this process and is timed; the rest go
@@ -149,7 +154,8 @@ class ProcessExecutor:
             return results
         if self._pool is None:
             self._pool = new_pool(self.workers)
-        futures = [self._pool.submit(fn, item) for item in items]
+        pool = self._pool  # maps from several threads share it (and gather waits on this one)
+        futures = [pool.submit(fn, item) for item in items]
 
         def done() -> None:
             self.items_pooled += 1
@@ -157,7 +163,7 @@ class ProcessExecutor:
                 on_done()
 
         try:
-            return results + gather(self._pool, futures, done)
+            return results + gather(pool, futures, done)
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise
@@ -172,12 +178,6 @@ class ProcessExecutor:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
-
-    def __enter__(self) -> ProcessExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class _NoAnswer(BaseException):
@@ -207,7 +207,7 @@ def _connect(distributed: Any, address: str, timeout: float) -> Any:
 HANDSHAKE_MARGIN_SECONDS = 5.0
 
 
-class DaskExecutor:
+class DaskExecutor(_Closing):
     """Runs chunks on a Dask distributed cluster, given a scheduler address or an existing Client."""
 
     name = "dask"
@@ -243,20 +243,15 @@ class DaskExecutor:
         if self._owns_client:
             self._client.close()
 
-    def __enter__(self) -> DaskExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 Executor = SerialExecutor | ProcessExecutor | DaskExecutor
 
 
-def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False) -> Executor:
+def make_executor(scheduler: str | None = None, workers: int | None = None, serial: bool = False,
+                  adaptive: bool = True) -> Executor:
     """The executor for a command line: Dask if a scheduler address is given, else local processes."""
     if scheduler is not None:
         return DaskExecutor(address=scheduler)
     if serial or workers == 1:
         return SerialExecutor()
-    return ProcessExecutor(workers)
+    return ProcessExecutor(workers, adaptive=adaptive)

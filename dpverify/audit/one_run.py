@@ -59,10 +59,10 @@ ONE_RUN_METHOD = "one-run (Steinke, Nasr & Jagielski 2023, Theorem 3)"
 RELATIVE_SAFETY = 1e-9
 
 #: Doubling steps for the upper end of the ε search (from ε = 1), and bisection steps after it.
-MAX_DOUBLINGS = 12
-MAX_BISECTIONS = 60
+_MAX_DOUBLINGS = 12
+_MAX_BISECTIONS = 60
 #: Bisection stops once the bracket is narrower than this (absolute, in ε).
-EPSILON_TOLERANCE = 1e-7
+_EPSILON_TOLERANCE = 1e-7
 
 
 def _check_counts(m: object, r: object, v: object) -> tuple[int, int, int]:
@@ -257,14 +257,14 @@ def _largest_rejected_epsilon(m: int, r: int, v: int, delta: float, alpha: float
     if not rejects(0.0):
         return 0.0
     lo, hi = 0.0, 1.0
-    for _ in range(MAX_DOUBLINGS):
+    for _ in range(_MAX_DOUBLINGS):
         if not rejects(hi):
             break
         lo, hi = hi, 2.0 * hi
     else:
-        return lo  # still rejected at 2^MAX_DOUBLINGS / 2: report the certified end (conservative)
-    for _ in range(MAX_BISECTIONS):
-        if hi - lo <= EPSILON_TOLERANCE:
+        return lo  # still rejected at 2^_MAX_DOUBLINGS / 2: report the certified end (conservative)
+    for _ in range(_MAX_BISECTIONS):
+        if hi - lo <= _EPSILON_TOLERANCE:
             break
         mid = 0.5 * (lo + hi)
         if rejects(mid):

@@ -26,7 +26,7 @@ over it bounds the probability of v or more correct guesses under the claim.
 
 **Two routes to that maximum**, tested for agreement:
 
-* :func:`least_mass` (fast, used by the audits): put the mass τ at C = v exactly (mass above v only adds
+* :func:`_least_mass` (fast, used by the audits): put the mass τ at C = v exactly (mass above v only adds
   right guesses) and, going down u = v … 1, the least mass at C = u − 1 that satisfies constraint u; the
   claim allows P[C ≥ v] = τ only if that total mass is ≤ 1, so "P[C ≥ v] ≤ α under the claim" holds when
   the least mass for τ = α exceeds 1. α(·) is evaluated slightly low (:data:`RELATIVE_SAFETY`), which can
@@ -58,10 +58,10 @@ FDP_ONE_RUN_METHOD = "one-run f-DP (Mahloujifar, Melis & Chaudhuri 2025)"
 #: α(y) is multiplied by 1 − RELATIVE_SAFETY: a smaller α(y) lowers the least mass (cautious test).
 RELATIVE_SAFETY = 1e-10
 #: The largest μ (and ε) the lower-bound searches look at; a count rejecting it reports it (conservative).
-MU_SEARCH_MAX = 64.0
-#: The searches over μ, ε and τ: grids of GRID points, PASSES times refined (resolution range / 32⁵).
+_MU_SEARCH_MAX = 64.0
+#: The searches over μ, ε and τ: grids of GRID points, _PASSES times refined (resolution range / 32⁵).
 GRID = 33
-PASSES = 5
+_PASSES = 5
 
 
 class TradeOffCurve(Protocol):
@@ -174,7 +174,7 @@ class _EpsilonDeltaGrid:
         return _epsilon_delta_least_alpha(power, self.epsilon, self.delta)
 
 
-def least_mass(m: int, k: int, v: int, tau: np.ndarray | float, curve: TradeOffCurve) -> np.ndarray:
+def _least_mass(m: int, k: int, v: int, tau: np.ndarray | float, curve: TradeOffCurve) -> np.ndarray:
     """The least total probability a law of C must have for P[C ≥ v] = τ under the claim (module
     docstring, the fast route); a value > 1 means the claim rules P[C ≥ v] ≥ τ out. ``tau`` and the
     curve's parameters broadcast (one pass over the levels serves a whole grid of τ or of curves)."""
@@ -200,9 +200,9 @@ def _last_true(flags: np.ndarray) -> int:
 
 def _refine(allowed: Any, lo: float, hi: float) -> tuple[float, float]:
     """A bracket [lo′, hi′] of the largest x in [lo, hi] with ``allowed(x)`` True, by grid refinement
-    (:data:`GRID` points, :data:`PASSES` passes): lo′ was found True, hi′ found False or is ``hi`` (then lo′ = hi′
+    (:data:`GRID` points, :data:`_PASSES` passes): lo′ was found True, hi′ found False or is ``hi`` (then lo′ = hi′
     when ``hi`` itself was found True). ``allowed(lo)`` must be True."""
-    for _ in range(PASSES):
+    for _ in range(_PASSES):
         grid = np.linspace(lo, hi, GRID)
         flags = np.asarray(allowed(grid), dtype=bool)
         flags[0] = True  # lo was found True before
@@ -217,9 +217,9 @@ def tail_bound(m: int, k: int, v: int, curve: TradeOffCurve) -> float:
     """The largest P[C ≥ v] the claim allows (fast route): the upper end of the last grid cell on τ, so never
     below the maximum."""
     m_, k_, v_ = _check_counts(m, k, v)
-    if v_ == 0 or least_mass(m_, k_, v_, 1.0, curve)[()] <= 1.0:
+    if v_ == 0 or _least_mass(m_, k_, v_, 1.0, curve)[()] <= 1.0:
         return 1.0
-    return _refine(lambda taus: least_mass(m_, k_, v_, taus, curve) <= 1.0, 0.0, 1.0)[1]
+    return _refine(lambda taus: _least_mass(m_, k_, v_, taus, curve) <= 1.0, 0.0, 1.0)[1]
 
 
 def tail_bound_lp(m: int, k: int, v: int, curve: TradeOffCurve, *, rounds: int = 40,
@@ -263,7 +263,7 @@ def tail_bound_lp(m: int, k: int, v: int, curve: TradeOffCurve, *, rounds: int =
 def rejects(m: int, k: int, v: int, curve: TradeOffCurve, alpha: float) -> bool:
     """Whether v correct of k guesses on m canaries rejects the claim at level α (least mass at τ = α > 1)."""
     m_, k_, v_ = _check_counts(m, k, v)
-    return v_ > 0 and bool(least_mass(m_, k_, v_, _validate.open_unit("alpha", alpha), curve)[()] > 1.0)
+    return v_ > 0 and bool(_least_mass(m_, k_, v_, _validate.open_unit("alpha", alpha), curve)[()] > 1.0)
 
 
 def _largest_rejected(m: int, k: int, v: int, alpha: float, curve_at: Any, upper: float) -> float:
@@ -271,7 +271,7 @@ def _largest_rejected(m: int, k: int, v: int, alpha: float, curve_at: Any, upper
     0 is not; the search only reports parameters it found rejected. ``curve_at`` builds a curve from an
     array of parameters (a grid of curves in one pass)."""
     def rejected(params: np.ndarray) -> np.ndarray:
-        return least_mass(m, k, v, alpha, curve_at(np.asarray(params, dtype=float))) > 1.0
+        return _least_mass(m, k, v, alpha, curve_at(np.asarray(params, dtype=float))) > 1.0
 
     if v == 0 or not rejected(np.array([0.0]))[0]:
         return 0.0
@@ -346,8 +346,8 @@ def fdp_one_run_bounds(m: int, r: int, v: int, *, delta: float, confidence: floa
     rules = _validate.integer("guess_rules", guess_rules, minimum=1)
     d = _validate.non_negative("delta", delta)
     alpha = (1.0 - conf) / rules
-    mu_lb = _largest_rejected(m_, r_, v_, alpha, _GaussianGrid, MU_SEARCH_MAX)
-    eps_lb = _largest_rejected(m_, r_, v_, alpha, lambda e: _EpsilonDeltaGrid(e, d), MU_SEARCH_MAX)
+    mu_lb = _largest_rejected(m_, r_, v_, alpha, _GaussianGrid, _MU_SEARCH_MAX)
+    eps_lb = _largest_rejected(m_, r_, v_, alpha, lambda e: _EpsilonDeltaGrid(e, d), _MU_SEARCH_MAX)
     p_value = None if claimed_mu is None else tail_bound(m_, r_, v_, GaussianCurve(claimed_mu))
     return FdpOneRunResult(m=m_, r=r_, v=v_, confidence=conf, mu_lower_bound=mu_lb, claimed_mu=claimed_mu,
                            p_value=p_value, epsilon_lower_bound=eps_lb, delta=d, guess_rules=rules)

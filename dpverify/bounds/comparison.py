@@ -21,7 +21,7 @@ import functools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import sympy
@@ -286,19 +286,7 @@ def compare(
         vb = evaluate_expression(fb, {**fixed, over: mid})
         lower = ea.name if va < vb else (eb.name if vb < va else "equal")
         segments.append(Segment(low=left, high=right, lower=lower))
-    return Comparison(
-        a=ea.name,
-        b=eb.name,
-        over=over,
-        values=fixed,
-        ratio=ratio,
-        asymptotic_exponent=exponent,
-        symbolic_crossovers=base.symbolic_crossovers,
-        search=(lo, hi),
-        crossovers=crossovers,
-        segments=tuple(segments),
-        missing=(),
-    )
+    return replace(base, values=fixed, crossovers=crossovers, segments=tuple(segments))
 
 
 @dataclass(frozen=True)
@@ -332,13 +320,12 @@ class Region:
         k_lo, k_hi = self.k_values[0], self.k_values[-1]
         e_lo, e_hi = self.epsilon_values[0], self.epsilon_values[-1]
         where = f"K in [{k_lo:.3g}, {k_hi:.3g}], ε in [{e_lo:.3g}, {e_hi:.3g}]"
+        eps_star = [e for _, e in self.boundary]
         if self.fraction == 1.0:
             return f"holds on the whole grid ({where})"
         if self.fraction == 0.0:
-            eps_star = [e for _, e in self.boundary]
             extra = f"; equality at ε ≈ {min(eps_star):.3g}..{max(eps_star):.3g}" if eps_star else ""
             return f"fails on the whole grid ({where}){extra}"
-        eps_star = [e for _, e in self.boundary]
         span = f"; boundary ε from {min(eps_star):.3g} to {max(eps_star):.3g}" if eps_star else ""
         return f"holds on {100 * self.fraction:.1f}% of the grid ({where}){span}"
 

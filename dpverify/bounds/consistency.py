@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from dpverify._validate import one_of
-from dpverify.bounds.comparison import compare, improvement_region
+from dpverify.bounds.comparison import Region, compare, improvement_region
 from dpverify.bounds.formatting import expression_text, rates_text
 from dpverify.bounds.rates import leading_exponent, split, term_rates
 from dpverify.bounds.registry import CLAIMS, REGISTRY, BoundEntry, get
@@ -121,8 +121,8 @@ def _compare_statements(a: BoundEntry, b: BoundEntry) -> Finding:
     sa, sb = split(fa), split(fb)
     diffs = []
     for label, ta, tb in (("non-private", sa.non_private, sb.non_private), ("privacy", sa.privacy, sb.privacy)):
-        ra = {k: v for k, v in term_rates(ta)[0].items()} if ta != 0 else {}
-        rb = {k: v for k, v in term_rates(tb)[0].items()} if tb != 0 else {}
+        ra = dict(term_rates(ta)[0]) if ta != 0 else {}
+        rb = dict(term_rates(tb)[0]) if tb != 0 else {}
         if rates_text(ra) != rates_text(rb):
             diffs.append(f"{label} term {rates_text(ra)} vs {rates_text(rb)}")
     region = DEFAULT_REGION
@@ -163,47 +163,30 @@ def check_non_private_terms() -> tuple[Finding, ...]:
         base = get(entry.base)
         term = in_episodes(split(entry).non_private)
         target = in_episodes(base.expression)
-        subjects = (entry.name, base.name)
+        details: dict[str, object] = {}
         if term == 0:
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "note",
-                    f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
-                    f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.",
-                )
-            )
+            status = "note"
+            message = (f"{entry.name} has no term without ε, so it does not reduce to {base.name} "
+                       f"(Õ({expression_text(base.expression)})) as ε → ∞; it tends to 0 instead.")
         elif sympy.simplify(term - target) == 0:
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "ok",
-                    f"the non-private term of {entry.name} equals the regret of {base.name} under T = KH.",
-                )
-            )
+            status = "ok"
+            message = f"the non-private term of {entry.name} equals the regret of {base.name} under T = KH."
         elif _rate_signature(term) == _rate_signature(target):
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "ok under Õ",
-                    f"the non-private term of {entry.name} matches {base.name} up to logarithmic factors.",
-                )
-            )
+            status = "ok under Õ"
+            message = f"the non-private term of {entry.name} matches {base.name} up to logarithmic factors."
         else:
-            findings.append(
-                Finding(
-                    "non-private term",
-                    subjects,
-                    "inconsistent",
-                    f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
-                    f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).",
-                    {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))},
-                )
-            )
+            status = "inconsistent"
+            message = (f"the non-private term of {entry.name} is {rates_text(term_rates(term)[0])} but "
+                       f"{base.name} has regret {rates_text(term_rates(target)[0])} (T = KH).")
+            details = {"term": str(term), "base": str(target), "ratio": str(sympy.simplify(term / target))}
+        findings.append(Finding("non-private term", (entry.name, base.name), status, message, details))
     return tuple(findings)
+
+
+def _on_grid(improver: BoundEntry | str, baseline: BoundEntry | str, region: CheckRegion) -> Region:
+    """Where ``improver`` is below ``baseline`` on the (K, ε) grid of ``region``."""
+    return improvement_region(improver, baseline, values=region.values, k_range=region.k_range,
+                              epsilon_range=region.epsilon_range, points=region.points)
 
 
 def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding, ...]:
@@ -214,28 +197,18 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
     for up, low in itertools.product(uppers, lowers):
         if (up.setting, up.privacy) != (low.setting, low.privacy):
             continue
-        res = improvement_region(
-            up,
-            low,
-            values=region.values,
-            k_range=region.k_range,
-            epsilon_range=region.epsilon_range,
-            points=region.points,
-        )
+        res = _on_grid(up, low, region)
         fu, fl = in_episodes(up.expression), in_episodes(low.expression)
-        rates = {
-            "epsilon_upper": str(leading_exponent(fu, "epsilon")),
-            "epsilon_lower": str(leading_exponent(fl, "epsilon")),
-            "K_upper": str(leading_exponent(fu, "K")),
-            "K_lower": str(leading_exponent(fl, "K")),
-        }
+        exps = {f"{v}_{side}": leading_exponent(f, v)
+                for v in ("epsilon", "K") for side, f in (("upper", fu), ("lower", fl))}
+        rates = {key: str(p) for key, p in exps.items()}
         reasons = []
-        if leading_exponent(fu, "epsilon") > leading_exponent(fl, "epsilon"):
+        if exps["epsilon_upper"] > exps["epsilon_lower"]:
             reasons.append(
                 f"as ε → 0 the upper bound grows like ε^{rates['epsilon_upper']}, slower than the lower "
                 f"bound's ε^{rates['epsilon_lower']}, so at any fixed K it falls below for small enough ε"
             )
-        if leading_exponent(fu, "K") < leading_exponent(fl, "K"):
+        if exps["K_upper"] < exps["K_lower"]:
             reasons.append(f"in K the upper bound grows like K^{rates['K_upper']}, slower than K^{rates['K_lower']}")
         below = res.fraction > 0
         details = {
@@ -265,25 +238,12 @@ def check_upper_vs_lower(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding,
                 if below
                 else f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}), but"
             )
-            findings.append(
-                Finding(
-                    "upper vs lower",
-                    (up.name, low.name),
-                    "flagged",
-                    head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat,
-                    details,
-                )
-            )
+            status = "flagged"
+            message = head + ("; " if below and reasons else " " if reasons else "") + "; ".join(reasons) + "." + caveat
         else:
-            findings.append(
-                Finding(
-                    "upper vs lower",
-                    (up.name, low.name),
-                    "ok",
-                    f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()}).",
-                    details,
-                )
-            )
+            status = "ok"
+            message = f"upper bound {up.name} stays above lower bound {low.name} on the grid ({region.describe()})."
+        findings.append(Finding("upper vs lower", (up.name, low.name), status, message, details))
     return tuple(findings)
 
 
@@ -291,14 +251,7 @@ def check_claims(region: CheckRegion = DEFAULT_REGION) -> tuple[Finding, ...]:
     """Where each published improvement claim holds under the Õ expressions."""
     findings = []
     for claim in CLAIMS.values():
-        res = improvement_region(
-            claim.improver,
-            claim.baseline,
-            values=region.values,
-            k_range=region.k_range,
-            epsilon_range=region.epsilon_range,
-            points=region.points,
-        )
+        res = _on_grid(claim.improver, claim.baseline, region)
         at_k = compare(
             claim.improver,
             claim.baseline,

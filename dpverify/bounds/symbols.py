@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import sympy
 
-from dpverify._validate import one_of
-
 d = sympy.Symbol("d", positive=True)
 H = sympy.Symbol("H", positive=True)
 K = sympy.Symbol("K", positive=True)
@@ -39,14 +37,6 @@ VARIABLES: dict[str, sympy.Symbol] = {
 
 #: Variables whose polynomial rate is reported (δ enters every bound only through logarithms).
 RATE_VARIABLES: tuple[str, ...] = ("d", "H", "K", "T", "S", "A", "epsilon")
-
-#: Display names used in tables and plots.
-DISPLAY: dict[str, str] = {"epsilon": "ε", "delta": "δ"}
-
-
-def symbol(name: str) -> sympy.Symbol:
-    """The symbol called ``name`` (one of :data:`VARIABLES`); raises InvalidParameterError otherwise."""
-    return VARIABLES[one_of("variable", name, tuple(VARIABLES))]
 
 
 def in_episodes(expr: sympy.Expr) -> sympy.Expr:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 
 #: Largest integer an option accepts: far above any size the limits allow, small enough to print.
-MAX_INTEGER = 10**18
+_MAX_INTEGER = 10**18
 
 
 def number(text: str) -> float:
@@ -39,8 +39,8 @@ def count(text: str) -> int:
         if not math.isfinite(as_float) or not as_float.is_integer():
             raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
         value = int(as_float)
-    if abs(value) > MAX_INTEGER:
-        raise argparse.ArgumentTypeError(f"must be an integer of at most {MAX_INTEGER:.0e} in size (got {text!r})")
+    if abs(value) > _MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"must be an integer of at most {_MAX_INTEGER:.0e} in size (got {text!r})")
     return value
 
 

@@ -176,10 +176,11 @@ def run_agent(args: argparse.Namespace) -> int:
         print(result.summary())
         if whitebox is not None:
             print(whitebox.summary())
-    if result.verdict == "VIOLATION" or (whitebox is not None and whitebox.failures):
+    if result.verdict == "VIOLATION" or (whitebox is not None and whitebox.refutations):
         return EXIT_VIOLATION
-    if whitebox is not None and whitebox.not_run:
-        print(f"dpverify: white-box checks could not run: {whitebox.not_run[0].reason}", file=sys.stderr)
+    if whitebox is not None and (whitebox.not_run or whitebox.undecided):
+        print(f"dpverify: white-box checks could not run: {(whitebox.not_run or whitebox.undecided)[0].reason}",
+              file=sys.stderr)
         return EXIT_NOT_RUN
     return EXIT_NO_VIOLATION
 

@@ -3,6 +3,7 @@
     dpverify audit mechanism gaussian --sigma 3.73 --sensitivity 1 --epsilon 1 --delta 1e-5 --trials 1e6
     dpverify audit mechanism laplace --scale 2 --sensitivity 1 --epsilon 0.5
     dpverify audit mechanism goe --entry-std 2.64 --frobenius-sensitivity 1 --dim 3
+    dpverify audit mechanism randomized-response --local-epsilon 1 --categories 4
     dpverify audit zoo --trials 1e5 --json
 
 Exit status: 0 when no violation is found (which certifies nothing), 1 when a violation is found (for
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 
 from dpverify.cli._args import count, count_at_least, number
 from dpverify.cli._checks import check_scheduler
@@ -25,9 +27,9 @@ EXIT_NO_VIOLATION = 0
 EXIT_VIOLATION = 1
 #: Largest noise scale or sensitivity an audit accepts: samples are noise scale × a draw of up to ~40
 #: (far tails over 10¹² trials), which must stay below the largest float.
-MAX_SCALE = 1e300
+_MAX_SCALE = 1e300
 #: The largest output of a zoo mechanism (a 3×3 GOE matrix, a 5-vector), for the size check.
-ZOO_NUMBERS_PER_TRIAL = 9
+_ZOO_NUMBERS_PER_TRIAL = 9
 
 
 def _common(p: argparse.ArgumentParser, default_trials: int) -> None:
@@ -63,10 +65,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         k.add_argument(_option(cls.sensitivity_field), type=number, default=1.0,
                        help=f"{cls.sensitivity_norm} sensitivity (default 1)")
         k.add_argument("--dim", type=count, default=cls.default_dim, help="dimension (matrix side for goe)")
+        for name, text in cls.extra_fields:
+            k.add_argument(_option(name), type=count, default=_default(cls, name), help=text)
         k.add_argument("--epsilon", type=number, default=None, help="claimed epsilon (default: the mechanism's own)")
         k.add_argument("--delta", type=number, default=1e-5, help="claimed delta (default 1e-5)")
         _common(k, 100_000)
-        k.set_defaults(handler=run_mechanism)
+        k.set_defaults(handler=_run_mechanism)
 
     zoo = targets.add_parser("zoo", help="audit every planted bug and its correct twin")
     _common(zoo, 100_000)
@@ -81,9 +85,14 @@ def _option(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
+def _default(cls: type, name: str) -> object:
+    return next(f.default for f in fields(cls) if f.name == name)
+
+
 def _mechanism(args: argparse.Namespace) -> Mechanism:
     cls = MECHANISMS[args.kind]
-    return cls.build(getattr(args, cls.sensitivity_field), getattr(args, cls.noise_field), args.dim)
+    extra = {name: getattr(args, name) for name, _ in cls.extra_fields}
+    return cls.build(getattr(args, cls.sensitivity_field), getattr(args, cls.noise_field), args.dim, **extra)
 
 
 def _checked(args: argparse.Namespace, numbers_per_trial: int, dim: int | None = None) -> None:
@@ -103,7 +112,7 @@ def _default_workers() -> int:
     return os.cpu_count() or 1
 
 
-def run_mechanism(args: argparse.Namespace) -> int:
+def _run_mechanism(args: argparse.Namespace) -> int:
     from dpverify.audit.adapters import audit_mechanism
     from dpverify.audit.executors import make_executor
 
@@ -112,11 +121,11 @@ def run_mechanism(args: argparse.Namespace) -> int:
     _checked(args, args.dim * args.dim if args.kind == "goe" else args.dim, args.dim)
     cls = MECHANISMS[args.kind]
     for field in (cls.noise_field, cls.sensitivity_field):
-        if abs(getattr(args, field)) > MAX_SCALE:
-            raise InvalidParameterError(_option(field), f"must be <= {MAX_SCALE:g} (the audit's samples overflow "
+        if abs(getattr(args, field)) > _MAX_SCALE:
+            raise InvalidParameterError(_option(field), f"must be <= {_MAX_SCALE:g} (the audit's samples overflow "
                                         "to infinity above)", getattr(args, field))
     noise, sensitivity = getattr(args, cls.noise_field), getattr(args, cls.sensitivity_field)
-    if noise > 0 and abs(sensitivity) / noise > MAX_SCALE:
+    if noise > 0 and abs(sensitivity) / noise > _MAX_SCALE:
         raise InvalidParameterError(
             _option(cls.noise_field), f"is too small for {_option(cls.sensitivity_field)} {sensitivity:g} "
             "(their ratio, the mechanism's privacy parameter, overflows)", noise)
@@ -151,7 +160,7 @@ def run_zoo(args: argparse.Namespace) -> int:
     from dpverify.audit.executors import make_executor
     from dpverify.audits.zoo import run_zoo as audit_zoo
 
-    _checked(args, ZOO_NUMBERS_PER_TRIAL)
+    _checked(args, _ZOO_NUMBERS_PER_TRIAL)
     with make_executor(args.scheduler, args.workers) as executor:
         outcomes = audit_zoo(trials=args.trials, seed=args.seed, confidence=args.confidence, executor=executor)
     rows = [o.row() for o in outcomes]

@@ -282,7 +282,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 #: Image formats the plot can be written in (matplotlib's common back-ends), chosen by the suffix.
-PLOT_FORMATS = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
+_PLOT_FORMATS = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
 
 
 def _run_plot(args: argparse.Namespace) -> int:
@@ -293,8 +293,8 @@ def _run_plot(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix == "":
         out = out.with_name(out.name + ".png")  # what matplotlib would write; said explicitly
-    if out.suffix.lower() not in PLOT_FORMATS:
-        raise InvalidParameterError("--out", f"must end in one of {', '.join(PLOT_FORMATS)}", args.out)
+    if out.suffix.lower() not in _PLOT_FORMATS:
+        raise InvalidParameterError("--out", f"must end in one of {', '.join(_PLOT_FORMATS)}", args.out)
     out = check_output_file("--out", out, force=args.force)
     from dpverify.bounds.plot import plot_bounds
 

@@ -9,7 +9,7 @@ from dpverify.cli._args import count, number
 from dpverify.cli._output import format_table, print_json
 
 #: Names listed in --help without importing the library (checked against it by the tests).
-_SCHEDULES = ("dp-lsvi-ucb++", "ldp-ucrl-vtr")
+_SCHEDULES = ("dp-lsvi-ucb++", "ldp-ucrl-vtr", "jdp-linucb", "ldp-linucb", "dp-ucb")
 _CONVERSIONS = ("bun-steinke", "cks", "exact")
 
 
@@ -25,7 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--horizon", type=count, default=20, help="H, stages per episode (default 20, Sahu 2025 §4)")
     p.add_argument("--episodes", type=count, default=1000, help="K, episodes = users (default 1000)")
     p.add_argument("--dim", type=count, default=10, help="d, feature dimension (default 10)")
-    p.add_argument("--schedule", default="dp-lsvi-ucb++", help=f"one of {', '.join(_SCHEDULES)}")
+    p.add_argument("--schedule", default="dp-lsvi-ucb++", help=f"one of {', '.join(_SCHEDULES)} (the bandit "
+                   "schedules: --dim is d, or the arms for dp-ucb, whose Laplace releases need --conversion cks or "
+                   "bun-steinke)")
     p.add_argument("--sensitivity", default=None,
                    help="the schedule's sensitivity model: paper, derived (default) or staged "
                         "for dp-lsvi-ucb++ (paper and derived are always shown side by side); "
@@ -98,19 +100,21 @@ def _print_text(report: Any) -> None:
 
     v, lead = report.settings, report.lead_family
     head = report.by_conversion[v.conversion]
-    print(f"{head.schedule.name}: target (ε = {v.epsilon:g}, δ = {v.delta:g}), H = {v.horizon}, "
+    print(f"{head.schedule.name}: target (ε = {v.epsilon:g}, δ = {v.delta:g}), H = {head.schedule.stages}, "
           f"K = {v.episodes}, d = {v.dim}, relation {v.relation.value}")
     print(f"{head.total_releases} releases; {v.accounting} accounting counts {head.releases_counted} "
           f"(the releases touching the worst user)" if v.accounting == "per-user" else
           f"{head.total_releases} releases; naive accounting counts all of them")
     print()
-    exact_sigma = report.statistic(report.by_conversion["exact"], lead).noise_std
+    reference = "exact" if "exact" in report.by_conversion else v.conversion  # exact applies to Gaussians only
+    reference_sigma = report.statistic(report.by_conversion[reference], lead).noise_std
     rows = []
     for c, cal in report.by_conversion.items():
         std = report.statistic(cal, lead).noise_std
-        rows.append((c, cal.rho, cal.rho0, std, std / exact_sigma, cal.accounted_epsilon))
+        rows.append((c, cal.rho, cal.rho0, std, std / reference_sigma, cal.accounted_epsilon))
     print(f"Sensitivity model {report.headline_model}, every conversion:")
-    print(format_table(("conversion", "rho", "rho0", f"std of {lead}", "std / exact std", "accounted eps"), rows))
+    print(format_table(("conversion", "rho", "rho0", f"std of {lead}", f"std / {reference} std", "accounted eps"),
+                       rows))
     print()
     if report.headline_model not in ("paper", "derived"):
         cal = report.by_sensitivity_model[report.headline_model]

@@ -33,7 +33,7 @@ from dpverify.cli._args import add_time_limits, count_at_least
 from dpverify.errors import InvalidParameterError
 
 #: The files a run writes into --out (the last one with the no-data control only).
-RESULT_FILES = ("regret.json", "regret.csv", "cumulative_regret.png", "no_data_control.json")
+_RESULT_FILES = ("regret.json", "regret.csv", "cumulative_regret.png", "no_data_control.json")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -157,10 +157,10 @@ def handle(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else min(args.seeds, os.cpu_count() or 1)
     require_workers("--workers", workers)
     check_scheduler("--scheduler", args.scheduler)
-    files = RESULT_FILES[:2] if args.no_plot else RESULT_FILES[:3]
+    files = _RESULT_FILES[:2] if args.no_plot else _RESULT_FILES[:3]
     out = check_output_dir("--out", args.out, files, force=args.force)
     with output_lock("--out", out):
-        before = [name for name in RESULT_FILES if (out / name).exists()]
+        before = [name for name in _RESULT_FILES if (out / name).exists()]
         return _run_and_save(args, runner, out, workers, before)
 
 
@@ -212,8 +212,9 @@ def _run_and_save(args: argparse.Namespace, runner: Any, out: Any, workers: int,
     if args.json:
         print_json(summary)
     else:
+        unit = str(getattr(mdp, "unit", "episode"))  # a bandit's K users are rounds
         print(format_table(
-            ["agent", "env", "episodes", "seeds", "cumulative regret (mean)", "std"],
+            ["agent", "env", f"{unit}s", "seeds", "cumulative regret (mean)", "std"],
             [[spec.agent, spec.env, spec.num_episodes, spec.num_seeds,
               summary["final_cumulative_regret_mean"], summary["final_cumulative_regret_std"]]],
         ))

@@ -58,6 +58,12 @@ def add_parser(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     import contextlib
+    import os
+
+    # one BLAS thread per process (set before numpy loads BLAS; the worker processes inherit it): the workers are
+    # the parallelism, and more BLAS threads would spin on small matrices on the cores they need
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
 
     from dpverify._io import check_output_dir, output_lock
     from dpverify.verify.report import FILES

@@ -7,8 +7,9 @@
   empirical privacy audit (:func:`dpverify.audit.run_audit`, or for a whole agent with ``notion=``,
   :func:`dpverify.agent_audit.audit_agent`) per assertion, deterministic under a seed, with a
   stated false-alarm level.
-- :func:`calibrate_gaussian`, :func:`calibrate_goe`, :func:`calibrate_laplace` (from
-  :mod:`dpverify.calibrate_mechanism`) — one-line calibration whose own accounting meets the target.
+- :func:`calibrate_gaussian`, :func:`calibrate_goe`, :func:`calibrate_laplace`,
+  :func:`calibrate_randomized_response` (from :mod:`dpverify.calibrate_mechanism`) — one-line calibration
+  whose own accounting meets the target.
 - :mod:`dpverify.testing.agent_contract` — :func:`check_private_agent`: the properties every private
   agent must have, one named pass / fail / not applicable each.
 - :mod:`dpverify.testing.strategies` — hypothesis strategies for privacy parameters, mechanisms,
@@ -28,7 +29,8 @@ from dpverify._lazy import lazy_exports
 #: pytest session of a project that installs dpverify) imports neither the audit engine nor the agents.
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
-        ("calibrate_gaussian", "calibrate_goe", "calibrate_laplace", "composed_epsilon", "composition_ledger"),
+        ("calibrate_gaussian", "calibrate_goe", "calibrate_laplace", "calibrate_randomized_response",
+         "composed_epsilon", "composition_ledger"),
         "dpverify.calibrate_mechanism",
     ),
     **dict.fromkeys(
@@ -55,6 +57,7 @@ if TYPE_CHECKING:  # static checkers see the real names
         calibrate_gaussian,
         calibrate_goe,
         calibrate_laplace,
+        calibrate_randomized_response,
         composed_epsilon,
         composition_ledger,
     )

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from dpverify import _validate
+from dpverify.accounting import epsilon_routes, tightest
+from dpverify.conversions import get_conversion
 from dpverify.ledger import PrivacyLedger
 
 
@@ -28,12 +30,18 @@ def assert_ledger_meets(
 ) -> float:
     """The releases recorded in ``ledger`` are (ε, δ)-DP by ``conversion``; returns the accounted ε.
 
+    A conversion that does not apply to the ledger (``exact`` with a non-Gaussian release) stands aside for
+    the tightest route that does (:func:`dpverify.accounting.epsilon_routes`), named in the message.
     ``rel_tol`` (default 0: no slack) accepts an accounted ε up to ``epsilon · (1 + rel_tol)``; state it
     explicitly when a claim is known to be rounded. On failure the message says by how much the ledger
     missed the claim, absolutely and relatively.
     """
     rel_tol = _validate.non_negative("rel_tol", rel_tol)
-    accounted = ledger.guarantee(delta, conversion, accounting).epsilon
+    if get_conversion(conversion).gaussian_only and not ledger.all_gaussian:
+        best = tightest(epsilon_routes(ledger, delta, accounting))
+        accounted, conversion = float(best.epsilon or 0.0), best.route
+    else:
+        accounted = ledger.guarantee(delta, conversion, accounting).epsilon
     allowed = epsilon * (1.0 + rel_tol)
     if not accounted <= allowed:
         missed = accounted - epsilon

@@ -66,6 +66,7 @@ DEFAULT_AGENT_TRIALS = 100
 AGENT_ENVIRONMENTS: dict[str, tuple[str, tuple[tuple[str, Any], ...]]] = {
     "linear": ("random-linear", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
     "mixture": ("random-mixture", (("dim", 3), ("horizon", 2), ("num_actions", 2), ("num_states", 3), ("seed", 3))),
+    "bandit": ("linear-bandit", (("dim", 3), ("num_arms", 2), ("num_contexts", 2), ("seed", 3))),
 }
 
 _OWN = (GaussianMechanism, GOEMechanism, LaplaceMechanism)

@@ -27,7 +27,14 @@ from dpverify import _validate
 from dpverify.audit.spec import NeighbourPair
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
-from dpverify.mechanisms import MECHANISMS, GaussianMechanism, GOEMechanism, LaplaceMechanism, NoiseMechanism
+from dpverify.mechanisms import (
+    MECHANISMS,
+    GaussianMechanism,
+    GOEMechanism,
+    LaplaceMechanism,
+    NoiseMechanism,
+    RandomizedResponse,
+)
 from dpverify.neighbouring import Neighbouring
 
 _M = TypeVar("_M", bound=NoiseMechanism)
@@ -71,7 +78,10 @@ def mechanisms_of(
 ) -> st.SearchStrategy[_M]:
     """Instances of a registered mechanism class, built from its declared fields
     (:meth:`~dpverify.mechanisms.NoiseMechanism.build`): sensitivity in [1e-3, 1e3], noise scale in
-    [1e-2, 1e4], dim in 1..max_dim (at most the class's ``max_profile_dim``)."""
+    [1e-2, 1e4], dim in 1..max_dim (at most the class's ``max_profile_dim``). A mechanism with a Hamming
+    sensitivity (randomized response) is drawn by :func:`randomized_responses`."""
+    if cls.sensitivity_norm == "hamming":
+        return randomized_responses(relation, max_dim)  # type: ignore[return-value]
     top = max_dim if cls.max_profile_dim is None else min(max_dim, cls.max_profile_dim)
     return st.builds(
         cls.build,
@@ -94,6 +104,16 @@ def laplace_mechanisms(relation: Neighbouring | None = None) -> st.SearchStrateg
     return mechanisms_of(LaplaceMechanism, relation)
 
 
+@st.composite
+def randomized_responses(draw, relation: Neighbouring | None = None, max_dim: int = 8,
+                         max_categories: int = 8) -> RandomizedResponse:
+    """Randomized responses: dim in 1..max_dim, Hamming sensitivity in 1..dim, ε per coordinate in
+    [1e-3, 5], k in 2..max_categories."""
+    dim = draw(st.integers(1, max_dim))
+    return RandomizedResponse(draw(st.integers(1, dim)), draw(st.floats(1e-3, 5.0)), dim,
+                              draw(st.integers(2, max_categories)), relation or draw(relations()))
+
+
 def mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy[NoiseMechanism]:
     """Any registered mechanism (:data:`dpverify.mechanisms.MECHANISMS`), each kind equally often."""
     return st.one_of(*(mechanisms_of(cls, relation) for cls in MECHANISMS.values()))
@@ -102,10 +122,10 @@ def mechanisms(relation: Neighbouring | None = None) -> st.SearchStrategy[NoiseM
 @st.composite
 def ledgers(draw, relation: Neighbouring = Neighbouring.REPLACE_ONE, gaussian_only: bool = True, max_blocks: int = 5):
     """Ledgers of random blocks (families, episode and stage ranges, user patterns); every block reads
-    at least one user's data."""
+    at least one user's data. ``gaussian_only=False`` mixes in Laplace and randomized-response releases."""
     mech: st.SearchStrategy = st.one_of(gaussian_mechanisms(relation), goe_mechanisms(relation))
     if not gaussian_only:
-        mech = st.one_of(mech, laplace_mechanisms(relation))
+        mech = st.one_of(mech, laplace_mechanisms(relation), randomized_responses(relation))
     ledger = PrivacyLedger(relation)
     for i in range(draw(st.integers(0, max_blocks))):
         users = draw(st.sampled_from(["prefix", "current", "tree"]))

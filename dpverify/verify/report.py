@@ -43,10 +43,15 @@ def fmt(value: float | int | str | None, digits: int = 4) -> str:
     return str(value)
 
 
+def unit(report: VerifyReport) -> str:
+    """What one of the K users has: an "episode", or a bandit's "round" (the environment's ``unit``)."""
+    return str((report.utility.environment or {}).get("unit", "episode"))
+
+
 def headline(report: VerifyReport) -> str:
     s = report.settings
     return (f"{report.verdict.verdict} — {s.agent} on {s.env}: claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over "
-            f"K = {s.episodes} episodes, budget {s.budget}")
+            f"K = {s.episodes} {unit(report)}s, budget {s.budget}")
 
 
 def _whitebox_line(report: VerifyReport) -> str:
@@ -196,10 +201,11 @@ def _utility_table(report: VerifyReport) -> doc.Table:
     if u.random_per_episode is not None:
         rows.append(("uniformly random policy", fmt(u.random_per_episode * u.episodes), "0 (exact)",
                      fmt(u.random_per_episode)))
-    if u.learning is not None:  # the data-free policy a private agent's regret must beat to show learning
+    # the data-free policy a private agent's regret must beat to show learning (a bandit's is the uniform one, above)
+    if u.learning is not None and unit(report) != "round":
         greedy = float(u.learning["known_reward_greedy_per_episode"])
         rows.append(("known-reward greedy policy (needs no data)", fmt(greedy * u.episodes), "0 (exact)", fmt(greedy)))
-    return doc.Table(("policy", "cumulative regret (mean)", "std", "per episode"), tuple(rows))
+    return doc.Table(("policy", "cumulative regret (mean)", "std", f"per {unit(report)}"), tuple(rows))
 
 
 def _bound_table(report: VerifyReport) -> doc.Table:
@@ -232,7 +238,7 @@ def _not_run(reason: str) -> doc.Para:
 
 def _verdict(report: VerifyReport) -> doc.Section:
     s, v = report.settings, report.verdict
-    claim = f"claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over K = {s.episodes} episodes"
+    claim = f"claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over K = {s.episodes} {unit(report)}s"
     consistent = v.verdict == CONSISTENT
     blocks: list[doc.Block] = [
         doc.Heading(v.verdict, 1, forms=_MD),
@@ -354,7 +360,8 @@ def _utility(report: VerifyReport) -> doc.Section:
         return doc.Section("Utility", (_not_run(u.reason),))
     blocks: list[doc.Block] = [
         doc.Para("Utility", forms=_TEXT),
-        doc.Para(f"{u.seeds} seeds of K = {u.episodes} episodes each; exact per-episode regret.", forms=_HTML),
+        doc.Para(f"{u.seeds} seeds of K = {u.episodes} {unit(report)}s each; exact per-{unit(report)} regret.",
+                 forms=_HTML),
         _utility_table(report),
     ]
     if u.learning_line:

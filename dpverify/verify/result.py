@@ -16,12 +16,15 @@ Sections, in the order a reviewer reads them after the verdict:
 * :class:`UtilitySection` — regret against the non-private counterpart and the uniformly random
   policy, and the registry's regret bound at the run's (d, H, K, ε, δ).
 
-:func:`decide` turns the first four into a :class:`Verdict`: ``CLAIM REFUTED`` when a check failed
-(a white-box check contradicts the records, the ledger exceeds the claim, a contract check failed, an
-audit found a violation), otherwise
-``INCONCLUSIVE`` when a check could not run, otherwise ``CLAIM CONSISTENT`` — which, like every audit
-result, is not a certificate of privacy. A check that is "not applicable" (a contract property that
-does not apply to the agent, e.g. the feature-norm refusal of an agent that assumes no feature norm)
+:func:`decide` turns the first four into a :class:`Verdict`: ``CLAIM REFUTED`` only when a check shows the
+claim false (a witnessed ε above it, noise below the recorded one, a ledger above it, a behaviour it rules
+out, records whose correction exceeds it, an audit's violation: a failed check whose ``claim`` is None),
+otherwise ``INCONCLUSIVE`` when a check could not run or a record is wrong
+and the corrected accounting could not be decided, otherwise ``CLAIM CONSISTENT`` — which, like every audit
+result, is not a certificate of privacy. Records that are wrong while their correction still meets the claim
+(:data:`~dpverify.checks.HOLDS`) are listed among the reasons of any verdict, first among CONSISTENT's. A
+check that is "not applicable" (a contract property that does not apply to the agent, e.g. the feature-norm
+refusal of an agent that assumes no feature norm; a white-box check of an agent that published nothing)
 neither refutes nor blocks CONSISTENT, and every verdict lists it among its reasons. Utility never
 changes the verdict: it is the price, not the claim.
 """
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpverify import _validate
-from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, named, overall
+from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, UNDECIDED, CheckResult, named, overall
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 
@@ -92,7 +95,7 @@ class SensitivityFigure:
 
 @dataclass(frozen=True)
 class WitnessFigure:
-    """One replayed pair: the ε its changes imply under the verified noise (a lower bound for the pair
+    """One replayed pair: the ε its changes imply with σ at the noise check's upper limits (a lower bound for the pair
     along the recorded transcript, :class:`dpverify.whitebox.result.PairWitness`)."""
 
     environment: str
@@ -384,8 +387,10 @@ class VerifyReport:
         return to_jsonable(out)
 
 
-def _said(status: str, word: str, *sections: tuple[str, tuple[CheckResult, ...]]) -> list[str]:
-    return [f"{name}: {c.name} {word} ({c.reason})" for name, checks in sections for c in checks if c.status == status]
+def _said(status: str, word: str, *sections: tuple[str, tuple[CheckResult, ...]], claim: str | None = "any"
+          ) -> list[str]:
+    return [f"{name}: {c.name} {word} ({c.reason})" for name, checks in sections for c in checks
+            if c.status == status and claim in ("any", c.claim)]
 
 
 def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureSection,
@@ -393,23 +398,36 @@ def decide(whitebox: WhiteBoxSection, claim: ClaimSection, structure: StructureS
     """The verdict from the four privacy sections (module docstring); utility does not enter."""
     box, ledger = ("white-box", whitebox.checks), ("claim & accounting", claim.checks)
     contract = ("contract", structure.checks)
-    refuting = _said(FAIL, "failed", box, ledger, contract) + [
+    refuting = _said(FAIL, "failed", box, ledger, contract, claim=None) + [
         f"{r.notion} {r.route} audit found a VIOLATION ({r.refutation()})" for r in audits.runs
         if r.verdict == AUDIT_VIOLATION]
-    missing = _said(NOT_RUN, "did not run", box)
+    records = _said(FAIL, "failed, the claim holds", box, ledger, contract, claim=HOLDS)
+    missing = _said(FAIL, "failed, whether the claim holds is undecided", box, ledger, contract, claim=UNDECIDED)
+    missing += _said(NOT_RUN, "did not run", box)
     missing += [] if whitebox.checks else [f"white-box checks could not run ({whitebox.reason})"]
     missing += _said(NOT_RUN, "did not run", ledger)
     missing += [f"claim & accounting could not run ({claim.reason})"] if claim.status == NOT_RUN else []
     missing += _said(NOT_RUN, "did not run", contract)
-    missing += [f"{r.notion} {r.route} audit could not run ({r.detail})" for r in audits.runs if r.verdict == NOT_RUN]
+    # nothing published (the ledger met the claim at ε = 0): a billboard audit has nothing to audit
+    silent = claim.status == PASS and claim.n_releases == 0
+    empty = [r for r in audits.runs if r.verdict == NOT_RUN and silent and r.notion == "billboard"]
+    missing += [f"{r.notion} {r.route} audit could not run ({r.detail})" for r in audits.runs
+                if r.verdict == NOT_RUN and r not in empty]
     if all(c.status == NOT_APPLICABLE for c in structure.checks):  # none ran (or none applies)
         missing.append(f"contract checks could not run ({structure.reason})")
     missing += [] if audits.runs else [f"audits could not run ({audits.reason})"]
-    waived = _said(NOT_APPLICABLE, "not applicable", ledger, contract)
+    waived = _said(NOT_APPLICABLE, "not applicable", box, ledger, contract) + [
+        f"{r.notion} {r.route} audit not applicable (nothing was published: the billboard is empty in every world)"
+        for r in empty]
     if refuting:
-        return Verdict(REFUTED, tuple(refuting + missing + waived))
+        return Verdict(REFUTED, tuple(refuting + missing + records + waived))
     if missing:
-        return Verdict(INCONCLUSIVE, tuple(missing + waived))
+        return Verdict(INCONCLUSIVE, tuple(missing + records + waived))
     every = "every applicable contract check passed" if waived else "every contract check passed"
-    return Verdict(CONSISTENT, (f"the releases behave as recorded (white-box checks), the ledger meets the claim, "
-                                f"{every} and no audit found a violation", *waived))
+    if records:
+        return Verdict(CONSISTENT, (f"the claim holds, but the agent's records are wrong: corrected, they meet the "
+                                    f"claim; otherwise the ledger meets the claim, {every} and no audit found a "
+                                    "violation", *records, *waived))
+    behaved = ("nothing was published (the ledger accounts ε = 0)" if silent else
+               "the releases behave as recorded (white-box checks), the ledger meets the claim")
+    return Verdict(CONSISTENT, (f"{behaved}, {every} and no audit found a violation", *waived))

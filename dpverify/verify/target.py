@@ -20,6 +20,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.envs.bandit import Bandit
 from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, build_environment, card
 from dpverify.agents.registry import build_agent as build_registered_agent
@@ -37,7 +38,7 @@ DEFAULT_EPISODES = 1000
 #: The environments verify runs agents on.
 MDP = LinearMDP | LinearMixtureMDP
 #: The non-private reference agent for an agent dpverify does not know, by environment kind.
-DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr"}
+DEFAULT_COUNTERPART: dict[str, str] = {"linear": "lsvi-ucb", "mixture": "ucrl-vtr", "bandit": "linucb"}
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ def counterpart_for(target: AgentTarget, agent: Any, mdp: Any) -> str:
     entry = target.card(agent)
     if entry is not None and entry.counterpart is not None:
         return entry.counterpart
+    if isinstance(mdp, Bandit):
+        return DEFAULT_COUNTERPART["bandit"]
     return DEFAULT_COUNTERPART["mixture" if isinstance(mdp, LinearMixtureMDP) else "linear"]
 
 
@@ -238,7 +241,8 @@ def prepare(agent: str, env: str, epsilon: float, delta: float, episodes: int = 
 
 
 def claim_seeds(seed: int) -> list[np.random.SeedSequence]:
-    """The seeds of the claim's run: the agent's coins, the environment's randomness, the billboard's noise."""
+    """The seeds of the claim's run: the agent's coins and the environment's randomness (those of the runner's seed
+    0, :mod:`dpverify.agents.core.runner`), the billboard's noise."""
     return np.random.SeedSequence(seed).spawn(1)[0].spawn(3)
 
 

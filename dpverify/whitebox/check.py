@@ -7,25 +7,32 @@ The order of work (every run is a controlled run of :mod:`.runs`):
 2. **reproducible** — a replay of R0 with the same users, coins and noise seed must reproduce every
    release and every policy bit for bit; otherwise the agent does not follow the seeds the auditor
    passes (global random state, for instance) and no behavioural check can run;
-3. **noise** — the noise the billboard drew and kept in R0, and for releases the agent noised itself a
-   replay with another billboard noise seed: :mod:`.noise_check`;
+3. **noise** — the noise the billboard drew and kept in R0, for releases the agent noised itself a
+   replay with another billboard noise seed, and a replay with other coins and another noise seed, which
+   must change every release's noise: :mod:`.noise_check`;
 4. **pattern and sensitivity** — a replay per tested position with that user replaced (or removed), the
-   seeds unchanged: :mod:`.sensitivity_replay`;
+   seeds unchanged: :mod:`.sensitivity_replay`. A replay that changed another user's policy measures no
+   single user's effect and is set aside; a self-noised family's changes count only where the noise check
+   saw its noise follow the noise seed with the coins held (:func:`_trusted`); records the replays contradict
+   are judged by their correction (:mod:`.correction`);
 5. **neighbour search** — the same replays at a smaller K (``search_episodes``) on the environment's own
    canaries and on the audit environment of :mod:`.neighbours`, for the pairs that realise the most of
    each family's recorded sensitivity;
-6. **structure** — :mod:`.structure_check` on every value R0 published.
+6. **structure** — :mod:`.structure_check` on every value R0 published (an agent that published nothing has
+   no release to check: every check but the first is not applicable).
 
-The work is split into independent jobs (:class:`_Job`: the recorded run with its reproducibility, noise
-and structure checks; the neighbour replays at K; one job per base user of the search), each a pure
-function of the agent, the plan and the seeds, so they run on any executor (a job recomputes the recorded
-run it needs rather than receiving it: a run is cheaper to repeat than tens of thousands of releases to
-ship). Results are the same whatever runs where. A check that cannot run says why and is never a pass; an
+The work is split into independent jobs (:class:`_Job`: the recorded run at K with its reproducibility,
+noise and structure checks and the neighbour replays at K, which read it; one job per base user of the
+search), each a pure function of the agent, the plan and the seeds, so they run on any executor (a run is
+made where it is read: cheaper than shipping tens of thousands of releases). Results are the same whatever
+runs where. A check that cannot run says why and is never a pass; an
 agent that raises is reported, not propagated.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import pickle
 import time
 from collections.abc import Callable, Sequence
@@ -39,8 +46,9 @@ from dpverify.adapters.global_rng import uses_global_rng
 from dpverify.agents.core.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor
-from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
+from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, overall
 from dpverify.neighbouring import Neighbouring
+from dpverify.whitebox.correction import Charges, judge_records
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
 from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
 from dpverify.whitebox.result import CHECK_NAMES, FamilySensitivity, NoiseCheck, PairWitness, WhiteBoxResult
@@ -100,11 +108,12 @@ class _Seeds:
     noise: np.random.SeedSequence
     other_noise: np.random.SeedSequence
     data: int
+    other_coins: np.random.SeedSequence
 
     @classmethod
     def of(cls, seed: int) -> _Seeds:
-        coins, noise, other, data = np.random.SeedSequence(seed).spawn(4)
-        return cls(coins, noise, other, int(data.generate_state(1)[0]))
+        coins, noise, other, data, other_coins = np.random.SeedSequence(seed).spawn(5)
+        return cls(coins, noise, other, int(data.generate_state(1)[0]), other_coins)
 
 
 def _positions(positions: Sequence[str | int], episodes: int) -> list[int]:
@@ -186,6 +195,8 @@ class _Found:
     reproducible: CheckResult | None = None
     noise: NoiseCheck | None = None
     releases: int = 0
+    charges: Charges | None = None  # the recorded run's charges per user, for the corrected accounting
+    nothing: bool = False  # the recorded run published nothing
 
     def merge(self, other: _Found) -> None:
         self.pairs += other.pairs
@@ -200,10 +211,10 @@ ENVIRONMENTS: dict[str, str] = {"": "environment", "audit": "audit environment",
 
 @dataclass(frozen=True)
 class _Job:
-    """One independent piece of the check (module docstring). ``kind`` is "record" (the recorded run at K and
-    its reproducibility, noise and structure checks), "neighbours" (the replays at the tested positions at K)
-    or "search" (one base user of the neighbour search in one environment: ``audit`` is "" for the agent's
-    own, "audit" or "oversized" for the audit environments)."""
+    """One independent piece of the check (module docstring), run by :func:`run_job` with the base user ``base``
+    at the tested positions: "record" (the recorded run at K, its reproducibility, noise and structure checks
+    and its replays) or "search" (the neighbour search in one environment: ``audit`` is "" for the agent's own,
+    "audit" or "oversized" for the audit environments)."""
 
     kind: str
     subject: Subject
@@ -233,8 +244,17 @@ def _replay_pairs(subject: Subject, environment: str, seeds: _Seeds, base_users:
             except CouldNotRun as exc:
                 found.notes.append(f"{where}: the replay could not run ({exc})")
                 continue
+            moved = [k for k, (a, b) in enumerate(zip(recorded.policies, replay.policies, strict=True), start=1)
+                     if k != j and not np.array_equal(a, b)]
+            if moved:  # other users' data changed with user j's: no single user's effect to measure
+                found.notes.append(f"{where}: the replay changed the policies of other users ({moved[:5]}): the agent "
+                                   "reads data outside the billboard or draws its coins in an order the data changes "
+                                   "(the contract's billboard isolation check tells which); no single user's effect "
+                                   "can be measured on this pair")
+                continue
+            reach = min(recorded.data_seen_at[j - 1], replay.data_seen_at[j - 1])  # either user j's data
             comparison = compare_replay(recorded.releases, replay.releases, user=j, environment=environment,
-                                        canaries=pair.label, episodes=subject.episodes)
+                                        canaries=pair.label, episodes=subject.episodes, reach_from=reach)
             found.pairs.append(comparison.summary())
 
 
@@ -242,6 +262,10 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     mdp = job.subject.mdp
     if not job.audit:
         return mdp, own_tapes(mdp)
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):  # an environment with an audit environment of its own (a bandit's audit bandit)
+        audit_env = own()
+        return audit_env, audit_tapes(audit_env)
     oversized = job.audit == "oversized"
     audit = audit_linear_mdp(mdp.horizon, mdp.num_states, mdp.num_actions, mdp.dim, oversized)
     if audit is None:
@@ -249,102 +273,71 @@ def _environment_of(job: _Job) -> tuple[Any, dict[str, UserTape]]:
     return audit, audit_tapes(audit, oversized)
 
 
-def _record_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 1–3 and 6: the recorded run at K, its reproducibility, noise and structure."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    found.releases = recorded.n_releases
-    found.structure = check_structure(recorded.releases)
-    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
-    if unreproducible is not None:
-        found.failed = unreproducible
-        return found
-    found.reproducible = CheckResult(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
-                                                         f"reproduced all {recorded.n_releases} releases and "
-                                                         f"{plan.episodes} policies bit for bit",
-                                     {"releases": recorded.n_releases, "policies": plan.episodes})
-    found.noise = _noise(subject, base_users, seeds, recorded, plan)
-    return found
-
-
-def _recorded_run(subject: Subject, plan: WhiteBoxPlan, seeds: _Seeds
-                  ) -> tuple[list[UserTape | None], RunRecord | None, _Found]:
-    """The users, the recorded run R0 at K (None when it could not be made) and the job's findings so far
-    (``failed`` says why there is no R0)."""
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    base_users = _users(subject.mdp, plan.episodes, seeds, _positions(plan.positions, plan.episodes),
-                        own_tapes(subject.mdp)["low"] if replace_one else None)
-    found = _Found()
-    try:
-        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        found.failed = f"the recorded run could not be made: {exc}"
-        return base_users, None, found
-    if recorded.n_releases == 0:
-        found.failed = "the agent published nothing on the billboard it was given"
-        return base_users, None, found
-    return base_users, recorded, found
-
-
-def _neighbours_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 4 at K: the environment's high canary replacing (or filling) each tested position."""
-    subject, plan = job.subject, job.plan
-    base_users, recorded, found = _recorded_run(subject, plan, seeds)
-    if recorded is None:
-        return found
-    replace_one = subject.relation == Neighbouring.REPLACE_ONE.value
-    pair = CandidatePair("low" if replace_one else None, "high")
-    _replay_pairs(subject, "environment", seeds, base_users, recorded, _positions(plan.positions, plan.episodes),
-                  [pair], own_tapes(subject.mdp), found)
-    return found
-
-
-def _search_job(job: _Job, seeds: _Seeds) -> _Found:
-    """Step 5 for one base user in one environment, at K = ``plan.search_episodes``."""
-    plan = job.plan
-    env, tapes = _environment_of(job)
-    found = _Found()
-    if not tapes:
-        return found
-    K = plan.search_episodes
-    searched = job.subject.on(env, K)
-    positions = _positions(plan.search_positions, K)
-    pairs = [p for p in candidate_pairs(list(tapes), searched.relation, bool(job.audit)) if p.base == job.base]
-    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
-    label = f"{job.environment} (K = {K})"
-    try:
-        recorded = run_agent(searched, base_users, coins=seeds.coins, noise=seeds.noise)
-    except CouldNotRun as exc:
-        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
-        if job.audit == "oversized":
-            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
-        found.notes.append(f"neighbour search: the agent {what}: {exc}")
-        return found
-    unreproducible = _reproducibility(searched, base_users, seeds, recorded)
-    if unreproducible is not None:
-        found.notes.append(f"neighbour search ({label}): {unreproducible}")
-        return found
-    _replay_pairs(searched, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+def _failed(found: _Found, record: bool, failed: str, note: str) -> _Found:
+    """A job without a usable recorded run: the record job says why (``failed``), a search job notes it."""
+    if record:
+        found.failed = failed
+    else:
+        found.notes.append(note)
     return found
 
 
 def run_job(job: _Job) -> _Found:
-    """Run one job (a module-level function, so that an executor can send it to a worker)."""
-    seeds = _Seeds.of(job.plan.seed)
-    return {"record": _record_job, "neighbours": _neighbours_job, "search": _search_job}[job.kind](job, seeds)
+    """Run one job (a module-level function, so that an executor can send it to a worker): its recorded run,
+    the same-seed replay that must reproduce it, and the replays with one user changed at the job's K; the
+    record job (steps 1–4 and 6) also checks the recorded run's noise and structure, and says why there is no
+    usable recorded run (``failed``); a search job (step 5) notes it."""
+    plan, seeds, found, record = job.plan, _Seeds.of(job.plan.seed), _Found(), job.kind == "record"
+    env, tapes = _environment_of(job)
+    if not tapes:
+        return found
+    K = plan.episodes if record else plan.search_episodes
+    subject = job.subject.on(env, K)
+    positions = _positions(plan.positions if record else plan.search_positions, K)
+    pairs = [p for p in candidate_pairs(list(tapes), subject.relation, bool(job.audit))
+             if p.base == job.base and (not record or p.replacement == "high")]  # at K: the environment's high canary
+    base_users = _users(env, K, seeds, positions, None if job.base is None else tapes[job.base])
+    label = "environment" if record else f"{job.environment} (K = {K})"
+    try:
+        recorded = run_agent(subject, base_users, coins=seeds.coins, noise=seeds.noise)
+    except CouldNotRun as exc:
+        what = f"refused the {job.environment}" if job.audit else "could not run at the search size"
+        if job.audit == "oversized":
+            what += " (as an agent whose sensitivities assume a feature-norm bound must)"
+        return _failed(found, record, f"the recorded run could not be made: {exc}",
+                       f"neighbour search: the agent {what}: {exc}")
+    if record:
+        found.releases, found.nothing = recorded.n_releases, recorded.n_releases == 0
+        found.structure = None if found.nothing else check_structure(recorded.releases)
+    elif recorded.n_releases == 0:  # a search run that published nothing has nothing to replay
+        return found
+    unreproducible = _reproducibility(subject, base_users, seeds, recorded)
+    if unreproducible is not None:
+        return _failed(found, record, unreproducible, f"neighbour search ({label}): {unreproducible}")
+    if record:
+        found.reproducible = CheckResult(REPRODUCIBLE, PASS, f"a replay with the same users, coins and noise seed "
+                                                             f"reproduced all {recorded.n_releases} releases and "
+                                                             f"{K} policies bit for bit",
+                                         {"releases": recorded.n_releases, "policies": K})
+        if found.nothing:
+            return found
+        found.noise = _noise(subject, base_users, seeds, recorded, plan)
+        found.charges = Charges.of(recorded)
+    _replay_pairs(subject, label, seeds, base_users, recorded, positions, pairs, tapes, found)
+    return found
 
 
 def _jobs(subject: Subject, plan: WhiteBoxPlan) -> list[_Job]:
-    jobs = [_Job("record", subject, plan), _Job("neighbours", subject, plan)]
+    jobs = [_Job("record", subject, plan, "", "low" if subject.relation == Neighbouring.REPLACE_ONE.value else None)]
     if plan.search_episodes <= 0:
         return jobs
     environments = [""]
     if isinstance(subject.mdp, LinearMDP) and subject.mdp.dim >= 2:
         environments += ["audit", "oversized"]
+    elif callable(getattr(subject.mdp, "audit_environment", None)):
+        environments.append("audit")
     for audit in environments:
-        names = ["plus", "minus", "alt-pm", "alt-mp"] if audit else ["high", "low"]
+        names = list(_environment_of(_Job("search", subject, plan, audit))[1]) if audit else ["high", "low"]
         for base in dict.fromkeys(p.base for p in candidate_pairs(names, subject.relation, bool(audit))):
             jobs.append(_Job("search", subject, plan, audit, base))
     return jobs
@@ -381,53 +374,85 @@ def _figures(pairs: Sequence[PairSummary]) -> tuple[FamilySensitivity, ...]:
                  for f in best.values())
 
 
-def _pattern_row(found: _Found, tested: str) -> CheckResult:
-    pattern = [f for p in found.pairs for f in p.findings if f.kind == "pattern"]
-    evidence = {"pairs": len(found.pairs), "changed_releases": sum(p.changed for p in found.pairs),
+def _trusted(pairs: Sequence[PairSummary], noise: NoiseCheck | None) -> tuple[list[PairSummary], list[str]]:
+    """The pairs without the families whose changes are not raw changes, and those families: a family the agent
+    noised itself is read from its values, which change by the raw statistic's change only where the same seed
+    drew the same noise in both runs — established by the noise check for the families it tested (their values
+    followed the noise seed, the coins held)."""
+    tested = {f.family for f in noise.families} if noise is not None else set()
+    unheld = sorted({f for p in pairs for f in p.self_noised} - tested)
+    return ([p.without(set(unheld)) for p in pairs] if unheld else list(pairs)), unheld
+
+
+def _unheld(unheld: Sequence[str], noise: NoiseCheck | None) -> str:
+    why = noise.detail if noise is not None else "the noise check did not run"
+    return (f"it rests on the noise being held fixed in the replays, which the noise check could not establish for "
+            f"{', '.join(unheld)} ({why})")
+
+
+def _pattern_row(pairs: Sequence[PairSummary], found: _Found, tested: str, unheld: Sequence[str],
+                 noise: NoiseCheck | None, judged: tuple[str | None, str]) -> CheckResult:
+    pattern = [f for p in pairs for f in p.findings if f.kind == "pattern"]
+    evidence = {"pairs": len(pairs), "changed_releases": sum(p.changed for p in pairs),
                 "contradicting": len(pattern) + len(found.pattern_changes)}
     if evidence["contradicting"]:
         lines = [f.line() for f in pattern[:3]] + found.pattern_changes[:2]
+        claim, words = (None, "") if found.pattern_changes else judged  # a pattern that follows the data: ε = ∞
         return CheckResult(PATTERN, FAIL, f"{evidence['contradicting']} release(s) contradict their recorded users: "
-                                          + "; ".join(lines), evidence)
-    if not found.pairs:
+                                          + "; ".join(lines) + words, evidence, claim)
+    if not pairs:
         return CheckResult(PATTERN, NOT_RUN, "no neighbour replay could run" + _why(found))
+    if unheld:
+        return CheckResult(PATTERN, NOT_RUN, _unheld(unheld, noise), evidence)
     return CheckResult(PATTERN, PASS, f"{evidence['changed_releases']} releases changed when one user's data changed "
                                       f"({tested}); each is recorded as reading that user", evidence)
 
 
-def _sensitivity_row(found: _Found, figures: tuple[FamilySensitivity, ...]) -> CheckResult:
-    exceeded = [f for p in found.pairs for f in p.findings if f.kind == "sensitivity"]
+def _sensitivity_row(pairs: Sequence[PairSummary], found: _Found, figures: tuple[FamilySensitivity, ...],
+                     unheld: Sequence[str], noise: NoiseCheck | None, judged: tuple[str | None, str]) -> CheckResult:
+    exceeded = [f for p in pairs for f in p.findings if f.kind == "sensitivity"]
     if exceeded:
         worst = max(exceeded, key=lambda f: f.ratio)
         return CheckResult(SENSITIVITY, FAIL, f"{len(exceeded)} release(s) changed by more than their recorded "
-                                              f"sensitivity; the most: {worst.line()}",
-                           {"exceeding": len(exceeded), "largest_fraction": worst.ratio})
-    if not found.pairs:
+                                              f"sensitivity; the most: {worst.line()}" + judged[1],
+                           {"exceeding": len(exceeded), "largest_fraction": worst.ratio}, judged[0])
+    if not pairs:
         return CheckResult(SENSITIVITY, NOT_RUN, "no neighbour replay could run" + _why(found))
+    if unheld:
+        return CheckResult(SENSITIVITY, NOT_RUN, _unheld(unheld, noise))
     parts = [f"{f.family} {f.ratio:.3g}" for f in figures]
     return CheckResult(SENSITIVITY, PASS, "no release changed by more than its recorded sensitivity; the largest "
                                           "realised fraction per family: " + (", ".join(parts) or "none read a user"),
                        {"exceeding": 0, "largest_fraction": max((f.ratio for f in figures), default=None)})
 
 
-def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found) -> CheckResult:
+def _witnessed_row(witnesses: Sequence[PairWitness], plan: WhiteBoxPlan, found: _Found, unheld: Sequence[str],
+                   noise: NoiseCheck | None) -> CheckResult:
     """Every witnessed pair's ε against the claim. For a correct agent each release changes by at most its
     recorded sensitivity and only releases charged to the user change, so a pair's μ² is at most the ledger's
     for that user and its ε at most the claim — unless the noise check's upper limit on σ is wrong, an event of
-    probability at most the noise check's level. A pair above the claim therefore refutes it."""
+    probability at most the noise check's level. A pair above the claim therefore refutes it; a pair whose
+    changes the noise check could not scale (or hold fixed) leaves the check not run, never passed."""
     if not witnesses:
         return CheckResult(WITNESSED, NOT_RUN, "no neighbour replay could run" + _why(found))
     worst = max(witnesses, key=lambda w: w.epsilon_lower)
     where = f"{worst.environment}, {worst.canaries} at user {worst.position}"
     evidence = {"pairs": len(witnesses), "largest_epsilon": worst.epsilon_lower, "mu": worst.mu,
                 "claim_epsilon": plan.claim_epsilon}
+    if plan.claim_epsilon is not None and worst.epsilon_lower > plan.claim_epsilon:
+        return CheckResult(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
+                                            f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
+                                            f"{worst.changed_releases} releases, σ at the noise check's upper "
+                                            "confidence limits)", evidence)
+    if unheld:
+        return CheckResult(WITNESSED, NOT_RUN, _unheld(unheld, noise), evidence)
+    if not all(w.noise_verified for w in witnesses):
+        why = noise.detail if noise is not None else "the noise check did not run"
+        return CheckResult(WITNESSED, NOT_RUN, f"it rests on the noise scale the noise check measures, which it could "
+                                               f"not measure for a family a user's change moved ({why})", evidence)
     if plan.claim_epsilon is None:
         return CheckResult(WITNESSED, PASS, f"no claim to judge; the largest witnessed ε is "
                                             f"{worst.epsilon_lower:.4g} ({where})", evidence)
-    if worst.epsilon_lower > plan.claim_epsilon:
-        return CheckResult(WITNESSED, FAIL, f"the pair {where} implies ε ≥ {worst.epsilon_lower:.4g} > the claimed "
-                                            f"{plan.claim_epsilon:g} (μ = {worst.mu:.4g} over "
-                                            f"{worst.changed_releases} releases, under the verified noise)", evidence)
     return CheckResult(WITNESSED, PASS, f"every witnessed pair stays within the claim: the largest implies ε = "
                                         f"{worst.epsilon_lower:.4g} ≤ {plan.claim_epsilon:g} ({where})", evidence)
 
@@ -440,6 +465,15 @@ def _not_run(reason: str, plan: WhiteBoxPlan, start: float, structure: CheckResu
              ) -> WhiteBoxResult:
     checks = (*(CheckResult(name, NOT_RUN, reason) for name in CHECK_NAMES[:-1]),
               structure or CheckResult(STRUCTURE, NOT_RUN, reason))
+    return WhiteBoxResult(overall(c.status for c in checks), checks, episodes=plan.episodes,
+                          search_episodes=plan.search_episodes, seed=plan.seed, seconds=time.perf_counter() - start)
+
+
+def _nothing_published(reproducible: CheckResult, plan: WhiteBoxPlan, start: float) -> WhiteBoxResult:
+    """An agent that published nothing: no release to check (its claim rests on its actions alone, which the
+    contract's billboard isolation check tests)."""
+    checks = (reproducible, *(CheckResult(name, NOT_APPLICABLE, "nothing was published: no release to check")
+                              for name in CHECK_NAMES[1:]))
     return WhiteBoxResult(overall(c.status for c in checks), checks, episodes=plan.episodes,
                           search_episodes=plan.search_episodes, seed=plan.seed, seconds=time.perf_counter() - start)
 
@@ -457,35 +491,58 @@ def check_releases(subject: Subject, plan: WhiteBoxPlan, executor: Executor | No
     if on_done is not None:
         on_done()
     record, found = results[0], _Found()
-    for other in results[1:]:
+    for other in results:
         found.merge(other)
     if record.failed is not None:
         return _not_run(record.failed, plan, start, record.structure)
+    if record.nothing and record.reproducible is not None:
+        return _nothing_published(record.reproducible, plan, start)
     noise = record.noise
     noise_row = (CheckResult(NOISE, noise.status, noise.detail, {"level": noise.level, "families": len(noise.families),
                                                                  "measured_epsilon": noise.measured_epsilon})
                  if noise is not None else CheckResult(NOISE, NOT_RUN, "the noise check did not run"))
-    figures = _figures(found.pairs)
+    pairs, unheld = _trusted(found.pairs, noise)
+    figures = _figures(pairs)
     positions = _positions(plan.positions, plan.episodes)
     tested = f"users {', '.join(map(str, positions))} at K = {plan.episodes}" + (
         f", and the neighbour search at K = {plan.search_episodes}" if plan.search_episodes else "")
     reproducible = record.reproducible or CheckResult(REPRODUCIBLE, NOT_RUN, "the replay did not run")
     structure = record.structure or CheckResult(STRUCTURE, NOT_RUN, "no release to check")
-    witnesses = tuple(p.witness(noise, plan.delta) for p in found.pairs)
-    checks = (reproducible, noise_row, _pattern_row(found, tested), _sensitivity_row(found, figures),
-              _witnessed_row(witnesses, plan, found), structure)
-    findings = tuple(f for p in found.pairs for f in p.findings)
+    witnesses = tuple(p.witness(noise, plan.delta) for p in pairs)
+    judged = (judge_records(pairs, record.charges, plan.claim_epsilon, plan.delta, plan.conversion, plan.accounting)
+              if any(p.findings for p in pairs) else (None, ""))
+    checks = (reproducible, noise_row, _pattern_row(pairs, found, tested, unheld, noise, judged),
+              _sensitivity_row(pairs, found, figures, unheld, noise, judged),
+              _witnessed_row(witnesses, plan, found, unheld, noise), structure)
+    findings = tuple(f for p in pairs for f in p.findings)
     return WhiteBoxResult(overall(c.status for c in checks), checks, noise, figures, witnesses, findings,
                           tuple(found.notes), plan.episodes, plan.search_episodes, plan.seed,
                           time.perf_counter() - start, {"level": plan.level, "positions": positions,
                                                         "relation": subject.relation, "releases": record.releases})
 
 
+#: What the noise check says of an agent whose actions follow the billboard's noise seed (module docstring).
+SHARED_STREAM = (
+    "with the transcript held fixed, another billboard noise seed changed the policy deployed at episode {episode}: "
+    "the agent's coins and its noise share one stream (numpy's global generator seeded from noise_source(), or "
+    "coins drawn from noise_source()), so no replay can hold the noise fixed while the data change. Draw the "
+    "coins from the factory's generator; for code you cannot edit, an adapter that answers the calls drawing its "
+    "coins from a generator of their own (dpverify.adapters.watch_calls) makes it checkable")
+
+
 def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, recorded: RunRecord,
            plan: WhiteBoxPlan) -> NoiseCheck:
+    """The noise check of R0 (:mod:`.noise_check`), with the replays it needs: another noise seed (self-noised
+    releases), and other coins with another noise seed (fresh noise)."""
+    try:
+        reseeded = run_agent(subject, users, coins=seeds.other_coins, noise=seeds.other_noise,
+                             recorded=recorded).releases
+    except CouldNotRun:  # the pattern follows the coins (data-adaptive releases), say: no freshness evidence
+        reseeded = None
+    check = functools.partial(check_noise, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
+                              conversion=plan.conversion, accounting=plan.accounting, reseeded=reseeded)
     if all(r.noise is not None for r in recorded.releases):  # every release noised by the billboard: kept in R0
-        return check_noise(recorded.releases, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
-                           conversion=plan.conversion, accounting=plan.accounting)
+        return check(recorded.releases)
     try:
         other = run_agent(subject, users, coins=seeds.coins, noise=seeds.other_noise, recorded=recorded)
     except PatternChanged as exc:
@@ -493,10 +550,10 @@ def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, record
     except CouldNotRun as exc:
         return NoiseCheck(NOT_RUN, f"the replay with another noise seed could not run ({exc})", plan.level)
     episode = same_policies(recorded, other)
-    if episode is not None:
-        return NoiseCheck(NOT_RUN, f"with the transcript held fixed, another billboard noise seed changed the policy "
-                                   f"deployed at episode {episode}: the agent's actions depend on the billboard's "
-                                   "noise generator (draw only noise from noise_source()) or on values other than "
-                                   "those the billboard returns", plan.level)
-    return check_noise(recorded.releases, other.releases, level=plan.level, ledger=recorded.ledger, delta=plan.delta,
-                       conversion=plan.conversion, accounting=plan.accounting)
+    if episode is None:
+        return check(recorded.releases, other.releases)
+    partial = check(recorded.releases)  # what can be checked without the replay
+    if partial.status == FAIL:
+        return partial
+    shared = SHARED_STREAM.format(episode=episode)
+    return dataclasses.replace(partial, status=NOT_RUN, detail=shared, not_checked=(*partial.not_checked, shared))

@@ -28,6 +28,11 @@ uniform distributions u₊, u₋ over the type-+ and type-− states, μ₂ unif
   An agent whose sensitivities assume ‖φ‖ ≤ F must refuse it (the contract checks that); an agent that
   accepts it claims privacy on it — one that clips features coordinate by coordinate, say — and is audited
   there.
+* **an isolation linear MDP** (:func:`isolation_linear_mdp`) for the contract's billboard isolation check: the
+  type-± states of the audit MDP on two coordinates (a user's path moves the raw sums by its type) and a code of
+  the action on the others, which sets part of the reward — so that the greedy choice between actions turns on
+  the regression's action coordinates, which every user's targets move, and a planner that reads raw sums changes
+  its choices where an agent of the environment's own, whose actions barely move the sums, would not.
 * **an audit linear mixture MDP** (:mod:`.mixture_neighbours`) for agents of linear mixture MDPs
   (LDP-UCRL-VTR): value features of full norm at chosen angles, values at their caps, and path
   canaries that stay in one state. :func:`audit_environment`, :func:`audit_tapes` and
@@ -126,6 +131,40 @@ def _oversized(horizon: int, num_states: int, num_actions: int, dim: int, types:
                      initial, feature_norm_bound=math.sqrt(dim), name="audit-linear-oversized")
 
 
+#: The isolation MDP's feature weights: the constant, the state's type, the action code (squares sum to 0.94 ≤ 1).
+ISOLATION_WEIGHTS = (0.3, 0.7, 0.6)
+
+
+def isolation_linear_mdp(horizon: int, num_states: int, num_actions: int, dim: int) -> LinearMDP | None:
+    """The isolation linear MDP of the module docstring, or None for d < 3 (no coordinate left for the actions).
+
+    φ(s, a) = (c, ±t, r·u_a/√m) for a state of type ± (types alternate over at least :data:`MIN_AUDIT_STATES`
+    states), u_a ∈ {−1, +1}^m the binary code of a (m = d − 2); μ₀ = (u₊ + u₋)/(2c), μ₁ = (u₊ − u₋)/(2t) and
+    the action rows 0, so a type-± state leads to a uniform state of its own type; θ = (½/c, ¼/t, ¼/(r√m)·𝟙),
+    so r(s, a) = ½ ± ¼ + ¼·mean(u_a) ∈ [0, 1]."""
+    if dim < 3:
+        return None
+    c, t, r = ISOLATION_WEIGHTS
+    num_states = max(num_states, MIN_AUDIT_STATES)
+    m = dim - 2
+    signs = np.array([1.0 if s % 2 == 0 else -1.0 for s in range(num_states)])
+    bits = (np.arange(num_actions)[:, None] >> np.arange(m)[None, :]) & 1
+    codes = r * (2.0 * bits - 1.0) / math.sqrt(m)  # (A, m)
+    features = np.zeros((num_states, num_actions, dim))
+    features[..., 0] = c
+    features[..., 1] = t * signs[:, None]
+    features[..., 2:] = codes[None, :, :]
+    plus, minus = (signs > 0).astype(float), (signs < 0).astype(float)
+    mu = np.zeros((dim, num_states))
+    mu[0] = (plus / plus.sum() + minus / minus.sum()) / (2.0 * c)
+    mu[1] = (plus / plus.sum() - minus / minus.sum()) / (2.0 * t)
+    theta = np.full(dim, 0.25 / (r * math.sqrt(m)))
+    theta[:2] = (0.5 / c, 0.25 / t)
+    initial = np.full(num_states, 1.0 / num_states)
+    return LinearMDP(features, np.broadcast_to(mu, (horizon, dim, num_states)),
+                     np.broadcast_to(theta, (horizon, dim)), initial, feature_norm_bound=1.0, name="isolation-linear")
+
+
 def path_tape(mdp: Any, states: Sequence[int], label: str) -> UserTape:
     """A user who visits ``states`` (s₀ … s_H) whatever the agent does: T[h, s, a] = s_{h+1}."""
     horizon = int(mdp.horizon)
@@ -142,6 +181,9 @@ def audit_tapes(mdp: LinearMDP | LinearMixtureMDP, oversized: bool = False) -> d
     (:func:`~.mixture_neighbours.mixture_tapes`)."""
     if isinstance(mdp, LinearMixtureMDP):
         return mixture_tapes(mdp)
+    own = getattr(mdp, "audit_tapes", None)
+    if callable(own):  # an environment with canaries of its own (the audit bandit, dpverify.agents.envs.bandit)
+        return dict(own())
     types = _types(mdp.num_states, mdp.dim, oversized)
     first = {t: types.index(t) for t in set(types)}
     steps = mdp.horizon + 1
@@ -174,7 +216,11 @@ def audit_environment(mdp: Any) -> Any:
     """The audit environment of ``mdp``'s dimensions — the audit linear MDP
     (:func:`audit_linear_mdp`) of a linear MDP, the audit linear mixture MDP
     (:func:`~.mixture_neighbours.audit_mixture_mdp`, with the bound ``mdp`` declares) of a linear
-    mixture MDP — or a one-line error naming the worst-case canary design that asked for it."""
+    mixture MDP, the environment's own (``mdp.audit_environment()``: a bandit's audit bandit,
+    :mod:`dpverify.agents.envs.bandit`) — or a one-line error naming the worst-case canary design that asked for it."""
+    own = getattr(mdp, "audit_environment", None)
+    if callable(own):
+        return own()
     if isinstance(mdp, LinearMixtureMDP):
         bound = mdp.feature_norm_bound
         mixture = audit_mixture_mdp(mdp.horizon, mdp.num_actions, mdp.dim, bound)

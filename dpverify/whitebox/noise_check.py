@@ -25,11 +25,36 @@ for the Laplace mechanism (a difference: L₁ − L₂). Per statistic family th
   variance); Laplace: KS against the exact CDF of Lap(1) or of L₁ − L₂, F(x) = 1 − ½(1 + x/2)e⁻ˣ for x ≥ 0
   (not counted against noise larger than recorded);
 * **independence** — Pearson's r on non-overlapping pairs (z of release 2i against release 2i + 1,
-  coordinate by coordinate; adjacent coordinates of one release; matching releases of two families of
-  one shape): t = r√((m − 2)/(1 − r²)) ~ t_{m−2} exactly for iid normal pairs (asymptotic for Laplace);
+  coordinate by coordinate; adjacent coordinates of one release): t = r√((m − 2)/(1 − r²)) ~ t_{m−2} exactly
+  for iid normal pairs (asymptotic for Laplace);
 * **exactness** — no release may carry no noise, no coordinate may be left un-noised while others are
   noised, and no two releases may share a draw up to sign (reused or broadcast noise): events of
   probability zero under the recorded mechanism, decided without spending level.
+
+Randomized response (law ``"randomized-response"``) has no scale: its noise is the offset Z = output − input
+(mod k) of each coordinate, 0 with probability e^ε/(e^ε + k − 1). Per mechanism of the family, the number of
+coordinates that changed is Binomial(n, q) exactly — q = 1 − P(Z = 0) for drawn offsets, 1 − P(Z₁ = Z₂) for the
+difference of two releases — and the **flip** test is that exact binomial test (fewer changes than recorded
+fail: less noise; more are reported); for k > 2 the changed coordinates' offsets must be uniform on 1..k−1
+(χ² test, run from five expected counts per value), and the changes of consecutive releases independent
+(Pearson's r). Equal offsets are frequent under this law, so the shared-draw and cross-family tests skip it.
+
+Across the whole run, whatever the families, shapes and stages (**run-wide independence**, normal laws): every
+release is a *slot* — its family, mechanism, stage and occurrence in its episode — that recurs from episode to
+episode, and every pair of slot coordinates, at one episode or at consecutive ones, is tested for correlation
+over the episodes (up to :data:`MAX_SLOT_EPISODES` of them, evenly spaced): the uncentred r of n iid N(0, 1)
+pairs gives t = r√((n − 1)/(1 − r²)) ~ t_{n−1} exactly (the known zero mean: r is a coordinate of a uniform
+point on the sphere), Bonferroni over the pairs, one share of the level for the whole test. Two families of
+different shapes whose generators were seeded alike, or one stream shared between stages, share some standard
+normals in every episode: those coordinates correlate at r = ±1 (±1/√2 through a GOE symmetrisation), which
+fails the test at any size, and the pair is named.
+
+**Fresh noise** (with ``reseeded``, a replay with other coins *and* another noise seed): a release whose
+noise — the kept noise of a billboard-drawn release, the value of a self-noised one — is the same up to
+rounding carries noise that no seed of the auditor moves, a function of public quantities (the episode, the
+stage, a fixed seed, the clock): for fresh noise an event of probability zero, decided without level. A family
+whose values did not change with the noise seed but did with the coins draws from a generator of its own: the
+check cannot run on it, and says how to make it checkable.
 
 The false-alarm level α is split equally (Bonferroni) over every test run; the scale test fails on the
 low side only (at half its share): noise *smaller* than recorded refutes the claim, larger noise is
@@ -51,8 +76,10 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from dpverify.accounting import epsilon_routes, tightest
 from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.checks import FAIL, NOT_RUN, PASS
+from dpverify.conversions import get_conversion
 from dpverify.ledger import PrivacyLedger
 from dpverify.whitebox.result import FamilyNoise, NoiseCheck
 from dpverify.whitebox.stacks import Stack, stacks
@@ -63,7 +90,8 @@ DEFAULT_LEVEL = 1e-3
 MIN_VALUES = 8
 #: Fewest values for the kurtosis test (its normal approximation, accurate in the tails from about a thousand).
 MIN_KURTOSIS_VALUES = 1000
-#: The level-spending tests of one family: scale, shape (ratio KS), kurtosis, two independence tests.
+#: The level-spending tests of one family: scale, shape (ratio KS), kurtosis, two independence tests (the
+#: run-wide independence test spends one share more).
 TESTS_PER_FAMILY = 5
 
 
@@ -135,7 +163,8 @@ def _families(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRel
                 unobserved.append(f"{stack.family}: {why}")
             continue
         z, difference = observed
-        law = mechanism.noise_law if mechanism.noise_law == "normal" or not difference else "laplace-difference"
+        law = mechanism.noise_law if mechanism.noise_law == "normal" or not difference else (
+            f"{mechanism.noise_law}-difference")
         entry = grouped.setdefault(stack.family, {"blocks": [], "law": law, "difference": difference})
         entry["blocks"].append((stack, z))
     families = [_Family(name, e["law"], tuple(e["blocks"]), e["difference"]) for name, e in grouped.items()]
@@ -281,23 +310,131 @@ def _by_size(fam: _Family) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return {m: (np.concatenate(keys), np.concatenate(rows)) for m, (keys, rows) in grouped.items()}
 
 
-def _cross_family_pairs(families: Sequence[_Family]) -> list[tuple[_Family, _Family, np.ndarray, np.ndarray]]:
-    """Families whose releases have one coordinate count, compared release by release at matching
-    (episode, stage)."""
-    sized = [_by_size(fam) for fam in families]
+#: The most episodes the run-wide independence test reads (evenly spaced over the run): a shared draw shows at any
+#: count, and the cost grows with the episodes times the square of the noise coordinates an episode publishes.
+MAX_SLOT_EPISODES = 256
+#: The most coordinates per episode the run-wide test compares pairwise (beyond it, each slot keeps its first ones).
+MAX_SLOT_COLUMNS = 4096
+#: Columns of one block of the pairwise products (memory: a block is BLOCK × columns floats, five of them).
+_BLOCK = 512
+
+
+@dataclass(frozen=True)
+class _Slots:
+    """The standardised noise of every normal-law release laid out by episode (rows, in the order of ``episodes``):
+    one column per coordinate of each *slot* — a (family, mechanism, stage, occurrence in the episode) that recurs
+    from episode to episode — and whether the slot was published at that episode."""
+
+    values: np.ndarray   # (E, M), 0 where absent
+    present: np.ndarray  # (E, M) bool
+    episodes: np.ndarray  # (E,)
+    labels: list[str]     # per column
+
+
+def _slots(families: Sequence[_Family]) -> _Slots | None:
+    blocks = [(stack, z) for fam in families if fam.law == "normal" for stack, z in fam.blocks]
+    if not blocks:
+        return None
+    episodes = np.unique(np.concatenate([stack.episodes for stack, _ in blocks]))
+    labels: list[str] = []
+    coordinates: list[int] = []
+    placed = []  # per block: (rows, first column of each row's slot, width, noise)
+    for stack, z in blocks:
+        key = stack.episodes * (1 << 32) + stack.stages
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(sorted_key)) + 1]
+        occurrence = np.empty(key.size, dtype=np.int64)
+        occurrence[order] = np.arange(key.size) - np.repeat(starts, np.diff(np.r_[starts, key.size]))
+        slot_keys, slot_of = np.unique(np.stack([stack.stages, occurrence], axis=1), axis=0, return_inverse=True)
+        width = z.shape[1]
+        first = len(labels)
+        for stage, occ in slot_keys.tolist():
+            labels += [f"{stack.family} (stage {stage}{f', #{occ + 1}' if occ else ''}, coordinate {c})"
+                       for c in range(width)]
+            coordinates += range(width)
+        placed.append((np.searchsorted(episodes, stack.episodes), first + slot_of.ravel() * width, width, z))
+    values = np.zeros((episodes.size, len(labels)))
+    present = np.zeros((episodes.size, len(labels)), dtype=bool)
+    for rows, columns, width, z in placed:
+        cells = columns[:, None] + np.arange(width)
+        values[rows[:, None], cells] = z
+        present[rows[:, None], cells] = True
+    coordinate = np.array(coordinates)
+    keep = np.arange(len(labels))
+    if len(labels) > MAX_SLOT_COLUMNS:  # each slot keeps its first coordinates
+        keep = np.flatnonzero(coordinate < max(1, MAX_SLOT_COLUMNS // int(np.count_nonzero(coordinate == 0))))
+    return _Slots(values[:, keep], present[:, keep], episodes, [labels[i] for i in keep])
+
+
+def _run_wide_pairs(slots: _Slots) -> tuple[float, int, str]:
+    """The run-wide independence test (module docstring): (the p-value of the most correlated pair of slot
+    coordinates, at one episode or at consecutive episodes; the number of pairs tested; that pair described)."""
+    n_rows = slots.values.shape[0]
+    pick = np.unique(np.linspace(0, n_rows - 1, min(n_rows, MAX_SLOT_EPISODES)).round().astype(int))
+    follow = pick[pick + 1 < n_rows]
+    follow = follow[slots.episodes[follow + 1] == slots.episodes[follow] + 1]
+    best_p, best, count = 1.0, "", 0
+    for rows_x, rows_y, lag in ((pick, pick, 0), (follow, follow + 1, 1)):
+        if rows_x.size < 3:
+            continue
+        x, y = slots.values[rows_x], slots.values[rows_y]
+        px, py = slots.present[rows_x], slots.present[rows_y]
+        complete = bool(px.all() and py.all())
+        for start in range(0, x.shape[1], _BLOCK):
+            block = slice(start, start + _BLOCK)
+            cross = x[:, block].T @ y
+            if complete:
+                n = np.full(cross.shape, float(rows_x.size))
+                sx = np.broadcast_to(np.sum(x[:, block] ** 2, axis=0)[:, None], cross.shape)
+                sy = np.broadcast_to(np.sum(y ** 2, axis=0)[None, :], cross.shape)
+            else:
+                n = px[:, block].T.astype(float) @ py.astype(float)
+                sx = (x[:, block] ** 2).T @ py.astype(float)
+                sy = px[:, block].T.astype(float) @ (y ** 2)
+            valid = (n >= 3) & (sx > 0) & (sy > 0)
+            if lag == 0:  # each unordered pair once, a coordinate not with itself
+                valid &= np.arange(x.shape[1])[None, :] > np.arange(start, start + cross.shape[0])[:, None]
+            count += int(valid.sum())
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.clip(cross / np.sqrt(sx * sy), -1.0, 1.0)
+                t = np.abs(r) * np.sqrt(n - 1.0) / np.sqrt(1.0 - r * r)
+            candidates = np.flatnonzero(valid & (t > 3.0))  # |t| ≤ 3 is never significant here (p > 0.0027)
+            if not candidates.size:
+                continue
+            p = 2.0 * stats.t.sf(t.flat[candidates], n.flat[candidates] - 1.0)
+            i, j = np.unravel_index(candidates[int(np.argmin(p))], t.shape)
+            if float(p.min()) < best_p:
+                when = "at the same episode" if lag == 0 else "at consecutive episodes"
+                best_p, best = float(p.min()), (f"{slots.labels[start + i]} and {slots.labels[j]} {when} (r = "
+                                                f"{r[i, j]:.3g} over {int(n[i, j])} episodes)")
+    return best_p, count, best
+
+
+def _same_noise(recorded: Sequence[PublishedRelease], replay: Sequence[PublishedRelease]) -> list[str]:
+    """Families whose noise did not change in a replay with other coins and another noise seed: per family, the
+    releases whose kept noise (billboard-drawn) or value (self-noised: equal values mean equal noise, whatever
+    the raw statistics did) is the same up to rounding, when at least two or all of them are."""
     out = []
-    for i, a in enumerate(families):
-        for j in range(i + 1, len(families)):
-            xs, ys = [], []
-            for m, (keys_a, rows_a) in sized[i].items():
-                if m not in sized[j]:
-                    continue
-                keys_b, rows_b = sized[j][m]
-                _, ia, ib = np.intersect1d(keys_a, keys_b, return_indices=True)
-                xs.append(rows_a[ia].ravel())
-                ys.append(rows_b[ib].ravel())
-            if xs and sum(x.size for x in xs) >= 8:
-                out.append((a, families[j], np.concatenate(xs), np.concatenate(ys)))
+    counts: dict[str, list[int]] = {}
+    first: dict[str, str] = {}
+    for stack in stacks(recorded)[0]:
+        a, b = stack.noise(recorded), stack.noise(replay)
+        values_a, values_b = stack.values(recorded), stack.values(replay)
+        if a is None or b is None:
+            a, b = values_a, values_b
+        scale = np.maximum(np.abs(values_a), np.abs(values_b)).reshape(len(stack.index), -1).max(axis=1)
+        tolerance = 16.0 * np.finfo(float).eps * np.maximum(1.0, scale)
+        same = (np.abs(a - b).reshape(len(stack.index), -1).max(axis=1) <= tolerance)
+        tally = counts.setdefault(stack.family, [0, 0])
+        tally[0] += int(same.sum())
+        tally[1] += same.size
+        if same.any() and stack.family not in first:
+            first[stack.family] = stack.label(int(np.flatnonzero(same)[0]))
+    for family, (same_count, total) in counts.items():
+        if same_count >= 2 or (same_count and same_count == total):
+            out.append(f"{family}: {same_count} of {total} releases carry the same noise in a replay with other coins "
+                       f"and another noise seed (first: {first[family]})")
     return out
 
 
@@ -319,12 +456,14 @@ def rescaled_ledger(ledger: PrivacyLedger, factors: dict[str, float]) -> Privacy
 
 def _measured_epsilon(ledger: PrivacyLedger | None, factors: dict[str, float], delta: float, conversion: str,
                       accounting: str) -> float | None:
+    """The ε of the ledger with the measured noise: by ``conversion`` where it applies, else the least of the
+    routes that do (:mod:`dpverify.accounting`)."""
     if ledger is None or not factors:
         return None
-    try:
-        return float(rescaled_ledger(ledger, factors).guarantee(delta, conversion, accounting).epsilon)
-    except Exception:  # a conversion that does not apply to the ledger (e.g. exact with Laplace releases)
-        return None
+    rescaled = rescaled_ledger(ledger, factors)
+    if get_conversion(conversion).gaussian_only and not rescaled.all_gaussian:
+        return tightest(epsilon_routes(rescaled, delta, accounting)).epsilon
+    return float(rescaled.guarantee(delta, conversion, accounting).epsilon)
 
 
 # ---- the check ------------------------------------------------------------------------------------------
@@ -332,9 +471,11 @@ def _measured_epsilon(ledger: PrivacyLedger | None, factors: dict[str, float], d
 
 def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None = None, *,
                 level: float = DEFAULT_LEVEL, ledger: PrivacyLedger | None = None, delta: float = 1e-5,
-                conversion: str = "exact", accounting: str = "per-user") -> NoiseCheck:
+                conversion: str = "exact", accounting: str = "per-user",
+                reseeded: Sequence[PublishedRelease] | None = None) -> NoiseCheck:
     """The noise check (module docstring) of a run's releases; ``other`` is the same-coins replay with another
-    billboard noise seed, matched release by release (needed for self-noised releases only).
+    billboard noise seed, matched release by release (needed for self-noised releases only); ``reseeded`` a
+    replay with other coins and another noise seed, which no noise may follow unchanged (freshness).
 
     ``ledger`` (the recorded run's), ``delta``, ``conversion`` and ``accounting`` give the ε accounted with
     the measured noise for families with too little of it.
@@ -342,31 +483,34 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
     if other is not None and len(recorded) != len(other):
         return NoiseCheck(NOT_RUN, f"the runs made {len(recorded)} and {len(other)} releases", level)
     families, unobserved = _families(recorded, other)
-    not_run = list(unobserved)
-    testable: list[_Family] = []
-    for fam in families:
-        if fam.differences and fam.unchanged()[0] == fam.releases:
-            not_run.append(f"{fam.family}: no value changed with the billboard's noise seed (its noise is not drawn "
-                           "from billboard.noise_source(), or it has none)")
-        else:
-            testable.append(fam)
-    if not testable:
+    public = [] if reseeded is None or len(reseeded) != len(recorded) else _same_noise(recorded, reseeded)
+    testable, not_run = _testable(families, {line.split(":")[0] for line in public}, reseeded is not None)
+    not_run = unobserved + not_run
+    if not testable and not public:
         return NoiseCheck(NOT_RUN, "; ".join(not_run) or "the agent published nothing", level,
                           not_checked=tuple(not_run))
-    cross = _cross_family_pairs(testable)
-    n_tests = TESTS_PER_FAMILY * len(testable) + len(cross)
-    share = level / n_tests
+    continuous = [fam for fam in testable if not fam.law.startswith(_RR)]
+    slots = _slots(continuous)
+    n_tests = TESTS_PER_FAMILY * len(testable) + (slots is not None)
+    share = level / max(n_tests, 1)
     results = [_family_result(fam, share, level) for fam in testable]
-    duplicates = _duplicates(testable)
-    cross_failures = [f"{a.family} and {b.family} (r-test p = {p:.3g})" for a, b, x, y in cross
-                      if (p := _pearson_p(x, y)) < share]
+    duplicates = _duplicates(continuous)
+    correlated: list[str] = []
+    if slots is not None:
+        p, count, pair = _run_wide_pairs(slots)
+        if count and p < share / count:
+            correlated.append(f"{pair}, p = {p:.2g} of {count} pairs tested")
     factors = {r.family: r.scale_upper for r in results if r.status == FAIL and r.scale_upper < 1.0}
     measured = _measured_epsilon(ledger, factors, delta, conversion, accounting)
     problems = [f"{r.family}: {r.detail}" for r in results if r.status == FAIL]
     if duplicates:
         problems.append(f"{len(duplicates)} pair(s) of releases share a noise draw up to sign, e.g. {duplicates[0]}")
-    if cross_failures:
-        problems.append("the noise of " + "; ".join(cross_failures) + " is correlated")
+    if correlated:
+        problems.append("the noise of two releases is correlated: " + correlated[0])
+    if public:
+        problems.append("no fresh noise: " + "; ".join(public) + ": it follows public quantities (the episode, the "
+                        "stage, a fixed seed or the clock), not the seeds an auditor gives, so anyone who knows them "
+                        "knows the noise")
     if measured is not None:
         problems.append(f"with the noise actually drawn the agent's own accounting gives ε = {measured:.4g}")
     status = FAIL if problems else (NOT_RUN if not_run else PASS)
@@ -376,26 +520,51 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
         detail = "could not check " + "; ".join(not_run)
     else:
         detail = (f"{sum(r.values for r in results)} noise values of {sum(r.releases for r in results)} releases "
-                  f"in {len(results)} families pass {_tests_said(testable)} (level {level:g})")
-    return NoiseCheck(status, detail, level, tuple(results), tuple(duplicates), tuple(cross_failures),
-                      tuple(not_run), measured)
+                  f"in {len(results)} families pass {_tests_said(testable)} and are independent across the run "
+                  f"(level {level:g})")
+    return NoiseCheck(status, detail, level, tuple(results), tuple(duplicates), tuple(correlated), tuple(not_run),
+                      measured, tuple(public))
+
+
+def _testable(families: Sequence[_Family], stale: set[str], reseeded: bool) -> tuple[list[_Family], list[str]]:
+    """The families the tests can read, and why the others cannot be: a self-noised family none of whose values
+    changed with the billboard's noise seed (unless it is ``stale``: its noise follows no seed at all, a failure)."""
+    testable: list[_Family] = []
+    not_run: list[str] = []
+    for fam in families:
+        if not (fam.differences and fam.unchanged()[0] == fam.releases):
+            testable.append(fam)
+        elif fam.family not in stale:
+            not_run.append(f"{fam.family}: no value changed with the billboard's noise seed" + (
+                "; with other coins they did: its noise follows a generator of the agent's own, not "
+                "billboard.noise_source() (draw it from noise_source(); for code that draws from numpy's global "
+                "generator, seed that from it: dpverify.adapters.SeededGlobalRng)" if reseeded
+                else " (its noise is not drawn from billboard.noise_source(), or it has none)"))
+    return testable, not_run
 
 
 #: The tests of a family (:func:`_tests_run`), in the order a report names them.
-TEST_NAMES = ("scale", "shape", "kurtosis", "independence across releases", "independence within releases")
+TEST_NAMES = ("scale", "shape", "kurtosis", "flip rate", "uniformity of the offsets", "independence across releases",
+              "independence within releases")
 
 
 def _tests_run(fam: _Family) -> tuple[set[str], set[str]]:
-    """(the tests that ran, the tests that apply) on the family's values: the scale and shape tests always; the
-    kurtosis test (normal law only) from :data:`MIN_KURTOSIS_VALUES` values; each independence test from 4 pairs
-    (two releases, two coordinates)."""
-    applies = set(TEST_NAMES) if fam.law == "normal" else set(TEST_NAMES) - {"kurtosis"}
-    ran = {"scale", "shape"}
-    if "kurtosis" in applies and fam.values.size >= MIN_KURTOSIS_VALUES:
-        ran.add("kurtosis")
+    """(the tests that ran, the tests that apply) on the family's values. A continuous law: the scale and shape
+    tests always, the kurtosis test (normal law only) from :data:`MIN_KURTOSIS_VALUES` values; randomized
+    response: the flip rate always, the offsets' uniformity where its χ² test can run (k > 2, five counts a
+    value); either: each independence test from 4 pairs (two releases, two coordinates; randomized response is
+    tested across releases only)."""
+    if fam.law.startswith(_RR):
+        applies = {"flip rate", "uniformity of the offsets", "independence across releases"}
+        ran = {"flip rate"} | ({"uniformity of the offsets"} if not math.isnan(_uniform_offsets_p(fam)) else set())
+    else:
+        applies = {"scale", "shape", "independence across releases", "independence within releases"}
+        applies |= {"kurtosis"} if fam.law == "normal" else set()
+        ran = {"scale", "shape"} | ({"kurtosis"} if "kurtosis" in applies and fam.values.size >= MIN_KURTOSIS_VALUES
+                                    else set())
     if _pairs_across_releases(fam)[0].size >= 4:
         ran.add("independence across releases")
-    if _pairs_within_releases(fam)[0].size >= 4:
+    if "independence within releases" in applies and _pairs_within_releases(fam)[0].size >= 4:
         ran.add("independence within releases")
     return ran, applies
 
@@ -423,6 +592,8 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     kinds = sorted({stack.mechanism.kind for stack, _ in fam.blocks})
     base: dict[str, Any] = {"family": fam.family, "mechanism": ", ".join(kinds), "releases": fam.releases,
                             "values": int(z.size)}
+    if law.startswith(_RR):
+        return _flip_result(fam, share, base)
     problems: list[str] = []
     unchanged, first = fam.unchanged()
     if unchanged:
@@ -463,3 +634,73 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     return FamilyNoise(**base, status=status, detail=detail, scale_ratio=scale.ratio, scale_lower=scale.lower,
                        scale_upper=scale.upper, p_small=scale.p_small, p_large=scale.p_large, p_shape=p_shape,
                        p_kurtosis=p_kurtosis, p_across=p_across, p_within=p_within)
+
+
+# ---- randomized response ---------------------------------------------------------------------------------
+
+_RR = "randomized-response"
+
+
+def _flip_probability(mechanism: Any, difference: bool) -> float:
+    """P(a coordinate's offset is not 0): 1 − p for a drawn offset (p the keep probability), 1 − p² − (1 − p)²/(k−1)
+    for the difference of two releases (their offsets agree)."""
+    keep, k = mechanism.keep_probability, mechanism.categories
+    return 1.0 - keep * keep - (1.0 - keep) ** 2 / (k - 1) if difference else 1.0 - keep
+
+
+def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNoise:
+    """The flip, uniformity and independence tests of a randomized-response family (module docstring); the flip
+    test's share is split over the family's mechanisms (each has its own flip probability)."""
+    by_mechanism: dict[Any, list[np.ndarray]] = {}
+    for stack, z in fam.blocks:
+        by_mechanism.setdefault(stack.mechanism, []).append(z)
+    problems: list[str] = []
+    notes: list[str] = []
+    small = large = 1.0
+    flips = expected = 0.0
+    for mechanism, blocks in by_mechanism.items():
+        offsets = np.concatenate([b.ravel() for b in blocks])
+        n, changed = offsets.size, int(np.count_nonzero(offsets))
+        q = _flip_probability(mechanism, fam.differences)
+        p_small, p_large = float(stats.binom.cdf(changed, n, q)), float(stats.binom.sf(changed - 1, n, q))
+        small, large = min(small, p_small), min(large, p_large)
+        flips, expected = flips + changed, expected + n * q
+        if p_small < share / (2.0 * len(by_mechanism)):
+            problems.append(f"less noise than recorded: {changed} of {n} coordinates changed, {n * q:.4g} expected "
+                            f"(ε = {mechanism.local_epsilon:g}, k = {mechanism.categories}; p = {p_small:.2g})")
+        elif p_large < share / (2.0 * len(by_mechanism)):
+            notes.append(f"more coordinates changed than recorded ({changed} of {n}, {n * q:.4g} expected): more noise "
+                         "than the record, which does not harm the claim")
+    p_uniform = _uniform_offsets_p(fam)
+    if p_uniform < share:
+        problems.append("the changed coordinates' offsets are not uniform on the other categories "
+                        f"(p = {p_uniform:.2g})")
+    x, y = _pairs_across_releases(fam)
+    p_across = _pearson_p((x != 0).astype(float), (y != 0).astype(float))
+    if p_across < share:
+        problems.append(f"consecutive releases' flips are correlated (p = {p_across:.2g})")
+    ratio = flips / expected if expected > 0 else math.nan
+    detail = "; ".join(problems) if problems else (
+        f"{int(flips)} coordinates changed, {expected:.6g} expected ({ratio:.4g} ×); independent"
+        + ("; " + "; ".join(notes) if notes else ""))
+    return FamilyNoise(**base, status=FAIL if problems else PASS, detail=detail, scale_ratio=ratio, p_small=small,
+                       p_large=large, p_shape=p_uniform, p_across=p_across)
+
+
+def _uniform_offsets_p(fam: _Family) -> float:
+    """χ² p-value that the non-zero offsets are uniform on 1..k−1, per number of categories (the least); NaN
+    when no group has five expected counts per value (k = 2: nothing to test)."""
+    groups: dict[int, list[np.ndarray]] = {}
+    for stack, z in fam.blocks:
+        mechanism: Any = stack.mechanism  # a RandomizedResponse (the family's law says so)
+        groups.setdefault(int(mechanism.categories), []).append(z.ravel())
+    p = math.nan
+    for k, parts in groups.items():
+        offsets = np.concatenate(parts)
+        offsets = offsets[offsets != 0].astype(np.int64)
+        if k <= 2 or offsets.size < 5 * (k - 1):
+            continue
+        counts = np.bincount(offsets, minlength=k)[1:]
+        value = float(stats.chisquare(counts).pvalue)
+        p = value if math.isnan(p) else min(p, value)
+    return p

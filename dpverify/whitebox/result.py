@@ -16,7 +16,7 @@ reason and its evidence) per check, in the order they run —
 
 and the figures a reader needs: the realised sensitivity fractions (how much a sensitivity error could
 hide from the audits), and the pairs witnessed (:class:`PairWitness`, with the ε the witnessed changes
-imply under the verified noise).
+imply with σ at the noise check's upper confidence limits).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dpverify import _validate
-from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, named
+from dpverify.checks import FAIL, NOT_RUN, PASS, UNDECIDED, CheckResult, named
 from dpverify.jsonable import to_jsonable
 
 #: The checks of a white-box result, in the order they run.
@@ -75,17 +75,21 @@ class FamilyNoise:
 
 @dataclass(frozen=True)
 class NoiseCheck:
-    """Every family's noise check; ``measured_epsilon`` is the ε the agent's own accounting gives with the
-    noise actually drawn, for families with too little (None when none has)."""
+    """Every family's noise check; ``shared_draws`` the pairs of releases sharing a draw up to sign,
+    ``correlated`` the most correlated pair of releases' noise across the run when it fails the run-wide test,
+    ``same_noise`` the families whose noise another auditor's seeds left unchanged; ``measured_epsilon`` is the ε
+    the agent's own accounting gives with the noise actually drawn, for families with too little (None when none
+    has)."""
 
     status: str
     detail: str
     level: float
     families: tuple[FamilyNoise, ...] = ()
     shared_draws: tuple[str, ...] = ()
-    correlated_families: tuple[str, ...] = ()
+    correlated: tuple[str, ...] = ()
     not_checked: tuple[str, ...] = ()
     measured_epsilon: float | None = None
+    same_noise: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _status(self.status)
@@ -187,6 +191,16 @@ class WhiteBoxResult:
     @property
     def not_run(self) -> tuple[CheckResult, ...]:
         return tuple(c for c in self.checks if c.status == NOT_RUN)
+
+    @property
+    def refutations(self) -> tuple[CheckResult, ...]:
+        """The failures that show the claim false (a failure of the records alone may leave it standing)."""
+        return tuple(c for c in self.checks if c.refutes)
+
+    @property
+    def undecided(self) -> tuple[CheckResult, ...]:
+        """The failures of the records whose correction leaves the claim undecided."""
+        return tuple(c for c in self.checks if c.status == FAIL and c.claim == UNDECIDED)
 
     def __getitem__(self, name: str) -> CheckResult:
         return named(self.checks, name)

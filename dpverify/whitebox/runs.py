@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.agents.core.base import acts_step_by_step
 from dpverify.agents.core.billboard import Billboard, PublishedRelease, ReplayBillboard
 from dpverify.agents.core.tapes import UserTape, play_on_tape
 from dpverify.errors import DpverifyError, InvalidParameterError
@@ -80,11 +81,15 @@ class Subject:
 @dataclass(frozen=True, eq=False)
 class RunRecord:
     """One controlled run: every release it published (fresh) or would have published (replay), in
-    publication order, the policies it deployed, and its ledger."""
+    publication order, the policies it deployed, and its ledger; ``data_seen_at[k − 1]`` is the position of the
+    first release published after user k's data first reached the agent (its trajectory at ``end_episode``, or
+    its first state at ``act``; the run's length when none followed or the slot was empty): a release can read
+    user k only from that position on."""
 
     releases: tuple[PublishedRelease, ...]
     policies: tuple[np.ndarray, ...]
     ledger: PrivacyLedger
+    data_seen_at: tuple[int, ...] = ()
 
     @property
     def n_releases(self) -> int:
@@ -132,9 +137,11 @@ def run_agent(subject: Subject, users: Sequence[UserTape | None], *, coins: np.r
                                 noise_rng=noise_rng)
     agent = _build(subject, coins, board)
     policies = []
+    seen: list[int] = []
     for k, tape in enumerate(users, start=1):
         try:
-            policy = play_on_tape(agent, subject.mdp, tape, k)[0]
+            policy = play_on_tape(_watched(agent, board, seen, k) if tape is not None else agent, subject.mdp, tape,
+                                  k)[0]
         except InvalidParameterError as exc:
             if isinstance(board, ReplayBillboard) and exc.parameter in ("release", "recorded"):
                 raise PatternChanged(f"episode {k}: the release pattern left the recorded one ({exc})") from None
@@ -146,10 +153,35 @@ def run_agent(subject: Subject, users: Sequence[UserTape | None], *, coins: np.r
         except Exception as exc:  # the agent's own code
             raise _fault(exc, subject, f"begin_episode/end_episode of episode {k}") from None
         policies.append(policy)
+        seen += [board.n_published] * (k - len(seen))  # no data reached the agent (an empty slot)
     if isinstance(board, ReplayBillboard) and recorded is not None and board.n_replayed != recorded.n_releases:
         raise PatternChanged(f"the replay made {board.n_replayed} of the recorded run's {recorded.n_releases} "
                              "releases")
-    return RunRecord(board.history(), tuple(policies), board.ledger)
+    return RunRecord(board.history(), tuple(policies), board.ledger, tuple(seen))
+
+
+def _watched(agent: Any, board: Billboard, seen: list[int], k: int) -> Any:
+    """``agent`` as :func:`play_on_tape` drives it, noting in ``seen`` how many releases the billboard had made
+    when user k's data first reached it: at ``act`` (its first state) or at ``end_episode`` (its trajectory)."""
+    def note() -> None:
+        if len(seen) < k:
+            seen.append(board.n_published)
+
+    class Watched:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(agent, name)
+
+        def end_episode(self, trajectory: Any) -> Any:
+            note()
+            return agent.end_episode(trajectory)
+
+    if acts_step_by_step(agent):
+        def act(self: Any, h: int, state: int) -> Any:
+            note()
+            return agent.act(h, state)
+
+        Watched.act = act  # type: ignore[attr-defined]
+    return Watched()
 
 
 def same_policies(a: RunRecord, b: RunRecord) -> int | None:

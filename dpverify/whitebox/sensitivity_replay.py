@@ -2,9 +2,12 @@
 
 A fresh run R0 on users D and a replay of R0's transcript on the neighbouring users D′ (user j's tape
 replaced, or the slot emptied for add/remove-one), with the same coins and the same noise seed
-(:mod:`.runs`), draw the same noise for every release: the kept values differ by exactly the change of
-each raw statistic, the transcript held fixed — up to the rounding of (raw′ + noise) − (raw + noise),
-which :func:`rounding_tolerance` bounds. Each release r is then judged against its record:
+(:mod:`.runs`), give each raw statistic's change, the transcript held fixed: for a release the billboard
+noised, the kept value minus its kept noise in each run; for a release the agent noised itself, the kept values'
+difference, which is the raw change only where the same seed drew the same noise in both runs (the noise check
+establishes that per family: :meth:`PairSummary.without` drops the others) — up to the rounding of
+(raw′ + noise) − (raw + noise), which :func:`rounding_tolerance` bounds. Each release r is then judged against
+its record:
 
 * **pattern** — if r changed, its recorded user pattern (``users`` of the ledger: prefix, current, tree)
   must include user j; otherwise the ledger does not charge user j for a release that reads user j's
@@ -12,11 +15,16 @@ which :func:`rounding_tolerance` bounds. Each release r is then judged against i
 * **sensitivity** — ‖Δ_r‖ in the mechanism's norm (ℓ2, Frobenius, ℓ1) must not exceed the recorded
   sensitivity (relative slack 10⁻⁹ plus the rounding tolerance).
 
-Either failure is a proof by example that the ledger under-accounts this pair: the accounting that the
-claim rests on is false. The realised fraction ‖Δ_r‖/Δ_r of each family is the tightness figure of the
-audit. The changes also give a witnessed bound: μ² = Σ_r (‖Δ_r‖/σ_r)² over the Gaussian releases of the
-user (σ_r at the noise check's upper confidence limit), and its exact μ-GDP ε(δ) rounded down
-(:class:`~dpverify.whitebox.result.PairWitness` says under which condition it bounds the pair's ε).
+Either failure is a proof by example that the ledger under-accounts this pair: the records the claim rests on
+are false. Whether the claim falls with them is the corrected accounting's question: the pair's
+``corrected_rho`` is the agent's own accounting of user j with its records corrected where the replays show them
+wrong: every release recorded as reading j that could read j (published after j's data reached the agent:
+``reach_from``), and every release seen to change, each at its recorded noise and sensitivity — or at the change
+seen where that is larger.
+The realised fraction ‖Δ_r‖/Δ_r of each family is the tightness figure of the audit. The changes also give a
+witnessed bound: μ² = Σ_r (‖Δ_r‖/σ_r)² over the Gaussian releases of the user (σ_r at the noise check's upper
+confidence limit), and its exact μ-GDP ε(δ) rounded down (:class:`~dpverify.whitebox.result.PairWitness` says
+under which condition it bounds the pair's ε).
 
 Every release's change is computed at once per shape (a run publishes tens of thousands of releases).
 """
@@ -25,12 +33,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpverify.agents.core.billboard import PublishedRelease
-from dpverify.conversions import epsilon_exact_gaussian_lower
+from dpverify.conversions import epsilon_exact_gaussian_lower, epsilon_from_rho
 from dpverify.ledger import ToeplitzFactor, user_pattern
 from dpverify.mechanisms import Mechanism
 from dpverify.whitebox.result import FamilySensitivity, NoiseCheck, PairWitness, ReleaseFinding
@@ -95,9 +103,14 @@ class ReplayComparison:
     findings: tuple[ReleaseFinding, ...]
     #: Per release, the factor of its recorded sensitivity that applies to this user (:func:`read_weights`).
     weights: np.ndarray | None = None
+    #: Per release, whether its change exceeds what its record allows (a finding).
+    contradicts: np.ndarray | None = None
+    #: The position of the first release published after the user's data reached the agent.
+    reach_from: int = 0
 
     def summary(self) -> PairSummary:
-        """The compact result of this pair (findings, the largest fraction per family, the witnessed μ²)."""
+        """The compact result of this pair (findings, the largest fraction per family, the witnessed μ², the
+        corrected charge)."""
         families = np.array([r.family for r in self.releases])
         weights = np.ones(len(self.releases)) if self.weights is None else self.weights
         applying = self.recorded * weights  # the sensitivity the ledger charges this user for
@@ -115,25 +128,36 @@ class ReplayComparison:
                     f"stage {release.stage})")
             best.append(FamilySensitivity(family, norm, float(applying[i]), float(self.norms[i]),
                                           float(ratios[i]), pair, int(np.count_nonzero(self.reads[where]))))
+        contradicts = np.zeros(len(self.releases), dtype=bool) if self.contradicts is None else self.contradicts
         mu2: dict[str, float] = {}
+        corrected: dict[str, float] = {}
         rho_of: dict[int, float] = {}
-        for i in map(int, np.flatnonzero(self.changed)):
+        reachable = np.arange(len(self.releases)) >= self.reach_from
+        for i in map(int, np.flatnonzero(self.changed | (self.reads & reachable))):
             release = self.releases[i]
             mechanism = release.mechanism
-            if mechanism is None or not mechanism.is_gaussian:
+            if mechanism is None:
                 continue
             if id(mechanism) not in rho_of:
                 rho_of[id(mechanism)] = mechanism.rho
-            # μ of a Gaussian mechanism (GOE included) is √(2ρ), linear in the sensitivity
-            mu_i = math.sqrt(2.0 * rho_of[id(mechanism)]) * float(self.norms[i]) / float(self.recorded[i])
-            mu2[release.family] = mu2.get(release.family, 0.0) + mu_i * mu_i
+            # ρ of every mechanism here is quadratic in its sensitivity: the release's cost at another sensitivity
+            scale = float(self.norms[i]) / float(self.recorded[i])
+            # a release seen reading the user that its record says does not: charged at its whole sensitivity
+            base = float(weights[i]) if self.reads[i] else 1.0
+            charged = max(scale, base) if contradicts[i] else base
+            corrected[release.family] = corrected.get(release.family, 0.0) + rho_of[id(mechanism)] * charged ** 2
+            if self.changed[i] and mechanism.is_gaussian:  # μ of a Gaussian mechanism (GOE included) is √(2ρ)
+                mu2[release.family] = mu2.get(release.family, 0.0) + 2.0 * rho_of[id(mechanism)] * scale * scale
+        self_noised = tuple(dict.fromkeys(r.family for r in self.releases if r.noise is None))
         return PairSummary(self.environment, self.episodes, self.user, self.canaries, int(self.changed.sum()),
-                           self.findings, tuple(best), mu2)
+                           self.findings, tuple(best), mu2, corrected, self_noised)
 
 
 @dataclass(frozen=True)
 class PairSummary:
-    """What one replayed pair found, without its releases (it crosses process boundaries)."""
+    """What one replayed pair found, without its releases (it crosses process boundaries): the findings, the
+    largest realised fraction per family, per family the witnessed μ² and the corrected charge ρ (module
+    docstring), and the families whose changes were read from values the agent noised itself."""
 
     environment: str
     episodes: int
@@ -143,19 +167,38 @@ class PairSummary:
     findings: tuple[ReleaseFinding, ...]
     best: tuple[FamilySensitivity, ...]
     mu2_by_family: dict[str, float]
+    corrected_rho: dict[str, float] = field(default_factory=dict)
+    self_noised: tuple[str, ...] = ()
+
+    def without(self, families: set[str]) -> PairSummary:
+        """The pair's findings and figures of every family but ``families``."""
+        def keep(mapping: dict[str, float]) -> dict[str, float]:
+            return {f: v for f, v in mapping.items() if f not in families}
+
+        return PairSummary(self.environment, self.episodes, self.user, self.canaries, self.changed,
+                           tuple(f for f in self.findings if f.family not in families),
+                           tuple(b for b in self.best if b.family not in families), keep(self.mu2_by_family),
+                           keep(self.corrected_rho), tuple(f for f in self.self_noised if f not in families))
 
     def witness(self, noise: NoiseCheck | None, delta: float) -> PairWitness:
-        """The μ and ε the user's changes imply (module docstring): each family's μ² divided by the square of
-        its verified noise factor (the upper confidence limit of its measured scale ratio)."""
+        """The μ and ε the user's changes imply (module docstring), over the families whose noise scale the noise
+        check measured, each family's μ² divided by the square of its upper confidence limit (dropping a family
+        only lowers μ: a lower bound stays one); ``noise_verified`` says whether every changed family was one."""
         total, verified = 0.0, True
         for family, mu2 in self.mu2_by_family.items():
             factor = noise.scale_upper(family) if noise is not None else None
-            verified = verified and factor is not None
-            total += mu2 / (factor * factor if factor else 1.0)
+            if factor is None:
+                verified = verified and mu2 == 0.0
+                continue
+            total += mu2 / (factor * factor)
         mu = math.sqrt(total)
         epsilon = epsilon_exact_gaussian_lower(mu, delta) if mu > 0 else 0.0
         return PairWitness(self.environment, self.episodes, self.user, self.canaries, self.changed, mu, epsilon,
                            verified)
+
+    def corrected_epsilon(self, delta: float, conversion: str) -> float:
+        """The ε of the corrected charge to this pair's user (module docstring), by the claim's conversion."""
+        return epsilon_from_rho(sum(self.corrected_rho.values()), delta, conversion)
 
 
 def _sensitivities(releases: Sequence[PublishedRelease]) -> tuple[np.ndarray, np.ndarray]:
@@ -171,9 +214,21 @@ def _sensitivities(releases: Sequence[PublishedRelease]) -> tuple[np.ndarray, np
     return values[0], values[1].astype(int)
 
 
+def _raw(releases: Sequence[PublishedRelease], index: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(the releases' raw statistics where the billboard kept their noise, else their values; the values)."""
+    values = np.stack([releases[i].value for i in index]).astype(float)
+    raw = values.copy()
+    for row, i in enumerate(index):
+        noise = releases[i].noise
+        if noise is not None:
+            raw[row] -= noise
+    return raw, values
+
+
 def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[PublishedRelease], *, user: int,
-                   environment: str, canaries: str, episodes: int) -> ReplayComparison:
-    """Judge every release of a neighbour replay against the recorded run (module docstring)."""
+                   environment: str, canaries: str, episodes: int, reach_from: int = 0) -> ReplayComparison:
+    """Judge every release of a neighbour replay against the recorded run (module docstring); ``reach_from`` is the
+    position of the first release published after the user's data reached the agent."""
     n = len(recorded)
     norms, changed, reads = np.zeros(n), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     tolerance = np.zeros(n)
@@ -182,10 +237,10 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
     for i, r in enumerate(recorded):
         groups.setdefault((np.shape(r.value), int(order[i])), []).append(i)
     for (_, norm_order), index in groups.items():
-        first = np.stack([recorded[i].value for i in index]).astype(float)
-        second = np.stack([replayed[i].value for i in index]).astype(float)
+        first, first_values = _raw(recorded, index)
+        second, second_values = _raw(replayed, index)
         difference = (second - first).reshape(len(index), -1)
-        tol = rounding_tolerance(first, second)
+        tol = 2.0 * rounding_tolerance(first_values, second_values)  # a raw is a value minus its noise: twice
         changed[index] = np.abs(difference).max(axis=1) > tol
         norms[index] = np.linalg.norm(difference, ord=norm_order, axis=1)
         tolerance[index] = tol * math.sqrt(max(difference.shape[1], 1))
@@ -197,8 +252,9 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
         reads[where] = reads_user(kind, labels[where], user)
         weights[where] = read_weights(kind, labels[where], user)
     exceeds = norms > sensitivity * weights * (1.0 + SENSITIVITY_REL_TOL) + tolerance
+    contradicts = (changed & ~reads) | (changed & exceeds)
     findings = []
-    for i in map(int, np.flatnonzero((changed & ~reads) | (changed & exceeds))):
+    for i in map(int, np.flatnonzero(contradicts)):
         r, m = recorded[i], recorded[i].mechanism
         norm_name = m.sensitivity_norm if m is not None else "l2"
         ratio = float(norms[i] / (sensitivity[i] * weights[i])) if weights[i] > 0 else float(norms[i] / sensitivity[i])
@@ -213,4 +269,4 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
                 f"changed by {norms[i]:.4g} ({norm_name}) when user {user}'s data changed, {ratio:.3g} × its "
                 f"recorded sensitivity {sensitivity[i] * weights[i]:.4g} for user {user}", ratio))
     return ReplayComparison(environment, episodes, user, canaries, tuple(recorded), norms, changed, reads,
-                            sensitivity, tuple(findings), weights)
+                            sensitivity, tuple(findings), weights, contradicts, reach_from)

@@ -25,9 +25,12 @@ from dpverify.agents.registry import (
 )
 from dpverify.errors import InvalidParameterError
 
-SMALL_ENV = {"linear": ("min2021", {"horizon": 3, "num_actions": 4}), "mixture": ("zhou2021", {"horizon": 3, "dim": 3})}
+BANDIT_ENV = ("linear-bandit", {"dim": 3, "num_arms": 3, "num_contexts": 2})
+SMALL_ENV = {"linear": ("min2021", {"horizon": 3, "num_actions": 4}), "mixture": ("zhou2021", {"horizon": 3, "dim": 3}),
+             "bandit": BANDIT_ENV}
 RAW_ENV = {"linear": ("min2021-raw", {"horizon": 3, "num_actions": 4}),
-           "mixture": ("zhou2021", {"horizon": 3, "dim": 3})}
+           "mixture": ("zhou2021", {"horizon": 3, "dim": 3}), "bandit": BANDIT_ENV}
+PRIVATE = ["dp-lsvi-ucb++", "luyo", "ngo", "ldp-ucrl-vtr", "jdp-linucb", "ldp-linucb", "dp-ucb"]
 
 
 def small_env(kind: str, episodes: int, table=SMALL_ENV):
@@ -36,12 +39,13 @@ def small_env(kind: str, episodes: int, table=SMALL_ENV):
 
 
 def test_every_paper_agent_is_registered() -> None:
-    assert {"lsvi-ucb", "lsvi-ucb++", "ucrl-vtr"} <= set(AGENTS) - set(private_agents())
-    assert set(private_agents()) == {"dp-lsvi-ucb++", "luyo", "ngo", "ldp-ucrl-vtr"}
-    assert {"min2021", "min2021-raw", "zhou2021", "random-linear", "random-mixture"} <= set(ENVIRONMENTS)
+    assert {"lsvi-ucb", "lsvi-ucb++", "ucrl-vtr", "linucb", "ucb"} <= set(AGENTS) - set(private_agents())
+    assert set(private_agents()) == set(PRIVATE)
+    assert {"min2021", "min2021-raw", "zhou2021", "random-linear", "random-mixture", "bernoulli-bandit",
+            "linear-bandit"} <= set(ENVIRONMENTS)
 
 
-@pytest.mark.parametrize("name", ["dp-lsvi-ucb++", "luyo", "ngo", "ldp-ucrl-vtr"])
+@pytest.mark.parametrize("name", PRIVATE)
 def test_private_agent_protocol(name: str) -> None:
     entry = AGENTS[name]
     K = 6
@@ -66,7 +70,7 @@ def test_private_agent_protocol(name: str) -> None:
         entry.factory(mdp, K, np.random.default_rng(0), billboard=Billboard("add-remove-one"), epsilon=1.0)
 
 
-@pytest.mark.parametrize("name", ["dp-lsvi-ucb++", "luyo", "ngo", "ldp-ucrl-vtr"])
+@pytest.mark.parametrize("name", PRIVATE)
 def test_private_agents_refuse_a_larger_feature_norm(name: str) -> None:
     entry = AGENTS[name]
     mdp = small_env(entry.env_kind, 4, RAW_ENV)
@@ -101,7 +105,7 @@ def test_every_private_agent_has_a_full_card() -> None:
         assert entry.notion in ("jdp", "ldp") and entry.counterpart in AGENTS and not AGENTS[entry.counterpart].private
         assert entry.bound in REGISTRY
     assert AGENTS["ldp-ucrl-vtr"].notion == "ldp" and AGENTS["dp-lsvi-ucb++"].batched is not None
-    assert set(schedules()) == {"dp-lsvi-ucb++", "ldp-ucrl-vtr"}
+    assert set(schedules()) == {"dp-lsvi-ucb++", "ldp-ucrl-vtr", "jdp-linucb", "ldp-linucb", "dp-ucb"}
 
 
 def test_a_card_is_validated() -> None:

@@ -13,7 +13,9 @@ def test_the_zoo_pairs_every_bug_with_cases_of_each_verdict() -> None:
     bugs = [c for c in CASES if c.bug]
     assert len(bugs) >= 12 and all(c.expected == REFUTED and c.caught_by for c in bugs)
     assert sum(c.expected == CONSISTENT for c in CASES) >= 6
-    assert {c.name for c in CASES if c.expected == INCONCLUSIVE} == {"global-rng-noise", "own-rng-noise"}
+    assert {c.name for c in CASES if c.expected == INCONCLUSIVE} == {
+        "global-rng-noise", "own-rng-noise", "closed-loop-ucbvi-shared", "closed-loop-ucbvi-choice"}
+    assert all(c.bug for c in CASES if c.expected == REFUTED)
     assert all(c.agent.endswith(c.target.split(":")[1]) and ".py:" in c.agent for c in CASES)
     with pytest.raises(InvalidParameterError, match="case"):
         case("nonesuch")
@@ -54,3 +56,26 @@ def test_the_closed_loop_adapter_is_sixty_lines_or_fewer() -> None:
 
     lines = Path(adapter.__file__).read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 60, len(lines)
+
+
+#: The cases planted for the verdict rules (docs/whitebox.md, "What a verdict rests on").
+PLANTED = [c.name for c in CASES[CASES.index(case("published-average")):]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PLANTED)
+def test_verify_reaches_each_planted_case_s_verdict(name: str) -> None:
+    """The whole of ``verify`` (a budget far below ``quick``, K = 16): each bug refuted, each twin CLAIM
+    CONSISTENT, the code whose coins or noise do not follow the auditor's seeds INCONCLUSIVE."""
+    import dataclasses
+
+    from dpverify.verify import BUDGETS, verify
+
+    budget = dataclasses.replace(BUDGETS["quick"], utility_seeds=1, two_world_trials=40, batched_trials=40,
+                                 two_world_episodes=4, one_run_canaries=8, contract_episodes=16)
+    c = case(name)
+    report = verify(c.agent, "min2021", 1.0, 1e-5, episodes=16, budget=budget, workers=1,
+                    env_options=dict(c.small or (("horizon", 3), ("num_actions", 4))))
+    assert report.verdict.verdict == c.expected, report.verdict.reasons
+    if name == "swapped-labels":
+        assert report.verdict.reasons[0].startswith("the claim holds, but the agent's records are wrong")

@@ -22,7 +22,7 @@ The classes (issue 35, item 7 and the bad-input list):
 * ``library`` — the library's entry points with wrong types and sizes, and ``os._exit`` under a library
   caller (the session survives).
 
-The quick cases run in this process (``dpverify.cli.main``, as tests/cli/test_cli_fuzz.py does); the cases that
+The quick cases run in this process (``dpverify.cli.main``, as tests/cli/test_fuzz.py does); the cases that
 run the user's code, or need a real process (signals, what is left behind), run the console script and are
 marked slow.
 """
@@ -46,7 +46,7 @@ from typing import Any
 
 import pytest
 from _misbehaving import EXPECTED, write_agent, write_spinning_loop
-from test_cli_fuzz import invoke
+from test_fuzz import invoke
 
 from dpverify.errors import DpverifyError, InvalidParameterError
 

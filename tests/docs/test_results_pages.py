@@ -27,6 +27,7 @@ SCRIPTS = {
     "make_results": "paper_experiments.md",
     "make_frontier": "frontier.md",
     "make_kstar": "kstar.md",
+    "make_bandits": "bandits.md",
     "make_learning_controls": "learning_controls.md",
     "make_ldp_staged": "ldp_staged.md",
     "make_canary_audits": "canary_audits.md",

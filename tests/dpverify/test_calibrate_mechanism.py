@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpverify.audit import claimed_epsilon
@@ -14,12 +14,14 @@ from dpverify.calibrate_mechanism import (
     calibrate_gaussian,
     calibrate_goe,
     calibrate_laplace,
+    calibrate_randomized_response,
     composed_epsilon,
     composition_ledger,
 )
+from dpverify.composition import rr_epsilon
 from dpverify.conversions import mu_for_epsilon_delta
 from dpverify.errors import InvalidParameterError
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, RandomizedResponse
 from dpverify.testing import assert_ledger_meets
 from dpverify.testing.strategies import deltas, epsilons
 
@@ -71,6 +73,27 @@ def test_laplace_with_delta_meets_the_target_by_the_ledger(epsilon, delta, sensi
     m = calibrate_laplace(epsilon, sensitivity, compositions=k, delta=delta, conversion=conversion)
     accounted = assert_ledger_meets(composition_ledger(m, k), epsilon, delta, conversion)
     assert accounted >= epsilon * (1 - ROUND_TRIP_TOLERANCE)
+
+
+@given(epsilons(max_value=10.0), st.sampled_from([0.0, 1e-3, 1e-6]), st.integers(2, 6), st.integers(1, 30),
+       st.integers(1, 3))
+@settings(max_examples=12)
+def test_randomized_response_meets_the_target_tightly(epsilon, delta, k, compositions, sensitivity) -> None:
+    m = calibrate_randomized_response(epsilon, delta, k, compositions, dim=3, sensitivity=sensitivity)
+    assert isinstance(m, RandomizedResponse) and (m.categories, m.sensitivity) == (k, sensitivity)
+    accounted = composed_epsilon(m, delta, compositions)
+    assert epsilon * (1 - ROUND_TRIP_TOLERANCE) <= accounted <= epsilon
+    pairs = compositions * sensitivity
+    if delta == 0:
+        assert pairs * m.local_epsilon <= epsilon
+    else:  # the exact profile of the pairs (an independent evaluation at the calibrated ε) meets it too
+        assert rr_epsilon(m.local_epsilon, pairs, delta, k if pairs <= 4096 else 2) <= epsilon
+
+
+def test_randomized_response_with_delta_needs_less_noise() -> None:
+    pure = calibrate_randomized_response(1.0, compositions=500)
+    approx = calibrate_randomized_response(1.0, 1e-6, compositions=500)
+    assert approx.local_epsilon > 4 * pure.local_epsilon  # a larger ε per report: less noise
 
 
 def test_many_compositions_favour_the_zcdp_route_for_laplace() -> None:

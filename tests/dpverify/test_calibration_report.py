@@ -79,11 +79,14 @@ def test_ratio_text():
 
 
 def test_the_schedules_are_the_agents_cards_and_the_cli_lists_them():
+    from dpverify.agents.bandits import dp_ucb, jdp_linucb, ldp_linucb
     from dpverify.cli import calibrate_command
 
-    assert schedules() == {"dp-lsvi-ucb++": NAMED_SCHEDULE, "ldp-ucrl-vtr": LDP_SCHEDULE}
+    assert schedules() == {"dp-lsvi-ucb++": NAMED_SCHEDULE, "ldp-ucrl-vtr": LDP_SCHEDULE,
+                           "jdp-linucb": jdp_linucb.NAMED_SCHEDULE, "ldp-linucb": ldp_linucb.NAMED_SCHEDULE,
+                           "dp-ucb": dp_ucb.NAMED_SCHEDULE}
     assert calibrate_command._SCHEDULES == schedule_names()  # --help lists them without importing the agents
-    with pytest.raises(InvalidParameterError, match="must be one of dp-lsvi-ucb\\+\\+, ldp-ucrl-vtr") as info:
+    with pytest.raises(InvalidParameterError, match="must be one of dp-lsvi-ucb\\+\\+, ldp-ucrl-vtr, jdp") as info:
         named_schedule("luyo", parameter="--schedule")
     assert info.value.parameter == "--schedule"
 

@@ -1,5 +1,6 @@
 """Ledger: per-user counts against brute-force enumeration, merging, composition laws, JSON round trip."""
 
+import dataclasses
 import math
 import warnings
 from fractions import Fraction
@@ -100,18 +101,22 @@ def test_record_merges_into_blocks_and_matches_record_block():
     assert np.allclose(ledger.per_user_rho(), ref.per_user_rho())
 
 
-@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 3), st.integers(1, 3), st.booleans()), max_size=25))
-def test_record_stages_equals_recording_stage_by_stage(calls):
+@given(st.lists(st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.booleans(), st.booleans()),
+                max_size=25))
+def test_record_releases_equals_recording_stage_by_stage(calls):
+    """One run of stages per episode (episodes increasing, possibly with gaps), ascending or descending: a run
+    recorded at once is recorded as stage by stage. (With several runs in one episode the two may cut the same
+    releases into other blocks.)"""
     mechanisms = (GaussianMechanism(1.0, 10.0, 3), GaussianMechanism(1.0, 20.0, 3))
     batched, one_by_one = PrivacyLedger(), PrivacyLedger()
     episode = 0
-    for step, first, length, other in calls:
-        episode += step - 1 if step < 3 else 1
-        episode = max(episode, 1)
+    for step, first, length, other, descending in calls:
+        episode += step
         m = mechanisms[int(other)]
-        last = first + length - 1
-        batched.record_stages("s", episode, (first, last), m, "prefix")
-        for h in range(first, last + 1):
+        stages = range(first, first + length)
+        stages = stages[::-1] if descending else stages
+        batched.record_releases(episode, [("s", h, m) for h in stages], "prefix")
+        for h in stages:
             one_by_one.record("s", episode, h, m, "prefix")
     assert batched.blocks == one_by_one.blocks
 
@@ -162,6 +167,21 @@ def test_exact_conversion_requires_gaussian_releases():
         ledger.guarantee(1e-5, "exact")
     assert "exact" not in ledger.account(1e-5).epsilon
     assert ledger.guarantee(1e-5, "cks").epsilon > 0
+
+
+def test_account_reports_every_route_and_the_least_epsilon():
+    """A Laplace ledger: the exact route stands aside with its reason; the ledger's ε is the least route's."""
+    ledger = PrivacyLedger()
+    ledger.record_block("lap", (1, 30), (1, 2), LaplaceMechanism(1.0, 20.0), "prefix")
+    account = ledger.account(1e-5)
+    routes = {r.route: r for r in account.routes}
+    assert routes["exact"].epsilon is None and "Gaussian" in routes["exact"].note
+    assert account.tightest.epsilon == min(r.epsilon for r in account.routes if r.epsilon is not None)
+    assert account.tightest.epsilon < account.epsilon["cks"]
+    gaussian = PrivacyLedger()
+    gaussian.record_block("g", (1, 30), (1, 2), GaussianMechanism(1.0, 20.0), "prefix")
+    assert gaussian.account(1e-5).tightest.route == "exact"
+    assert gaussian.account(1e-5).tightest.epsilon == gaussian.account(1e-5).epsilon["exact"]
 
 
 def test_one_relation_per_ledger():
@@ -343,7 +363,7 @@ def test_recording_dyadic_nodes_one_by_one_merges_into_one_block_and_round_trips
     ledger = PrivacyLedger()
     mechanism = GaussianMechanism(1.0, 2.0, 3)
     for k in range(4, 41, 4):
-        ledger.record_stages("m_l2", k, (1, 3), mechanism, "dyadic-2")
+        ledger.record_releases(k, billboard_stages("m_l2", mechanism, 3), "dyadic-2")
     (block,) = ledger.blocks
     assert block.episodes == (4, 40) and block.n_releases == 30 and block.users == DyadicNode(2)
     reference = PrivacyLedger()
@@ -378,3 +398,98 @@ def test_one_mechanism_per_stage_records_one_block_per_stage():
         planned.record_block("w", (1, 50), (h, h), mechanisms[h - 1], "prefix")
     assert recorded.blocks == planned.blocks and len(recorded.blocks) == 4
     assert recorded.worst_user_rho() == planned.worst_user_rho()
+
+
+# ---- recording as agents do: the blocks they rely on --------------------------------------------------------
+
+
+def billboard_stages(family, mechanism, n, first=1):
+    """The labels of one family's releases at stages first..first+n−1 (a billboard block)."""
+    return [(family, h, mechanism) for h in range(first, first + n)]
+
+
+@given(st.integers(1, 6), st.integers(1, 12), st.booleans(), st.booleans(),
+       st.sampled_from(["release", "stage", "pass"]), st.sampled_from(["prefix", "current", "dyadic-1"]))
+def test_agent_schedules_record_one_block_per_stage_range_and_mechanism(horizon, episodes, descending, staged,
+                                                                         grouping, users):
+    """An agent's per-episode releases — a Gram-like family at all stages at once, then three vector families
+    stage by stage in a sweep (one mechanism, or one per stage) — recorded release by release, stage by stage or a
+    whole pass at once, give the blocks of the schedule: one per (stages, mechanism)."""
+    step = 2 if users == "dyadic-1" else 1
+    gram = GOEMechanism(1.0, 3.0, 2)
+    vectors = {f: [GaussianMechanism(1.0, 2.0 + (h if staged else 0) + i, 2) for h in range(horizon)]
+               for i, f in enumerate(("w_hat", "w_check", "w_bar"))}
+    recorded, planned = PrivacyLedger(), PrivacyLedger()
+    sweep = range(horizon, 0, -1) if descending else range(1, horizon + 1)
+    for k in range(step, step * episodes + 1, step):
+        stage_blocks = [[(f, h, vectors[f][h - 1]) for f in vectors] for h in sweep]
+        blocks = [billboard_stages("gram", gram, horizon)] + (
+            [[label for block in stage_blocks for label in block]] if grouping == "pass" else stage_blocks)
+        for block in blocks:
+            if grouping == "release":
+                for family, h, m in block:
+                    recorded.record(family, k, h, m, users)
+            else:
+                recorded.record_releases(k, block, users)
+    planned.record_block("gram", (1, step * episodes), (1, horizon), gram, users)
+    for f, per_stage in vectors.items():
+        if staged:
+            for h in range(1, horizon + 1):
+                planned.record_block(f, (1, step * episodes), (h, h), per_stage[h - 1], users)
+        else:
+            planned.record_block(f, (1, step * episodes), (1, horizon), per_stage[0], users)
+    assert recorded.blocks == planned.blocks
+    assert recorded.to_json() == planned.to_json()
+
+
+_calls = st.lists(st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 2), st.integers(1, 4), st.integers(1, 3),
+                            st.integers(0, 2), st.booleans()), max_size=30)
+_SHARED = (GaussianMechanism(1.0, 2.0, 3), GaussianMechanism(1.0, 3.0, 3), GOEMechanism(1.0, 2.0, 3))
+
+
+def _record_calls(ledger, calls, mechanism_of, family_kept=None):
+    """Record (family, episode step, first stage, stages, mechanism index, at once) calls, the episode advancing
+    by each call's step (from 1); only ``family_kept``'s calls when given."""
+    episode = 1
+    for family, step, first, length, which, at_once in calls:
+        episode += step
+        if family_kept not in (None, family):
+            continue
+        if at_once:
+            ledger.record_releases(episode, billboard_stages(family, mechanism_of(which), length, first), "prefix")
+        else:
+            for h in range(first, first + length):
+                ledger.record(family, episode, h, mechanism_of(which), "prefix")
+
+
+@given(_calls)
+def test_the_ledger_reads_mechanisms_by_value(calls):
+    """A fresh but equal mechanism object at every call records what one shared object does."""
+    one_object, copies = PrivacyLedger(), PrivacyLedger()
+    _record_calls(one_object, calls, lambda i: _SHARED[i])
+    _record_calls(copies, calls, lambda i: type(_SHARED[i])(*dataclasses.astuple(_SHARED[i])))
+    assert copies.blocks == one_object.blocks
+
+
+@given(_calls)
+def test_families_are_recorded_independently(calls):
+    """A family's blocks do not depend on the releases of other families recorded in between."""
+    together = PrivacyLedger()
+    _record_calls(together, calls, lambda i: _SHARED[i])
+    for family in together.families():
+        alone = PrivacyLedger()
+        _record_calls(alone, calls, lambda i: _SHARED[i], family_kept=family)
+        assert [b for b in together.blocks if b.family == family] == list(alone.blocks)
+
+
+def test_a_block_of_several_families_is_recorded_family_by_family():
+    """record_releases of one episode's mixed block: each family's runs of consecutive stages by one mechanism."""
+    m, g = GaussianMechanism(1.0, 2.0, 3), GOEMechanism(1.0, 2.0, 3)
+    mixed, split = PrivacyLedger(), PrivacyLedger()
+    for k in range(1, 6):
+        mixed.record_releases(k, [("a", 1, m), ("b", 1, g), ("a", 2, m), ("b", 2, g), ("a", 3, g)], "prefix")
+        split.record_releases(k, [("a", 1, m), ("a", 2, m)], "prefix")
+        split.record_releases(k, [("a", 3, g)], "prefix")
+        split.record_releases(k, [("b", 1, g), ("b", 2, g)], "prefix")
+    assert mixed.blocks == split.blocks and len(mixed.blocks) == 3
+    assert mixed.families() == ("a", "b")

@@ -2,6 +2,7 @@
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -11,9 +12,11 @@ from scipy import integrate, stats
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import (
     MECHANISMS,
+    DominatingPair,
     GaussianMechanism,
     GOEMechanism,
     LaplaceMechanism,
+    RandomizedResponse,
     mechanism_for_statistic,
     mechanism_from_dict,
     register_mechanism,
@@ -161,7 +164,8 @@ def test_release_validation():
 
 @pytest.mark.parametrize(
     "mech",
-    [GaussianMechanism(1.5, 2.0, 3), GOEMechanism(0.3, 0.7, 4, "add-remove-one"), LaplaceMechanism(1.0, 0.25)],
+    [GaussianMechanism(1.5, 2.0, 3), GOEMechanism(0.3, 0.7, 4, "add-remove-one"), LaplaceMechanism(1.0, 0.25),
+     RandomizedResponse(2, 0.3, 5, 7, "add-remove-one")],
 )
 def test_dict_round_trip(mech):
     assert mechanism_from_dict(mech.to_dict()) == mech
@@ -191,7 +195,8 @@ def _toy_class():
 
 
 def test_every_builtin_is_registered_under_its_kind():
-    assert dict(MECHANISMS) == {"gaussian": GaussianMechanism, "goe": GOEMechanism, "laplace": LaplaceMechanism}
+    assert dict(MECHANISMS) == {"gaussian": GaussianMechanism, "goe": GOEMechanism, "laplace": LaplaceMechanism,
+                                "randomized-response": RandomizedResponse}
     assert mechanism_for_statistic("vector") is GaussianMechanism
     assert mechanism_for_statistic("symmetric-matrix") is GOEMechanism
     with pytest.raises(InvalidParameterError, match="kind"):
@@ -274,11 +279,109 @@ def test_standardised_noise_of_each_mechanism_is_iid_unit_law() -> None:
 def test_noise_is_what_release_adds_from_the_same_draws() -> None:
     # noise(rng, n) is the billboard's route (it releases blocks); release(value, rng[, n]) the mechanism's own:
     # the same draws, in the same order, whether one release at a time or n at once.
-    for mechanism in (GaussianMechanism(1.0, 0.7, 3), GOEMechanism(1.0, 0.4, 3), LaplaceMechanism(1.0, 2.0, 3)):
+    for mechanism in (GaussianMechanism(1.0, 0.7, 3), GOEMechanism(1.0, 0.4, 3), LaplaceMechanism(1.0, 2.0, 3),
+                      RandomizedResponse(2, 0.5, 3, 4)):
         value = np.eye(3) if isinstance(mechanism, GOEMechanism) else np.arange(3.0)
+        if isinstance(mechanism, RandomizedResponse):
+            # its noise is an offset mod k: published − raw is the offset or the offset − k
+            one_by_one = np.stack([mechanism.release(value, rng) for rng in [np.random.default_rng(5)]
+                                   for _ in range(4)])
+            np.testing.assert_array_equal(np.mod(value + mechanism.noise(np.random.default_rng(5), 4), 4), one_by_one)
+            continue
         one_by_one = np.stack([mechanism.release(value, rng) - value
                                for rng in [np.random.default_rng(5)] for _ in range(4)])
         at_once = mechanism.noise(np.random.default_rng(5), 4)
         np.testing.assert_allclose(at_once, one_by_one, rtol=0, atol=1e-14)
         np.testing.assert_allclose(mechanism.release(value, np.random.default_rng(5), 4) - value, at_once,
                                    rtol=0, atol=1e-14)
+
+
+# ---- randomized response -------------------------------------------------------------------------------------
+
+
+def _rr_laws(m: RandomizedResponse) -> tuple[list, list]:
+    """P and Q of every output of m on the worst-case inputs, by enumeration of {0..k−1}^dim in 40-digit mpmath
+    (independent of the library's formulas: per-coordinate keep probability e^ε/(e^ε + k − 1), else uniform on
+    the other categories)."""
+    k, eps = m.categories, mpmath.mpf(m.local_epsilon)
+    keep, other = mpmath.exp(eps) / (mpmath.exp(eps) + k - 1), 1 / (mpmath.exp(eps) + k - 1)
+    x, y = m.worst_case_inputs()[:2]
+    outputs = np.array(np.meshgrid(*[np.arange(k)] * m.dim, indexing="ij")).reshape(m.dim, -1).T
+    p = [mpmath.fprod(keep if o == xi else other for o, xi in zip(out, x, strict=True)) for out in outputs]
+    q = [mpmath.fprod(keep if o == yi else other for o, yi in zip(out, y, strict=True)) for out in outputs]
+    return p, q
+
+
+@given(st.integers(1, 3).flatmap(lambda d: st.tuples(st.just(d), st.integers(1, d))), st.integers(2, 4),
+       st.floats(0.05, 3.0), st.floats(0.0, 4.0))
+def test_randomized_response_profile_matches_enumeration(dims, k, eps, eps_prime):
+    dim, sensitivity = dims
+    m = RandomizedResponse(sensitivity, eps, dim, k)
+    with mpmath.workdps(40):
+        p, q = _rr_laws(m)
+        reference = float(mpmath.fsum(max(0, a - mpmath.exp(eps_prime) * b) for a, b in zip(p, q, strict=True)))
+        largest_loss = float(max(mpmath.log(a / b) for a, b in zip(p, q, strict=True)))
+    assert m.delta_for_epsilon(eps_prime) == pytest.approx(reference, rel=1e-9, abs=1e-15)
+    assert m.delta_for_epsilon(eps_prime) >= reference * (1 - 1e-12) - 1e-30  # (40-digit noise at δ = 0)
+    assert m.epsilon == pytest.approx(largest_loss, rel=1e-12) and m.epsilon >= largest_loss  # attained
+
+
+@given(st.integers(1, 3), st.integers(2, 5), st.floats(0.05, 3.0), st.floats(1.01, 30.0))
+def test_randomized_response_renyi_matches_enumeration(sensitivity, k, eps, alpha):
+    m = RandomizedResponse(sensitivity, eps, 3, k)
+    with mpmath.workdps(40):
+        p, q = _rr_laws(m)
+        reference = float(mpmath.log(mpmath.fsum(a**alpha * b ** (1 - alpha) for a, b in zip(p, q, strict=True)))
+                          / (alpha - 1))
+    assert m.renyi_epsilon(alpha) == pytest.approx(reference, rel=1e-9, abs=1e-12)
+    assert m.renyi_epsilon(alpha) >= reference - 1e-15 and m.renyi_epsilon(alpha) <= m.epsilon
+    assert m.rho >= max(m.renyi_epsilon(a) / a for a in (1.5, 2.0, 5.0))  # ρ bounds the curve
+
+
+def test_randomized_response_claimed_epsilon_inverts_its_profile():
+    m = RandomizedResponse(1, 1.0)
+    eps = m.claimed_epsilon(1e-5)
+    assert eps == pytest.approx(math.log(math.e - 1e-5 * (math.e + 1)), rel=1e-8)  # δ(ε') = (e^ε − e^ε')/(e^ε + 1)
+    assert m.delta_for_epsilon(eps) <= 1e-5 and m.delta_for_epsilon(eps * (1 - 1e-6)) > 1e-5
+
+
+def test_randomized_response_release_law():
+    """Keep frequency: an exact binomial test; the other categories uniform (χ², fixed seed, level 1e-4)."""
+    m = RandomizedResponse(1, 0.7, 4, 5)
+    rng = np.random.default_rng(11)
+    value = np.array([0.0, 1.0, 4.0, 2.0])
+    out = m.release(value, rng, 50_000)
+    assert out.shape == (50_000, 4) and set(np.unique(out)) <= {0.0, 1.0, 2.0, 3.0, 4.0}
+    kept = int(np.count_nonzero(out == value))
+    assert stats.binomtest(kept, out.size, math.exp(0.7) / (math.exp(0.7) + 4)).pvalue > 1e-4
+    offsets = np.mod(out - value, 5)[out != value].astype(int)
+    assert stats.chisquare(np.bincount(offsets, minlength=5)[1:]).pvalue > 1e-4
+    assert m.keep_probability <= math.exp(0.7) / (math.exp(0.7) + 4)
+    np.testing.assert_array_equal(m.standardised_noise(out - value), np.mod(out - value, 5))
+
+
+def test_randomized_response_validation():
+    with pytest.raises(InvalidParameterError, match="sensitivity must be <= dim"):
+        RandomizedResponse(3, 1.0, 2)
+    with pytest.raises(InvalidParameterError, match="categories"):
+        RandomizedResponse(1, 1.0, 1, 1)
+    with pytest.raises(InvalidParameterError, match="local_epsilon"):
+        RandomizedResponse(1, 0.0)
+    with pytest.raises(InvalidParameterError, match="sensitivity must be an integer"):
+        RandomizedResponse(1.5, 1.0, 2)
+    with pytest.raises(InvalidParameterError, match="categories 0..1"):
+        RandomizedResponse(1, 1.0).release([2.0], np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="categories 0..2"):
+        RandomizedResponse(1, 1.0, 1, 3).release([0.5], np.random.default_rng(0))
+
+
+def test_dominating_pairs():
+    assert GaussianMechanism(2.0, 4.0).dominating_pair == DominatingPair("gaussian", 0.5)
+    assert LaplaceMechanism(1.0, 2.0).dominating_pair == DominatingPair("laplace", LaplaceMechanism(1.0, 2.0).epsilon)
+    wide = LaplaceMechanism(1.0, 2.0, dim=3).dominating_pair  # bounded by binary RR at ε0, not attained
+    assert wide.law == "randomized-response" and not wide.tight and wide.pure_epsilon == pytest.approx(0.5)
+    rr = RandomizedResponse(2, 0.4, 3, 6).dominating_pair
+    assert (rr.copies, rr.categories, rr.pure_epsilon) == (2, 6, pytest.approx(0.8))
+    assert GaussianMechanism(1.0, 1.0).dominating_pair.pure_epsilon == math.inf
+    with pytest.raises(InvalidParameterError, match="law"):
+        DominatingPair("exponential", 1.0)

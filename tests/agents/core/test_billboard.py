@@ -203,3 +203,26 @@ def test_the_goe_mechanism_releases_the_symmetric_part_of_a_rounding_asymmetric_
         assert np.array_equal(value, value.T), publish  # exactly symmetric: no un-noised antisymmetric part
     with pytest.raises(InvalidParameterError, match="symmetric"):
         Billboard().publish("G", 1, 1, goe, raw + np.triu(np.ones((3, 3)), 1), "prefix", np.random.default_rng(0))
+
+
+def test_a_mechanism_subclass_releases_with_its_own_release_never_the_base_class_noise() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Halved(GaussianMechanism):
+        def release(self, value, rng, n=None):
+            return np.asarray(value, dtype=float) + rng.normal(0.0, self.sigma / 2, self.output_shape)
+
+    @dataclass(frozen=True)
+    class Broken(GaussianMechanism):
+        def release(self, value, rng, n=None):
+            return np.zeros(self.dim + 1)
+
+    board = Billboard(keep_history=True, keep_noise=True)
+    halved = Halved(1.0, 2.0, 4)
+    values = board.publish_block(1, [("v", h, halved) for h in range(1, 501)], np.zeros((500, 4)), "prefix",
+                                 np.random.default_rng(0))
+    noise = np.stack([r.noise for r in board.history()])
+    assert np.array_equal(noise, values) and 0.9 < noise.std() < 1.1  # σ/2 = 1, as the subclass draws it
+    with pytest.raises(InvalidParameterError, match="Broken.release"):
+        board.publish("v", 2, 1, Broken(1.0, 2.0, 4), np.zeros(4), "prefix", np.random.default_rng(0))

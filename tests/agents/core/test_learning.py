@@ -112,18 +112,6 @@ def test_the_control_empties_every_user_slot_and_tells_a_learner_from_a_data_fre
     assert reached_greedy.learned is True and reached_greedy.beats_greedy is False
 
 
-def test_a_step_level_agent_has_no_no_data_control() -> None:
-    class Stepper:
-        def act(self, h: int, state: int) -> int:
-            return 0
-
-        def end_episode(self, trajectory: Any) -> None:
-            pass
-
-    with pytest.raises(InvalidParameterError, match="step-level"):
-        run_episodes(min2021_mdp(horizon=3), Stepper(), 2, np.random.default_rng(0), users=False)
-
-
 def test_the_runner_runs_the_control_with_the_same_seeds_serially_and_in_workers() -> None:
     base = dict(agent="ngo", env="min2021", num_episodes=6, num_seeds=2, env_options={"horizon": 3},
                 agent_options={"epsilon": 1.0, "delta": 1e-5}, users=False)

@@ -78,6 +78,33 @@ def test_an_episode_releases_as_algorithm_1_orders_them(switching: bool, model: 
     assert labels == expected
 
 
+@pytest.mark.parametrize(("model", "aggregation"),
+                         [("derived", "fresh"), ("paper", "fresh"), ("staged", "fresh"), ("derived", "tree")])
+def test_a_whole_pass_at_once_releases_what_the_stage_by_stage_pass_releases(model: str, aggregation: str) -> None:
+    # An episode whose line 10 keeps Q̂ and Q̌ publishes lines 6–8 of every stage in one block (release_all_sums):
+    # bit for bit the values, noise draws, labels and ledger of the pass stage by stage (release_sums, h = H..1).
+    mdp = min2021_mdp(horizon=4, num_actions=5)
+    H, S, A = mdp.horizon, mdp.num_states, mdp.num_actions
+    rng = np.random.default_rng(5)
+    users = [(rng.integers(0, S, H + 1), rng.integers(0, A, H), rng.uniform(0.0, 1.0 / H**2, H)) for _ in range(6)]
+    v_hat, v_check = rng.uniform(0.0, H, (H, S)), rng.uniform(0.0, H, (H, S))
+    at_once, by_stage = (make_agent(mdp, 10, 4, keep_history=True, keep_noise=aggregation == "fresh",
+                                    sensitivity_model=model, aggregation=aggregation) for _ in range(2))
+    for agent in (at_once, by_stage):
+        for states, actions, weights in users:
+            agent.statistics.add_user(states, actions, weights)
+        agent.statistics.release_grams()
+    whole_pass = at_once.statistics.release_all_sums(v_hat, v_check)
+    for h in range(H - 1, -1, -1):
+        for all_stages, one_stage in zip(whole_pass, by_stage.statistics.release_sums(h, v_hat[h], v_check[h]),
+                                         strict=True):
+            assert np.array_equal(all_stages[h], one_stage)
+    for a, b in zip(at_once.billboard.history(), by_stage.billboard.history(), strict=True):
+        assert (a.family, a.episode, a.stage, a.mechanism) == (b.family, b.episode, b.stage, b.mechanism)
+        assert np.array_equal(a.value, b.value) and (a.noise is None or np.array_equal(a.noise, b.noise))
+    assert at_once.ledger.to_json() == by_stage.ledger.to_json()
+
+
 def test_staged_noise_is_the_derived_noise_scaled_by_each_stage_s_target_range() -> None:
     # Stage h's targets lie in [0, H − h] (1-based), so its vector noise is (H − h)/H of the derived model's
     # (w̄: ((H − h)/H)²), up to the larger ρ0 of a schedule with 3K fewer releases; the Gram noise only by ρ0.
@@ -115,7 +142,7 @@ def test_the_statistics_offer_no_raw_read() -> None:
     for aggregation in ("fresh", "tree"):
         stats = make_agent(mdp, 5, 0, aggregation=aggregation).statistics
         public = {name for name in dir(stats) if not name.startswith("_") and callable(getattr(stats, name))}
-        assert public == {"release_grams", "release_sums", "add_user", "skip_user"}, aggregation
+        assert public == {"release_grams", "release_sums", "release_all_sums", "add_user", "skip_user"}, aggregation
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -10,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpverify.adapters import ClosedLoopAgent, LoopProtocolError
+from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng
+from dpverify.adapters.global_rng import keep_installed
 from dpverify.agents.core.base import play_step_by_step, run_episodes
 from dpverify.agents.envs import min2021_mdp
 from dpverify.errors import InvalidParameterError
@@ -57,7 +59,7 @@ def test_the_loop_sees_the_states_and_rewards_of_the_episodes_played() -> None:
         assert seen[0::2] == [int(s) for s in trajectory.states]
         assert seen[1::2] == pytest.approx([float(r) for r in trajectory.rewards])
         assert [int(a) for a in trajectory.actions] == [(h + int(s)) % 4 for h, s in enumerate(trajectory.states[:-1])]
-    assert agent._thread is not None and not agent._thread.is_alive()  # the loop returned after its K episodes
+    assert agent._user is not None and agent._user.dead  # the loop returned after its K episodes
 
 
 def test_the_environment_follows_gymnasium_conventions() -> None:
@@ -130,6 +132,40 @@ def test_a_loop_that_hangs_is_stopped_at_the_call_limit(monkeypatch: pytest.Monk
     release.set()
 
 
+def test_ctrl_c_in_the_loop_is_never_made_the_user_s_error() -> None:
+    def loop(env: Any) -> None:
+        env.reset()
+        raise KeyboardInterrupt  # where a real Ctrl-C lands: the loop runs in this thread
+
+    with pytest.raises(KeyboardInterrupt):
+        _play(ClosedLoopAgent(loop, MDP), 1)
+
+
+def test_a_seeded_global_stream_is_swapped_once_per_run_inside_keep_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def loop(env: Any) -> None:
+        for _ in range(3):
+            env.reset()
+            for _ in range(env.horizon):
+                env.step(int(np.random.randint(4)))  # noqa: NPY002 (code as it is written)
+
+    def actions(keep: bool) -> tuple[list[int], int]:
+        swaps = []
+        set_state = np.random.set_state
+        monkeypatch.setattr(np.random, "set_state", lambda state: swaps.append(1) or set_state(state))
+        agent = ClosedLoopAgent(loop, MDP, around=SeededGlobalRng(np.random.default_rng(5)))
+        with keep_installed() if keep else contextlib.nullcontext():
+            played = [int(a) for t in _play(agent, 3) for a in t.actions]
+        monkeypatch.setattr(np.random, "set_state", set_state)
+        return played, len(swaps)
+
+    caller = np.random.get_state()  # noqa: NPY002
+    (kept, kept_swaps), (each, each_swaps) = actions(True), actions(False)
+    assert kept == each  # the same draws
+    assert kept_swaps == 2  # in once and out once for the run
+    assert each_swaps == 2 * (1 + 3 * (MDP.horizon + 1))  # without it, in and out at each of the 13 stretches
+    assert all(np.array_equal(a, b) for a, b in zip(caller, np.random.get_state(), strict=True))  # noqa: NPY002
+
+
 def test_an_empty_slot_is_refused_with_the_relation_to_use() -> None:
     agent = ClosedLoopAgent(Recorder(2), MDP)
     _play(agent, 1)
@@ -137,21 +173,54 @@ def test_an_empty_slot_is_refused_with_the_relation_to_use() -> None:
         agent.end_episode(None)
 
 
-def test_close_ends_a_loop_waiting_at_a_hand_off_and_collection_does_too() -> None:
-    agent = ClosedLoopAgent(Recorder(5), MDP)
+def test_close_ends_a_loop_waiting_at_a_switch_and_collection_does_too() -> None:
+    cleaned: list[str] = []
+
+    def loop(env: Any) -> None:
+        try:
+            Recorder(5)(env)
+        finally:
+            cleaned.append("clean-up ran")
+
+    agent = ClosedLoopAgent(loop, MDP)
     _play(agent, 2)
-    thread = agent._thread
-    assert thread is not None and thread.is_alive()
+    user = agent._user
+    assert user is not None and user and not user.dead  # waiting at its next reset
     agent.close()
-    assert not thread.is_alive()
-    other = ClosedLoopAgent(Recorder(5), MDP)
+    assert user.dead and cleaned == ["clean-up ran"]
+    with pytest.raises(LoopProtocolError, match="ended after 2 episodes"):
+        agent.act(0, 0)
+    other = ClosedLoopAgent(loop, MDP)
     _play(other, 1)
-    thread = other._thread
-    assert thread is not None and thread.is_alive()
+    user = other._user
+    assert user is not None and not user.dead
     del other
     gc.collect()
-    thread.join(5)
-    assert not thread.is_alive()
+    assert user.dead and cleaned == ["clean-up ran"] * 2
+
+
+def test_a_loop_that_swallows_the_close_and_steps_on_is_ended_all_the_same() -> None:
+    def loop(env: Any) -> None:
+        env.reset()
+        try:
+            env.step(0)
+        except BaseException:  # code that swallows everything, GreenletExit included
+            pass
+        env.step(0)  # raises GreenletExit again, without switching: the agent is closed
+
+    agent = ClosedLoopAgent(loop, MDP)
+    agent.act(0, 0)
+    agent.close()
+    assert agent._user is not None and agent._user.dead
+
+
+def test_a_closed_loop_agent_runs_inside_a_caller_s_own_greenlet() -> None:
+    """The loop switches back to whoever drives it: here a greenlet of the caller's, not the main one."""
+    greenlet = pytest.importorskip("greenlet")
+    loop = Recorder(2)
+    driver = greenlet.greenlet(lambda: _play(ClosedLoopAgent(loop, MDP), 2))
+    trajectories = driver.switch()
+    assert driver.dead and len(trajectories) == 2 and len(loop.seen) == 2
 
 
 def test_the_protocol_object_answers_for_the_rest_of_the_protocol() -> None:

@@ -1,4 +1,5 @@
-"""watch_calls: a module global's function seen (and its result replaced) for the registering thread only."""
+"""watch_calls: a module global's function seen (and its result replaced) for the registering context only
+(its thread, or its greenlet)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import threading
 import types
 from typing import Any
 
+import greenlet
 import numpy as np
 import pytest
 
@@ -89,6 +91,27 @@ def test_two_threads_each_with_its_own_watch() -> None:
     for t in threads:
         t.join()
     assert results == {3: [3.0] * 50, 4: [4.0] * 50}
+    assert code.np is np
+
+
+def test_two_greenlets_of_one_thread_each_with_its_own_watch() -> None:
+    """Two closed loops of one module, interleaved in one thread (each in its greenlet): each sees its own."""
+    code = _module()
+    main = greenlet.getcurrent()
+    seen: dict[int, list[float]] = {3: [], 4: []}
+
+    def agent(value: float) -> None:
+        with watch_calls(code, "np.linalg.solve", lambda a, b: np.full(2, value)):
+            for _ in range(3):
+                seen[int(value)].append(float(code.solve(A, B)[0]))
+                main.switch()
+
+    loops = [greenlet.greenlet(agent) for _ in range(2)]
+    for _ in range(4):
+        for loop, value in zip(loops, (3.0, 4.0), strict=True):
+            loop.switch(value)
+            assert np.allclose(code.solve(A, B), 1.0)  # the main greenlet registered nothing
+    assert seen == {3: [3.0] * 3, 4: [4.0] * 3} and all(loop.dead for loop in loops)
     assert code.np is np
 
 

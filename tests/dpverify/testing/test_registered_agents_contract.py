@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from dpverify.agents.dp_lsvi_ucb_pp.dp_lsvi_ucb_pp import DpLsviUcbPlusPlus
+from dpverify.agents.envs.bandit_instances import linear_bandit
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.envs.zhou2021_mixture import zhou2021_mixture_mdp
 from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import LdpUcrlVtr
@@ -17,6 +18,7 @@ from dpverify.testing import CONTRACT_PROPERTIES, assert_private_agent, check_pr
 ENVIRONMENTS = {
     "linear": lambda: min2021_mdp(horizon=4, num_actions=5),
     "mixture": lambda: zhou2021_mixture_mdp(horizon=3),
+    "bandit": lambda: linear_bandit(dim=3, num_arms=4, num_contexts=3),
 }
 #: Options that make each agent spend its whole budget in a short run (Ngo et al. update adaptively: a
 #: generous ε and two updates reach the cap within K = 20 episodes).
@@ -39,7 +41,7 @@ def test_registered_private_agent_meets_the_contract(name: str) -> None:
     assert all(p.status == "pass" for p in result.properties), result.summary()
 
 
-    assert result.notion == ("ldp" if name == "ldp-ucrl-vtr" else "jdp")
+    assert result.notion == ("ldp" if name in ("ldp-ucrl-vtr", "ldp-linucb") else "jdp")
 
 
 class OffByOneStage(DpLsviUcbPlusPlus):

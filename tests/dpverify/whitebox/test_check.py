@@ -8,6 +8,7 @@ import pytest
 from dpverify.agents.envs.min2021 import min2021_mdp
 from dpverify.agents.registry import AGENTS
 from dpverify.audit.executors import ProcessExecutor
+from dpverify.checks import HOLDS, NOT_APPLICABLE
 from dpverify.errors import InvalidParameterError
 from dpverify.whitebox import CHECK_NAMES, Subject, WhiteBoxPlan, check_releases
 
@@ -27,6 +28,22 @@ def test_a_reference_agent_passes_every_check_with_its_figures() -> None:
     assert result.witnesses and all(w.epsilon_lower <= 1.0 for w in result.witnesses)
     assert any("refused the oversized audit environment" in n for n in result.notes)
     assert result.to_dict()["checks"][0]["status"] == "pass" and "white-box" in result.summary()
+
+
+def test_the_recorded_run_at_k_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpverify.whitebox import check
+
+    fresh = []
+
+    def counted(subject, users, **kwargs):
+        if kwargs.get("recorded") is None:
+            fresh.append(len(users))
+        return run_agent(subject, users, **kwargs)
+
+    run_agent = check.run_agent
+    monkeypatch.setattr(check, "run_agent", counted)
+    result = check_releases(subject(), WhiteBoxPlan(8, search_episodes=0, claim_epsilon=1.0))
+    assert result.status == "pass" and fresh == [8]  # R0; its replays (same seed, the neighbour) reuse it
 
 
 def test_an_agent_that_raises_leaves_every_check_not_run_with_the_reason() -> None:
@@ -83,3 +100,44 @@ def test_an_unreproducible_agent_is_told_whether_numpy_s_global_generator_is_why
     assert "draws from numpy's global generator" in said_global.reason
     assert "SeededGlobalRng(billboard.noise_source())" in said_global.reason
     assert "global generator" not in said_clock.reason and "does not follow the seeds" in said_clock.reason
+
+
+def _third_party(target: str) -> Subject:
+    from pathlib import Path
+
+    from dpverify.agents.registry import agent_factory
+    from dpverify.audits import third_party
+
+    module, _, factory = target.partition(":")
+    path = Path(third_party.__file__).parent / f"{module}.py"
+    return Subject(agent_factory(f"{path}:{factory}"), min2021_mdp(horizon=3, num_actions=4), 16, {"epsilon": 1.0},
+                   name=factory)
+
+
+def test_wrong_records_whose_correction_meets_the_claim_fail_with_the_claim_holding() -> None:
+    """Episode and stage labels swapped: the replays contradict the records, yet corrected — every release
+    charged to the users whose data had reached the agent when it was published — they meet the claim. Noise
+    calibrated to the swapped records instead (fewer releases than truly read a user) is refuted."""
+    plan = WhiteBoxPlan(16, 12, claim_epsilon=1.0)
+    swapped = check_releases(_third_party("noisy_lsvi:make_swapped_labels"), plan)["release pattern as recorded"]
+    assert swapped.status == "fail" and swapped.claim == HOLDS and "the claim holds" in swapped.reason
+    calibrated = check_releases(_third_party("noisy_lsvi:make_swapped_calibrated"), plan)
+    assert calibrated["release pattern as recorded"].refutes and "the claim is false" in \
+        calibrated["release pattern as recorded"].reason
+
+
+def test_checks_resting_on_the_noise_held_fixed_do_not_run_when_coins_and_noise_share_a_stream() -> None:
+    """Research code drawing its tie-breaks and its noise from numpy's one global stream: the noise check
+    cannot hold the coins fixed, so no replay's differences are raw changes — never a refutation for that."""
+    result = check_releases(_third_party("closed_loop_ucbvi_adapter:make_agent"), WhiteBoxPlan(12, 8,
+                                                                                              claim_epsilon=1.0))
+    assert not result.failures, result.summary()
+    assert result["noise as recorded"].status == "not run" and "share one stream" in result["noise as recorded"].reason
+    for name in ("release pattern as recorded", "sensitivity within the record", "witnessed pairs within the claim"):
+        assert result[name].status == "not run" and "held fixed" in result[name].reason
+
+
+def test_an_agent_that_publishes_nothing_has_its_release_checks_not_applicable() -> None:
+    result = check_releases(_third_party("silent:make_agent"), WhiteBoxPlan(16, 8, claim_epsilon=1.0))
+    assert result.status == "pass" and result.checks[0].status == "pass"
+    assert all(c.status == NOT_APPLICABLE and "nothing was published" in c.reason for c in result.checks[1:])

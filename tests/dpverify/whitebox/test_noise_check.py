@@ -9,7 +9,7 @@ import pytest
 
 from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.ledger import PrivacyLedger
-from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
+from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, RandomizedResponse
 from dpverify.whitebox.noise_check import check_noise, rescaled_ledger
 
 VEC = GaussianMechanism(1.0, 2.0, 5)
@@ -128,7 +128,7 @@ def test_families_sharing_a_draw_are_correlated() -> None:
     a = gaussian(rng, 300)
     b = [0.8 * x + 0.6 * y for x, y in zip(a, gaussian(rng, 300), strict=True)]
     result = check_noise(drawn(VEC, a, "a") + drawn(VEC, b, "b"))
-    assert result.status == "fail" and result.correlated_families
+    assert result.status == "fail" and result.correlated
 
 
 @pytest.mark.slow
@@ -156,3 +156,76 @@ def test_a_pass_names_the_tests_that_ran_and_those_too_few_values_left_out() -> 
         in many.detail
     laplace = check_noise(drawn(LAP, [rng.laplace(0.0, LAP.scale, LAP.output_shape) for _ in range(300)]))
     assert "kurtosis" not in laplace.detail  # no test of it applies to Laplace noise: none is said missing
+
+
+# ---- randomized response -------------------------------------------------------------------------------------
+
+
+def test_randomized_response_flips_as_recorded_pass_and_too_few_fail() -> None:
+    rr = RandomizedResponse(1, 1.0, 6, 4)
+    rng = np.random.default_rng(3)
+    raw = np.array([0.0, 1.0, 2.0, 3.0, 0.0, 1.0])
+    honest = check_noise(drawn(rr, list(rr.noise(rng, 500)), "r", raw=raw))
+    assert honest.status == "pass", honest.detail
+    family = honest.families[0]
+    assert family.scale_ratio == pytest.approx(1.0, abs=0.1) and family.p_small > 1e-3
+    # a coordinate kept more often than recorded (ε = 2 drawn, 1 recorded): too few changes
+    lying = RandomizedResponse(1, 2.0, 6, 4)
+    result = check_noise(drawn(rr, list(lying.noise(rng, 500)), "r", raw=raw))
+    assert result.status == "fail" and "less noise than recorded" in result.detail
+    assert result.measured_epsilon is None  # (no scale to rescale)
+
+
+def test_randomized_response_offsets_must_be_uniform() -> None:
+    rr = RandomizedResponse(1, 0.5, 4, 5)
+    rng = np.random.default_rng(4)
+    noise = rr.noise(rng, 1000)
+    noise[noise != 0] = 1.0  # every change to the next category: the right flip rate, the wrong law
+    result = check_noise(drawn(rr, list(noise), "r"))
+    assert result.status == "fail" and "not uniform" in result.detail
+
+
+def test_self_noised_randomized_response_is_checked_by_the_difference_of_two_runs() -> None:
+    rr = RandomizedResponse(1, 0.8, 3, 3)
+    rng = np.random.default_rng(5)
+    raw = np.zeros((400, 3))
+    first = [PublishedRelease("r", k, 1, "current", v, None, rr)
+             for k, v in enumerate(rr.release(raw[0], rng, 400), start=1)]
+    second = [PublishedRelease("r", k, 1, "current", v, None, rr)
+              for k, v in enumerate(rr.release(raw[0], rng, 400), start=1)]
+    result = check_noise(first, second)
+    assert result.status == "pass", result.detail
+
+
+def test_families_of_different_shapes_sharing_standard_normals_are_refuted_with_the_pair_named() -> None:
+    """One generator rebuilt per family from each episode's seed: the Gram's diagonal repeats the target's first
+    normal (r = 1), which no test of either family alone can see."""
+    rng = np.random.default_rng(8)
+    releases = []
+    for k in range(1, 9):
+        seed = int(rng.integers(2**32))
+        gram, target = np.random.default_rng(seed), np.random.default_rng(seed)
+        z = gram.normal(0.0, GOE.entry_std, GOE.output_shape)
+        g = (z + z.T) / math.sqrt(2.0)
+        releases.append(PublishedRelease("gram", k, 1, "prefix", g, g, GOE))
+        v = target.normal(0.0, VEC.sigma, VEC.output_shape)
+        releases.append(PublishedRelease("target", k, 1, "prefix", v, v, VEC))
+    result = check_noise(releases)
+    assert result.status == "fail" and result.correlated, result.detail
+    pair = result.correlated[0]
+    assert "gram (stage 1, coordinate" in pair and "target (stage 1, coordinate 0)" in pair
+    fresh = check_noise(drawn(GOE, goe(rng, 8), "gram") + drawn(VEC, gaussian(rng, 8), "target"))
+    assert fresh.status == "pass", fresh.detail
+
+
+def test_noise_that_no_auditor_seed_moves_is_refuted_and_noise_of_the_agents_own_generator_is_not_run() -> None:
+    rng = np.random.default_rng(9)
+    values = [rng.normal(0, VEC.sigma, 5) for _ in range(40)]
+    first = [PublishedRelease("v", k, 1, "prefix", v, None, VEC) for k, v in enumerate(values, start=1)]
+    public = check_noise(first, first, reseeded=first)  # the same values with other coins and noise seeds
+    assert public.status == "fail" and public.same_noise and "public quantities" in public.detail
+    moved = [PublishedRelease("v", k, 1, "prefix", rng.normal(0, VEC.sigma, 5), None, VEC) for k in range(1, 41)]
+    own = check_noise(first, first, reseeded=moved)  # not with the noise seed, but with the coins
+    assert own.status == "not run" and "a generator of the agent's own" in own.detail and "noise_source()" in own.detail
+    kept = drawn(VEC, gaussian(rng, 40))
+    assert check_noise(kept, reseeded=kept).status == "fail"  # billboard-drawn: the kept noise itself

@@ -82,3 +82,14 @@ def test_a_policy_of_the_wrong_kind_is_named() -> None:
     coins, noise, _ = seeds()
     with pytest.raises(CouldNotRun, match="policy.*integer array"):
         run_agent(Subject(factory, MDP, 1, {}, name="floats"), [None], coins=coins, noise=noise)
+
+
+def test_a_run_notes_where_each_users_data_first_reached_the_agent() -> None:
+    """A table agent gets user k's data at end_episode(k), after the releases of begin_episode(k); a release before
+    that position cannot read user k."""
+    mdp = min2021_mdp(horizon=2, num_actions=3)
+    run = run_agent(Subject(AGENTS["dp-lsvi-ucb++"].factory, mdp, 4, {"epsilon": 1.0}),
+                    list(ordinary_tapes(mdp, 4, 0)), coins=np.random.SeedSequence(1), noise=np.random.SeedSequence(2))
+    per_episode = run.n_releases // 4
+    assert run.data_seen_at == tuple(per_episode * k for k in range(1, 5))
+    assert all(r.episode == 1 for r in run.releases[:run.data_seen_at[0]])

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from dpverify.agents.core.billboard import PublishedRelease
+from dpverify.checks import PASS
 from dpverify.conversions import epsilon_exact_gaussian, epsilon_exact_gaussian_lower
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism
 from dpverify.whitebox.noise_check import check_noise
+from dpverify.whitebox.result import FamilyNoise, NoiseCheck
 from dpverify.whitebox.sensitivity_replay import compare_replay, reads_user, rounding_tolerance
 
 VEC = GaussianMechanism(2.0, 10.0, 3)
@@ -37,9 +39,11 @@ def test_a_change_within_the_record_passes_and_gives_the_witnessed_mu() -> None:
     assert list(comparison.changed) == [False] * 3 + [True] * 3
     summary = comparison.summary()
     assert summary.best[0].ratio == pytest.approx(1.0) and summary.best[0].releases_read == 3
-    witness = summary.witness(None, 1e-5)
-    assert witness.mu == pytest.approx(np.sqrt(3) * 2.0 / 10.0)
-    assert not witness.noise_verified  # no noise check was given: σ as recorded
+    unscaled = summary.witness(None, 1e-5)  # no noise check: no family's σ is known, nothing is witnessed
+    assert unscaled.mu == 0.0 and not unscaled.noise_verified
+    measured = NoiseCheck(PASS, "measured", 1e-3, (FamilyNoise("v", "gaussian", 6, 18, PASS, "ok", 1.0, 0.8, 1.0),))
+    witness = summary.witness(measured, 1e-5)
+    assert witness.mu == pytest.approx(np.sqrt(3) * 2.0 / 10.0) and witness.noise_verified
     assert witness.epsilon_lower == epsilon_exact_gaussian_lower(witness.mu, 1e-5)
     assert witness.epsilon_lower <= epsilon_exact_gaussian(witness.mu, 1e-5)
 

@@ -338,7 +338,7 @@ def invoke(argv: list[str], time_limit_seconds: float = TIME_LIMIT) -> Outcome:
 #: Names a one-line error may use for the thing that was wrong (options appear as "--name").
 _POSITIONAL_NAMES = ("LEDGER", "ledger", "name", "bound", "COMMAND", "TARGET", "KIND", "ACTION", "argument",
                      "required", "unrecognized arguments", "invalid choice", "expected", "not allowed with",
-                     # the user's agent (tests/cli/test_cli_agent_faults.py): it, or its output, by name
+                     # the user's agent (tests/cli/test_agent_faults.py): it, or its output, by name
                      "the agent ", "the factory ", "policy", "privacy_notion", "claimed_guarantee()")
 
 

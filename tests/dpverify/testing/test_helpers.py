@@ -91,3 +91,15 @@ def test_fresh_noise_rejects_a_release_without_noise_and_scales_linearly(dp_rng)
     draws = [dp_rng.normal(size=2) for _ in range(3)]
     with pytest.raises(AssertionError, match="share a noise draw"):
         assert_fresh_noise(draws + [draws[1] + 1e-12], atol=1e-9)
+
+
+def test_assert_ledger_meets_a_laplace_ledger_by_the_routes_that_apply():
+    from dpverify.mechanisms import LaplaceMechanism
+    from dpverify.testing import assert_ledger_meets
+
+    ledger = PrivacyLedger()
+    ledger.record_block("count", (1, 64), (1, 1), LaplaceMechanism(1.0, 10.0), "tree")
+    accounted = assert_ledger_meets(ledger, 0.7, 1e-5)  # 'exact' does not apply: the least route does
+    assert accounted < 0.7
+    with pytest.raises(AssertionError, match="pld"):
+        assert_ledger_meets(ledger, 0.5, 1e-5)

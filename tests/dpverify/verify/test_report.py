@@ -136,7 +136,7 @@ def test_the_white_box_section_comes_first_in_every_form() -> None:
     data = r.to_dict()
     assert data["schema_version"] == 3 and data["whitebox"]["checks"][0]["name"] == "reproducible from the seeds"
     assert data["whitebox"]["checks"][0] == {"name": "reproducible from the seeds", "status": "pass",
-                                             "reason": "seen", "evidence": {}}
+                                             "reason": "seen", "evidence": {}, "claim": None}
     assert data["whitebox"]["sensitivity"][0]["ratio"] == 0.943
 
 

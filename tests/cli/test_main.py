@@ -123,3 +123,63 @@ def test_console_script_subprocess():
                           text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def _mixed_ledger_file(tmp_path):
+    from dpverify.ledger import PrivacyLedger
+    from dpverify.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
+
+    ledger = PrivacyLedger()
+    ledger.record_block("count", (1, 256), (1, 2), LaplaceMechanism(1.0, 40.0), "tree")
+    ledger.record_block("sum", (1, 256), (1, 1), GaussianMechanism(1.0, 30.0, 2), "prefix")
+    ledger.record_block("report", (1, 256), (1, 1), RandomizedResponse(1, 0.5, 1, 3), "current")
+    path = tmp_path / "mixed.json"
+    path.write_text(ledger.to_json())
+    return path
+
+
+def test_account_a_mixed_ledger_by_every_route(tmp_path, capsys):
+    path = _mixed_ledger_file(tmp_path)
+    code, out, _ = run(["account", str(path)], capsys)
+    assert code == 0
+    assert "does not apply: needs every release to be Gaussian" in out and "(route pld" in out
+    code, out, _ = run(["account", str(path), "--json"], capsys)
+    payload = json.loads(out)
+    routes = {r["route"]: r for r in payload["routes"]}
+    assert payload["tightest"]["route"] == "pld" and routes["exact"]["epsilon"] is None
+    assert "exact" not in payload["epsilon"] and payload["epsilon"]["cks"] > payload["tightest"]["epsilon"]
+
+
+@pytest.mark.parametrize("claim, status, code", [
+    ("epsilon=3,delta=1e-5", "holds", 0),
+    ("epsilon=0.5,delta=1e-5", "refuted", 1),
+    ("epsilon=1", "refuted", 1),  # a Gaussian release: no finite pure ε
+    ("mu=2", "holds", 0),
+    ("rho=0.001", "refuted", 1),
+])
+def test_account_checks_a_claim_in_its_own_measure(tmp_path, capsys, claim, status, code):
+    path = _mixed_ledger_file(tmp_path)
+    got, out, _ = run(["account", str(path), "--claim", claim, "--json"], capsys)
+    assert got == code and json.loads(out)["claim"]["status"] == status
+
+
+def test_account_claim_errors_and_undecided_exit_3(tmp_path, capsys):
+    from dpverify.ledger import PrivacyLedger
+    from dpverify.mechanisms import LaplaceMechanism
+
+    path = _mixed_ledger_file(tmp_path)
+    code, _, err = run(["account", str(path), "--claim", "eps=1"], capsys)
+    assert code == 2 and "error: --claim must be epsilon=E[,delta=D], rho=R or mu=M (got 'eps=1')" in err
+    ledger = PrivacyLedger()  # a Toeplitz-weighted Laplace ledger has no μ-GDP route
+    ledger.record_block("blt", (1, 30), (1, 1), LaplaceMechanism(1.0, 30.0), "toeplitz:0.5/0.5")
+    path.write_text(ledger.to_json())
+    code, out, _ = run(["account", str(path), "--claim", "mu=1"], capsys)
+    assert code == 3 and "cannot compare" in out
+
+
+def test_audit_a_randomized_response(capsys):
+    code, out, _ = run(["audit", "mechanism", "randomized-response", "--local-epsilon", "1", "--categories", "3",
+                        "--trials", "4000", "--workers", "1", "--json"], capsys)
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["mechanism"]["categories"] == 3 and payload["result"]["verdict"] == "NO VIOLATION FOUND"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import types
 
 import numpy as np
 import pytest
@@ -195,11 +196,41 @@ def test_progress_lines_only_on_a_terminal() -> None:
             return True
 
     quiet, loud = io.StringIO(), Terminal()
+    outcome = types.SimpleNamespace(status="pass")
     for stream in (quiet, loud):
-        stages = Stages(1, stream)
-        stages.begin("part")
-        stages.end("pass")
-    assert quiet.getvalue() == "" and "[1/1] part: pass" in loud.getvalue()
+        stages = Stages(("part",), stream)
+        assert stages.run(0, lambda: outcome) is outcome and stages.timings["part"] >= 0.0
+    assert quiet.getvalue() == "" and loud.getvalue().startswith("[1/1] part ...\n[1/1] part: pass")
+
+
+def self_noising_agent(mdp, num_episodes, rng, /, *, billboard=None, **options):
+    """DP-LSVI-UCB++ that also draws from its billboard's noise generator (a self-noising agent's source)."""
+    from dpverify.agents.registry import AGENTS
+
+    agent = AGENTS["dp-lsvi-ucb++"].factory(mdp, num_episodes, rng, billboard=billboard, **options)
+    billboard.noise_source().normal()
+    return agent
+
+
+@pytest.mark.parametrize(("name", "env"), [("dp-lsvi-ucb++", "min2021"), ("luyo", "min2021"), ("ngo", "min2021"),
+                                           ("ldp-ucrl-vtr", "zhou2021")])
+def test_the_claim_s_run_is_the_utility_s_seed_zero(name: str, env: str) -> None:
+    from dpverify.agents.core import runner
+    from dpverify.verify.core import _run_and_account
+
+    run, instance = prepare(name, env, 1.0, 1e-5, 6, TINY, workers=1)
+    claim, seed_zero = _run_and_account(instance, run)
+    spec = runner.RunSpec(name, env, 6, TINY.utility_seeds, run.seed, agent_options=sorted(run.options.items()))
+    assert claim.status == PASS and np.array_equal(seed_zero, runner.run_seed(spec, 0).regret)
+
+
+def test_an_agent_that_draws_from_its_billboard_s_noise_gets_its_own_seed_zero() -> None:
+    from pathlib import Path
+
+    from dpverify.verify.core import _run_and_account
+
+    run, instance = prepare(f"{Path(__file__)}:self_noising_agent", "min2021", 1.0, 1e-5, 6, TINY, workers=1)
+    assert _run_and_account(instance, run)[1] is None
 
 
 def test_inconclusive_when_no_audit_applies(monkeypatch: pytest.MonkeyPatch) -> None:

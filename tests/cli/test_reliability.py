@@ -94,6 +94,16 @@ def test_help_imports_no_command_module():
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_dp_accounting_stays_off_the_start_up_path():
+    """dp-accounting (a runtime dependency of the PLD route) loads only when a mixed ledger is accounted."""
+    code = ("import sys; from dpverify.cli import main\n"
+            "for argv in (['--help'], ['calibrate', '--episodes', '100']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('dp_accounting')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_every_registered_command_loads():
     names = {c.name for c in COMMANDS}
     parser = build_parser()  # every module imported

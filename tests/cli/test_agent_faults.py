@@ -16,7 +16,7 @@ import pytest
 from _misbehaving import FAULTS, expected_fragment, write_agent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_cli_fuzz import EXAMPLES, invoke, problems
+from test_fuzz import EXAMPLES, invoke, problems
 
 #: Each example runs a command with the user's code in it (about 1 s): fewer than the argument fuzzer's.
 FUZZ_AGENTS = settings(max_examples=max(EXAMPLES // 2, 1), deadline=None,

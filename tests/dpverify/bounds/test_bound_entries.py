@@ -73,6 +73,11 @@ STATED_TERM_RATES = {
     ],
     "garcelon-2020/lower": [{"H": R(1, 2), "S": R(1, 2), "A": R(1, 2), "T": R(1, 2), "epsilon": -1}],
     "he-zhou-2026/general-fa": [{"K": R(3, 5)}],
+    "linucb/abbasi-yadkori-2011": [{"d": 1, "T": R(1, 2)}],
+    "jdp-linucb/shariff-sheffet-2018": [{"d": 1, "T": R(1, 2)}, {"d": R(3, 4), "T": R(1, 2), "epsilon": R(-1, 2)}],
+    "ldp-linucb/zheng-2020": [{"T": R(3, 4), "epsilon": -1}],
+    "ucb/auer-2002": [{"A": R(1, 2), "T": R(1, 2)}],
+    "dp-ucb/mishra-thakurta-2015": [{"A": R(1, 2), "T": R(1, 2)}, {"A": 1, "epsilon": -1}],
 }
 
 

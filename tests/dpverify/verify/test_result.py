@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from verify_fixtures import audits, claim, report, structure, whitebox
 
-from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult
+from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, UNDECIDED, CheckResult
 from dpverify.errors import InvalidParameterError
 from dpverify.verify.budget import BUDGETS, Budget, budget_by_name
 from dpverify.verify.result import (
@@ -142,3 +143,33 @@ def test_an_audit_refutation_is_named_by_the_test_that_decided_it() -> None:
                      verdict_by=("clopper-pearson",))
     assert by_cp.refutation() == "(ε, δ) lower bound 1.7 > claimed 1"
     assert AuditRun("jdp", "two-world", "K = 6", AUDIT_NO_VIOLATION).refutation() == ""
+
+
+def _with_pattern(claim_bearing: str | None) -> WhiteBoxSection:
+    base = whitebox()
+    checks = tuple(CheckResult(c.name, FAIL, "labels contradict the replays", claim=claim_bearing)
+                   if c.name == "release pattern as recorded" else c for c in base.checks)
+    return dataclasses.replace(base, status=FAIL, checks=checks)
+
+
+def test_wrong_records_refute_only_when_their_correction_exceeds_the_claim() -> None:
+    holds = decide(_with_pattern(HOLDS), claim(), structure(), audits())
+    assert holds.verdict == CONSISTENT and holds.exit_status == 0
+    assert holds.reasons[0].startswith("the claim holds, but the agent's records are wrong")
+    assert holds.reasons[1].startswith("white-box: release pattern as recorded failed, the claim holds")
+    undecided = decide(_with_pattern(UNDECIDED), claim(), structure(), audits())
+    assert undecided.verdict == INCONCLUSIVE and "undecided" in undecided.reasons[0]
+    refuted = decide(_with_pattern(None), claim(), structure(), audits())
+    assert refuted.verdict == REFUTED and refuted.reasons[0].startswith("white-box: release pattern as recorded failed")
+    with pytest.raises(InvalidParameterError, match="claim"):
+        CheckResult("x", PASS, "fine", claim=HOLDS)
+
+
+def test_an_agent_that_published_nothing_is_consistent_its_billboard_audits_not_applicable() -> None:
+    nothing = dataclasses.replace(claim(), n_releases=0)
+    runs = tuple(dataclasses.replace(r, verdict=NOT_RUN, detail="no releases") for r in audits().runs)
+    empty = AuditSection(NOT_RUN, "", runs)
+    verdict = decide(whitebox(), nothing, structure(), empty)
+    assert verdict.verdict == CONSISTENT and verdict.reasons[0].startswith("nothing was published")
+    assert all("billboard is empty" in r for r in verdict.reasons[1:])
+    assert decide(whitebox(), claim(), structure(), empty).verdict == INCONCLUSIVE  # something was published
