@@ -254,6 +254,10 @@ def build_environment(env: str, num_episodes: int, options: Mapping[str, Any] | 
         return ENVIRONMENTS[env].factory(num_episodes, **options)
     except TypeError as exc:
         raise options_error("env", env, options, exc) from None
+    except InvalidParameterError as exc:  # an option's rule, named as the command line gives options
+        if not parameter.startswith("--") or exc.parameter not in options:
+            raise
+        raise InvalidParameterError(f"--env-option {exc.parameter}", exc.rule, exc.value) from None
 
 
 def check_environment_kind(agent: Any, mdp: Any, label: str | None = None) -> None:

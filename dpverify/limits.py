@@ -17,8 +17,8 @@ The limits, and how to change them (environment variables, read at each check):
 ``DPVERIFY_CALL_TIMEOUT``
     seconds one call of an agent's own code (its module's import, its factory, one ``begin_episode`` …)
     may take before it is stopped (:mod:`dpverify.usercode`). Default 60: a hang is met within a minute,
-    while a correct agent's slowest call at any budget takes a fraction of that (its import, seconds; one
-    episode, milliseconds: benchmarks/bench_call_times.py prints the figures); the commands'
+    while a correct agent's slowest call takes a small fraction of it (1.6 s, the slowest of the third-party
+    zoo's correct agents at ``quick``, K = 1000: benchmarks/bench_call_times.py); the commands'
     ``--call-timeout`` sets it (worker processes inherit it).
 
 Each variable is validated like an option, with one wording ("DPVERIFY_CALL_TIMEOUT must be a number of

@@ -37,6 +37,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
+from dpverify.limits import require_memory
 
 #: Tolerance on |Σ_s' P(s'|s,a) − 1| and on |Σ_s ρ(s) − 1|.
 PROBABILITY_TOLERANCE = 1e-12
@@ -49,6 +50,14 @@ _EXACT_MIXTURE_NORM_MAX_STATES = 12
 # ----------------------------------------------------------------------------------------------------
 # array validation helpers
 # ----------------------------------------------------------------------------------------------------
+
+
+def require_environment_memory(sizes: dict[str, int], nbytes: float, what: str) -> None:
+    """Refuse an environment whose arrays (``nbytes``, the builder's estimate) cannot fit in memory, before they
+    are made; the error names the largest of ``sizes`` (option name → value), the size that made it so."""
+    name = max(sizes, key=lambda key: sizes[key])
+    shown = ", ".join(f"{key} = {value}" for key, value in sizes.items())
+    require_memory(name, sizes[name], nbytes, f"{what} ({shown})")
 
 
 def _frozen_array(name: str, value: object, ndim: int) -> np.ndarray:

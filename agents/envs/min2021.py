@@ -32,7 +32,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 
-from .linear_mdp import LinearMDP
+from .linear_mdp import LinearMDP, require_environment_memory
 
 NUM_STATES = 2
 CODE_BITS = 8
@@ -82,6 +82,8 @@ def min2021_mdp(
     num_actions = _validate.integer("num_actions", num_actions, minimum=2)
     if num_actions > MAX_ACTIONS:
         raise InvalidParameterError("num_actions", f"must be <= {MAX_ACTIONS} (8-bit action codes)", num_actions)
+    per_stage = DIM * NUM_STATES + DIM + 2.0 * NUM_STATES * num_actions * (NUM_STATES + DIM)  # μ, θ, φ, transitions
+    require_environment_memory({"horizon": horizon}, 8.0 * horizon * per_stage, "the Min et al. 2021 linear MDP")
     reward = _validate.real("reward", reward)
     if not 0.0 <= reward <= 1.0:
         raise InvalidParameterError("reward", "must lie in [0, 1]", reward)

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpverify import _validate
 
-from .linear_mdp import LinearMDP, LinearMixtureMDP, mixture_feature_norm
+from .linear_mdp import LinearMDP, LinearMixtureMDP, mixture_feature_norm, require_environment_memory
 
 
 def _sizes(num_states: int, num_actions: int, dim: int, horizon: int) -> tuple[int, int, int, int]:
@@ -45,6 +45,10 @@ def random_linear_mdp(
     num_states, num_actions, dim, horizon = _sizes(num_states, num_actions, dim, horizon)
     concentration = _validate.positive("concentration", concentration)
     stages = 1 if stage_independent_features else horizon
+    H, S, A, d = float(horizon), float(num_states), float(num_actions), float(dim)
+    # features, μ and the transitions the model derives (H·S·A·S)
+    require_environment_memory({"num_states": num_states, "num_actions": num_actions, "dim": dim, "horizon": horizon},
+                               8.0 * (stages * S * A * d + H * d * S + 2.0 * H * S * A * S), "a random linear MDP")
     features = rng.dirichlet(np.full(dim, concentration), size=(stages, num_states, num_actions))
     features = np.broadcast_to(features, (horizon, num_states, num_actions, dim))
     mu = rng.dirichlet(np.full(num_states, concentration), size=(horizon, dim))  # (H, d, S)
@@ -64,6 +68,9 @@ def random_linear_mixture_mdp(
     """A random linear mixture MDP with ‖ψ_V‖₂ ≤ 1 for V ∈ [0, 1]^S (module docstring)."""
     num_states, num_actions, dim, horizon = _sizes(num_states, num_actions, dim, horizon)
     concentration = _validate.positive("concentration", concentration)
+    H, S, A, d = float(horizon), float(num_states), float(num_actions), float(dim)
+    require_environment_memory({"num_states": num_states, "num_actions": num_actions, "dim": dim, "horizon": horizon},
+                               8.0 * (3.0 * H * S * A * S * d + 2.0 * H * S * A * S), "a random linear mixture MDP")
     # q[h, s, a, i, :] is a distribution over next states; basis[..., s', i] = q[..., i, s'] / sqrt(d)
     q = rng.dirichlet(np.full(num_states, concentration), size=(horizon, num_states, num_actions, dim))
     basis = np.moveaxis(q, -2, -1) / np.sqrt(dim)

@@ -30,7 +30,7 @@ import numpy as np
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError
 
-from .linear_mdp import LinearMixtureMDP
+from .linear_mdp import LinearMixtureMDP, require_environment_memory
 
 DEFAULT_DIM = 5
 DEFAULT_HORIZON = 6
@@ -67,6 +67,9 @@ def zhou2021_mixture_mdp(
         raise InvalidParameterError("dim", "must be <= 13 (2^(d-1) actions are enumerated)", dim)
     horizon = _validate.integer("horizon", horizon, minimum=2)
     num_episodes = _validate.integer("num_episodes", num_episodes, minimum=1)
+    S, A = float(horizon + 2), 2.0 ** (dim - 1)  # the chain, two absorbing states; the hypercube's actions
+    require_environment_memory({"horizon": horizon, "dim": dim}, 8.0 * (S * A * S * dim + 3.0 * horizon * S * A * S),
+                               "the Zhou et al. 2021 linear mixture MDP")
     if signs is None:
         rng = np.random.default_rng(np.random.SeedSequence(_validate.integer("sign_seed", sign_seed, minimum=0)))
         sign_array = rng.choice(np.array([-1.0, 1.0]), size=(horizon, dim - 1))

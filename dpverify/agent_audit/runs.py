@@ -53,7 +53,7 @@ class AgentSetup:
     audit_environment: bool = False
 
     def environment(self) -> Any:
-        mdp = build_environment(self.env, self.episodes, self.env_options)
+        mdp = build_environment(self.env, self.episodes, self.env_options, parameter="--env")
         if self.audit_environment:
             check_environment_kind(self.agent, mdp)  # named as the user gave it, before it is replaced
             return audit_environment(mdp)

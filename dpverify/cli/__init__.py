@@ -19,7 +19,9 @@ Exit statuses and errors
 under ``--strict``); 2 bad input: exactly one line on stderr naming the option and the rule it broke,
 never a traceback — and the same for the user's own code (:mod:`dpverify.usercode`: "the agent X raised
 T: m (in method)", a call or a command past its time limit), with the traceback only under ``--debug``;
-128 + n on a signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP): one line, worker processes stopped.
+128 + n on a signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP): one line, worker processes stopped, within
+:data:`STOP_GRACE_SECONDS` even where the signal's exception is swallowed. A command that runs the user's code
+(an agent named by import path) runs it in a work process of its own (:mod:`dpverify.cli._isolate`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -179,8 +182,28 @@ def _stop_workers() -> None:
         child.join(timeout=2)
 
 
+#: Seconds a stop signal's exception has to end the command; past them (it was swallowed: raised inside code
+#: that ignores exceptions, such as an at-fork hook of the logging module) a timer ends it.
+STOP_GRACE_SECONDS = 10.0
+_stop_timer: list[threading.Timer] = []
+
+
+def _end_after_grace(signum: int) -> None:
+    def end() -> None:
+        _stop_workers()
+        name = signal.Signals(signum).name
+        print(STOP_SIGNALS.get(name, name), file=sys.stderr, flush=True)
+        os._exit(128 + signum)
+
+    if not _stop_timer:
+        _stop_timer.append(threading.Timer(STOP_GRACE_SECONDS, end))
+        _stop_timer[0].daemon = True
+        _stop_timer[0].start()
+
+
 def _on_interrupt(signum: int, frame: object) -> None:
     _stop_workers()
+    _end_after_grace(signum)
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Stopped(signum)
@@ -279,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        while _stop_timer:  # the command ended by itself: no timer may end its caller later
+            _stop_timer.pop().cancel()
 
 
 def _parse_and_run(words: list[str], command: _Command) -> int:

@@ -13,7 +13,8 @@ leader of a process group of its own, while the command's process waits for it:
   whatever the user's code started — so nothing is left behind.
 
 The work process writes to the command's stdout and stderr; where those are not files (a caller's
-``io.StringIO``, a test's capture), to temporary files copied to them when it ends.
+``io.StringIO``, a test's capture), to temporary files copied to them when it ends. Where there is no
+``fork`` (Windows) the command runs in its own process, as every other command does.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def run_isolated(work: Callable[[], int], agent: str, timeout: float | None = No
     (module docstring); ``agent`` names the user's code in the one line said when the process ends abruptly."""
     from dpverify.usercode import TimeLimitExceeded, time_limit
 
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows: the user's code runs in the command's process
+        return work()
     streams = (sys.stdout, sys.stderr)
     for stream in streams:
         stream.flush()
@@ -95,9 +98,9 @@ def _work_process(work: Callable[[], int], write_end: int, spools: tuple[Any, ..
                 setattr(sys, name, io.TextIOWrapper(os.fdopen(os.dup(spool.fileno()), "wb"), encoding="utf-8",
                                                     line_buffering=True))
         status = work()
-        _note_threads(status)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for step in (lambda: _note_threads(status), sys.stdout.flush, sys.stderr.flush):
+            with contextlib.suppress(OSError, ValueError):  # a stream the command closed (its reader went away)
+                step()
         os.write(write_end, str(status).encode())
     finally:
         os._exit(status)

@@ -143,7 +143,7 @@ def whitebox_of(spec: Any, executor: Any) -> Any:
     options = dict(spec.agent_options)
     options.setdefault("epsilon", spec.epsilon)
     options.setdefault("delta", spec.delta)
-    mdp = build_environment(spec.env, spec.episodes, spec.env_options)
+    mdp = build_environment(spec.env, spec.episodes, spec.env_options, parameter="--env")
     require_episodes("--episodes", spec.episodes, mdp, spec.episodes, WHITEBOX_RUNS_AT_K, "the white-box checks")
     subject = Subject(agent_factory(spec.agent), mdp, spec.episodes, options,
                       str(options.get("relation", "replace-one")), spec.agent)

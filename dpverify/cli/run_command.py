@@ -98,10 +98,17 @@ def _check_run_size(spec: Any, mdp: Any) -> None:
     horizon = int(getattr(mdp, "horizon", 1) or 1)
     k = spec.num_episodes
     parallel = min(spec.workers, spec.num_seeds)
-    # Per agent: the data of every visited (k, h) and the per-stage planning arrays.
-    per_agent = 8.0 * (k * (horizon + 4) + horizon * state_actions * (d + 2) + horizon * d * d)
-    what = f"{parallel} parallel run(s) of K = {k} episodes at H = {horizon}, d = {d}, {state_actions} state-actions"
-    require_memory("--episodes", k, per_agent * parallel, what)
+    # Per agent: the data of every visited (k, h) and the per-stage planning arrays; the environment is to blame
+    # when its planning arrays (or one episode's updates) alone do not fit, K otherwise.
+    sizes = f"H = {horizon}, d = {d}, {state_actions} state-actions"
+    planning = 8.0 * (horizon * state_actions * (d + 2) + horizon * d * d)
+    option, value = (("--env-option", ", ".join(f"{k}={v}" for k, v in spec.env_options)) if spec.env_options
+                     else ("--env", spec.env))
+    require_memory(option, value, planning * parallel, f"the planning arrays of {parallel} agent(s) at {sizes}")
+    require_work(option, value, float(spec.num_seeds) * horizon * d * d, f"one episode of {spec.num_seeds} seed(s) at "
+                 f"{sizes}")
+    per_agent = 8.0 * k * (horizon + 4) + planning
+    require_memory("--episodes", k, per_agent * parallel, f"{parallel} parallel run(s) of K = {k} episodes at {sizes}")
     # The irreducible part of every agent's episode: a d×d update per stage.
     require_work("--episodes", k, float(spec.num_seeds) * k * horizon * d * d,
                  f"{spec.num_seeds} seed(s) of K = {k} episodes at H = {horizon}, d = {d}")

@@ -123,6 +123,13 @@ def figure_alt(report: VerifyReport, name: str) -> str:
     return f"Figure {name} of the verification report."
 
 
+def label_position(value: float, claimed: float, right: float) -> float:
+    """Where a bar's value label starts: right of the bar, or right of the claim line when the bar ends just
+    short of it (a label never crosses the line)."""
+    at = value + right * 0.01
+    return claimed + right * 0.01 if value < claimed < at + right * LABEL_WIDTH else at
+
+
 def privacy_figure(report: VerifyReport, path: Path) -> bool:
     """The ε evidence (module docstring); False when there is nothing to plot."""
     rows = _privacy_rows(report)
@@ -140,11 +147,8 @@ def privacy_figure(report: VerifyReport, path: Path) -> bool:
         text = (f"{value:.3g}" if math.isfinite(value) else "∞") + (" →" if beyond else "")
         if beyond:  # written inside the clipped bar's end
             axes.text(right * 0.99, y, text, va="center", ha="right", fontsize=8, color="white", fontweight="bold")
-        else:  # right of the bar; past the claim line when the bar ends just short of it (never across it)
-            at = shown + right * 0.01
-            if shown < claimed < at + right * LABEL_WIDTH:
-                at = claimed + right * 0.01
-            axes.text(at, y, text, va="center", fontsize=8)
+        else:
+            axes.text(label_position(shown, claimed, right), y, text, va="center", fontsize=8)
         if ceiling is not None and math.isfinite(ceiling):
             if ceiling <= right:
                 axes.plot([ceiling] * 2, [y - 0.3, y + 0.3], color=COLOURS["ceiling"], lw=2)

@@ -544,20 +544,27 @@ def _testable(families: Sequence[_Family], stale: set[str], reseeded: bool) -> t
 
 
 #: The tests of a family (:func:`_tests_run`), in the order a report names them.
-TEST_NAMES = ("scale", "shape", "kurtosis", "independence across releases", "independence within releases")
+TEST_NAMES = ("scale", "shape", "kurtosis", "flip rate", "uniformity of the offsets", "independence across releases",
+              "independence within releases")
 
 
 def _tests_run(fam: _Family) -> tuple[set[str], set[str]]:
-    """(the tests that ran, the tests that apply) on the family's values: the scale and shape tests always; the
-    kurtosis test (normal law only) from :data:`MIN_KURTOSIS_VALUES` values; each independence test from 4 pairs
-    (two releases, two coordinates)."""
-    applies = set(TEST_NAMES) if fam.law == "normal" else set(TEST_NAMES) - {"kurtosis"}
-    ran = {"scale", "shape"}
-    if "kurtosis" in applies and fam.values.size >= MIN_KURTOSIS_VALUES:
-        ran.add("kurtosis")
+    """(the tests that ran, the tests that apply) on the family's values. A continuous law: the scale and shape
+    tests always, the kurtosis test (normal law only) from :data:`MIN_KURTOSIS_VALUES` values; randomized
+    response: the flip rate always, the offsets' uniformity where its χ² test can run (k > 2, five counts a
+    value); either: each independence test from 4 pairs (two releases, two coordinates; randomized response is
+    tested across releases only)."""
+    if fam.law.startswith(_RR):
+        applies = {"flip rate", "uniformity of the offsets", "independence across releases"}
+        ran = {"flip rate"} | ({"uniformity of the offsets"} if not math.isnan(_uniform_offsets_p(fam)) else set())
+    else:
+        applies = {"scale", "shape", "independence across releases", "independence within releases"}
+        applies |= {"kurtosis"} if fam.law == "normal" else set()
+        ran = {"scale", "shape"} | ({"kurtosis"} if "kurtosis" in applies and fam.values.size >= MIN_KURTOSIS_VALUES
+                                    else set())
     if _pairs_across_releases(fam)[0].size >= 4:
         ran.add("independence across releases")
-    if _pairs_within_releases(fam)[0].size >= 4:
+    if "independence within releases" in applies and _pairs_within_releases(fam)[0].size >= 4:
         ran.add("independence within releases")
     return ran, applies
 

@@ -180,3 +180,34 @@ def write_agent(directory: Path, fault: str) -> str:
 
 def expected_fragment(fault: str) -> str:
     return EXPECTED[fault.partition(":")[0]]
+
+
+#: A closed loop (dpverify.adapters.ClosedLoopAgent) that spins after its first reset: a busy thread of the
+#: adapter's, which a call limit stops waiting for and the work process's end stops running.
+SPINNING_LOOP = '''
+from types import SimpleNamespace
+
+from dpverify.adapters import ClosedLoopAgent
+from dpverify.agents.core.billboard import Billboard
+from dpverify.conversions import DPGuarantee
+
+
+def make_agent(mdp, num_episodes, rng, /, *, billboard=None, epsilon=1.0, delta=1e-5):
+    board = billboard if billboard is not None else Billboard("replace-one", noise_rng=rng.spawn(1)[0])
+
+    def loop(env):
+        env.reset()
+        while True:
+            pass
+
+    config = SimpleNamespace(num_episodes=num_episodes, epsilon=epsilon, delta=delta, relation="replace-one")
+    protocol = SimpleNamespace(billboard=board, ledger=board.ledger, privacy_notion="jdp", config=config,
+                               claimed_guarantee=lambda: DPGuarantee(epsilon, delta, "exact", 0.0))
+    return ClosedLoopAgent(loop, mdp, name="spinning loop", protocol=protocol)
+'''
+
+
+def write_spinning_loop(directory: Path) -> str:
+    path = directory / "spinning_loop.py"
+    path.write_text(SPINNING_LOOP, encoding="utf-8")
+    return f"{path}:make_agent"

@@ -29,6 +29,7 @@ marked slow.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _misbehaving import EXPECTED, write_agent
+from _misbehaving import EXPECTED, write_agent, write_spinning_loop
 from test_fuzz import invoke
 
 from dpverify.errors import DpverifyError, InvalidParameterError
@@ -63,7 +64,8 @@ class Case:
     env: tuple[tuple[str, str], ...] = ()
     agent: str | None = None
     limit: float = 60.0
-    term_after: float | None = None  # SIGTERM the command after this many seconds
+    term_after: float | None = None  # send the command ``stop`` after this many seconds
+    stop: str = "SIGTERM"
 
 
 VERIFY = ("verify", "--env", "min2021", "--epsilon", "1", "--delta", "1e-5", "--episodes", "4", "--workers", "1")
@@ -97,8 +99,14 @@ PROCESS_CASES: tuple[Case, ...] = (
     Case("contained", "run child:import", (*RUN, "--agent", "{agent}"), 0, "regret", agent="child:import"),
     Case("contained", "verify stray:import, SIGTERM", (*VERIFY, "--agent", "{agent}"), 143, "terminated",
          agent="stray:import", term_after=4.0),
+    Case("contained", "run stray:import, SIGINT (Ctrl-C)", (*RUN, "--agent", "{agent}", "--episodes", "1e6"), 130,
+         "interrupted", agent="stray:import", term_after=4.0, stop="SIGINT"),
+    Case("contained", "verify sleep:begin_episode, the default call limit", (*VERIFY, "--agent", "{agent}"), 2,
+         "did not return from begin_episode within 60 s", agent="sleep:begin_episode", limit=100.0),
     Case("contained", "verify sleep:factory, DPVERIFY_CALL_TIMEOUT=2", (*VERIFY, "--agent", "{agent}"), 2,
          "did not return from its factory within 2 s", env=(("DPVERIFY_CALL_TIMEOUT", "2"),), agent="sleep:factory"),
+    Case("contained", "verify a closed loop that spins, DPVERIFY_CALL_TIMEOUT=2", (*VERIFY, "--agent", "{loop}"), 2,
+         "did not return from act within 2 s", env=(("DPVERIFY_CALL_TIMEOUT", "2"),)),
     _agent_case("silent", VERIFY, "beyond:releases", status=1),
     _agent_case("silent", VERIFY, "laplace:releases", extra=("--gaussian-claim", "yes")),
     Case("silent", "audit agent laplace:releases --gaussian-claim yes",
@@ -111,6 +119,9 @@ PROCESS_CASES: tuple[Case, ...] = (
          "DPVERIFY_MEMORY_LIMIT must be a number > 0 and finite", env=(("DPVERIFY_MEMORY_LIMIT", "lots"),)),
     Case("size", "console: calibrate --horizon 1e6 --episodes 1e6 --dim 1e3",
          ("calibrate", "--horizon", "1e6", "--episodes", "1e6", "--dim", "1e3"), 2, "--horizon is too large"),
+    Case("size", "console: run --env-option dim=1e6", ("run", "--agent", "lsvi-ucb", "--env", "random-linear",
+                                                        "--env-option", "dim=1e6", "--episodes", "3", "--out", "{tmp}"),
+         2, "--env-option is too large: the planning arrays"),
     Case("size", "console: verify --workers 1e6",
          ("verify", "--agent", "dp-lsvi-ucb++", "--env", "min2021", "--epsilon", "1", "--delta", "1e-5", "--workers",
           "1e6"), 2, "--workers is too large"),
@@ -143,6 +154,15 @@ QUICK_CASES: tuple[Case, ...] = (
     Case("size", "audit mechanism --dim 1e12", ("audit", "mechanism", "gaussian", "--sigma", "1", "--dim", "1e12",
                                                 "--trials", "1000"), 2, "--dim is too large"),
     Case("size", "verify --episodes 1e13", (*_REGISTERED, "--episodes", "1e13"), 2, "--episodes is too large"),
+    Case("size", "audit agent --env-option num_states=1e9",
+         ("audit", "agent", "--agent", "dp-lsvi-ucb++", "--env", "random-linear", "--env-option", "num_states=1e9",
+          "--episodes", "4", "--notion", "billboard", "--epsilon", "1"), 2, "--env-option num_states is too large"),
+    Case("size", "run --env-option horizon=1e9", ("run", "--agent", "lsvi-ucb", "--env", "min2021", "--episodes", "3",
+                                                  "--env-option", "horizon=1e9", "--out", "{tmp}"), 2,
+         "--env-option horizon is too large"),
+    Case("size", "verify ldp-ucrl-vtr --env zhou2021 --env-option horizon=1e6",
+         ("verify", "--agent", "ldp-ucrl-vtr", "--env", "zhou2021", "--env-option", "horizon=1e6", "--epsilon", "1",
+          "--delta", "1e-5"), 2, "--env-option horizon is too large"),
     Case("size", "account a ledger of 1000 blocks, DPVERIFY_WORK_LIMIT=1e6", ("account", "{file:blocks}"), 2,
          "ledger is too large: reading and accounting 1000 blocks", env=(("DPVERIFY_WORK_LIMIT", "1e6"),)),
     *(Case("environment", f"verify a registered agent, DPVERIFY_CALL_TIMEOUT={value}", _REGISTERED, 2,
@@ -218,6 +238,13 @@ def _files(directory: Path) -> dict[str, Path]:
 
 @pytest.fixture
 def garbage_scheduler() -> Iterator[str]:
+    """The address of :func:`garbage_service`."""
+    with garbage_service() as address:
+        yield address
+
+
+@contextlib.contextmanager
+def garbage_service() -> Iterator[str]:
     """A local service that accepts a connection and answers with bytes of another protocol."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -246,11 +273,12 @@ def garbage_scheduler() -> Iterator[str]:
 def _argv(case: Case, tmp_path: Path, scheduler: str = "") -> list[str]:
     files = _files(tmp_path) if any("{file:" in word for word in case.argv) else {}
     agent = write_agent(tmp_path, case.agent) if case.agent else ""
+    loop = write_spinning_loop(tmp_path) if "{loop}" in case.argv else ""
     words = []
     for word in case.argv:
         match = re.fullmatch(r"\{file:(\w+)\}", word)
         words.append(str(files[match.group(1)]) if match else
-                     word.replace("{agent}", agent).replace("{tmp}", str(tmp_path / "out"))
+                     word.replace("{agent}", agent).replace("{loop}", loop).replace("{tmp}", str(tmp_path / "out"))
                      .replace("{scheduler}", scheduler))
     return words
 
@@ -315,7 +343,7 @@ def run_console(case: Case, argv: list[str]) -> tuple[int | None, str, str, floa
             try:
                 process.wait(case.term_after)
             except subprocess.TimeoutExpired:
-                process.send_signal(signal.SIGTERM)
+                process.send_signal(getattr(signal, case.stop))
         stdout, stderr = process.communicate(timeout=case.limit)
         code = process.returncode
     except subprocess.TimeoutExpired:
@@ -345,8 +373,11 @@ def test_process_case(case: Case, tmp_path: Path) -> None:
 
 def _library_cases() -> dict[str, tuple[Callable[[], Any], str]]:
     """name → (the call, the parameter its error must name)."""
+    import numpy as np
+
     import dpverify as d
     from dpverify.agent_audit import AgentAuditSpec
+    from dpverify.agents.envs.random_mdps import random_linear_mdp
     from dpverify.audit import ReleaseOf, worst_case_pair
     from dpverify.audit.executors import ProcessExecutor
     from dpverify.ledger import PrivacyLedger
@@ -384,6 +415,8 @@ def _library_cases() -> dict[str, tuple[Callable[[], Any], str]]:
                                 "--workers"),
         "audit_agent(AgentAuditSpec(lsvi-ucb))": (
             lambda: AgentAuditSpec("lsvi-ucb", "min2021", 4, "billboard", 1.0), "agent"),
+        "random_linear_mdp(num_states=1e9)": (
+            lambda: random_linear_mdp(np.random.default_rng(0), num_states=10**9), "num_states"),
     }
 
 
@@ -395,7 +428,7 @@ LIBRARY_CASES = (
     "audit_mechanism(trials=1e300)", "run_audit(trials=1e13)", "assert_audit_passes(laplace, gaussian_claim=True)",
     "dp_lsvi_ucbpp_schedule(staged, H = 1e6)", "dp_lsvi_ucbpp_schedule(feature_norm=1e300)",
     "ldp_ucrl_vtr_schedule(horizon=1e300)", "check_printed_calibration(episodes=1e300)", "ProcessExecutor(1e6).map",
-    "verify(workers=1e6)", "audit_agent(AgentAuditSpec(lsvi-ucb))",
+    "verify(workers=1e6)", "audit_agent(AgentAuditSpec(lsvi-ucb))", "random_linear_mdp(num_states=1e9)",
 )
 
 
@@ -428,3 +461,22 @@ def test_the_catalogue_covers_every_class() -> None:
     assert set(LIBRARY_CASES) == set(_library_cases())
     assert all(isinstance(case.status, int) for case in QUICK_CASES + PROCESS_CASES)
     assert DpverifyError  # the library's refusals are its own errors (InvalidParameterError is one)
+
+
+@pytest.mark.slow
+def test_a_stop_signal_whose_exception_is_swallowed_still_ends_the_command() -> None:
+    code = ("import os, signal, time\n"
+            "import dpverify.cli as cli\n"
+            "cli.STOP_GRACE_SECONDS = 1.0\n"
+            "cli._install_stop_handlers()\n"
+            "sent = False\n"
+            "while True:\n"
+            "    try:\n"
+            "        if not sent:\n"
+            "            sent = True\n"
+            "            os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        time.sleep(0.1)\n"
+            "    except BaseException:  # code that swallows everything, as an at-fork hook does\n"
+            "        pass\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 143 and done.stderr.strip() == "terminated", done.stderr

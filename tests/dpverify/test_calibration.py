@@ -114,3 +114,21 @@ def test_bad_input(call, parameter):
     with pytest.raises(InvalidParameterError) as info:
         call()
     assert info.value.parameter == parameter
+
+
+@pytest.mark.parametrize("model", ["staged", "derived"])
+def test_a_schedule_of_many_stages_calibrates_at_once(model):
+    # 100 stages staged: 298 statistics, whose per-user sum rounds a few ulps each (the step-down grows)
+    cal = calibrate(dp_lsvi_ucbpp_schedule(100, 10**6, 1000, model), 1.0, 1e-5)
+    assert 1.0 * (1 - 1e-9) <= cal.accounted_epsilon <= 1.0
+
+
+def test_a_family_released_twice_at_a_stage_is_refused():
+    from dpverify.calibration import ReleaseSchedule, StatisticSpec
+
+    specs = (StatisticSpec("w", "x", "vector", 2, 1.0, "prefix", (1, 3)),
+             StatisticSpec("w", "x", "vector", 2, 1.0, "prefix", (3, 4)))
+    with pytest.raises(InvalidParameterError, match="must not release one family twice at a stage"):
+        ReleaseSchedule("s", "src", "replace-one", 5, 4, specs, ())
+    ReleaseSchedule("s", "src", "replace-one", 5, 4, (specs[0], StatisticSpec("w", "x", "vector", 2, 1.0, "prefix",
+                                                                              (4, 4))), ())

@@ -229,3 +229,58 @@ def test_declared_notion():
     for bad in ("JDP", "private", 3, ""):
         with pytest.raises(InvalidParameterError, match="privacy_notion must be one of 'jdp', 'ldp'"):
             declared_notion(_Declares(bad))
+
+
+def _exit_from_the_users_code() -> None:
+    import os
+
+    os._exit(7)
+
+
+def test_os_exit_in_a_guarded_call_raises_there_and_the_real_one_comes_back():
+    import os
+
+    real = os._exit
+    with pytest.raises(UserCodeError, match=r"the agent a raised SystemExit: os\._exit\(7\) \(in act\)"):
+        guarded_call("a", "act", _exit_from_the_users_code)
+    assert os._exit is real
+
+
+def test_os_exit_bound_at_import_still_raises_in_a_later_guarded_call(tmp_path):
+    (tmp_path / "bound_exit.py").write_text("from os import _exit\n\ndef make():\n    _exit(3)\n")
+    factory = guarded_call("m", "importing its module", import_factory, f"{tmp_path / 'bound_exit.py'}:make")
+    with pytest.raises(UserCodeError, match=r"os\._exit\(3\)"):
+        guarded_call("m", "its factory", factory)
+
+
+def test_os_exit_outside_the_guarded_thread_or_process_exits_for_real():
+    import os
+    import threading
+
+    def fork_and_exit() -> int:
+        pid = os.fork()
+        if pid == 0:  # a process forked during the call ends as it asks (a pool worker does)
+            os._exit(5)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+    assert guarded_call("a", "act", fork_and_exit) == 5
+    seen: list[str] = []
+
+    def other_thread() -> None:  # not the guarded call's thread: the replacement is not meant for it
+        from dpverify import usercode
+
+        seen.append("guarded" if usercode._guarded.get((os.getpid(), threading.get_ident())) else "free")
+
+    def call() -> None:
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+
+    guarded_call("a", "act", call)
+    assert seen == ["free"]
+
+
+def test_a_factory_path_needs_a_module_and_a_factory():
+    for text in (":make_agent", "x.py:", " :f"):
+        with pytest.raises(InvalidParameterError, match="must name a module and a factory around the colon"):
+            import_factory(text)

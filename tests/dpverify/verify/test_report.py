@@ -138,3 +138,32 @@ def test_the_white_box_section_comes_first_in_every_form() -> None:
     assert data["whitebox"]["checks"][0] == {"name": "reproducible from the seeds", "status": "pass",
                                              "reason": "seen", "evidence": {}, "claim": None}
     assert data["whitebox"]["sensitivity"][0]["ratio"] == 0.943
+
+
+def test_a_long_agent_path_wraps_in_the_page_and_is_shortened_in_legends() -> None:
+    from dpverify.verify.document import _CSS
+    from dpverify.verify.figures import LEGEND_LABEL, short_label
+
+    path = "/home/someone/" + "a_very_long_directory_name/" * 12 + "agent_module.py:make_agent"
+    label = short_label(path)
+    assert len(label) == LEGEND_LABEL and label.startswith("/home/some") and label.endswith("py:make_agent")
+    assert short_label("dp-lsvi-ucb++") == "dp-lsvi-ucb++"
+    css = re.sub(r"\s+", "", _CSS)
+    assert "main{" in css and "overflow-wrap:anywhere" in css.split("main{")[1].split("}")[0]  # banner, lines
+    assert "min-width:0" in css.split(".card{")[1].split("}")[0]  # a grid item shrinks to its column
+    assert ".card.title>span:first-child{min-width:0;}" in css  # a flex item too
+    r = report()
+    long = type(r.settings)(**{**r.settings.__dict__, "agent": path})
+    page = to_html(type(r)(**{**r.__dict__, "settings": long}), {})
+    assert path in page  # shown whole, wrapped by the page, not cut
+
+
+def test_a_value_label_never_crosses_the_claim_line() -> None:
+    from dpverify.verify.figures import LABEL_WIDTH, label_position
+
+    assert label_position(0.965, 1.0, 2.1) == pytest.approx(1.0 + 0.021)  # moved past the line
+    assert label_position(0.2, 1.0, 2.1) == pytest.approx(0.2 + 0.021)  # far from it: next to its bar
+    assert label_position(1.3, 1.0, 2.1) == pytest.approx(1.3 + 0.021)  # beyond it already
+    for value in (0.5, 0.9, 0.95, 0.99, 1.0):
+        at = label_position(value, 1.0, 2.0)
+        assert not at < 1.0 < at + 2.0 * LABEL_WIDTH

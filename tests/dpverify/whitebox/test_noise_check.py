@@ -142,6 +142,22 @@ def test_false_alarm_rate_of_correct_noise_is_within_the_level() -> None:
         alarms += result.status == "fail"
     assert alarms <= 25
 
+
+def test_a_pass_names_the_tests_that_ran_and_those_too_few_values_left_out() -> None:
+    rng = np.random.default_rng(1)
+    scalar = GaussianMechanism(1.0, 2.0, 1)
+    few = check_noise(drawn(scalar, gaussian(rng, 9, scalar)))  # 9 values of one coordinate
+    assert few.status == "pass", few.detail
+    assert "distributed as recorded" not in few.detail
+    assert "pass the scale, shape and independence across releases tests" in few.detail
+    assert "not run, too few values: kurtosis, independence within releases" in few.detail
+    many = check_noise(drawn(VEC, gaussian(rng, 400)))
+    assert "pass the scale, shape, kurtosis, independence across releases and independence within releases tests" \
+        in many.detail
+    laplace = check_noise(drawn(LAP, [rng.laplace(0.0, LAP.scale, LAP.output_shape) for _ in range(300)]))
+    assert "kurtosis" not in laplace.detail  # no test of it applies to Laplace noise: none is said missing
+
+
 # ---- randomized response -------------------------------------------------------------------------------------
 
 
