@@ -133,6 +133,15 @@ def test_rho_calibration_round_trip(eps, delta, conversion):
 
 
 @given(st.floats(min_value=0.01, max_value=20.0), deltas)
+def test_memoised_exact_rho_equals_a_fresh_computation(eps, delta):
+    from dpverify.conversions import _rho_exact
+
+    first = rho_for_epsilon_delta(eps, delta, "exact")
+    assert rho_for_epsilon_delta(eps, delta, "exact") == first  # from the memo
+    assert _rho_exact.__wrapped__(eps, delta) == first  # computed afresh
+
+
+@given(st.floats(min_value=0.01, max_value=20.0), deltas)
 def test_mu_calibration_meets_profile(eps, delta):
     mu = mu_for_epsilon_delta(eps, delta)
     assert gaussian_delta_for_epsilon(mu, eps) <= delta
