@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,15 +49,11 @@ from dpverify.conversions import (
     epsilon_from_rho,
 )
 from dpverify.errors import DpverifyError, InvalidParameterError
+from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ReleaseBlock
 from dpverify.limits import require_work
 from dpverify.mechanisms import DominatingPair
 from dpverify.numerics import round_down, round_up
 
-if TYPE_CHECKING:
-    from dpverify.ledger import PrivacyLedger, ReleaseBlock
-
-#: The accounting modes (per-user: the worst user; naive: every release counted against one user).
-ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
 #: Past this many maximal user profiles their envelope is composed instead.
 MAX_PROFILES = 64
 #: Users per chunk when profiles are computed user by user.

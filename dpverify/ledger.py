@@ -56,7 +56,6 @@ from typing import Any
 import numpy as np
 
 from dpverify import _validate
-from dpverify.accounting import ACCOUNTING_MODES, RouteEpsilon, epsilon_routes, tightest
 from dpverify.conversions import (
     CONVERSION_REGISTRY,
     DPGuarantee,
@@ -78,6 +77,8 @@ BLOCK_OPERATIONS = 1e5
 
 #: Users per chunk when per-user ρ must be computed user by user (binary-tree releases).
 _USER_CHUNK = 1 << 20
+#: The accounting modes (per-user: the worst user; naive: every release counted against one user).
+ACCOUNTING_MODES: tuple[str, ...] = ("per-user", "naive")
 
 
 class NoUserTouchedWarning(UserWarning):
@@ -538,8 +539,8 @@ class LedgerAccount:
     """What a ledger answers at one δ: ρ (naive and worst user) and ε under each conversion.
 
     ``epsilon`` maps a conversion name to ε (``exact`` is present only when every release is
-    Gaussian); ``routes`` holds every route of :mod:`dpverify.accounting` (those that do not apply with
-    their reason) and ``tightest`` the least ε among them — the ledger's ε. The ε are for the *published
+    Gaussian); every route of a mixed ledger, and the least ε among them, is
+    :func:`dpverify.accounting.epsilon_routes`'s to answer. The ε are for the *published
     statistics* (the billboard); by the billboard lemma (Hsu et al. 2014; Sahu 2025 Lemma 2.4) the same
     (ε, δ) holds as joint DP for actions computed from the billboard and each user's own data only.
     """
@@ -554,8 +555,6 @@ class LedgerAccount:
     accounting: str
     epsilon: dict[str, float]
     families: tuple[FamilySummary, ...]
-    routes: tuple[RouteEpsilon, ...] = ()
-    tightest: RouteEpsilon | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -802,8 +801,6 @@ class PrivacyLedger:
             accounting=accounting,
             epsilon=eps,
             families=families,
-            routes=(routes := epsilon_routes(self, delta, accounting)),
-            tightest=tightest(routes),
         )
 
     def _warn_if_untouched(self) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from dpverify import _validate
 from dpverify._io import read_input_text
+from dpverify.accounting import epsilon_routes, tightest
 from dpverify.cli._args import number
 from dpverify.cli._output import format_table, print_json
 from dpverify.errors import InvalidParameterError
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoUserTouchedWarning)
         acc = ledger.account(delta, accounting)
+        routes = epsilon_routes(ledger, delta, accounting)
+        best = tightest(routes)
         comparison = claim.compare(ledger, accounting) if claim is not None else None
     for message in dict.fromkeys(str(w.message) for w in caught):
         print(f"dpverify account: warning: {message}", file=sys.stderr)
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             "relation": acc.relation.value, "n_releases": acc.n_releases, "n_users": acc.n_users,
             "naive_rho": acc.naive_rho, "worst_user_rho": acc.worst_user_rho, "worst_user": acc.worst_user,
             "delta": acc.delta, "accounting": acc.accounting, "epsilon": acc.epsilon,
-            "routes": [vars(r) for r in acc.routes], "tightest": vars(acc.tightest) if acc.tightest else None,
+            "routes": [vars(r) for r in routes], "tightest": vars(best),
             "families": [vars(f) for f in acc.families],
             **({"claim": _comparison_json(comparison)} if comparison is not None else {}),
         })
@@ -94,10 +97,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"(ε, δ = {delta:g}) of the published statistics, {accounting} accounting; by the billboard lemma "
           "(Sahu 2025 Lemma 2.4) also the JDP guarantee of actions computed from them:")
     rows = [(r.route, "—" if r.epsilon is None else r.epsilon, "yes" if r.exact else "",
-             r.note if r.epsilon is not None else f"does not apply: {r.note}") for r in acc.routes]
+             r.note if r.epsilon is not None else f"does not apply: {r.note}") for r in routes]
     print(format_table(("route", "epsilon", "exact", "how"), rows))
-    if acc.tightest is not None:
-        print(f"ε = {acc.tightest.epsilon:.6g} (route {acc.tightest.route}, the least of those that apply)")
+    print(f"ε = {best.epsilon:.6g} (route {best.route}, the least of those that apply)")
     if comparison is not None:
         print()
         print(comparison.summary)

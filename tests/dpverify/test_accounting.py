@@ -227,3 +227,18 @@ def test_many_distinct_profiles_fall_back_to_their_envelope(monkeypatch):
     every = _every_profile(ledger)
     assert np.all(_as_row(profile, ledger) >= every.max(axis=0) * (1 - 1e-12))
     assert "envelope" in _routes(ledger)["pld"].note
+
+
+def test_every_route_of_a_ledger_and_the_least_epsilon():
+    """A Laplace ledger: the exact route stands aside with its reason; the ledger's ε is the least route's."""
+    ledger = PrivacyLedger()
+    ledger.record_block("lap", (1, 30), (1, 2), LaplaceMechanism(1.0, 20.0), "prefix")
+    every = epsilon_routes(ledger, 1e-5)
+    routes = {r.route: r for r in every}
+    assert routes["exact"].epsilon is None and "Gaussian" in routes["exact"].note
+    assert tightest(every).epsilon == min(r.epsilon for r in every if r.epsilon is not None)
+    assert tightest(every).epsilon < ledger.account(1e-5).epsilon["cks"]
+    gaussian = PrivacyLedger()
+    gaussian.record_block("g", (1, 30), (1, 2), GaussianMechanism(1.0, 20.0), "prefix")
+    assert tightest(epsilon_routes(gaussian, 1e-5)).route == "exact"
+    assert tightest(epsilon_routes(gaussian, 1e-5)).epsilon == gaussian.account(1e-5).epsilon["exact"]

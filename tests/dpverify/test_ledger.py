@@ -169,21 +169,6 @@ def test_exact_conversion_requires_gaussian_releases():
     assert ledger.guarantee(1e-5, "cks").epsilon > 0
 
 
-def test_account_reports_every_route_and_the_least_epsilon():
-    """A Laplace ledger: the exact route stands aside with its reason; the ledger's ε is the least route's."""
-    ledger = PrivacyLedger()
-    ledger.record_block("lap", (1, 30), (1, 2), LaplaceMechanism(1.0, 20.0), "prefix")
-    account = ledger.account(1e-5)
-    routes = {r.route: r for r in account.routes}
-    assert routes["exact"].epsilon is None and "Gaussian" in routes["exact"].note
-    assert account.tightest.epsilon == min(r.epsilon for r in account.routes if r.epsilon is not None)
-    assert account.tightest.epsilon < account.epsilon["cks"]
-    gaussian = PrivacyLedger()
-    gaussian.record_block("g", (1, 30), (1, 2), GaussianMechanism(1.0, 20.0), "prefix")
-    assert gaussian.account(1e-5).tightest.route == "exact"
-    assert gaussian.account(1e-5).tightest.epsilon == gaussian.account(1e-5).epsilon["exact"]
-
-
 def test_one_relation_per_ledger():
     ledger = PrivacyLedger("add-remove-one")
     with pytest.raises(InvalidParameterError, match="relation"):
