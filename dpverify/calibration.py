@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from dpverify import _validate
-from dpverify.conversions import get_conversion, rho_for_epsilon_delta
+from dpverify.accounting import pure_epsilon
+from dpverify.conversions import CONVERSIONS, get_conversion, rho_for_epsilon_delta
 from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ToeplitzFactor, UserPattern, user_pattern
 from dpverify.limits import MAX_COUNT, require_work
@@ -32,6 +33,11 @@ from dpverify.mechanisms import GaussianMechanism, Mechanism, mechanism_for_stat
 from dpverify.neighbouring import Neighbouring
 from dpverify.numerics import round_down, round_up
 
+#: The calibration route that meets a pure ε target (basic composition of Laplace releases) beside the
+#: zCDP → (ε, δ) conversions (:data:`CALIBRATION_ROUTES`).
+PURE = "pure"
+#: Every route :func:`calibrate` accepts.
+CALIBRATION_ROUTES: tuple[str, ...] = (*CONVERSIONS, PURE)
 #: The calibrated ε must be within this relative distance below the target.
 ROUND_TRIP_TOLERANCE = 1e-9
 #: Elementary operations (:mod:`dpverify.limits`) one statistic of a schedule costs in one calibration: its
@@ -194,7 +200,8 @@ class Calibration:
     """The answer of :func:`calibrate`, re-checked by accounting.
 
     Attributes:
-        rho: the ρ-zCDP budget meeting (ε, δ) under ``conversion``.
+        rho: the ρ-zCDP budget meeting (ε, δ) under ``conversion`` (the :data:`PURE` route: n·ε0²/2, the zCDP
+            the worst user's n releases of ε0 = ε/n imply).
         rho0: the per-release budget ρ / releases_counted.
         releases_counted: releases touching the worst user (per-user; weighted by c² for a Toeplitz factor) or all
             releases (naive).
@@ -247,18 +254,28 @@ def calibrate(
     conversion: str = "exact",
     accounting: str = "per-user",
 ) -> Calibration:
-    """Noise for every statistic of ``schedule`` so that the whole run is (ε, δ)-DP.
+    """Noise for every statistic of ``schedule`` so that the whole run is (ε, δ)-DP — or, with ``conversion``
+    :data:`PURE` (every statistic Laplace), pure ε-DP by basic composition (Dwork & Roth 2014, Theorem 3.16; exact
+    for pure releases), δ then unused.
 
-    Every release gets the same ρ0 (as in Sahu 2025 §3). One-sided: the returned mechanisms account to
-    ε ≤ target, within :data:`ROUND_TRIP_TOLERANCE` relative; otherwise NumericalError.
+    Every release gets the same ρ0 (as in Sahu 2025 §3; for the pure route ε0 = ε/n, ρ0 = ε0²/2). One-sided: the
+    returned mechanisms account to ε ≤ target, within :data:`ROUND_TRIP_TOLERANCE` relative; otherwise
+    NumericalError.
     """
     if not isinstance(schedule, ReleaseSchedule):
         raise InvalidParameterError("schedule", "must be a ReleaseSchedule", type(schedule).__name__)
     epsilon = _validate.positive("epsilon", epsilon)
     delta = _validate.open_unit("delta", delta)
-    conversion = get_conversion(conversion).name
+    pure = conversion == PURE
+    if pure:
+        impure = [spec.family for spec in schedule.statistics
+                  if mechanism_for_statistic(spec.kind).noise_law != "laplace"]
+        if impure:
+            raise InvalidParameterError("conversion", "'pure' needs every statistic released with Laplace noise "
+                                        f"(pure ε-DP); {', '.join(impure)} are not", conversion)
+    else:
+        conversion = get_conversion(conversion).name
     accounting = _validate.one_of("accounting", accounting, ACCOUNTING_MODES)
-    rho = rho_for_epsilon_delta(epsilon, delta, conversion)
     worst, total = schedule.release_counts()
     counted = worst if accounting == "per-user" else total
     if counted == 0:
@@ -267,7 +284,13 @@ def calibrate(
         )
     require_work("schedule", schedule.name, 2.0 * SPEC_OPERATIONS * len(schedule.statistics),
                  f"calibrating {len(schedule.statistics)} statistics")
-    rho0 = round_down(rho / counted, 2)
+    if pure:  # each release ε0 = ε/n by basic composition (exact for pure releases); a Laplace release of ε0 is
+        # ε0²/2-zCDP (Bun & Steinke 2016, Proposition 1.4), so ρ0 = ε0²/2 gives it scale Δ₁/ε0
+        rho = counted * (epsilon / counted) ** 2 / 2.0
+        rho0 = round_down((epsilon / counted) ** 2 / 2.0, 2)
+    else:
+        rho = rho_for_epsilon_delta(epsilon, delta, conversion)
+        rho0 = round_down(rho / counted, 2)
     for attempt in range(64):
         stats = tuple(
             CalibratedStatistic(spec, m, m.noise_scale)
@@ -275,15 +298,16 @@ def calibrate(
             for m in [spec.mechanism_for_rho(rho0, schedule.relation)]
         )
         ledger = schedule.ledger({s.spec.key: s.mechanism for s in stats})
-        accounted = ledger.guarantee(delta, conversion, accounting).epsilon
-        if accounted <= epsilon:
+        accounted = (pure_epsilon(ledger, accounting)[0] if pure
+                     else ledger.guarantee(delta, conversion, accounting).epsilon)
+        if accounted is not None and accounted <= epsilon:
             break
         # rounding in the per-user sum (a few ulps a statistic) pushed ε a hair over: step down, 8 ulps first and
         # twice as far each time, so that a schedule of many statistics needs few steps
         rho0 = round_down(rho0 * (1.0 - 2.0 ** (attempt - 49)))
     else:  # pragma: no cover
         raise NumericalError("calibration could not meet the target epsilon")
-    if accounted < epsilon * (1.0 - ROUND_TRIP_TOLERANCE):
+    if accounted is None or accounted < epsilon * (1.0 - ROUND_TRIP_TOLERANCE):
         raise NumericalError(
             f"calibration is looser than it should be: accounted epsilon {accounted!r} < target {epsilon!r}"
         )

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, fields
 
 from dpverify import _validate
 from dpverify.calibration import (
+    CALIBRATION_ROUTES,
+    PURE,
     CalibratedStatistic,
     Calibration,
     NamedSchedule,
@@ -191,7 +193,7 @@ def validate_settings(
         named_schedule=schedule,
         sensitivity=_validate.one_of("sensitivity", schedule.default_model if sensitivity is None else sensitivity,
                                      schedule.models),
-        conversion=_validate.one_of("conversion", conversion, CONVERSIONS),
+        conversion=_validate.one_of("conversion", conversion, CALIBRATION_ROUTES),
         accounting=_validate.one_of("accounting", accounting, ACCOUNTING_MODES),
         relation=Neighbouring.parse(relation) if not isinstance(relation, str) else _relation(relation),
     )
@@ -235,8 +237,10 @@ def calibration_report(settings: CalibrationSettings) -> CalibrationReport:
         m: named.build(s.horizon, s.episodes, s.dim, m, s.relation) for m in named.models}
     headline = s.sensitivity
     gaussian = all(mechanism_for_statistic(spec.kind).noise_law == "normal" for spec in schedules[headline].statistics)
-    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in CONVERSIONS
-                     if gaussian or not get_conversion(c).gaussian_only}  # e.g. no exact route for Laplace noise
+    laplace = all(mechanism_for_statistic(spec.kind).noise_law == "laplace" for spec in schedules[headline].statistics)
+    routes = [c for c in CONVERSIONS if gaussian or not get_conversion(c).gaussian_only]  # no exact route for Laplace
+    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting)
+                     for c in routes + ([PURE] if laplace else [])}  # pure ε-DP for Laplace noise
     by_model = {
         m: by_conversion[s.conversion] if m == headline
         else calibrate(sch, s.epsilon, s.delta, s.conversion, s.accounting)

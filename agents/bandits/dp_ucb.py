@@ -20,17 +20,14 @@ vector's ℓ1 sensitivity is 1 under replace-one and add/remove-one: the same pr
 which a user enters one (the papers' per-arm trees), and a pattern the per-user ledger accounts exactly: every
 user lies in ⌊log₂K⌋ + 1 releases.
 
-Privacy claim. The papers claim pure ε-DP of the action sequence (by composition of the ⌊log₂K⌋ + 1 Laplace
-nodes a reward enters: each at ε/(⌊log₂K⌋ + 1)). dpverify's ledger accounts every release in zCDP (a Laplace
-release of ε0 is ε0²/2-zCDP, Bun & Steinke 2016, Proposition 1.4) and converts to (ε, δ) — the ``exact``
-conversion holds for Gaussian releases only — so this agent claims (ε, δ)-DP through the ``cks`` conversion
-(Canonne, Kamath & Steinke 2020) by default, calibrated by :func:`dpverify.calibration.calibrate`. (An
-accounting of pure ε-DP is for a ledger that records pure releases apart; until then the claim is the weaker
-(ε, δ) one, with the noise it needs — more than the papers' route: at K = 1000, ε = 1, δ = 10⁻⁵ the cks
-calibration gives each node b = 12.79, whose pure composition over the 10 nodes is ε = 10/12.79 = 0.78, so
-b = 10 would meet ε = 1 as pure ε-DP; ``dpverify calibrate --schedule dp-ucb --episodes 1000 --dim 10
---conversion cks``.) The action sequence is then (ε, δ)-DP, hence the actions given to the
-other users are (ε, δ)-JDP (the notion dpverify audits: a round's own arm never depends on its user's reward).
+Privacy claim. The papers' own: pure ε-DP of the action sequence, by basic composition of the ⌊log₂K⌋ + 1
+Laplace nodes a reward enters, each at ε0 = ε/(⌊log₂K⌋ + 1), scale b = 1/ε0 (the ``pure`` calibration of
+:func:`dpverify.calibration.calibrate`; ``dpverify calibrate --schedule dp-ucb --episodes 1000 --dim 10
+--conversion pure`` gives b = 10 at K = 1000, ε = 1). The claim is a :class:`~dpverify.claims.PrivacyClaim` in
+pure ε, which the ledger meets by basic composition, exactly. (``--agent-option conversion=cks`` makes the weaker
+(ε, δ) claim through a zCDP conversion instead, with more noise: b = 12.79 for the same target.) The action
+sequence is then ε-DP, hence the actions given to the other users are ε-JDP (the notion dpverify audits: a
+round's own arm never depends on its user's reward).
 """
 
 from __future__ import annotations
@@ -54,14 +51,14 @@ from .ucb import DEFAULT_BETA_MULTIPLIER, ArmRule, ucb_index
 #: The ℓ1 sensitivity of a round's reward vector r·e_a with r clipped to [0, 1] (either relation).
 REWARD_SENSITIVITY = 1.0
 DEFAULT_PRIVACY_BETA_MULTIPLIER = 1.0
-#: The claim's default conversion: one that applies to Laplace releases (module docstring).
-DEFAULT_CONVERSION = "cks"
+#: The claim's default calibration: pure ε-DP, the papers' (module docstring).
+DEFAULT_CONVERSION = "pure"
 
 
 @dataclass(frozen=True)
 class DpUcbConfig(PrivateAgentConfig):
     """Hyper-parameters of DP-UCB (module docstring): those of every private agent (K, the target (ε, δ),
-    relation, conversion — ``cks`` by default —, p of the noise bound; ``feature_norm_bound`` is that of the
+    relation, conversion — ``pure`` by default —, p of the noise bound; ``feature_norm_bound`` is that of the
     arms as one-hot features, 1, which the agent does not read otherwise) and the multipliers of the UCB1 width
     and of the noise width."""
 
@@ -102,7 +99,7 @@ def _named_build(horizon: int, episodes: int, dim: int, model: str, relation: Ne
 
 
 #: The schedule the registry card of ``dp-ucb`` offers to ``dpverify calibrate`` (``--dim`` is the number of arms;
-#: Laplace releases: ``--conversion cks`` or ``bun-steinke``, the exact conversion being for Gaussians only).
+#: Laplace releases: ``--conversion pure``, ``cks`` or ``bun-steinke``, the exact conversion being for Gaussians only).
 NAMED_SCHEDULE = NamedSchedule(name="dp-ucb", build=_named_build, models=("tree",), default_model="tree")
 
 

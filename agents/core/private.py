@@ -30,9 +30,11 @@ from typing import Any, ClassVar, TypeVar, cast
 import numpy as np
 
 from dpverify import _validate
-from dpverify.calibration import Calibration, ReleaseSchedule, calibrate
-from dpverify.conversions import CONVERSIONS, DPGuarantee
-from dpverify.errors import InvalidParameterError
+from dpverify.accounting import pure_epsilon
+from dpverify.calibration import CALIBRATION_ROUTES, PURE, Calibration, ReleaseSchedule, calibrate
+from dpverify.claims import PrivacyClaim
+from dpverify.conversions import DPGuarantee
+from dpverify.errors import InvalidParameterError, NumericalError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import Mechanism
 from dpverify.neighbouring import Neighbouring
@@ -120,7 +122,8 @@ class PrivateAgentConfig:
         epsilon, delta: the target (ε, δ); ε has no default (there is no default privacy budget).
         feature_norm_bound: F, the ‖φ‖ bound the sensitivities assume (the environment must not exceed it).
         relation: the neighbouring relation ("replace-one" or "add-remove-one").
-        conversion: the calibrator's zCDP → (ε, δ) route ("exact" by default).
+        conversion: the calibrator's zCDP → (ε, δ) route ("exact" by default), or "pure" — a pure ε-DP target for
+            an agent whose releases are all Laplace (δ then only names the δ at which (ε, δ) checks test it).
         shift_multiplier: multiplier of the noise bound added to the released Gram matrix.
         failure_probability: p of the utility analysis (radii, noise bounds); not the privacy δ.
     """
@@ -140,7 +143,7 @@ class PrivateAgentConfig:
         _validate.open_unit("delta", self.delta)
         _validate.positive("feature_norm_bound", self.feature_norm_bound)
         object.__setattr__(self, "relation", Neighbouring.parse(self.relation).value)
-        _validate.one_of("conversion", self.conversion, CONVERSIONS)
+        _validate.one_of("conversion", self.conversion, CALIBRATION_ROUTES)
         _validate.non_negative("shift_multiplier", self.shift_multiplier)
         _validate.open_unit("failure_probability", self.failure_probability)
 
@@ -231,21 +234,35 @@ class PrivateAgent(Agent):
         """Every release made so far (family, episode, stage, mechanism, users)."""
         return self.billboard.ledger
 
-    def claimed_guarantee(self) -> DPGuarantee:
-        """The (ε, δ) claimed for a run of K episodes: the calibrated schedule, re-accounted."""
+    def claimed_guarantee(self) -> DPGuarantee | PrivacyClaim:
+        """The (ε, δ) claimed for a run of K episodes: the calibrated schedule, re-accounted — a pure ε-DP claim
+        (:class:`~dpverify.claims.PrivacyClaim`) for the ``pure`` calibration."""
+        if self.config.conversion == PURE:
+            return PrivacyClaim.pure(self._pure_epsilon(self.calibration.ledger()))
         return self.calibration.ledger().guarantee(self.config.delta, self.config.conversion, self.accounting)
+
+    def _pure_epsilon(self, ledger: PrivacyLedger) -> float:
+        epsilon, how = pure_epsilon(ledger, self.accounting)
+        if epsilon is None:
+            raise NumericalError(f"the pure ε of {self.name}'s releases cannot be computed ({how})")
+        return epsilon
 
     def settings(self) -> dict[str, Any]:
         """Config fields, derived constants, and the claimed and ledger-accounted (ε, δ)."""
         settings = super().settings()
-        claim = self.claimed_guarantee()
-        accounted = self.ledger.guarantee(self.config.delta, self.config.conversion, self.accounting)
+        if self.config.conversion == PURE:  # pure ε-DP: δ = 0 on both sides
+            claimed = (self._pure_epsilon(self.calibration.ledger()), 0.0)
+            accounted = (self._pure_epsilon(self.ledger), 0.0)
+        else:
+            claim = self.calibration.ledger().guarantee(self.config.delta, self.config.conversion, self.accounting)
+            record = self.ledger.guarantee(self.config.delta, self.config.conversion, self.accounting)
+            claimed, accounted = (claim.epsilon, claim.delta), (record.epsilon, record.delta)
         settings.update({
             "privacy_notion": self.privacy_notion,
-            "claimed_epsilon": claim.epsilon,
-            "claimed_delta": claim.delta,
-            "accounted_epsilon": accounted.epsilon,
-            "accounted_delta": accounted.delta,
+            "claimed_epsilon": claimed[0],
+            "claimed_delta": claimed[1],
+            "accounted_epsilon": accounted[0],
+            "accounted_delta": accounted[1],
             "rho": self.calibration.rho,
             "rho0": self.calibration.rho0,
             "noise_std": {s.spec.key: s.noise_std for s in self.calibration.statistics},

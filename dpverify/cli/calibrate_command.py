@@ -10,7 +10,7 @@ from dpverify.cli._output import format_table, print_json
 
 #: Names listed in --help without importing the library (checked against it by the tests).
 _SCHEDULES = ("dp-lsvi-ucb++", "ldp-ucrl-vtr", "jdp-linucb", "ldp-linucb", "dp-ucb")
-_CONVERSIONS = ("bun-steinke", "cks", "exact")
+_CONVERSIONS = ("bun-steinke", "cks", "exact", "pure")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,13 +26,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--episodes", type=count, default=1000, help="K, episodes = users (default 1000)")
     p.add_argument("--dim", type=count, default=10, help="d, feature dimension (default 10)")
     p.add_argument("--schedule", default="dp-lsvi-ucb++", help=f"one of {', '.join(_SCHEDULES)} (the bandit "
-                   "schedules: --dim is d, or the arms for dp-ucb, whose Laplace releases need --conversion cks or "
-                   "bun-steinke)")
+                   "schedules: --dim is d, or the arms for dp-ucb, whose Laplace releases take --conversion pure, "
+                   "cks or bun-steinke)")
     p.add_argument("--sensitivity", default=None,
                    help="the schedule's sensitivity model: paper, derived (default) or staged "
                         "for dp-lsvi-ucb++ (paper and derived are always shown side by side); "
                         "standard (default) or staged for ldp-ucrl-vtr")
-    p.add_argument("--conversion", default="exact", help=f"one of {', '.join(_CONVERSIONS)} (default exact)")
+    p.add_argument("--conversion", default="exact", help=f"one of {', '.join(_CONVERSIONS)} (default exact; "
+                   "pure: a pure ε-DP target, Laplace releases only)")
     p.add_argument("--accounting", default="per-user", help="per-user (default) or naive (the papers' 4HK count)")
     p.add_argument("--relation", default="replace-one",
                    help="replace-one (default; the JDP/LDP relation) or add-remove-one")

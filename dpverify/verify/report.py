@@ -48,9 +48,18 @@ def unit(report: VerifyReport) -> str:
     return str((report.utility.environment or {}).get("unit", "episode"))
 
 
+def claim_text(report: VerifyReport) -> str:
+    """The claim verified: the agent's own in its measure where it was read and is not (ε, δ), else the requested
+    (ε, δ)."""
+    s, c = report.settings, report.claim
+    if c.claim and c.claim_measure != "approximate":
+        return f"claim {c.claim}"
+    return f"claim (ε = {s.epsilon:g}, δ = {s.delta:g})"
+
+
 def headline(report: VerifyReport) -> str:
     s = report.settings
-    return (f"{report.verdict.verdict} — {s.agent} on {s.env}: claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over "
+    return (f"{report.verdict.verdict} — {s.agent} on {s.env}: {claim_text(report)} over "
             f"K = {s.episodes} {unit(report)}s, budget {s.budget}")
 
 
@@ -249,7 +258,7 @@ def _not_run(reason: str) -> doc.Para:
 
 def _verdict(report: VerifyReport) -> doc.Section:
     s, v = report.settings, report.verdict
-    claim = f"claim (ε = {s.epsilon:g}, δ = {s.delta:g}) over K = {s.episodes} {unit(report)}s"
+    claim = f"{claim_text(report)} over K = {s.episodes} {unit(report)}s"
     consistent = v.verdict == CONSISTENT
     blocks: list[doc.Block] = [
         doc.Heading(v.verdict, 1, forms=_MD),

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from dpverify.accounting import pure_epsilon
 from dpverify.agents.core.base import run_episodes
 from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.core.private import PrivateAgent
@@ -23,6 +24,7 @@ from dpverify.agents.registry import (
     register_agent,
     schedules,
 )
+from dpverify.claims import PrivacyClaim
 from dpverify.errors import InvalidParameterError
 
 BANDIT_ENV = ("linear-bandit", {"dim": 3, "num_arms": 3, "num_contexts": 2})
@@ -58,11 +60,16 @@ def test_private_agent_protocol(name: str) -> None:
         K, 1.0, 1e-5, "replace-one")
     run_episodes(mdp, agent, K, np.random.default_rng(1))
     settings = agent.settings()
-    claim = agent.claimed_guarantee()
-    accounted = agent.ledger.guarantee(agent.config.delta, agent.config.conversion)
-    assert settings["claimed_epsilon"] == claim.epsilon <= 1.0 and settings["claimed_delta"] == claim.delta
-    assert settings["accounted_epsilon"] == accounted.epsilon <= claim.epsilon * (1 + 1e-12)
-    assert settings["accounted_delta"] == accounted.delta == 1e-5
+    claim = PrivacyClaim.of(agent.claimed_guarantee())
+    if claim.measure == "pure":  # a pure ε-DP claim (dp-ucb): δ = 0 on both sides, the ledger's pure ε
+        stated, accounted = (claim.value, 0.0), (pure_epsilon(agent.ledger)[0], 0.0)
+    else:
+        guarantee = agent.ledger.guarantee(agent.config.delta, agent.config.conversion)
+        stated, accounted = (claim.value, claim.delta), (guarantee.epsilon, guarantee.delta)
+        assert accounted[1] == 1e-5
+    assert (settings["claimed_epsilon"], settings["claimed_delta"]) == stated and stated[0] <= 1.0
+    assert (settings["accounted_epsilon"], settings["accounted_delta"]) == accounted
+    assert accounted[0] <= stated[0] * (1 + 1e-12)
     assert len(billboard.history()) == agent.ledger.n_releases
     with pytest.raises(InvalidParameterError, match="episodes"):
         agent.begin_episode()

@@ -132,3 +132,29 @@ def test_a_family_released_twice_at_a_stage_is_refused():
         ReleaseSchedule("s", "src", "replace-one", 5, 4, specs, ())
     ReleaseSchedule("s", "src", "replace-one", 5, 4, (specs[0], StatisticSpec("w", "x", "vector", 2, 1.0, "prefix",
                                                                               (4, 4))), ())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(min_value=0.01, max_value=50.0), st.integers(min_value=1, max_value=5000),
+       st.integers(min_value=1, max_value=8), st.sampled_from(["per-user", "naive"]))
+def test_the_pure_route_is_one_sided_tight_and_exact_by_basic_composition(eps, K, arms, accounting):
+    """ε0 = ε/n per release; the re-accounted pure ε (Σε0 of the worst user) never above the target and within the
+    round-trip tolerance of it; the Laplace scale is Δ₁/ε0, rounded up."""
+    from dpverify.accounting import pure_epsilon
+    from dpverify.agents.bandits.dp_ucb import dp_ucb_schedule
+
+    schedule = dp_ucb_schedule(K, arms)
+    cal = calibrate(schedule, eps, 1e-5, "pure", accounting)
+    accounted = pure_epsilon(cal.ledger(), accounting)[0]
+    assert cal.accounted_epsilon == accounted <= eps
+    assert accounted >= eps * (1 - 1e-9)
+    scale = cal.mechanism("rewards").scale
+    assert scale >= cal.releases_counted / eps and scale == pytest.approx(cal.releases_counted / eps, rel=1e-9)
+    if accounting == "per-user":
+        assert cal.releases_counted == math.floor(math.log2(K)) + 1  # the tree levels a user enters
+
+
+def test_the_pure_route_needs_laplace_releases():
+    with pytest.raises(InvalidParameterError, match="Laplace") as info:
+        calibrate(dp_lsvi_ucbpp_schedule(2, 10, 4), 1.0, 1e-5, "pure")
+    assert info.value.parameter == "conversion"
