@@ -49,7 +49,14 @@ from dpverify.conversions import (
     epsilon_from_rho,
 )
 from dpverify.errors import DpverifyError, InvalidParameterError
-from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ReleaseBlock, release_counts, require_per_user_work
+from dpverify.ledger import (
+    ACCOUNTING_MODES,
+    PrivacyLedger,
+    ReleaseBlock,
+    ToeplitzFactor,
+    release_counts,
+    require_per_user_work,
+)
 from dpverify.mechanisms import DominatingPair
 from dpverify.numerics import round_down, round_up
 
@@ -140,15 +147,15 @@ def _unit(pair: DominatingPair) -> DominatingPair:
 def _columns(blocks: Sequence[ReleaseBlock]) -> list[DominatingPair]:
     """The pure unit pairs of the blocks, in the order of their first block."""
     pairs: dict[DominatingPair, None] = {}
-    for block in blocks:
-        if not block.mechanism.is_gaussian and not _weighted(block):
-            pairs.setdefault(_unit(block.mechanism.dominating_pair))
+    for mechanism in dict.fromkeys(b.mechanism for b in blocks if not _weighted(b)):  # (each mechanism once)
+        if not mechanism.is_gaussian:
+            pairs.setdefault(_unit(mechanism.dominating_pair))
     return list(pairs)
 
 
 def _weighted(block: ReleaseBlock) -> bool:
     """A Toeplitz factor's block: its users' counts are weights (Σc²), not numbers of releases."""
-    return block.users.kind.startswith("toeplitz:")
+    return isinstance(block.users, ToeplitzFactor)
 
 
 def _matrix(blocks: Sequence[ReleaseBlock], users: np.ndarray | None, columns: list[DominatingPair]) -> np.ndarray:

@@ -309,10 +309,11 @@ class UserSet:
         lo, hi = _set_bounds(self.ranges)
         if lo.size == 0:
             raise InvalidParameterError("users", "must contain at least one user", "an empty set")
-        if lo[0] < 1 or hi[-1] > MAX_COUNT:
+        if not 1 <= lo[0] <= hi[-1] <= MAX_COUNT:
             raise InvalidParameterError("users", f"must be user indices in [1, 2^53 = {MAX_COUNT}]",
                                         int(lo[0]) if lo[0] < 1 else int(hi[-1]))
-        ranges = np.stack([lo, hi], axis=1)
+        ranges = np.empty((lo.size, 2), dtype=np.int64)
+        ranges[:, 0], ranges[:, 1] = lo, hi
         ranges.setflags(write=False)
         object.__setattr__(self, "ranges", ranges)
 
@@ -354,12 +355,17 @@ class UserSet:
 
     def breakpoints(self, first: int, last: int) -> np.ndarray:
         """The count is constant on each range and between ranges: its ends and their neighbours."""
-        lo, hi = self.ranges[:, 0], self.ranges[:, 1]
+        return self.breakpoints_of(self.ranges)
+
+    @staticmethod
+    def breakpoints_of(ranges: np.ndarray) -> np.ndarray:
+        """:meth:`breakpoints` of the ranges of one or several sets."""
+        lo, hi = ranges[:, 0], ranges[:, 1]
         return np.concatenate([lo - 1, lo, hi, hi + 1])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, UserSet) and (self is other or (
-            self.ranges.shape == other.ranges.shape and bool(np.array_equal(self.ranges, other.ranges))))
+            self.ranges.shape == other.ranges.shape and self.ranges.tobytes() == other.ranges.tobytes()))
 
     def __hash__(self) -> int:
         return hash(self.ranges.tobytes())
@@ -374,7 +380,7 @@ def _set_pairs(value: object) -> np.ndarray:
     if isinstance(value, np.ndarray) and value.ndim in (1, 2) and value.shape[-1:] in ((2,), value.shape[:1]):
         pairs = value if value.ndim == 2 else np.stack([value, value], axis=1)
     elif isinstance(value, (list, tuple, range)):
-        rows = []
+        rows: list[tuple[Any, Any]] = []
         for item in [value] if isinstance(value, range) else value:
             if isinstance(item, range) and item.step == 1:
                 rows += [(item.start, item.stop - 1)] if len(item) else []
@@ -394,8 +400,30 @@ def _set_pairs(value: object) -> np.ndarray:
     return pairs.astype(np.int64)
 
 
+def _indices(value: object) -> np.ndarray | None:
+    """A set given as a flat sequence or 1-D array of integers as an int64 array (None for any other form)."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.int64, copy=False) if value.ndim == 1 and value.dtype.kind in "iu" else None
+    if isinstance(value, (list, tuple)) and all(type(x) is int for x in value):
+        if value and not 0 <= min(value) <= max(value) <= MAX_COUNT:
+            raise InvalidParameterError("users", f"must be user indices in [1, 2^53 = {MAX_COUNT}]",
+                                        min(value) if min(value) < 0 else max(value))
+        return np.array(value, dtype=np.int64)
+    return None
+
+
 def _set_bounds(value: object) -> tuple[np.ndarray, np.ndarray]:
     """(lo, hi) of the normalised ranges (sorted, disjoint, non-adjacent) of a set (:func:`_set_pairs`)."""
+    users = _indices(value)
+    if users is not None and users.size:  # indices (the common form): runs of consecutive users
+        steps = np.diff(users)
+        if (steps <= 0).any():
+            users = np.unique(users)
+            steps = np.diff(users)
+        cuts = np.flatnonzero(steps != 1)
+        lo, hi = np.empty(cuts.size + 1, dtype=np.int64), np.empty(cuts.size + 1, dtype=np.int64)
+        lo[0], lo[1:], hi[:-1], hi[-1] = users[0], users[cuts + 1], users[cuts], users[-1]
+        return lo, hi
     pairs = _set_pairs(value)
     lo, hi = pairs[:, 0], pairs[:, 1]
     if np.any(hi < lo):
@@ -462,7 +490,7 @@ class ReleaseBlock:
         if self.episodes[0] % step or self.episodes[1] % step:
             raise InvalidParameterError("episodes", f"must start and end at multiples of {step} for users "
                                         f"{self.users.kind!r} (its nodes are released there only)", self.episodes)
-        if not hasattr(self.mechanism, "rho"):
+        if not isinstance(self.mechanism, Mechanism) and not hasattr(self.mechanism, "rho"):  # (hasattr evaluates ρ)
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(self.mechanism).__name__)
         _check_reads_past(self.users, self.episodes[0])
 
@@ -665,10 +693,10 @@ def release_counts(blocks: Sequence[ReleaseBlock], users: np.ndarray) -> list[tu
     mechanism, by difference arrays over their ranges: O((ranges + users)·log ranges) in all, never blocks × users;
     their counts are integers, exact."""
     out: list[tuple[Mechanism, bool, np.ndarray]] = []
-    sets: dict[Mechanism, list[ReleaseBlock]] = {}
+    sets: dict[Mechanism, list[tuple[UserSet, int]]] = {}
     for b in blocks:
         if isinstance(b.users, UserSet):
-            sets.setdefault(b.mechanism, []).append(b)
+            sets.setdefault(b.mechanism, []).append((b.users, b.n_releases))
         else:
             count = b.users.counts_at(b.episodes[0], b.episodes[1], users) * float(b.n_stages)
             out.append((b.mechanism, isinstance(b.users, ToeplitzFactor), count))
@@ -677,15 +705,15 @@ def release_counts(blocks: Sequence[ReleaseBlock], users: np.ndarray) -> list[tu
     return out
 
 
-def _set_counts(blocks: Sequence[ReleaseBlock], users: np.ndarray) -> np.ndarray:
-    """Σ over ``blocks`` (explicit user sets) of the number of their releases that read each of ``users``: the
+def _set_counts(sets: Sequence[tuple[UserSet, int]], users: np.ndarray) -> np.ndarray:
+    """Σ over ``sets`` (a set and its number of releases) of the number of releases that read each of ``users``: the
     weights of the ranges that start at or before u minus those of the ranges that end before u."""
-    releases = [b.n_releases for b in blocks]
+    releases = [n for _, n in sets]
     if sum(releases) > MAX_COUNT:
         raise InvalidParameterError("ledger", f"must hold at most 2^53 = {MAX_COUNT} releases of explicit user sets "
                                     "(larger counts are not exact in floating point)", sum(releases))
-    ranges = np.concatenate([b.users.ranges for b in blocks])
-    weights = np.repeat(np.array(releases, dtype=np.int64), [b.users.ranges.shape[0] for b in blocks])
+    ranges = np.concatenate([s.ranges for s, _ in sets])
+    weights = np.repeat(np.array(releases, dtype=np.int64), [s.ranges.shape[0] for s, _ in sets])
     started, ended = (_weight_up_to(ranges[:, 0], weights, users, "right"),
                       _weight_up_to(ranges[:, 1], weights, users, "left"))
     return (started - ended).astype(float)
@@ -701,8 +729,12 @@ def _weight_up_to(points: np.ndarray, weights: np.ndarray, users: np.ndarray, si
 def require_per_user_work(blocks: Sequence[ReleaseBlock], n: int) -> None:
     """Refuse (:mod:`dpverify.limits`) accounting ``n`` users one by one when it would exceed the work limit: every
     block but the explicit sets costs one count per user and level, the sets a search per user and a sort."""
-    ranges = sum(b.users.ranges.shape[0] for b in blocks if isinstance(b.users, UserSet))
-    others = sum(not isinstance(b.users, UserSet) for b in blocks)
+    ranges = others = 0
+    for b in blocks:
+        if isinstance(b.users, UserSet):
+            ranges += b.users.ranges.shape[0]
+        else:
+            others += 1
     levels = max(1, int(n).bit_length())
     require_work("ledger", f"{n} users", float(n) * (others * levels + max(1, ranges).bit_length()) + 4.0 * ranges,
                  f"per-user accounting of {n} users with binary-tree releases")
@@ -906,14 +938,19 @@ class PrivacyLedger:
         instead of all of them. None when a block (binary tree) is not piecewise linear.
         """
         n = self.n_users
-        points = [np.array([1, n], dtype=np.int64)]
+        points, ranges = [np.array([1, n], dtype=np.int64)], []
         for b in self.blocks:
             if family not in (None, b.family):
+                continue
+            if isinstance(b.users, UserSet):  # (their breakpoints at once, below)
+                ranges.append(b.users.ranges)
                 continue
             cuts = b.users.breakpoints(b.episodes[0], b.episodes[1])
             if cuts is None:
                 return None
             points.append(np.asarray(cuts, dtype=np.int64))
+        if ranges:
+            points.append(UserSet.breakpoints_of(np.concatenate(ranges)))
         candidates = np.unique(np.concatenate(points))
         return candidates[(candidates >= 1) & (candidates <= n)]
 

@@ -4,6 +4,8 @@ from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from dpverify.adapters import ClosedLoopAgent
 from dpverify.agents.core.billboard import Billboard
 from dpverify.audits.third_party import tree_ucb_bandit as code
@@ -12,19 +14,17 @@ from dpverify.ledger import UserSet
 from dpverify.mechanisms import LaplaceMechanism
 
 
-def make_agent(bandit: Any, num_rounds: int, rng: Any, /, *, billboard: Billboard | None = None, epsilon: float = 1.0,
-               delta: float = 0.0, half_scale: bool = False, round_ranges: bool = False) -> ClosedLoopAgent:
+def make_agent(bandit: Any, num_rounds: int, rng: np.random.Generator, /, *, billboard: Billboard | None = None,
+               epsilon: float = 1.0, delta: float = 0.0, half_scale: bool = False, ranges: bool = False) -> Any:
     board = billboard if billboard is not None else Billboard("replace-one", noise_rng=rng.spawn(1)[0])
     learner = code.TreeUcbBandit(bandit.num_arms, num_rounds, epsilon, board.noise_source(), half_scale)
-    laplace, draw = LaplaceMechanism(1.0, learner.scale), learner.noised
-    read = (lambda arm, n: range(learner.t - n + 1, learner.t + 1)) if round_ranges else (  # the bug: rounds
-        lambda arm, n: learner.rounds[arm][-n:])  # the rounds that pulled the arm in the node's block
-    vars(learner)["noised"] = lambda arm, level, total: board.publish_noised(
-        f"arm{arm}", learner.t, level + 1, laplace, [draw(arm, level, total)], UserSet(read(arm, 1 << level)))[0]
-    config = SimpleNamespace(num_episodes=num_rounds, epsilon=epsilon, delta=delta, relation="replace-one")
-    protocol = SimpleNamespace(billboard=board, ledger=board.ledger, privacy_notion="jdp", config=config,
-                               claimed_guarantee=lambda: PrivacyClaim.pure(epsilon))  # δ = 0 whatever delta says
-    return ClosedLoopAgent.bandit(learner.run, bandit, name="tree-ucb-bandit", protocol=protocol)
+    laplace, draw = LaplaceMechanism(1.0, learner.scale), learner.noised  # the bug: ranges of rounds (last 2^l)
+    read = (lambda a, n: range(learner.t - n + 1, learner.t + 1)) if ranges else lambda a, n: learner.rounds[a][-n:]
+    vars(learner)["noised"] = lambda a, l, total: board.publish_noised(
+        f"arm{a}", learner.t, l + 1, laplace, np.full(1, draw(a, l, total)), UserSet(read(a, 1 << l)))[0]
+    return ClosedLoopAgent.bandit(learner.run, bandit, name="tree-ucb-bandit", protocol=SimpleNamespace(
+        billboard=board, ledger=board.ledger, privacy_notion="jdp", claimed_guarantee=lambda: PrivacyClaim.pure(
+            epsilon), config=SimpleNamespace(num_episodes=num_rounds, epsilon=epsilon, delta=delta)))  # δ: unused
 
 
-make_half_scale, make_round_ranges = partial(make_agent, half_scale=True), partial(make_agent, round_ranges=True)
+make_half_scale, make_round_ranges = partial(make_agent, half_scale=True), partial(make_agent, ranges=True)

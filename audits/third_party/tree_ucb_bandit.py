@@ -38,7 +38,7 @@ class TreeUcbBandit:
         self.open = np.zeros((num_arms, self.levels))  # each level's running block sum
         self.latest = np.zeros((num_arms, self.levels))  # each level's last released node
         self.pulls = np.zeros(num_arms, dtype=int)
-        self.rounds = [[] for _ in range(num_arms)]  # the rounds at which each arm was pulled
+        self.rounds: list[list[int]] = [[] for _ in range(num_arms)]  # the rounds at which each arm was pulled
         self.t = 0
         self.rewards = []
 
