@@ -41,6 +41,7 @@ from dpverify.accounting import (
     rho_bounds,
     tightest,
 )
+from dpverify.conversions import CONVERSION_REGISTRY, epsilon_exact_gaussian, epsilon_from_rho
 from dpverify.errors import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -59,11 +60,14 @@ _PARAMETER = {"pure": "epsilon", "approximate": "epsilon", "zcdp": "rho", "gdp":
 @dataclass(frozen=True)
 class PrivacyClaim:
     """A privacy claim: ``measure`` (one of :data:`MEASURES`) with its parameter ``value`` (ε, ρ or μ) and, for
-    (ε, δ)-DP, ``delta`` in (0, 1) (0 for every other measure)."""
+    (ε, δ)-DP, ``delta`` in (0, 1) (0 for every other measure). ``conversion``, for an (ε, δ) claim, names the
+    zCDP → (ε, δ) conversion the claimant calibrated with (:data:`~dpverify.conversions.CONVERSIONS`): a note of
+    how the claim was made; a ledger is compared with the claim by the tightest valid route whatever it says."""
 
     measure: str
     value: float
     delta: float = 0.0
+    conversion: str | None = None
 
     def __post_init__(self) -> None:
         _validate.one_of("measure", self.measure, MEASURES)
@@ -72,6 +76,37 @@ class PrivacyClaim:
             object.__setattr__(self, "delta", _validate.open_unit("delta", self.delta))
         elif self.delta != 0:
             raise InvalidParameterError("delta", f"must be 0 for a {self.measure} claim", self.delta)
+        if self.conversion is not None:
+            if self.measure != "approximate":
+                raise InvalidParameterError("conversion", "is for an (epsilon, delta) claim only", self.conversion)
+            _validate.one_of("conversion", self.conversion, tuple(CONVERSION_REGISTRY))
+
+    @property
+    def parameter(self) -> str:
+        """The name of the claim's parameter: ``epsilon``, ``rho`` or ``mu``."""
+        return _PARAMETER[self.measure]
+
+    def epsilon_at(self, delta: float) -> float:
+        """The ε of the (ε, δ)-DP the claim implies at ``delta`` in (0, 1), rounded up: a pure ε-DP claim is
+        (ε, δ)-DP at every δ; a ρ-zCDP claim (ε, δ)-DP with ε by the conversion of Canonne, Kamath & Steinke 2020
+        (Proposition 12; valid for every ρ-zCDP mechanism); a μ-GDP claim with ε by the exact profile (Balle &
+        Wang 2018, Theorem 8); an (ε, δ) claim implies itself at δ ≥ its δ and nothing at a smaller δ (∞)."""
+        delta = _validate.open_unit("delta", delta)
+        if self.measure == "pure":
+            return self.value
+        if self.measure == "approximate":
+            return self.value if delta >= self.delta else math.inf
+        if self.measure == "zcdp":
+            return epsilon_from_rho(self.value, delta, "cks")
+        return epsilon_exact_gaussian(self.value, delta)
+
+    def audit_point(self, delta: float) -> tuple[float, float, str]:
+        """(ε, δ, conversion): the claim as the (ε, δ) checks that need one test it — an (ε, δ) claim as stated,
+        a claim in another measure as the ε it implies at ``delta`` (:meth:`epsilon_at`); the conversion the claim
+        names, else ``cks`` for pure and zCDP claims (valid for every zCDP release) and ``exact`` otherwise."""
+        at = self.delta if self.measure == "approximate" else _validate.open_unit("delta", delta)
+        conversion = self.conversion or ("cks" if self.measure in ("pure", "zcdp") else "exact")
+        return self.epsilon_at(at), at, conversion
 
     @classmethod
     def pure(cls, epsilon: float) -> PrivacyClaim:
@@ -112,17 +147,27 @@ class PrivacyClaim:
     @classmethod
     def of(cls, value: object, where: str = "claim") -> PrivacyClaim:
         """A claim from an object: a :class:`PrivacyClaim`, or anything with ``epsilon`` and ``delta``
-        (:class:`~dpverify.conversions.DPGuarantee`; δ = 0: pure), ``rho`` alone or ``mu`` alone."""
+        (:class:`~dpverify.conversions.DPGuarantee`, whose ``conversion`` is kept; δ = 0: pure), ``rho`` alone or
+        ``mu`` alone — an error naming ``where`` and what it got otherwise (an agent's ``claimed_guarantee()``
+        is read through this)."""
         if isinstance(value, cls):
             return value
         item: Any = value
         if hasattr(item, "epsilon") and hasattr(item, "delta"):
+            epsilon = _validate.positive(f"{where}.epsilon", item.epsilon)
             delta = _validate.non_negative(f"{where}.delta", item.delta)
-            return cls.pure(item.epsilon) if delta == 0 else cls.approximate(item.epsilon, delta)
+            if delta == 0:
+                return cls.pure(epsilon)
+            conversion = getattr(item, "conversion", None)
+            if conversion is not None and conversion not in CONVERSION_REGISTRY:
+                raise InvalidParameterError(f"{where}.conversion", f"must be one of {', '.join(CONVERSION_REGISTRY)}",
+                                            conversion)
+            return cls("approximate", epsilon, _validate.open_unit(f"{where}.delta", delta), conversion)
         for name, measure in (("rho", "zcdp"), ("mu", "gdp")):
             if hasattr(item, name):
-                return cls(measure, getattr(item, name))
-        raise InvalidParameterError(where, "must have epsilon and delta, rho, or mu", type(value).__name__)
+                return cls(measure, _validate.positive(f"{where}.{name}", getattr(item, name)))
+        raise InvalidParameterError(where, "must have epsilon and delta (a DPGuarantee or PrivacyClaim), rho, or mu",
+                                    f"{type(value).__name__} {value!r:.60}")
 
     def __str__(self) -> str:
         if self.measure == "approximate":

@@ -30,7 +30,7 @@ from dpverify.agent_audit.views import _flat
 from dpverify.agents.core.billboard import Billboard, derived_noise_generator
 from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
 from dpverify.agents.registry import batched_twin, build_agent, build_environment, check_environment_kind
-from dpverify.conversions import DPGuarantee
+from dpverify.claims import PrivacyClaim
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.usercode import declared_notion
@@ -132,10 +132,10 @@ def probe_agent(spec: AgentAuditSpec, setup: AgentSetup) -> tuple[AgentClaim, in
     notion = declared_notion(agent)
     epsilon = delta = None
     claimed = getattr(agent, "claimed_guarantee", None)
-    if callable(claimed):
-
-        guarantee = DPGuarantee.of_claim(claimed())
-        epsilon, delta = float(guarantee.epsilon), float(guarantee.delta)
+    if callable(claimed):  # any measure, as the (ε, δ) it implies at the audit's δ
+        stated = PrivacyClaim.of(claimed(), "claimed_guarantee()")
+        delta = stated.delta if stated.measure == "approximate" else spec.delta
+        epsilon = stated.epsilon_at(delta)
     registered = ":" not in setup.agent
     gaussian = bool(spec.gaussian_claim) if spec.gaussian_claim is not None else (
         registered and epsilon is not None and _calibrated_gaussian(agent))

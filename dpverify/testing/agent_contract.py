@@ -81,13 +81,13 @@ from typing import Any, cast
 import numpy as np
 
 from dpverify import _validate
+from dpverify.accounting import pure_epsilon
 from dpverify.agents.core.base import acts_step_by_step
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
 from dpverify.agents.core.tapes import ordinary_tapes, play_on_tape
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
 from dpverify.claims import PrivacyClaim
-from dpverify.conversions import DPGuarantee
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
 from dpverify.ledger import PrivacyLedger, noise_room
@@ -404,8 +404,10 @@ class _ContractRun:
         self.billboard, self.agent, self.tapes = self.run.billboard, self.run.agent, self.run.tapes
         self.data = data
         self.notion = getattr(self.agent, "privacy_notion", None)
-        self.claim = DPGuarantee.of_claim(self.agent.claimed_guarantee())
+        self.claim = PrivacyClaim.of(self.agent.claimed_guarantee(), "claimed_guarantee()")
         self.config = self.agent.config
+        # the claim as the (ε, δ) checks test it: at the target δ for a claim in another measure
+        self.claim_epsilon, self.claim_delta, self.conversion = self.claim.audit_point(self.config.delta)
         self.accounting = _accounting(self.agent)
 
     def notion_check(self) -> str:
@@ -418,37 +420,46 @@ class _ContractRun:
         return "jdp"
 
     def claim_check(self) -> _Held:
+        """An (ε, δ) claim at the target δ with ε ≤ the target's; a claim in another measure implying ε ≤ the
+        target's at the target δ (:meth:`PrivacyClaim.epsilon_at`)."""
         claim, config = self.claim, self.config
-        evidence = {"claimed_epsilon": claim.epsilon, "claimed_delta": claim.delta, "target_epsilon": config.epsilon,
-                    "target_delta": config.delta}
-        _require(claim.delta == config.delta, f"claimed δ {claim.delta!r} differs from the target δ {config.delta!r}",
-                 evidence)
-        _require(claim.epsilon <= config.epsilon,
-                 f"claimed ε {claim.epsilon!r} exceeds the target ε {config.epsilon!r}", evidence)
-        return (f"claimed ({claim.epsilon:.12g}, {claim.delta:g}) meets the target "
+        evidence: dict[str, Figure] = {"claim": str(claim), "claimed_epsilon": self.claim_epsilon,
+                                       "claimed_delta": self.claim_delta, "target_epsilon": config.epsilon,
+                                       "target_delta": config.delta}
+        _require(self.claim_delta == config.delta,
+                 f"claimed δ {self.claim_delta!r} differs from the target δ {config.delta!r}", evidence)
+        _require(self.claim_epsilon <= config.epsilon,
+                 f"claimed ε {self.claim_epsilon!r} exceeds the target ε {config.epsilon!r}", evidence)
+        implied = "" if claim.measure == "approximate" else f" (ε it implies at δ = {config.delta:g})"
+        return (f"claimed {claim}: ({self.claim_epsilon:.12g}, {self.claim_delta:g}){implied} meets the target "
                 f"({config.epsilon:g}, {config.delta:g})"), evidence
 
     def ledger_check(self) -> _Held:
-        """The ledger meets the claim's (ε, δ) by the tightest valid route (:meth:`PrivacyClaim.compare`): a
-        conversion that does not apply to the ledger (``exact`` with a Laplace release) is never a failure."""
+        """The ledger meets the claim in the claim's own measure by the tightest valid route
+        (:meth:`PrivacyClaim.compare`): a route that does not apply to the ledger (``exact`` with a Laplace
+        release) is never a failure."""
         claim = self.claim
         ledger = self.agent.ledger
+        name = claim.parameter
         if not ledger.n_releases:
-            return "nothing was published: the ledger accounts ε = 0, within the claim", {
-                "ledger_epsilon": 0.0, "claimed_epsilon": claim.epsilon, "accounting": self.accounting}
-        result = PrivacyClaim.approximate(claim.epsilon, claim.delta).compare(ledger, self.accounting)
+            return f"nothing was published: the ledger accounts {name} = 0, within the claim", {
+                f"ledger_{name}": 0.0, f"claimed_{name}": claim.value, "accounting": self.accounting}
+        result = claim.compare(ledger, self.accounting)
         if result.status == "cannot-compare":
             raise _NotApplicable(result.detail)
         accounted = result.ledger_value
-        evidence: dict[str, Figure] = {"ledger_epsilon": accounted, "claimed_epsilon": claim.epsilon,
-                                       "route": result.route, "accounting": self.accounting}
+        route = result.route or claim.measure
+        evidence: dict[str, Figure] = {f"ledger_{name}": accounted, f"claimed_{name}": claim.value,
+                                       "route": route, "accounting": self.accounting}
         _require(result.status == "holds", (
-            f"the ledger accounts to ε = {accounted!r} > the claim {claim.epsilon!r} "
-            f"({result.route}, {self.accounting}): releases the claim does not cover"), evidence)
-        reason = f"ledger ε = {accounted:.12g} vs claim {claim.epsilon:.12g} ({result.route}, {self.accounting})"
-        if accounted is not None and accounted < claim.epsilon * (1.0 - CLAIM_REL_TOL):
-            room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion,
-                                                       self.accounting)
+            f"the ledger accounts to {name} = {accounted!r} > the claim {claim.value!r} "
+            f"({route}, {self.accounting}): releases the claim does not cover"), evidence)
+        reason = f"ledger {name} = {accounted:.12g} vs claim {claim.value:.12g} ({route}, {self.accounting})"
+        if accounted is not None and accounted < claim.value * (1.0 - CLAIM_REL_TOL):
+            room = None
+            if claim.measure == "approximate" and claim.conversion is not None:
+                room = evidence["noise_room"] = noise_room(ledger, claim.value, claim.delta, claim.conversion,
+                                                           self.accounting)
             reason += "; the claim is met with room: the releases cost less than claimed"
             if room is not None and room > 1.0:
                 reason += f" (the noise could be {room:.3g}× smaller and still meet it)"
@@ -526,9 +537,17 @@ class _ContractRun:
         missing = [k for k in ("claimed_epsilon", "claimed_delta", "accounted_epsilon", "accounted_delta")
                    if k not in settings]
         _require(not missing, f"settings() lacks {missing}")
-        accounted = self.agent.ledger.guarantee(claim.delta, claim.conversion, self.accounting)
-        pairs = (("claimed_epsilon", claim.epsilon), ("claimed_delta", claim.delta),
-                 ("accounted_epsilon", accounted.epsilon), ("accounted_delta", accounted.delta))
+        if claim.measure == "pure":  # pure ε-DP: the claim and the ledger's pure ε, at δ = 0
+            pure, how = pure_epsilon(self.agent.ledger, self.accounting)
+            if pure is None:
+                raise _NotApplicable(f"the ledger's pure ε cannot be computed ({how})")
+            accounted, stated = (pure, 0.0), (claim.value, 0.0)
+        else:
+            stated = (self.claim_epsilon, self.claim_delta)
+            guarantee = self.agent.ledger.guarantee(self.claim_delta, self.conversion, self.accounting)
+            accounted = (guarantee.epsilon, guarantee.delta)
+        pairs = (("claimed_epsilon", stated[0]), ("claimed_delta", stated[1]),
+                 ("accounted_epsilon", accounted[0]), ("accounted_delta", accounted[1]))
         for key, expected in pairs:
             _require(math.isclose(settings[key], expected, rel_tol=1e-12, abs_tol=0.0),
                      f"settings {key} = {settings[key]!r} differs from {expected!r}")
@@ -549,7 +568,7 @@ class _ContractRun:
         subject = Subject(self.factory, self.env, self.num_episodes, self.options, self.relation.value,
                           name or str(getattr(self.agent, "name", "agent")))
         plan = WhiteBoxPlan(self.num_episodes, search_episodes=min(self.num_episodes, 12), seed=self.seed,
-                            claim_epsilon=self.claim.epsilon, delta=self.claim.delta, conversion=self.claim.conversion,
+                            claim_epsilon=self.claim_epsilon, delta=self.claim_delta, conversion=self.conversion,
                             accounting=self.accounting)
         result = check_releases(subject, plan)
         return [dataclasses.replace(c, name=p) for p, c in zip(WHITEBOX_PROPERTIES, result.checks, strict=True)]

@@ -1,10 +1,13 @@
 """Claim and accounting: what the agent claims, and what its ledger says after a run of K episodes.
 
-The ledger (:class:`dpverify.ledger.PrivacyLedger`) is read from the agent after it has run every
-episode it was built for, so it records exactly what was published. It is accounted with the claim's
-δ and accounting (per user, unless the agent's config says otherwise) under every applicable
-conversion; the claim holds on paper when the ledger's ε under the claim's conversion does not exceed
-the claimed ε (relative slack :data:`LEDGER_TOLERANCE`, floating-point rounding only). Where the
+The agent's claim is read from its ``claimed_guarantee()`` in any measure — pure ε-DP, (ε, δ)-DP, ρ-zCDP or
+μ-GDP (:class:`dpverify.claims.PrivacyClaim`). The ledger (:class:`dpverify.ledger.PrivacyLedger`) is read from
+the agent after it has run every episode it was built for, so it records exactly what was published. It is
+compared with the claim in the claim's own measure, by the tightest valid route (:meth:`PrivacyClaim.compare`;
+the check names the route), with the agent's accounting (per user, unless its config says otherwise); the
+ledger's ε by every route is reported beside it, at the claim's δ (the requested δ for a claim in another
+measure). A route that does not apply is skipped with its reason and never fails the check; no route at all
+is a check that could not run (relative slack :data:`LEDGER_TOLERANCE`, floating-point rounding only). Where the
 agent's paper prints its noise (its registry card's schedule has ``printed``: DP-LSVI-UCB++, Sahu 2025,
 Algorithm 1 line 1) the noise of each statistic is shown next to the printed one.
 """
@@ -14,11 +17,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dpverify.accounting import epsilon_routes
 from dpverify.agent_audit.spec import refuse_gaussian_claim
 from dpverify.agents.registry import card
 from dpverify.calibration import NamedSchedule
-from dpverify.checks import FAIL, NOT_RUN, PASS, CheckResult, overall
-from dpverify.conversions import CONVERSIONS, DPGuarantee
+from dpverify.checks import FAIL, NOT_RUN, PASS, UNDECIDED, CheckResult, Figure, overall
+from dpverify.claims import ClaimComparison, PrivacyClaim
 from dpverify.ledger import PrivacyLedger, noise_room
 from dpverify.verify.result import ClaimSection, FamilyAccount, PaperCalibration
 from dpverify.verify.target import MDP, VerifyRun
@@ -68,35 +72,43 @@ def _paper_calibration(schedule: NamedSchedule | None, mdp: MDP, episodes: int, 
     ), check.printed_noise_std
 
 
+def _read_claim(agent: Any) -> PrivacyClaim | str:
+    """The agent's claim (any measure, :meth:`PrivacyClaim.of`), or why it cannot be read."""
+    claimed_guarantee = getattr(agent, "claimed_guarantee", None)
+    if not callable(claimed_guarantee):
+        return "the agent has no claimed_guarantee() to read its claim from"
+    return PrivacyClaim.of(claimed_guarantee(), "claimed_guarantee()")
+
+
 def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
     """The claim and the ledger of ``agent`` after it ran the run's K episodes (module docstring)."""
     base: dict[str, Any] = {"notion": run.notion, "requested_epsilon": run.epsilon,
                             "requested_delta": run.delta, "episodes_run": run.episodes}
-    claimed_guarantee = getattr(agent, "claimed_guarantee", None)
     ledger = getattr(agent, "ledger", None)
     if ledger is None:  # the protocol's minimum: the releases are on the agent's billboard
         ledger = getattr(getattr(agent, "billboard", None), "ledger", None)
-    if not callable(claimed_guarantee):
-        return ClaimSection(NOT_RUN, "the agent has no claimed_guarantee() to read its claim from", **base)
+    claim = _read_claim(agent)
+    if isinstance(claim, str):
+        return ClaimSection(NOT_RUN, claim, **base)
     if not isinstance(ledger, PrivacyLedger):
         return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger, as agent.ledger or "
                                      "agent.billboard.ledger) to account", **base)
-    claim = DPGuarantee.of_claim(claimed_guarantee())
     refuse_gaussian_claim("--gaussian-claim", run.gaussian_claim, ledger)
     config = getattr(agent, "config", None)
     accounting = getattr(config, "accounting", "per-user")
     relation = ledger.relation.value
-    conversions = [c for c in CONVERSIONS if c != "exact" or ledger.all_gaussian]
-    ledger_eps = {c: ledger.guarantee(claim.delta, c, accounting).epsilon for c in conversions}
-    at_claim = ledger_eps.get(claim.conversion)
-    checks = (_ledger_check(ledger, claim, at_claim, accounting), _request_check(claim, run.epsilon, run.delta),
+    # the (ε, δ) figures: at the claim's δ, or the requested one for a claim in another measure
+    delta = claim.delta if claim.measure == "approximate" else run.delta
+    routes = epsilon_routes(ledger, delta, accounting) if ledger.n_releases else ()
+    comparison = claim.compare(ledger, accounting) if ledger.n_releases else None
+    checks = (_ledger_check(ledger, claim, comparison, accounting), _request_check(claim, run.epsilon, run.delta),
               _relation_check(ledger, config), _episodes_check(ledger, run.episodes))
     noise, sensitivity = _noise_by_family(agent, ledger)
     entry = card(run.known)
     printed_check = _paper_calibration(None if entry is None else entry.named_schedule, run.mdp,
                                       getattr(config, "num_episodes", run.episodes), run.epsilon, run.delta, relation)
     paper, printed = printed_check if printed_check is not None else (None, {})
-    account = ledger.account(claim.delta, accounting)
+    account = ledger.account(delta, accounting)
     families = tuple(
         FamilyAccount(f.family, f.n_releases, f.naive_rho, f.worst_user_rho, f.mechanisms,
                       sensitivity.get(f.family), noise.get(f.family), printed.get(f.family))
@@ -105,10 +117,14 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
     schedule = getattr(agent, "schedule", None)
     return ClaimSection(
         status=overall(c.status for c in checks),
-        claimed_epsilon=claim.epsilon,
-        claimed_delta=claim.delta,
+        claim=str(claim),
+        claim_measure=claim.measure,
+        claimed_epsilon=claim.value if claim.measure in ("pure", "approximate") else claim.epsilon_at(delta),
+        claimed_delta=claim.delta if claim.measure in ("pure", "approximate") else delta,
         claim_conversion=claim.conversion,
-        claimed_rho=claim.rho,
+        claimed_rho=claim.value if claim.measure == "zcdp" else None,
+        comparison_route="" if comparison is None else comparison.route or claim.measure,
+        ledger_value=0.0 if comparison is None else comparison.ledger_value,
         accounting=accounting,
         relation=relation,
         n_releases=account.n_releases,
@@ -116,7 +132,7 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
         naive_rho=account.naive_rho,
         worst_user_rho=account.worst_user_rho,
         worst_user=account.worst_user,
-        ledger_epsilon=ledger_eps,
+        ledger_epsilon={r.route: r.epsilon for r in routes if r.epsilon is not None},
         families=families,
         checks=checks,
         paper=paper,
@@ -125,26 +141,44 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
     )
 
 
-def _ledger_check(ledger: PrivacyLedger, claim: DPGuarantee, at_claim: float | None, accounting: str) -> CheckResult:
+def _ledger_check(ledger: PrivacyLedger, claim: PrivacyClaim, comparison: ClaimComparison | None,
+                  accounting: str) -> CheckResult:
+    """The ledger against the claim in the claim's own measure, by the tightest valid route
+    (:meth:`PrivacyClaim.compare`): holds → pass; shown above the claim (an exact value or a lower bound) → fail;
+    above by every upper bound but shown by none → fail, the claim undecided; no route → not run."""
     name = "ledger meets the claim"
-    evidence = {"releases": ledger.n_releases, "ledger_epsilon": at_claim, "claimed_epsilon": claim.epsilon}
-    if ledger.n_releases == 0:
-        return CheckResult(name, PASS, "nothing was published: the ledger accounts ε = 0, within any claim (which then "
-                                       "rests on the agent's actions reading no user's data: the contract's billboard "
-                                       "isolation check)", {**evidence, "ledger_epsilon": 0.0})
-    if at_claim is None:
-        return CheckResult(name, FAIL, f"the claim's conversion {claim.conversion!r} does not apply to the ledger "
-                                       "(exact needs every release to be Gaussian)", evidence)
-    reason = (f"ledger ε = {at_claim:.6g} ({claim.conversion}, {accounting}, δ = {claim.delta:g}) vs claimed "
-              f"ε = {claim.epsilon:.6g}")
-    if at_claim <= claim.epsilon * (1.0 + LEDGER_TOLERANCE):
-        if math.isclose(at_claim, claim.epsilon, rel_tol=LEDGER_TOLERANCE):
+    parameter = {"epsilon": "ε", "rho": "ρ", "mu": "μ"}[claim.parameter]
+    evidence: dict[str, Figure] = {"releases": ledger.n_releases, "claim": str(claim),
+                                   f"claimed_{claim.parameter}": claim.value}
+    if comparison is None:
+        evidence[f"ledger_{claim.parameter}"] = 0.0
+        return CheckResult(name, PASS, f"nothing was published: the ledger accounts {parameter} = 0, within any claim "
+                                       "(which then rests on the agent's actions reading no user's data: the "
+                                       "contract's billboard isolation check)", evidence)
+    evidence.update({f"ledger_{claim.parameter}": comparison.ledger_value, "ledger_lower": comparison.lower,
+                     "route": comparison.route or claim.measure})
+    if comparison.status == "cannot-compare":
+        return CheckResult(name, NOT_RUN, f"no valid route puts the ledger in the claim's terms ({claim}): "
+                                          f"{comparison.detail}", evidence)
+    value = comparison.ledger_value
+    reason = (f"ledger {parameter} = {value:.6g} ({comparison.route or claim.measure}, {accounting}"
+              + (f", δ = {claim.delta:g}" if claim.measure == "approximate" else "")
+              + f") vs claimed {parameter} = {claim.value:.6g}")
+    if comparison.status == "holds":
+        if value is not None and math.isclose(value, claim.value, rel_tol=LEDGER_TOLERANCE):
             return CheckResult(name, PASS, reason + "; equal", evidence)
-        room = evidence["noise_room"] = noise_room(ledger, claim.epsilon, claim.delta, claim.conversion, accounting)
+        room = None
+        if claim.measure == "approximate" and claim.conversion is not None:
+            room = noise_room(ledger, claim.value, claim.delta, claim.conversion, accounting)
+            evidence["noise_room"] = room
         more = f" (the noise could be {room:.3g}× smaller and still meet it)" if room is not None and room > 1 else ""
         return CheckResult(name, PASS, reason + f"; the claim is met with room: the run spent less than claimed{more}",
                            evidence)
-    return CheckResult(name, FAIL, reason + "; the releases cost more than the agent claims", evidence)
+    if comparison.status == "refuted":
+        shown = "" if comparison.lower == value else f" (at least {comparison.lower:.6g})"
+        return CheckResult(name, FAIL, reason + f"{shown}; the releases cost more than the agent claims", evidence)
+    return CheckResult(name, FAIL, reason + "; no valid route shows the claim, and none shows it false (the best "
+                                            "upper bound is above it, no lower bound is)", evidence, claim=UNDECIDED)
 
 
 def _episodes_check(ledger: PrivacyLedger, episodes: int) -> CheckResult:
@@ -160,12 +194,15 @@ def _episodes_check(ledger: PrivacyLedger, episodes: int) -> CheckResult:
                                    "charges users who do not exist)", evidence)
 
 
-def _request_check(claim: DPGuarantee, epsilon: float, delta: float) -> CheckResult:
+def _request_check(claim: PrivacyClaim, epsilon: float, delta: float) -> CheckResult:
+    """The claim implies the requested (ε, δ) (:meth:`PrivacyClaim.epsilon_at` the requested δ)."""
     name = "claim within the requested (ε, δ)"
-    reason = f"claimed ({claim.epsilon:.6g}, {claim.delta:g}) vs requested ({epsilon:g}, {delta:g})"
-    evidence = {"claimed_epsilon": claim.epsilon, "claimed_delta": claim.delta, "requested_epsilon": epsilon,
-                "requested_delta": delta}
-    if claim.epsilon <= epsilon * (1.0 + LEDGER_TOLERANCE) and claim.delta <= delta:
+    implied = claim.epsilon_at(delta)
+    shown = "" if claim.measure in ("pure", "approximate") else f", which implies ε = {implied:.6g} at δ = {delta:g}"
+    reason = f"claimed {claim}{shown} vs requested ({epsilon:g}, {delta:g})"
+    evidence: dict[str, Figure] = {"claim": str(claim), "implied_epsilon": implied, "requested_epsilon": epsilon,
+                                   "requested_delta": delta}
+    if implied <= epsilon * (1.0 + LEDGER_TOLERANCE):
         return CheckResult(name, PASS, reason, evidence)
     return CheckResult(name, FAIL, reason + ": the agent claims less privacy than was asked of it", evidence)
 

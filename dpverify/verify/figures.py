@@ -57,15 +57,15 @@ def _pyplot() -> Any:
 
 
 def _privacy_rows(report: VerifyReport) -> list[tuple[str, float, str, float | None]]:
-    """(label, ε, colour key, ceiling) of every ε the report holds, the ledger's on the claim's route first."""
+    """(label, ε, colour key, ceiling) of every ε the report holds, the ledger's by the comparison's route first."""
     claim, audits = report.claim, report.audits
     rows: list[tuple[str, float, str, float | None]] = []
-    for conversion, eps in claim.ledger_epsilon.items():
-        if conversion == claim.claim_conversion:
+    for route, eps in claim.ledger_epsilon.items():
+        if route == claim.comparison_route:
             over = claim.claimed_epsilon is not None and eps > claim.claimed_epsilon * (1 + 1e-9)
-            rows.insert(0, (f"ledger, {conversion} (claim's route)", eps, "fail" if over else "ledger", None))
+            rows.insert(0, (f"ledger, {route} (the comparison's route)", eps, "fail" if over else "ledger", None))
         else:
-            rows.append((f"ledger, {conversion}", eps, "ledger-other", None))
+            rows.append((f"ledger, {route}", eps, "ledger-other", None))
     if claim.paper is not None:
         for conversion, eps in claim.paper.true_epsilon.items():
             rows.append((f"paper's printed noise, {conversion}", eps, "paper", None))

@@ -78,17 +78,24 @@ def _whitebox_line(report: VerifyReport) -> str:
     return text
 
 
+_SYMBOL = {"pure": "ε", "approximate": "ε", "zcdp": "ρ", "gdp": "μ"}
+
+
 def _claim_line(report: VerifyReport) -> str:
     c = report.claim
     if c.status == NOT_RUN:
         return f"not run: {c.reason}"
-    at_claim = c.ledger_epsilon.get(c.claim_conversion or "")
-    if at_claim is None or c.claimed_epsilon is None:
-        ledger = f"ledger ε by the claim's conversion {c.claim_conversion}: does not apply"
+    symbol = _SYMBOL.get(c.claim_measure, "ε")
+    claimed = {"zcdp": c.claimed_rho}.get(c.claim_measure, c.claimed_epsilon)
+    ledger_check = next((check for check in c.checks if check.name == "ledger meets the claim"), None)
+    if ledger_check is not None and ledger_check.status == NOT_RUN:
+        ledger = f"ledger vs {c.claim or 'the claim'}: {ledger_check.reason}"
+    elif c.ledger_value is None or claimed is None or c.claim_measure == "gdp":
+        ledger = f"ledger vs {c.claim}: {ledger_check.reason if ledger_check else 'not compared'}"
     else:  # the comparison as the numbers have it (a failed check of another kind is named after it)
-        relation = "≤" if at_claim <= c.claimed_epsilon * (1.0 + LEDGER_TOLERANCE) else ">"
-        ledger = (f"ledger ε = {fmt(at_claim)} {relation} claimed ε = {fmt(c.claimed_epsilon)} "
-                  f"({c.claim_conversion}, {c.accounting})")
+        relation = "≤" if c.ledger_value <= claimed * (1.0 + LEDGER_TOLERANCE) else ">"
+        ledger = (f"ledger {symbol} = {fmt(c.ledger_value)} {relation} claimed {symbol} = {fmt(claimed)} "
+                  f"({c.comparison_route}, {c.accounting})")
     failed = [check.name for check in c.checks if check.status == FAIL]
     return (ledger + f"; {c.n_releases} releases, worst user ρ = {fmt(c.worst_user_rho)}"
             + (f"; failed: {', '.join(failed)}" if failed else ""))
@@ -221,9 +228,9 @@ def _bound_table(report: VerifyReport) -> doc.Table:
 # ---- the description -----------------------------------------------------------------------------------
 
 _CAPTIONS = {
-    "privacy.png": "Every ε the verification produced, against the claimed ε (dashed). The ledger under the claim's "
-                   "own conversion (dark blue) must not cross the line; the other conversions (light blue) are "
-                   "looser routes from the same ledger, shown for reference. An audit lower bound beyond the line "
+    "privacy.png": "Every ε the verification produced, against the claimed ε (dashed). The ledger by the route "
+                   "the claim was compared with (dark blue) must not cross the line; the other routes (light blue) "
+                   "are looser bounds of the same ledger, shown for reference. An audit lower bound beyond the line "
                    "refutes the claim; grey ticks mark the largest ε each audit could have shown at its size.",
     "ledger.png": "What the worst-off user pays, per statistic family, against the claimed ρ.",
     "regret.png": "Mean cumulative regret ± 1 std across seeds; the dotted line is the uniformly random policy.",
@@ -298,22 +305,23 @@ def _claim(report: VerifyReport) -> doc.Section:
     ledger = _figures(report, ("ledger.png",), "one")
     if c.status == NOT_RUN:
         return doc.Section("Claim & accounting", (ledger, _not_run(c.reason)))
-    conversions = (("conversion", "ledger ε"), tuple((k, fmt(v)) for k, v in c.ledger_epsilon.items()))
+    at = c.claimed_delta if c.claim_measure == "approximate" else c.requested_delta
+    conversions = (("route", f"ledger ε at δ = {fmt(at)}"), tuple((k, fmt(v)) for k, v in c.ledger_epsilon.items()))
     pays = f"ρ = {fmt(c.worst_user_rho)} (naive total {fmt(c.naive_rho)})."
+    how = f" (calibrated by the {c.claim_conversion} conversion)" if c.claim_conversion else ""
     blocks: list[doc.Block] = [
         ledger,
         doc.Para("Claim & accounting", forms=_TEXT),
-        doc.Para(f"Claimed ({fmt(c.claimed_epsilon)}, {fmt(c.claimed_delta)}) by the {c.claim_conversion} "
-                 f"conversion, {c.accounting} accounting, relation {c.relation}; ledger after {c.episodes_run} "
-                 f"episodes: {c.n_releases} releases, {c.n_users} users, worst user #{c.worst_user} pays {pays}",
-                 forms=_MD),
-        doc.Para(("Claimed ", doc.Span(f"({fmt(c.claimed_epsilon)}, {fmt(c.claimed_delta)})", "b"), " by the ",
-                  doc.Span(str(c.claim_conversion), "code"), f" conversion, {c.accounting} accounting, relation "
+        doc.Para(f"Claimed {c.claim}{how}, compared by the {c.comparison_route or 'no'} route, {c.accounting} "
+                 f"accounting, relation {c.relation}; ledger after {c.episodes_run} episodes: {c.n_releases} "
+                 f"releases, {c.n_users} users, worst user #{c.worst_user} pays {pays}", forms=_MD),
+        doc.Para(("Claimed ", doc.Span(c.claim, "b"), f"{how}, compared by the ",
+                  doc.Span(c.comparison_route or "no", "code"), f" route, {c.accounting} accounting, relation "
                   f"{c.relation}. Ledger after {c.episodes_run} episodes: ", doc.Span(str(c.n_releases), "b"),
                   f" releases over {c.n_users} users; the worst user (#{c.worst_user}) pays {pays}"), forms=_HTML),
         doc.Table(*conversions, forms=_MD),
         doc.Checks(c.checks),
-        doc.Heading("ε of the ledger by every conversion", forms=_HTML),
+        doc.Heading("ε of the ledger by every route", forms=_HTML),
         doc.Table(*conversions, forms=_HTML),
         doc.Heading("Per statistic family", forms=_HTML),
         _family_table(report),

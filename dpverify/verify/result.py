@@ -172,8 +172,12 @@ class PaperCalibration:
 class ClaimSection:
     """The claim and the ledger of one run of K episodes (module docstring).
 
-    ``ledger_epsilon`` maps each applicable conversion to the ε of the run's ledger under the claim's
-    accounting; ``checks`` holds "ledger meets the claim" and "claim within the requested (ε, δ)".
+    ``claim`` states the agent's claim in its own measure (``claim_measure``: pure, approximate, zcdp, gdp);
+    ``claimed_epsilon`` and ``claimed_delta`` are its (ε, δ) form (for ρ-zCDP and μ-GDP: the ε it implies at
+    the requested δ), ``claim_conversion`` the conversion it was calibrated with, if it says. ``ledger_value`` is
+    the ledger's parameter in the claim's measure by ``comparison_route``; ``ledger_epsilon`` maps each
+    applicable route to the ledger's ε (at the claim's δ, else the requested one) under the claim's accounting;
+    ``checks`` holds "ledger meets the claim" and "claim within the requested (ε, δ)".
     """
 
     status: str
@@ -181,10 +185,14 @@ class ClaimSection:
     notion: str = "unknown"
     requested_epsilon: float = math.nan
     requested_delta: float = math.nan
+    claim: str = ""
+    claim_measure: str = ""
     claimed_epsilon: float | None = None
     claimed_delta: float | None = None
     claim_conversion: str | None = None
     claimed_rho: float | None = None
+    comparison_route: str = ""
+    ledger_value: float | None = None
     accounting: str = "per-user"
     relation: str = ""
     episodes_run: int = 0

@@ -25,6 +25,7 @@ from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, build_environment, card
 from dpverify.agents.registry import build_agent as build_registered_agent
 from dpverify.audit.resources import WHITEBOX_RUNS_AT_K, require_episodes
+from dpverify.claims import PrivacyClaim
 from dpverify.errors import InvalidParameterError
 from dpverify.limits import require_workers
 from dpverify.usercode import declared_notion, is_factory_path
@@ -128,13 +129,15 @@ class ClaimRoute(NamedTuple):
 
 
 def claim_route(agent: Any, epsilon: float, delta: float) -> ClaimRoute:
-    """The (ε, δ), conversion and accounting of the agent's claim: its ``claimed_guarantee()``'s, else the
-    requested (ε, δ), the exact conversion and per-user accounting."""
+    """The (ε, δ), conversion and accounting of the agent's claim (:meth:`PrivacyClaim.of` its
+    ``claimed_guarantee()``, at the requested δ: :meth:`PrivacyClaim.audit_point`). An agent without a readable
+    claim gets the requested (ε, δ) and the exact conversion."""
     try:
-        claim = agent.claimed_guarantee()
-        route = (float(claim.epsilon), float(claim.delta), str(claim.conversion))
+        claim = PrivacyClaim.of(agent.claimed_guarantee(), "claimed_guarantee()")
     except Exception:  # an agent without a readable claim: the claim section reports it
         route = (epsilon, delta, "exact")
+    else:
+        route = claim.audit_point(delta)
     accounting = getattr(agent, "accounting", None)
     if not isinstance(accounting, str):
         accounting = str(getattr(getattr(agent, "config", None), "accounting", "per-user"))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import types
 
 import pytest
 
 from dpverify.claims import ClaimComparison, PrivacyClaim
-from dpverify.conversions import DPGuarantee
+from dpverify.conversions import DPGuarantee, epsilon_exact_gaussian, epsilon_from_rho
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
@@ -128,3 +129,33 @@ def test_validation_and_of():
     assert str(PrivacyClaim.approximate(1.0, 1e-5)) == "(1, 1e-05)-DP" and str(PrivacyClaim.zcdp(0.5)) == "0.5-zCDP"
     with pytest.raises(InvalidParameterError, match="claim"):
         PrivacyClaim.of(object())
+
+
+def test_of_keeps_the_stated_conversion_and_names_what_it_refuses():
+    stated = PrivacyClaim.of(DPGuarantee(1.0, 1e-5, "cks", 0.1))
+    assert stated == PrivacyClaim("approximate", 1.0, 1e-5, "cks")
+    assert PrivacyClaim.of(DPGuarantee(1.0, 1e-5, "cks", 0.1)).compare(_bandit()).route != "cks"  # the tightest
+    with pytest.raises(InvalidParameterError, match=r"claimed_guarantee\(\).conversion"):
+        PrivacyClaim.of(types.SimpleNamespace(epsilon=1.0, delta=1e-5, conversion="renyi"), "claimed_guarantee()")
+    with pytest.raises(InvalidParameterError, match=r"claimed_guarantee\(\).epsilon"):
+        PrivacyClaim.of(types.SimpleNamespace(epsilon=float("nan"), delta=1e-5), "claimed_guarantee()")
+    with pytest.raises(InvalidParameterError, match=r"claimed_guarantee\(\).rho"):
+        PrivacyClaim.of(types.SimpleNamespace(rho=-1.0), "claimed_guarantee()")
+    with pytest.raises(InvalidParameterError, match="conversion"):
+        PrivacyClaim("pure", 1.0, 0.0, "cks")
+    assert PrivacyClaim.of(types.SimpleNamespace(epsilon=2.0, delta=0)) == PrivacyClaim.pure(2.0)
+
+
+def test_the_epsilon_a_claim_implies_at_a_delta():
+    """Pure ε at every δ; (ε, δ) at δ' ≥ δ and nothing (∞) below; ρ-zCDP by the CKS conversion; μ-GDP exactly."""
+    assert PrivacyClaim.pure(0.7).epsilon_at(1e-9) == 0.7
+    claim = PrivacyClaim.approximate(1.0, 1e-5)
+    assert claim.epsilon_at(1e-4) == 1.0 and claim.epsilon_at(1e-6) == math.inf
+    assert PrivacyClaim.zcdp(0.1).epsilon_at(1e-5) == epsilon_from_rho(0.1, 1e-5, "cks")
+    assert PrivacyClaim.gdp(1.0).epsilon_at(1e-5) == epsilon_exact_gaussian(1.0, 1e-5)
+    # the (ε, δ) point the checks test: the claim's own δ for an (ε, δ) claim, the given δ otherwise
+    assert PrivacyClaim("approximate", 1.0, 1e-6, "exact").audit_point(1e-5) == (1.0, 1e-6, "exact")
+    assert PrivacyClaim.pure(1.0).audit_point(1e-5) == (1.0, 1e-5, "cks")
+    assert PrivacyClaim.gdp(1.0).audit_point(1e-5)[2] == "exact"
+    with pytest.raises(InvalidParameterError, match="delta"):
+        PrivacyClaim.pure(1.0).epsilon_at(0.0)
