@@ -106,12 +106,9 @@ class PrefixUsers:
     def max_user(self, last_episode: int) -> int:
         return last_episode - 1
 
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        """Number of episodes in [first, last] whose release touches user u, for u = 1..n_users."""
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
-
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
-        """Those counts for the users ``u`` (an int64 array of user indices >= 1)."""
+        """Number of episodes in [first, last] whose release touches user u, for each of the users ``u`` (an int64
+        array of user indices >= 1)."""
         return np.maximum(0, last - np.maximum(first, u + 1) + 1)
 
     def breakpoints(self, first: int, last: int) -> tuple[int, ...]:
@@ -129,9 +126,6 @@ class CurrentUser:
     def max_user(self, last_episode: int) -> int:
         return last_episode
 
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
-
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         return ((u >= first) & (u <= last)).astype(np.int64)
 
@@ -141,13 +135,10 @@ class CurrentUser:
 
 class _CountedUserByUser:
     """What the patterns whose count is not piecewise linear in u share: a release at episode k reads no user
-    after k, per-user sums go user by user (no breakpoints), and ``counts`` is ``counts_at`` for users 1..n."""
+    after k, and per-user sums go user by user (no breakpoints)."""
 
     def max_user(self, last_episode: int) -> int:
         return last_episode
-
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
 
     def breakpoints(self, first: int, last: int) -> None:
         """None: the count is not piecewise linear in u (per-user sums go user by user)."""
@@ -346,9 +337,6 @@ class UserSet:
 
     def max_user(self, last_episode: int) -> int:
         return int(self.ranges[-1, 1])
-
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
 
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         return self.contains(u).astype(np.int64) * (last - first + 1)
