@@ -60,6 +60,8 @@ class ThirdPartyCase:
     #: The environment options of the small run of :func:`whitebox_outcomes` when not its default (a leak that
     #: flips a choice only where there are enough choices to flip).
     small: tuple[tuple[str, Any], ...] = ()
+    #: The number of episodes of that run when not its default (a noise scale measured on a few nodes per round).
+    small_episodes: int = 0
 
     @property
     def agent(self) -> str:
@@ -133,6 +135,13 @@ CASES: tuple[ThirdPartyCase, ...] = (
     ThirdPartyCase("laplace-ucb-reused-noise", "laplace_ucb_adapter:make_reused_noise", True,
                    "the bandit loop's noise drawn once in its constructor and added at every release", REFUTED,
                    (NOISE,), env="bernoulli-bandit", env_options=(("num_arms", 3),)),
+    *(dataclasses.replace(c, env="bernoulli-bandit", env_options=(("num_arms", 3),), small_episodes=128) for c in (
+        _twin("tree-ucb-bandit", "tree_ucb_adapter:make_agent", "a pure ε-DP UCB bandit on per-arm Laplace tree "
+              "counters, each node recorded with the rounds that pulled its arm in its block (correct)"),
+        _bug("tree-ucb-half-scale", "tree_ucb_adapter:make_half_scale", "the tree counters draw half the recorded "
+             "Laplace scale", NOISE),
+        _bug("tree-ucb-round-ranges", "tree_ucb_adapter:make_round_ranges", "each node recorded as reading the "
+             "node's range of rounds, not the rounds that pulled its arm", PATTERN))),
     _twin("laplace-counts", "laplace_counts:make_agent", "pure-DP visit counts, Laplace noise for ℓ1 (correct)"),
     _bug("laplace-l2-scale", "laplace_counts:make_l2_scale", "Laplace scale from the ℓ2 sensitivity",
          SENSITIVITY),
@@ -238,14 +247,15 @@ def whitebox_outcomes(env: str = "min2021", episodes: int = 16, env_options: Map
         if only is not None and c.name not in only:
             continue
         start = time.perf_counter()
+        k = c.small_episodes or episodes
         if c.env:  # a case of its own environment (a bandit loop needs a bandit)
-            mdp = build_environment(c.env, episodes, c.env_options)
+            mdp = build_environment(c.env, k, c.env_options)
         else:
-            mdp = build_environment(env, episodes, c.small if c.small and env_options is None else default)
+            mdp = build_environment(env, k, c.small if c.small and env_options is None else default)
         factory = agent_factory(c.agent)
-        result = check_releases(Subject(factory, mdp, episodes, options, name=c.name),
-                                WhiteBoxPlan(episodes, search_episodes, seed=seed, claim_epsilon=1.0))
-        contract = check_private_agent(factory, mdp, num_episodes=episodes, options=options, seed=seed,
+        result = check_releases(Subject(factory, mdp, k, options, name=c.name),
+                                WhiteBoxPlan(k, search_episodes, seed=seed, claim_epsilon=1.0))
+        contract = check_private_agent(factory, mdp, num_episodes=k, options=options, seed=seed,
                                        whitebox=False, name=c.name)
         checks = [*result.checks, *(dataclasses.replace(p, name=p.name.replace("_", " ")) for p in contract.properties)]
         out.append(ThirdPartyOutcome(c, _verdict(checks), tuple(x.name for x in checks if x.status == FAIL),

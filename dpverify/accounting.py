@@ -49,8 +49,14 @@ from dpverify.conversions import (
     epsilon_from_rho,
 )
 from dpverify.errors import DpverifyError, InvalidParameterError
-from dpverify.ledger import ACCOUNTING_MODES, PrivacyLedger, ReleaseBlock
-from dpverify.limits import require_work
+from dpverify.ledger import (
+    ACCOUNTING_MODES,
+    PrivacyLedger,
+    ReleaseBlock,
+    ToeplitzFactor,
+    release_counts,
+    require_per_user_work,
+)
 from dpverify.mechanisms import DominatingPair
 from dpverify.numerics import round_down, round_up
 
@@ -141,15 +147,15 @@ def _unit(pair: DominatingPair) -> DominatingPair:
 def _columns(blocks: Sequence[ReleaseBlock]) -> list[DominatingPair]:
     """The pure unit pairs of the blocks, in the order of their first block."""
     pairs: dict[DominatingPair, None] = {}
-    for block in blocks:
-        if not block.mechanism.is_gaussian and not _weighted(block):
-            pairs.setdefault(_unit(block.mechanism.dominating_pair))
+    for mechanism in dict.fromkeys(b.mechanism for b in blocks if not _weighted(b)):  # (each mechanism once)
+        if not mechanism.is_gaussian:
+            pairs.setdefault(_unit(mechanism.dominating_pair))
     return list(pairs)
 
 
 def _weighted(block: ReleaseBlock) -> bool:
     """A Toeplitz factor's block: its users' counts are weights (Σc²), not numbers of releases."""
-    return block.users.kind.startswith("toeplitz:")
+    return isinstance(block.users, ToeplitzFactor)
 
 
 def _matrix(blocks: Sequence[ReleaseBlock], users: np.ndarray | None, columns: list[DominatingPair]) -> np.ndarray:
@@ -158,15 +164,14 @@ def _matrix(blocks: Sequence[ReleaseBlock], users: np.ndarray | None, columns: l
     index = {pair: 2 + i for i, pair in enumerate(columns)}
     rows = 1 if users is None else users.size
     out = np.zeros((rows, 2 + len(columns)))
-    for block in blocks:
-        if users is None:
-            count = np.array([float(block.n_releases)])
-        else:
-            count = block.users.counts_at(block.episodes[0], block.episodes[1], users) * float(block.n_stages)
-        mechanism = block.mechanism
+    if users is None:
+        counts = [(b.mechanism, _weighted(b), np.array([float(b.n_releases)])) for b in blocks]
+    else:
+        counts = release_counts(blocks, users)
+    for mechanism, weighted, count in counts:
         if mechanism.is_gaussian:
             out[:, 0] += count * mechanism.rho
-        elif _weighted(block):
+        elif weighted:
             out[:, 1] += count * mechanism.rho
         else:
             pair = mechanism.dominating_pair
@@ -210,8 +215,7 @@ def user_profiles(ledger: PrivacyLedger, accounting: str = "per-user") -> tuple[
     if candidates is not None:
         rows, users = _maximal(_matrix(blocks, candidates, columns), candidates)
     else:
-        require_work("ledger", f"{n} users", float(n) * len(blocks) * max(1, n.bit_length()),
-                     f"per-user accounting of {n} users with binary-tree releases")
+        require_per_user_work(blocks, n)
         rows = np.zeros((0, 2 + len(columns)))
         users = np.zeros(0, dtype=np.int64)
         for start in range(1, n + 1, _USER_CHUNK):

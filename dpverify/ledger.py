@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -105,12 +106,9 @@ class PrefixUsers:
     def max_user(self, last_episode: int) -> int:
         return last_episode - 1
 
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        """Number of episodes in [first, last] whose release touches user u, for u = 1..n_users."""
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
-
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
-        """Those counts for the users ``u`` (an int64 array of user indices >= 1)."""
+        """Number of episodes in [first, last] whose release touches user u, for each of the users ``u`` (an int64
+        array of user indices >= 1)."""
         return np.maximum(0, last - np.maximum(first, u + 1) + 1)
 
     def breakpoints(self, first: int, last: int) -> tuple[int, ...]:
@@ -128,9 +126,6 @@ class CurrentUser:
     def max_user(self, last_episode: int) -> int:
         return last_episode
 
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
-
     def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
         return ((u >= first) & (u <= last)).astype(np.int64)
 
@@ -140,13 +135,10 @@ class CurrentUser:
 
 class _CountedUserByUser:
     """What the patterns whose count is not piecewise linear in u share: a release at episode k reads no user
-    after k, per-user sums go user by user (no breakpoints), and ``counts`` is ``counts_at`` for users 1..n."""
+    after k, and per-user sums go user by user (no breakpoints)."""
 
     def max_user(self, last_episode: int) -> int:
         return last_episode
-
-    def counts(self, first: int, last: int, n_users: int) -> np.ndarray:
-        return self.counts_at(first, last, np.arange(1, n_users + 1, dtype=np.int64))
 
     def breakpoints(self, first: int, last: int) -> None:
         """None: the count is not piecewise linear in u (per-user sums go user by user)."""
@@ -286,22 +278,173 @@ class ToeplitzFactor(_CountedUserByUser):
         return np.where(u <= last, upper - lower, 0.0)
 
 
-UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode | DyadicNode | ToeplitzFactor
-_PATTERN_TYPES = (PrefixUsers, CurrentUser, BinaryTreeNode, DyadicNode, ToeplitzFactor)
+_SET_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+@dataclass(frozen=True, eq=False)
+class UserSet:
+    """An explicit set of users, whatever the episode: the users a release actually read, chosen by the agent from
+    the data of the run or fixed in advance (a tree node's range). Built from user indices, ``range`` objects, (lo,
+    hi) pairs (inclusive) or an (n, 2) array of them, and stored as ``ranges``: sorted, disjoint, non-adjacent
+    inclusive ranges (an int64 array, read-only), so a range of a million users costs what one user does. Named
+    ``"set:1-4,7,9-12"``. Every release of a block with this pattern reads the whole set; a release at episode k
+    may read no user after k.
+
+    >>> UserSet([7, (1, 3), 4, range(9, 13)]).kind
+    'set:1-4,7,9-12'
+    """
+
+    ranges: Any
+
+    def __post_init__(self) -> None:
+        lo, hi = _set_bounds(self.ranges)
+        if lo.size == 0:
+            raise InvalidParameterError("users", "must contain at least one user", "an empty set")
+        if not 1 <= lo[0] <= hi[-1] <= MAX_COUNT:
+            raise InvalidParameterError("users", f"must be user indices in [1, 2^53 = {MAX_COUNT}]",
+                                        int(lo[0]) if lo[0] < 1 else int(hi[-1]))
+        ranges = np.empty((lo.size, 2), dtype=np.int64)
+        ranges[:, 0], ranges[:, 1] = lo, hi
+        ranges.setflags(write=False)
+        object.__setattr__(self, "ranges", ranges)
+
+    step = 1
+
+    @property
+    def kind(self) -> str:
+        return "set:" + ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self.ranges.tolist())
+
+    @classmethod
+    def parse(cls, kind: str) -> UserSet:
+        items = [_SET_ITEM.fullmatch(item) for item in kind[len("set:"):].split(",")]
+        if not all(items):
+            raise InvalidParameterError("users", "must be set:<user or lo-hi>,… with user indices >= 1", kind[:80])
+        pairs = [(int(m[1]), int(m[2] if m[2] is not None else m[1])) for m in items if m is not None]
+        return cls(np.array(pairs, dtype=np.int64).reshape(-1, 2))
+
+    @property
+    def size(self) -> int:
+        """The number of users in the set."""
+        return int((self.ranges[:, 1] - self.ranges[:, 0] + 1).sum())
+
+    def __contains__(self, user: object) -> bool:
+        return bool(self.contains(np.array([user], dtype=np.int64))[0])
+
+    def contains(self, u: np.ndarray) -> np.ndarray:
+        """Whether each of the users ``u`` is in the set."""
+        i = np.searchsorted(self.ranges[:, 0], u, side="right") - 1
+        return (i >= 0) & (u <= self.ranges[np.maximum(i, 0), 1])
+
+    def max_user(self, last_episode: int) -> int:
+        return int(self.ranges[-1, 1])
+
+    def counts_at(self, first: int, last: int, u: np.ndarray) -> np.ndarray:
+        return self.contains(u).astype(np.int64) * (last - first + 1)
+
+    def breakpoints(self, first: int, last: int) -> np.ndarray:
+        """The count is constant on each range and between ranges: its ends and their neighbours."""
+        return self.breakpoints_of(self.ranges)
+
+    @staticmethod
+    def breakpoints_of(ranges: np.ndarray) -> np.ndarray:
+        """:meth:`breakpoints` of the ranges of one or several sets."""
+        lo, hi = ranges[:, 0], ranges[:, 1]
+        return np.concatenate([lo - 1, lo, hi, hi + 1])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UserSet) and (self is other or (
+            self.ranges.shape == other.ranges.shape and self.ranges.tobytes() == other.ranges.tobytes()))
+
+    def __hash__(self) -> int:
+        return hash(self.ranges.tobytes())
+
+    def __repr__(self) -> str:
+        kind = self.kind
+        return f"UserSet({kind[4:] if len(kind) <= 84 else kind[4:80] + '…'!r}, {self.size} users)"
+
+
+def _set_pairs(value: object) -> np.ndarray:
+    """A set given as indices, ranges, (lo, hi) pairs or an (n, 2) array, as an (n, 2) int64 array of pairs."""
+    if isinstance(value, np.ndarray) and value.ndim in (1, 2) and value.shape[-1:] in ((2,), value.shape[:1]):
+        pairs = value if value.ndim == 2 else np.stack([value, value], axis=1)
+    elif isinstance(value, (list, tuple, range)):
+        rows: list[tuple[Any, Any]] = []
+        for item in [value] if isinstance(value, range) else value:
+            if isinstance(item, range) and item.step == 1:
+                rows += [(item.start, item.stop - 1)] if len(item) else []
+            else:
+                rows.append((item[0], item[1]) if isinstance(item, (tuple, list)) and len(item) == 2 else (item, item))
+        pairs = np.array(rows, dtype=object).reshape(-1, 2)
+    else:
+        raise InvalidParameterError("users", "must be user indices, ranges or (lo, hi) pairs", type(value).__name__)
+    if pairs.dtype == np.int64:
+        return pairs
+    entries = pairs.ravel().tolist()
+    if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in entries):
+        raise InvalidParameterError("users", "must be integer user indices", entries[:4])
+    if entries and not 0 <= min(entries) <= max(entries) <= MAX_COUNT:
+        raise InvalidParameterError("users", f"must be user indices in [1, 2^53 = {MAX_COUNT}]",
+                                    min(entries) if min(entries) < 0 else max(entries))
+    return pairs.astype(np.int64)
+
+
+def _indices(value: object) -> np.ndarray | None:
+    """A set given as a flat sequence or 1-D array of integers as an int64 array (None for any other form)."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.int64, copy=False) if value.ndim == 1 and value.dtype.kind in "iu" else None
+    if isinstance(value, (list, tuple)) and all(type(x) is int for x in value):
+        if value and not 0 <= min(value) <= max(value) <= MAX_COUNT:
+            raise InvalidParameterError("users", f"must be user indices in [1, 2^53 = {MAX_COUNT}]",
+                                        min(value) if min(value) < 0 else max(value))
+        return np.array(value, dtype=np.int64)
+    return None
+
+
+def _set_bounds(value: object) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of the normalised ranges (sorted, disjoint, non-adjacent) of a set (:func:`_set_pairs`)."""
+    users = _indices(value)
+    if users is not None and users.size:  # indices (the common form): runs of consecutive users
+        steps = np.diff(users)
+        if (steps <= 0).any():
+            users = np.unique(users)
+            steps = np.diff(users)
+        cuts = np.flatnonzero(steps != 1)
+        lo, hi = np.empty(cuts.size + 1, dtype=np.int64), np.empty(cuts.size + 1, dtype=np.int64)
+        lo[0], lo[1:], hi[:-1], hi[-1] = users[0], users[cuts + 1], users[cuts], users[-1]
+        return lo, hi
+    pairs = _set_pairs(value)
+    lo, hi = pairs[:, 0], pairs[:, 1]
+    if np.any(hi < lo):
+        raise InvalidParameterError("users", "must give ranges with lo <= hi", pairs[hi < lo][0].tolist())
+    if lo.size == 0:
+        return lo, hi
+    order = np.lexsort((hi, lo))
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)
+    starts = np.flatnonzero(np.concatenate([[True], lo[1:] > reach[:-1] + 1]))
+    ends = np.concatenate([starts[1:] - 1, [lo.size - 1]])
+    return lo[starts], reach[ends]
+
+
+UserPattern = PrefixUsers | CurrentUser | BinaryTreeNode | DyadicNode | ToeplitzFactor | UserSet
+_PATTERN_TYPES = (PrefixUsers, CurrentUser, BinaryTreeNode, DyadicNode, ToeplitzFactor, UserSet)
 _PATTERNS: dict[str, UserPattern] = {"prefix": PrefixUsers(), "current": CurrentUser(), "tree": BinaryTreeNode()}
 
 
 def user_pattern(kind: str | UserPattern) -> UserPattern:
-    """The pattern of that name ("prefix", "current", "tree", "dyadic-<level>"), or the pattern itself."""
+    """The pattern of that name ("prefix", "current", "tree", "dyadic-<level>", "toeplitz:…", "set:…"), or the
+    pattern itself."""
     if isinstance(kind, _PATTERN_TYPES):
         return kind
     if isinstance(kind, str) and kind.startswith("dyadic-") and kind[7:].isdigit() and kind[7:] == str(int(kind[7:])):
         return DyadicNode(int(kind[7:]))
     if isinstance(kind, str) and kind.startswith("toeplitz:"):
         return ToeplitzFactor.parse(kind)
+    if isinstance(kind, str) and kind.startswith("set:"):
+        return UserSet.parse(kind)
     if not isinstance(kind, str) or kind not in _PATTERNS:
         raise InvalidParameterError("users", f"must be one of {', '.join(_PATTERNS)}, dyadic-<level>, "
-                                    "toeplitz:θ1/ω1,…", kind)
+                                    "toeplitz:θ1/ω1,…, set:1-4,7,… (or a UserSet)", kind)
     return _PATTERNS[kind]
 
 
@@ -335,8 +478,9 @@ class ReleaseBlock:
         if self.episodes[0] % step or self.episodes[1] % step:
             raise InvalidParameterError("episodes", f"must start and end at multiples of {step} for users "
                                         f"{self.users.kind!r} (its nodes are released there only)", self.episodes)
-        if not hasattr(self.mechanism, "rho"):
+        if not isinstance(self.mechanism, Mechanism) and not hasattr(self.mechanism, "rho"):  # (hasattr evaluates ρ)
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(self.mechanism).__name__)
+        _check_reads_past(self.users, self.episodes[0])
 
     @property
     def n_episodes(self) -> int:
@@ -378,6 +522,14 @@ class ReleaseBlock:
             mechanism=mechanism_from_dict(data["mechanism"]),
             users=user_pattern(data["users"]),
         )
+
+
+def _check_reads_past(pattern: UserPattern, episode: int) -> None:
+    """A release at episode k reads the users of episodes 1..k at most (an explicit set is the one pattern that could
+    name later users)."""
+    if pattern.max_user(episode) > episode:
+        raise InvalidParameterError("users", f"must name no user after the release's episode {episode} (a release "
+                                    "reads the data of the users who came before it, or its own)", repr(pattern))
 
 
 _BLOCK_FIELDS: tuple[str, ...] = ("family", "episodes", "stages", "mechanism", "users")
@@ -520,6 +672,63 @@ def _stage_runs(releases: Sequence[tuple[str, int, Mechanism]]) -> list[tuple[st
 
 
 # --------------------------------------------------------------------------------------------
+# Per-user counts
+
+
+def release_counts(blocks: Sequence[ReleaseBlock], users: np.ndarray) -> list[tuple[Mechanism, bool, np.ndarray]]:
+    """(mechanism, weighted, count) per block: how many of its releases read each of ``users`` (float; for a
+    Toeplitz factor, ``weighted``, the users' weights Σc²). The blocks of explicit user sets come summed per
+    mechanism, by difference arrays over their ranges: O((ranges + users)·log ranges) in all, never blocks × users;
+    their counts are integers, exact."""
+    out: list[tuple[Mechanism, bool, np.ndarray]] = []
+    sets: dict[Mechanism, list[tuple[UserSet, int]]] = {}
+    for b in blocks:
+        if isinstance(b.users, UserSet):
+            sets.setdefault(b.mechanism, []).append((b.users, b.n_releases))
+        else:
+            count = b.users.counts_at(b.episodes[0], b.episodes[1], users) * float(b.n_stages)
+            out.append((b.mechanism, isinstance(b.users, ToeplitzFactor), count))
+    for mechanism, group in sets.items():
+        out.append((mechanism, False, _set_counts(group, users)))
+    return out
+
+
+def _set_counts(sets: Sequence[tuple[UserSet, int]], users: np.ndarray) -> np.ndarray:
+    """Σ over ``sets`` (a set and its number of releases) of the number of releases that read each of ``users``: the
+    weights of the ranges that start at or before u minus those of the ranges that end before u."""
+    releases = [n for _, n in sets]
+    if sum(releases) > MAX_COUNT:
+        raise InvalidParameterError("ledger", f"must hold at most 2^53 = {MAX_COUNT} releases of explicit user sets "
+                                    "(larger counts are not exact in floating point)", sum(releases))
+    ranges = np.concatenate([s.ranges for s, _ in sets])
+    weights = np.repeat(np.array(releases, dtype=np.int64), [s.ranges.shape[0] for s, _ in sets])
+    started, ended = (_weight_up_to(ranges[:, 0], weights, users, "right"),
+                      _weight_up_to(ranges[:, 1], weights, users, "left"))
+    return (started - ended).astype(float)
+
+
+def _weight_up_to(points: np.ndarray, weights: np.ndarray, users: np.ndarray, side: str) -> np.ndarray:
+    """Σ weights of the points ≤ u (``side="right"``) or < u (``"left"``), for each of ``users``."""
+    order = np.argsort(points, kind="stable")
+    cumulative = np.concatenate([[0], np.cumsum(weights[order])])
+    return cumulative[np.searchsorted(points[order], users, side=side)]  # type: ignore[call-overload]
+
+
+def require_per_user_work(blocks: Sequence[ReleaseBlock], n: int) -> None:
+    """Refuse (:mod:`dpverify.limits`) accounting ``n`` users one by one when it would exceed the work limit: every
+    block but the explicit sets costs one count per user and level, the sets a search per user and a sort."""
+    ranges = others = 0
+    for b in blocks:
+        if isinstance(b.users, UserSet):
+            ranges += b.users.ranges.shape[0]
+        else:
+            others += 1
+    levels = max(1, int(n).bit_length())
+    require_work("ledger", f"{n} users", float(n) * (others * levels + max(1, ranges).bit_length()) + 4.0 * ranges,
+                 f"per-user accounting of {n} users with binary-tree releases")
+
+
+# --------------------------------------------------------------------------------------------
 # Results
 
 
@@ -580,6 +789,7 @@ class PrivacyLedger:
         self.relation = Neighbouring.parse(relation)
         # Each family's record, in the order of the family's first release (the order of :attr:`blocks`).
         self._families: dict[str, _FamilyRecord] = {}
+        self._blocks: tuple[ReleaseBlock, ...] | None = None  # :attr:`blocks`, until the next record
 
     # ---- recording ---------------------------------------------------------------------------
 
@@ -587,7 +797,9 @@ class PrivacyLedger:
     def blocks(self) -> tuple[ReleaseBlock, ...]:
         """Every block, grouped by family in the order families first appeared (runs merged), a family's blocks
         by stages, then episodes."""
-        return tuple(block for family, record in self._families.items() for block in record.blocks(family))
+        if self._blocks is None:
+            self._blocks = tuple(block for family, record in self._families.items() for block in record.blocks(family))
+        return self._blocks
 
     def _check_relation(self, mechanism: Mechanism) -> None:
         relation = getattr(mechanism, "relation", None)
@@ -611,6 +823,7 @@ class PrivacyLedger:
                                         episodes)
         block = ReleaseBlock(family, (first, last), stages, mechanism, pattern)
         self._check_relation(block.mechanism)
+        self._blocks = None
         record = self._families.setdefault(family, _FamilyRecord())
         for run in record.pending():  # the block starts no run: the family's runs are closed first
             record.close(run)
@@ -628,6 +841,7 @@ class PrivacyLedger:
         if type(stage) is not int or stage < 1:
             stage = _validate.integer("stage", stage, minimum=1)
         pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
+        self._blocks = None
         record = self._families.get(family)
         if record is not None and record.extend(episode, (stage, stage), mechanism, pattern):
             return
@@ -636,6 +850,7 @@ class PrivacyLedger:
                                         episode)
         if not isinstance(family, str) or not family:
             raise InvalidParameterError("family", "must be a non-empty string", family)
+        _check_reads_past(pattern, episode)
         if not isinstance(mechanism, Mechanism) and not hasattr(mechanism, "rho"):  # (hasattr evaluates ρ)
             raise InvalidParameterError("mechanism", "must be a dpverify mechanism", type(mechanism).__name__)
         self._check_relation(mechanism)
@@ -651,6 +866,7 @@ class PrivacyLedger:
         if type(episode) is not int or episode < 1:
             episode = _validate.integer("episode", episode, minimum=1)
         pattern = users if isinstance(users, _PATTERN_TYPES) else user_pattern(users)
+        self._blocks = None
         for family, first, last, mechanism in _stage_runs(releases):
             record = self._families.get(family)
             if first < last and record is not None and record.extend(episode, (first, last), mechanism, pattern):
@@ -696,11 +912,10 @@ class PrivacyLedger:
         return self._rho_at(np.arange(1, n + 1, dtype=np.int64), family)
 
     def _rho_at(self, users: np.ndarray, family: str | None) -> np.ndarray:
-        """ρ paid by each of ``users`` (1-based), summed block by block in the ledger's block order."""
+        """ρ paid by each of ``users`` (1-based), summed block by block (:func:`release_counts`)."""
         total = np.zeros(users.shape, dtype=float)
-        for b in self.blocks:
-            if family in (None, b.family):
-                total += b.users.counts_at(b.episodes[0], b.episodes[1], users) * (b.n_stages * b.mechanism.rho)
+        for mechanism, _, count in release_counts([b for b in self.blocks if family in (None, b.family)], users):
+            total += count * mechanism.rho
         return total
 
     def _candidate_users(self, family: str | None) -> np.ndarray | None:
@@ -711,15 +926,21 @@ class PrivacyLedger:
         instead of all of them. None when a block (binary tree) is not piecewise linear.
         """
         n = self.n_users
-        points = {1, n}
+        points, ranges = [np.array([1, n], dtype=np.int64)], []
         for b in self.blocks:
             if family not in (None, b.family):
+                continue
+            if isinstance(b.users, UserSet):  # (their breakpoints at once, below)
+                ranges.append(b.users.ranges)
                 continue
             cuts = b.users.breakpoints(b.episodes[0], b.episodes[1])
             if cuts is None:
                 return None
-            points.update(cuts)
-        return np.array(sorted(p for p in points if 1 <= p <= n), dtype=np.int64)
+            points.append(np.asarray(cuts, dtype=np.int64))
+        if ranges:
+            points.append(UserSet.breakpoints_of(np.concatenate(ranges)))
+        candidates = np.unique(np.concatenate(points))
+        return candidates[(candidates >= 1) & (candidates <= n)]
 
     def worst_user(self, family: str | None = None) -> tuple[int, float]:
         """(u, ρ_u) for the user who pays most (u = 0 and ρ = 0 for an empty ledger).
@@ -737,9 +958,7 @@ class PrivacyLedger:
             i = int(np.argmax(rho))
             best_user, best = int(candidates[i]), float(rho[i])
         else:
-            levels = max(1, int(n).bit_length())
-            require_work("ledger", f"{n} users", float(n) * len(self.blocks) * levels,
-                         f"per-user accounting of {n} users with binary-tree releases")
+            require_per_user_work(self.blocks, n)
             best_user, best = 0, -math.inf
             for start in range(1, n + 1, _USER_CHUNK):
                 users = np.arange(start, min(n, start + _USER_CHUNK - 1) + 1, dtype=np.int64)
@@ -747,7 +966,7 @@ class PrivacyLedger:
                 i = int(np.argmax(rho))
                 if rho[i] > best:
                     best_user, best = int(users[i]), float(rho[i])
-        # Each block adds one float per user; a few ulps per block cover the rounding of the sum.
+        # Each block adds at most one float per user; a few ulps per block cover the rounding of the sum.
         return best_user, round_up(best, 2 * len(self.blocks) + 2)
 
     def worst_user_rho(self, family: str | None = None) -> float:

@@ -11,7 +11,9 @@ only (docs/auditing.md, "Third-party agents") — and are loaded by file path, e
   :meth:`~dpverify.agents.core.billboard.Billboard.publish_noised`; its bugs are in the noise it draws;
 * :mod:`.laplace_counts` — a pure-DP visit-count agent with Laplace noise;
 * :mod:`.laplace_ucb_bandit` — a UCB bandit with its own loop, bandit interface and noise, audited unedited
-  through :mod:`.laplace_ucb_adapter` (:meth:`dpverify.adapters.ClosedLoopAgent.bandit`).
+  through :mod:`.laplace_ucb_adapter` (:meth:`dpverify.adapters.ClosedLoopAgent.bandit`);
+* :mod:`.tree_ucb_bandit` — a pure ε-DP UCB bandit on per-arm Laplace tree counters, audited unedited through
+  :mod:`.tree_ucb_adapter`, which records every node with the rounds it read (a :class:`dpverify.ledger.UserSet`).
 
 :data:`dpverify.audits.third_party_zoo.CASES` lists every factory with the verdict ``dpverify verify``
 must reach.

@@ -9,8 +9,8 @@ establishes that per family: :meth:`PairSummary.without` drops the others) — u
 (raw′ + noise) − (raw + noise), which :func:`rounding_tolerance` bounds. Each release r is then judged against
 its record:
 
-* **pattern** — if r changed, its recorded user pattern (``users`` of the ledger: prefix, current, tree)
-  must include user j; otherwise the ledger does not charge user j for a release that reads user j's
+* **pattern** — if r changed, its recorded user pattern (``users`` of the ledger: prefix, current, tree, an
+  explicit set, …) must include user j; otherwise the ledger does not charge user j for a release that reads user j's
   data (a prefix release recorded as ``"current"``, a release labelled episode k that reads user k);
 * **sensitivity** — ‖Δ_r‖ in the mechanism's norm (ℓ2, Frobenius, ℓ1) must not exceed the recorded
   sensitivity (relative slack 10⁻⁹ plus the rounding tolerance).
@@ -39,7 +39,7 @@ import numpy as np
 
 from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.conversions import epsilon_exact_gaussian_lower, epsilon_from_rho
-from dpverify.ledger import ToeplitzFactor, user_pattern
+from dpverify.ledger import ToeplitzFactor, UserSet, user_pattern
 from dpverify.mechanisms import Mechanism
 from dpverify.whitebox.result import FamilySensitivity, NoiseCheck, PairWitness, ReleaseFinding
 
@@ -62,8 +62,10 @@ def rounding_tolerance(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 def reads_user(kind: str, episodes: np.ndarray, user: int) -> np.ndarray:
     """Whether releases of user pattern ``kind`` at ``episodes`` read ``user`` (the ledger's patterns,
     :mod:`dpverify.ledger`): prefix k reads 1..k−1, current k reads k, tree node k reads (k − lowbit(k), k],
-    dyadic-l node k reads (k − 2^l, k]."""
+    dyadic-l node k reads (k − 2^l, k], an explicit set (``set:…``) its members."""
     k = np.asarray(episodes, dtype=np.int64)
+    if kind.startswith("set:"):
+        return np.full(k.shape, user in UserSet.parse(kind))
     if kind.startswith("toeplitz:"):
         return user <= k
     if kind.startswith("dyadic-"):
@@ -201,6 +203,11 @@ class PairSummary:
         return epsilon_from_rho(sum(self.corrected_rho.values()), delta, conversion)
 
 
+def _named(kind: str) -> str:
+    """A pattern's name as a finding quotes it (an explicit set cut after 60 characters)."""
+    return repr(kind if len(kind) <= 60 else kind[:60] + "…")
+
+
 def _sensitivities(releases: Sequence[PublishedRelease]) -> tuple[np.ndarray, np.ndarray]:
     """(recorded sensitivity, norm order) of every release (1.0 and 2 for a release without a mechanism)."""
     cache: dict[int, tuple[float, int]] = {}
@@ -244,11 +251,12 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
         changed[index] = np.abs(difference).max(axis=1) > tol
         norms[index] = np.linalg.norm(difference, ord=norm_order, axis=1)
         tolerance[index] = tol * math.sqrt(max(difference.shape[1], 1))
-    kinds = np.array([r.users for r in recorded])
+    by_kind: dict[str, list[int]] = {}  # (a dict, not an array of strings: a set's name is as long as its ranges)
+    for i, r in enumerate(recorded):
+        by_kind.setdefault(r.users, []).append(i)
     labels = np.array([r.episode for r in recorded], dtype=np.int64)
     weights = np.zeros(n)
-    for kind in set(kinds.tolist()):
-        where = kinds == kind
+    for kind, where in by_kind.items():
         reads[where] = reads_user(kind, labels[where], user)
         weights[where] = read_weights(kind, labels[where], user)
     exceeds = norms > sensitivity * weights * (1.0 + SENSITIVITY_REL_TOL) + tolerance
@@ -261,8 +269,9 @@ def compare_replay(recorded: Sequence[PublishedRelease], replayed: Sequence[Publ
         if not reads[i]:
             findings.append(ReleaseFinding(
                 "pattern", r.family, r.episode, r.stage, user, environment,
-                f"changed by {norms[i]:.4g} when user {user}'s data changed, but is recorded as users={r.users!r}, "
-                f"which does not read user {user}: the ledger does not charge user {user} for it", ratio))
+                f"changed by {norms[i]:.4g} when user {user}'s data changed, but is recorded as "
+                f"users={_named(r.users)}, which does not read user {user}: the ledger does not charge user {user} "
+                "for it", ratio))
         else:
             findings.append(ReleaseFinding(
                 "sensitivity", r.family, r.episode, r.stage, user, environment,

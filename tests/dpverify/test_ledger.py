@@ -81,7 +81,7 @@ def test_per_user_rho_matches_brute_force(raw):
 
 @given(st.integers(1, 300))
 def test_tree_touches_each_user_at_most_log_k_plus_one_times(K):
-    counts = BinaryTreeNode().counts(1, K, K)
+    counts = BinaryTreeNode().counts_at(1, K, np.arange(1, K + 1))
     assert counts.max() <= math.ceil(math.log2(K)) + 1
     assert counts.min() >= 1  # every user's data is released in some node
 
@@ -209,7 +209,7 @@ def test_block_validation():
         ReleaseBlock("a", (5, 2), (1, 1), GaussianMechanism(1.0, 1.0), PrefixUsers())
     with pytest.raises(InvalidParameterError, match="users"):
         ReleaseBlock("a", (1, 2), (1, 1), GaussianMechanism(1.0, 1.0), "everyone")  # type: ignore[arg-type]
-    assert CurrentUser().counts(2, 3, 4).tolist() == [0, 1, 1, 0]
+    assert CurrentUser().counts_at(2, 3, np.arange(1, 5)).tolist() == [0, 1, 1, 0]
 
 
 @given(st.floats(0.05, 50.0), st.floats(0.05, 50.0), st.integers(2, 30), st.floats(1e-10, 0.1))
@@ -327,7 +327,7 @@ def test_dyadic_counts_match_enumerating_the_released_nodes(level, first, extra)
     for k in range(first, last + 1, step):
         for u in dyadic_users(level, k):
             expected[u] += 1
-    assert np.array_equal(pattern.counts(first, last, last), expected[1:])
+    assert np.array_equal(pattern.counts_at(first, last, np.arange(1, last + 1)), expected[1:])
 
 
 @pytest.mark.parametrize("K", [1, 2, 7, 8, 100, 1024, 1025])

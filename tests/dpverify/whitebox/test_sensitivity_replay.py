@@ -59,6 +59,32 @@ def test_a_release_that_reads_a_user_its_record_omits_is_a_pattern_finding() -> 
     assert "does not read user 2" in comparison.findings[0].detail
 
 
+def test_explicit_sets_are_judged_by_membership() -> None:
+    """A release recorded with an explicit set (``set:…``) reads its members only: a release that moved with user 2
+    is a pattern finding when 2 is not in its set, and its change is held against the sensitivity when it is."""
+    assert list(reads_user("set:1,3-4", np.arange(4, 8), 3)) == [True] * 4
+    assert not reads_user("set:1,3-4", np.arange(4, 8), 2).any()
+    noise = np.zeros((5, 1))
+    changed = noise.copy()
+    changed[[2, 4]] += 0.5  # releases 3 and 5 move with user 2
+    sets = ["set:1", "set:1-2", "set:1,3", "set:2-4", "set:3-5"]
+    laplace = LaplaceMechanism(1.0, 1.0)
+
+    def labelled(values):
+        return [PublishedRelease("v", k, 1, users, np.asarray(v), None, laplace)
+                for k, (v, users) in enumerate(zip(values, sets, strict=True), start=1)]
+
+    comparison = compare_replay(labelled(noise), labelled(changed), user=2, environment="env", canaries="x",
+                                episodes=5)
+    assert [(f.kind, f.episode) for f in comparison.findings] == [("pattern", 3), ("pattern", 5)]
+    assert "users='set:1,3'" in comparison.findings[0].detail
+    assert list(comparison.reads) == [False, True, False, True, False]
+    changed[3] += 1.5  # release 4 reads user 2 and moves by 1.5 > its recorded 1.0: a sensitivity finding
+    comparison = compare_replay(labelled(noise), labelled(changed), user=2, environment="env", canaries="x",
+                                episodes=5)
+    assert [(f.kind, f.episode) for f in comparison.findings] == [("pattern", 3), ("sensitivity", 4), ("pattern", 5)]
+
+
 def test_a_change_beyond_the_recorded_sensitivity_is_a_sensitivity_finding() -> None:
     noise = np.zeros((4, 3))
     changed = noise.copy()
