@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dpverify.cli import calibrate_mechanism_command
 from dpverify.cli._args import count, number
 from dpverify.cli._output import format_table, print_json
+from dpverify.cli.calibrate_mechanism_command import MECHANISMS
+from dpverify.errors import InvalidParameterError
 
 #: Names listed in --help without importing the library (checked against it by the tests).
 _SCHEDULES = ("dp-lsvi-ucb++", "ldp-ucrl-vtr", "jdp-linucb", "ldp-linucb", "dp-ucb")
@@ -22,19 +25,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--epsilon", type=number, default=1.0, help="target ε in [1e-6, 1e6] (default 1)")
     p.add_argument("--delta", type=number, default=1e-5, help="target δ in (0, 1) (default 1e-5)")
-    p.add_argument("--horizon", type=count, default=20, help="H, stages per episode (default 20, Sahu 2025 §4)")
-    p.add_argument("--episodes", type=count, default=1000, help="K, episodes = users (default 1000)")
-    p.add_argument("--dim", type=count, default=10, help="d, feature dimension (default 10)")
-    p.add_argument("--schedule", default="dp-lsvi-ucb++", help=f"one of {', '.join(_SCHEDULES)} (the bandit "
-                   "schedules: --dim is d, or the arms for dp-ucb, whose Laplace releases take --conversion pure, "
-                   "cks or bun-steinke)")
+    p.add_argument("--horizon", type=count, default=None, help="H, stages per episode (default 20, Sahu 2025 §4)")
+    p.add_argument("--episodes", type=count, default=None, help="K, episodes = users (default 1000)")
+    p.add_argument("--dim", type=count, default=None,
+                   help="d, feature dimension (default 10); with --mechanism, coordinates per release (default 1)")
+    p.add_argument("--schedule", default=None,
+                   help=f"one of {', '.join(_SCHEDULES)} (default dp-lsvi-ucb++; the bandit schedules: --dim is d, "
+                        "or the arms for dp-ucb, whose Laplace releases take --conversion pure, cks or bun-steinke)")
     p.add_argument("--sensitivity", default=None,
                    help="the schedule's sensitivity model: paper, derived (default) or staged "
                         "for dp-lsvi-ucb++ (paper and derived are always shown side by side); "
-                        "standard (default) or staged for ldp-ucrl-vtr")
-    p.add_argument("--conversion", default="exact", help=f"one of {', '.join(_CONVERSIONS)} (default exact; "
-                   "pure: a pure ε-DP target, Laplace releases only)")
-    p.add_argument("--accounting", default="per-user", help="per-user (default) or naive (the papers' 4HK count)")
+                        "standard (default) or staged for ldp-ucrl-vtr; with --mechanism, the mechanism's "
+                        "sensitivity (a number, default 1)")
+    p.add_argument("--mechanism", default=None,
+                   help=f"calibrate one mechanism instead of a schedule: one of {', '.join(MECHANISMS)}, over "
+                        "--compositions releases of --dim coordinates")
+    p.add_argument("--compositions", type=count, default=None, help="with --mechanism: releases composed (default 1)")
+    p.add_argument("--categories", type=count, default=None,
+                   help="with --mechanism randomized-response: k of k-ary randomized response (default 2)")
+    p.add_argument("--conversion", default=None, help=f"one of {', '.join(_CONVERSIONS)} (default exact; "
+                   "pure: a pure ε-DP target, Laplace releases only; with --mechanism, pure for Laplace and "
+                   "randomized response)")
+    p.add_argument("--accounting", default=None, help="per-user (default) or naive (the papers' 4HK count)")
     p.add_argument("--relation", default="replace-one",
                    help="replace-one (default; the JDP/LDP relation) or add-remove-one")
     p.add_argument("--write-ledger", metavar="PATH", default=None,
@@ -60,14 +72,40 @@ def _calibration_dict(c: Any) -> dict[str, Any]:
     }
 
 
+#: Options of one mode and their defaults: refused in the other mode, never silently ignored.
+_SCHEDULE_OPTIONS = {"schedule": "dp-lsvi-ucb++", "horizon": 20, "episodes": 1000, "accounting": "per-user",
+                     "write_ledger": None, "dim": 10}
+_MECHANISM_OPTIONS = {"compositions": 1, "categories": 2, "dim": 1}
+
+
+def _resolve_mode(args: argparse.Namespace) -> None:
+    """Fill the defaults of the mode asked for (a schedule, or ``--mechanism``); an option of the other mode
+    given on the command line is an error naming it."""
+    mine, other = ((_MECHANISM_OPTIONS, _SCHEDULE_OPTIONS) if args.mechanism is not None
+                   else (_SCHEDULE_OPTIONS, _MECHANISM_OPTIONS))
+    for name in other.keys() - mine.keys():
+        if getattr(args, name) is not None:
+            option = "--" + name.replace("_", "-")
+            where = "a schedule's" if args.mechanism is not None else "--mechanism's"
+            raise InvalidParameterError(option, f"is {where} option (not accepted "
+                                        f"{'with' if args.mechanism is not None else 'without'} --mechanism)",
+                                        getattr(args, name))
+    for name, default in mine.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+
+
 def run(args: argparse.Namespace) -> int:
     from dpverify._io import atomic_write_text, check_output_file
     from dpverify.agents.registry import named_schedule
     from dpverify.calibration_report import calibration_report, validate_settings
 
+    _resolve_mode(args)
+    if args.mechanism is not None:
+        return calibrate_mechanism_command.run(args)
     schedule = named_schedule(args.schedule, parameter="--schedule")
     settings = validate_settings(args.epsilon, args.delta, args.horizon, args.episodes, args.dim, schedule,
-                                 args.sensitivity, args.conversion, args.accounting, args.relation)
+                                 args.sensitivity, args.conversion or "exact", args.accounting, args.relation)
     ledger_path = (check_output_file("--write-ledger", args.write_ledger, force=args.force) if args.write_ledger
                    else None)
     report = calibration_report(settings)
