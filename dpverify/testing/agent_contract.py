@@ -441,8 +441,9 @@ class _ContractRun:
         claim = self.claim
         ledger = self.agent.ledger
         name = claim.parameter
+        symbol = {"epsilon": "ε", "rho": "ρ", "mu": "μ"}[name]
         if not ledger.n_releases:
-            return f"nothing was published: the ledger accounts {name} = 0, within the claim", {
+            return f"nothing was published: the ledger accounts {symbol} = 0, within the claim", {
                 f"ledger_{name}": 0.0, f"claimed_{name}": claim.value, "accounting": self.accounting}
         result = claim.compare(ledger, self.accounting)
         if result.status == "cannot-compare":
@@ -452,9 +453,9 @@ class _ContractRun:
         evidence: dict[str, Figure] = {f"ledger_{name}": accounted, f"claimed_{name}": claim.value,
                                        "route": route, "accounting": self.accounting}
         _require(result.status == "holds", (
-            f"the ledger accounts to {name} = {accounted!r} > the claim {claim.value!r} "
+            f"the ledger accounts to {symbol} = {accounted!r} > the claim {claim.value!r} "
             f"({route}, {self.accounting}): releases the claim does not cover"), evidence)
-        reason = f"ledger {name} = {accounted:.12g} vs claim {claim.value:.12g} ({route}, {self.accounting})"
+        reason = f"ledger {symbol} = {accounted:.12g} vs claim {claim.value:.12g} ({route}, {self.accounting})"
         if accounted is not None and accounted < claim.value * (1.0 - CLAIM_REL_TOL):
             room = None
             if claim.measure == "approximate" and claim.conversion is not None:
