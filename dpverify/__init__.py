@@ -77,114 +77,40 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # static checkers see the real names (``X as X`` marks a re-export)
-    from dpverify.agents.dp_lsvi_ucb_pp.schedule import (
-        check_printed_calibration as check_printed_calibration,
-    )
-    from dpverify.agents.dp_lsvi_ucb_pp.schedule import (
-        dp_lsvi_ucbpp_schedule as dp_lsvi_ucbpp_schedule,
-    )
-    from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import (
-        ldp_ucrl_vtr_schedule as ldp_ucrl_vtr_schedule,
-    )
-    from dpverify.audit import (
-        AuditResult as AuditResult,
-    )
-    from dpverify.audit import (
-        AuditSpec as AuditSpec,
-    )
-    from dpverify.audit import (
-        NeighbourPair as NeighbourPair,
-    )
-    from dpverify.audit import (
-        audit_mechanism as audit_mechanism,
-    )
-    from dpverify.audit import (
-        run_audit as run_audit,
-    )
-    from dpverify.calibration import (
-        Calibration as Calibration,
-    )
-    from dpverify.calibration import (
-        ReleaseSchedule as ReleaseSchedule,
-    )
-    from dpverify.calibration import (
-        StatisticSpec as StatisticSpec,
-    )
-    from dpverify.calibration import (
-        calibrate as calibrate,
-    )
-    from dpverify.claims import (
-        PrivacyClaim as PrivacyClaim,
-    )
-    from dpverify.conversions import (
-        CONVERSIONS as CONVERSIONS,
-    )
-    from dpverify.conversions import (
-        DPGuarantee as DPGuarantee,
-    )
-    from dpverify.conversions import (
-        epsilon_exact_gaussian as epsilon_exact_gaussian,
-    )
-    from dpverify.conversions import (
-        epsilon_from_rho as epsilon_from_rho,
-    )
-    from dpverify.conversions import (
-        guarantee as guarantee,
-    )
-    from dpverify.conversions import (
-        mu_for_epsilon_delta as mu_for_epsilon_delta,
-    )
-    from dpverify.conversions import (
-        rho_for_epsilon_delta as rho_for_epsilon_delta,
-    )
-    from dpverify.errors import (
-        DpverifyError as DpverifyError,
-    )
-    from dpverify.errors import (
-        InvalidParameterError as InvalidParameterError,
-    )
-    from dpverify.errors import (
-        NumericalError as NumericalError,
-    )
-    from dpverify.ledger import (
-        PrivacyLedger as PrivacyLedger,
-    )
-    from dpverify.mechanisms import (
-        MECHANISMS as MECHANISMS,
-    )
-    from dpverify.mechanisms import (
-        GaussianMechanism as GaussianMechanism,
-    )
-    from dpverify.mechanisms import (
-        GOEMechanism as GOEMechanism,
-    )
-    from dpverify.mechanisms import (
-        LaplaceMechanism as LaplaceMechanism,
-    )
-    from dpverify.mechanisms import (
-        Mechanism as Mechanism,
-    )
-    from dpverify.mechanisms import (
-        NoiseMechanism as NoiseMechanism,
-    )
-    from dpverify.mechanisms import (
-        RandomizedResponse as RandomizedResponse,
-    )
-    from dpverify.mechanisms import (
-        mechanism_from_dict as mechanism_from_dict,
-    )
-    from dpverify.mechanisms import (
-        register_mechanism as register_mechanism,
-    )
-    from dpverify.neighbouring import (
-        Neighbouring as Neighbouring,
-    )
-    from dpverify.sensitivity import (
-        SumBound as SumBound,
-    )
-    from dpverify.sensitivity import (
-        gram_sum_sensitivity as gram_sum_sensitivity,
-    )
-    from dpverify.sensitivity import (
-        vector_sum_sensitivity as vector_sum_sensitivity,
-    )
+    from dpverify.agents.dp_lsvi_ucb_pp.schedule import check_printed_calibration as check_printed_calibration
+    from dpverify.agents.dp_lsvi_ucb_pp.schedule import dp_lsvi_ucbpp_schedule as dp_lsvi_ucbpp_schedule
+    from dpverify.agents.ldp_ucrl_vtr.ldp_ucrl_vtr import ldp_ucrl_vtr_schedule as ldp_ucrl_vtr_schedule
+    from dpverify.audit import AuditResult as AuditResult
+    from dpverify.audit import AuditSpec as AuditSpec
+    from dpverify.audit import NeighbourPair as NeighbourPair
+    from dpverify.audit import audit_mechanism as audit_mechanism
+    from dpverify.audit import run_audit as run_audit
+    from dpverify.calibration import Calibration as Calibration
+    from dpverify.calibration import ReleaseSchedule as ReleaseSchedule
+    from dpverify.calibration import StatisticSpec as StatisticSpec
+    from dpverify.calibration import calibrate as calibrate
+    from dpverify.claims import PrivacyClaim as PrivacyClaim
+    from dpverify.conversions import CONVERSIONS as CONVERSIONS
+    from dpverify.conversions import DPGuarantee as DPGuarantee
+    from dpverify.conversions import epsilon_exact_gaussian as epsilon_exact_gaussian
+    from dpverify.conversions import epsilon_from_rho as epsilon_from_rho
+    from dpverify.conversions import guarantee as guarantee
+    from dpverify.conversions import mu_for_epsilon_delta as mu_for_epsilon_delta
+    from dpverify.conversions import rho_for_epsilon_delta as rho_for_epsilon_delta
+    from dpverify.errors import DpverifyError as DpverifyError
+    from dpverify.errors import InvalidParameterError as InvalidParameterError
+    from dpverify.errors import NumericalError as NumericalError
+    from dpverify.ledger import PrivacyLedger as PrivacyLedger
+    from dpverify.mechanisms import MECHANISMS as MECHANISMS
+    from dpverify.mechanisms import GaussianMechanism as GaussianMechanism
+    from dpverify.mechanisms import GOEMechanism as GOEMechanism
+    from dpverify.mechanisms import LaplaceMechanism as LaplaceMechanism
+    from dpverify.mechanisms import Mechanism as Mechanism
+    from dpverify.mechanisms import NoiseMechanism as NoiseMechanism
+    from dpverify.mechanisms import RandomizedResponse as RandomizedResponse
+    from dpverify.mechanisms import mechanism_from_dict as mechanism_from_dict
+    from dpverify.mechanisms import register_mechanism as register_mechanism
+    from dpverify.neighbouring import Neighbouring as Neighbouring
+    from dpverify.sensitivity import SumBound as SumBound
+    from dpverify.sensitivity import gram_sum_sensitivity as gram_sum_sensitivity
+    from dpverify.sensitivity import vector_sum_sensitivity as vector_sum_sensitivity

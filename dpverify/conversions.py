@@ -35,7 +35,6 @@ import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 from dpverify import _validate
 from dpverify.errors import InvalidParameterError, NumericalError
@@ -81,28 +80,6 @@ class DPGuarantee:
         _validate.open_unit("delta", self.delta)
         get_conversion(self.conversion)
         _validate.non_negative("rho", self.rho)
-
-    @classmethod
-    def of_claim(cls, value: object, where: str = "claimed_guarantee()") -> DPGuarantee:
-        """An agent's claim as a guarantee: ``value`` must have a real ``epsilon`` > 0, a ``delta`` in (0, 1) and
-        (optionally: ``exact`` otherwise) a registered ``conversion`` — an error naming ``where`` and what it
-        got instead of an ``AttributeError`` deep in a check."""
-        if isinstance(value, cls):
-            return value
-        rule = "must return an object with epsilon > 0 and delta in (0, 1) (a dpverify.conversions.DPGuarantee)"
-        claim: Any = value
-        try:
-            epsilon = _validate.positive(f"{where}.epsilon", claim.epsilon)
-            delta = _validate.open_unit(f"{where}.delta", claim.delta)
-        except AttributeError:
-            raise InvalidParameterError(where, rule, f"{type(value).__name__} {value!r:.60}") from None
-        conversion = getattr(value, "conversion", "exact")
-        if not isinstance(conversion, str) or conversion not in CONVERSION_REGISTRY:
-            raise InvalidParameterError(f"{where}.conversion", f"must be one of {', '.join(CONVERSION_REGISTRY)}",
-                                        conversion)
-        rho = getattr(value, "rho", 0.0)
-        rho = float(rho) if isinstance(rho, (int, float)) and not isinstance(rho, bool) and rho >= 0 else 0.0
-        return cls(epsilon, delta, conversion, rho)
 
 
 # --------------------------------------------------------------------------------------------

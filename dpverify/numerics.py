@@ -77,11 +77,6 @@ def gaussian_log_delta(epsilon: float, mu: float) -> float:
     return log_a + log1mexp(gap)
 
 
-def gaussian_delta(epsilon: float, mu: float) -> float:
-    """δ(ε) of a μ-GDP mechanism; may underflow to 0.0 only where log δ < −745 (use the log form)."""
-    return math.exp(gaussian_log_delta(epsilon, mu))
-
-
 def round_up(x: float, ulps: int = 1) -> float:
     """The float ``ulps`` steps above x (towards +inf)."""
     for _ in range(ulps):

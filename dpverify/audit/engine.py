@@ -209,18 +209,14 @@ def _evaluate(
 
 @functools.lru_cache(maxsize=256)
 def _claimed_mu_of(epsilon: float, delta: float, gaussian_claim: bool) -> float | None:
+    """AuditSpec.claimed_mu (a root-finding of the exact Gaussian profile), computed once per claim."""
     return AuditSpec(epsilon, delta, gaussian_claim=gaussian_claim).claimed_mu
-
-
-def _claimed_mu(spec: AuditSpec) -> float | None:
-    """spec.claimed_mu (a root-finding of the exact Gaussian profile), computed once per claim."""
-    return _claimed_mu_of(spec.epsilon, spec.delta, spec.gaussian_claim)
 
 
 def _result(
     spec: AuditSpec, pairs: tuple[NeighbourPair, ...], index: int, cp_report: BoundReport, gdp_report: BoundReport
 ) -> AuditResult:
-    claimed_mu = _claimed_mu(spec)
+    claimed_mu = _claimed_mu_of(spec.epsilon, spec.delta, spec.gaussian_claim)
     violated: list[str] = []
     if cp_report.epsilon_lower > spec.epsilon:
         violated.append("clopper-pearson")

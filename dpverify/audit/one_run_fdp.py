@@ -194,10 +194,6 @@ def _least_mass(m: int, k: int, v: int, tau: np.ndarray | float, curve: TradeOff
     return total
 
 
-def _last_true(flags: np.ndarray) -> int:
-    return int(np.flatnonzero(flags)[-1])
-
-
 def _refine(allowed: Any, lo: float, hi: float) -> tuple[float, float]:
     """A bracket [lo′, hi′] of the largest x in [lo, hi] with ``allowed(x)`` True, by grid refinement
     (:data:`GRID` points, :data:`_PASSES` passes): lo′ was found True, hi′ found False or is ``hi`` (then lo′ = hi′
@@ -206,7 +202,7 @@ def _refine(allowed: Any, lo: float, hi: float) -> tuple[float, float]:
         grid = np.linspace(lo, hi, GRID)
         flags = np.asarray(allowed(grid), dtype=bool)
         flags[0] = True  # lo was found True before
-        i = _last_true(flags)
+        i = int(np.flatnonzero(flags)[-1])
         if i == GRID - 1:
             return float(grid[-1]), float(grid[-1])
         lo, hi = float(grid[i]), float(grid[i + 1])

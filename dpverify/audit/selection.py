@@ -34,7 +34,6 @@ from dpverify.audit.bounded_argmax import CountFunction, bounded_argmax
 from dpverify.audit.distinguishers import Feature, LinearFeature
 from dpverify.audit.trials import all_finite
 
-EVENTS: tuple[str, ...] = ("above", "at-or-below")
 DATASET_NAMES: tuple[str, ...] = ("D", "D'")
 
 #: Smallest tail counts (on both datasets) where the log-ratio fit of the tail is used.

@@ -290,24 +290,12 @@ def _duplicates(families: Sequence[_Family]) -> list[str]:
         rows = np.concatenate([np.abs(z) for _, z in blocks])
         owners = [(stack, i) for stack, z in blocks for i in range(z.shape[0])]
         noised = np.flatnonzero(np.any(rows != 0.0, axis=1))
-        _, first, inverse, counts = np.unique(rows[noised], axis=0, return_index=True, return_inverse=True,
-                                              return_counts=True)
+        _, inverse, counts = np.unique(rows[noised], axis=0, return_inverse=True, return_counts=True)
         for group in np.flatnonzero(counts > 1):
             members = noised[np.flatnonzero(inverse.ravel() == group)]
             a, b = owners[int(members[0])], owners[int(members[1])]
             found.append(f"{a[0].label(a[1])} and {b[0].label(b[1])}")
-        del first
     return found
-
-
-def _by_size(fam: _Family) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """A family's rows grouped by coordinate count: (label keys episode·2³² + stage, rows) per count."""
-    grouped: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    for stack, z in fam.blocks:
-        keys, rows = grouped.setdefault(z.shape[1], ([], []))
-        keys.append(stack.episodes * (1 << 32) + stack.stages)
-        rows.append(z)
-    return {m: (np.concatenate(keys), np.concatenate(rows)) for m, (keys, rows) in grouped.items()}
 
 
 #: The most episodes the run-wide independence test reads (evenly spaced over the run): a shared draw shows at any

@@ -281,9 +281,8 @@ def test_calibration_round_trip_at_huge_epsilon(epsilon):
 @given(mu=st.floats(1e-3, 1e3), delta=st.floats(1e-12, 0.5))
 def test_the_lower_exact_epsilon_is_a_lower_rounding_of_the_same_root(mu: float, delta: float) -> None:
     from dpverify.conversions import epsilon_exact_gaussian_lower
-    from dpverify.numerics import gaussian_delta
 
     lower, upper = epsilon_exact_gaussian_lower(mu, delta), epsilon_exact_gaussian(mu, delta)
     assert lower <= upper and (upper == 0 or lower >= upper * (1 - 1e-6))
     if lower > 0:
-        assert gaussian_delta(lower, mu) >= delta  # at the lower value δ(ε) is still at least δ
+        assert gaussian_delta_for_epsilon(mu, lower) >= delta  # at the lower value δ(ε) is still at least δ
