@@ -52,7 +52,9 @@ the reason) or "not run" (it could not be checked: never a pass):
     ``settings()`` (an adapter's, say): the claim and the ledger are then read directly.
 ``refuses_episodes_past_cap``
     ``begin_episode`` (a step-level agent without it: ``act``) after ``num_episodes`` episodes raises
-    ``InvalidParameterError``.
+    ``InvalidParameterError``. An agent that accepts the episode fails; the failure refutes the claim only when
+    what it released in that episode takes its ledger above the claim (else the claim is undecided: an agent
+    that publishes nothing and plays a data-free policy is not refuted for a missing cap).
 
 and, with ``whitebox=True`` (the default), the white-box release checks of :mod:`dpverify.whitebox`, which
 check the records above against the agent's behaviour: ``reproducible_from_the_seeds``,
@@ -86,7 +88,7 @@ from dpverify.agents.core.base import acts_step_by_step
 from dpverify.agents.core.billboard import Billboard, ReplayBillboard
 from dpverify.agents.core.tapes import ordinary_tapes, play_on_tape
 from dpverify.agents.envs.linear_mdp import LinearMDP
-from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, Figure, named
+from dpverify.checks import FAIL, HOLDS, NOT_APPLICABLE, NOT_RUN, PASS, UNDECIDED, CheckResult, Figure, named
 from dpverify.claims import PrivacyClaim
 from dpverify.errors import InvalidParameterError
 from dpverify.jsonable import to_jsonable
@@ -182,9 +184,10 @@ class _Violation(Exception):
     """Raised by a property's check when the property does not hold (the message says what was seen, the
     evidence holds the figures behind it)."""
 
-    def __init__(self, message: str, evidence: dict[str, Figure] | None = None) -> None:
+    def __init__(self, message: str, evidence: dict[str, Figure] | None = None, claim: str | None = None) -> None:
         super().__init__(message)
         self.evidence = evidence or {}
+        self.claim = claim  # what the failure shows of the claim (CheckResult.claim): None, it is false
 
 
 class _NotApplicable(Exception):
@@ -242,13 +245,14 @@ class _Checker:
 
     def run(self, name: str, check: Callable[[], _Held]) -> None:
         evidence: dict[str, Figure] = {}
+        claim = None
         try:
             held = check()
         except _NotApplicable as exc:  # only the properties listed may be waived
             status, reason = (NOT_APPLICABLE, str(exc)) if name in MAY_NOT_APPLY else (
                 FAIL, f"claimed not applicable: {exc}")
         except _Violation as exc:
-            status, reason, evidence = FAIL, str(exc) or "the property does not hold", exc.evidence
+            status, reason, evidence, claim = FAIL, str(exc) or "the property does not hold", exc.evidence, exc.claim
         except _CouldNotCheck as exc:
             status, reason = NOT_RUN, f"could not be checked: {exc}"
         except Exception as exc:  # a crash in the agent's code: the property could not be checked (never a pass,
@@ -256,7 +260,7 @@ class _Checker:
             status, reason = NOT_RUN, f"could not be checked: {type(exc).__name__}: {exc}"
         else:
             status, (reason, evidence) = PASS, (held if isinstance(held, tuple) else (held, {}))
-        self.results[name] = CheckResult(name, status, reason, evidence)
+        self.results[name] = CheckResult(name, status, reason, evidence, claim=claim)
 
 
 class _Coins(np.random.Generator):
@@ -555,6 +559,9 @@ class _ContractRun:
         return "claimed and accounted (ε, δ) reported"
 
     def cap_check(self) -> str:
+        """Episode K + 1 refused. An agent that accepts it fails; that shows the claim false only when what it
+        released in that episode takes its ledger above the claim, else whether the claim holds for the episodes
+        it goes on to accept cannot be decided (:data:`~dpverify.checks.UNDECIDED`)."""
         try:
             if callable(getattr(self.agent, "begin_episode", None)):
                 self.agent.begin_episode()
@@ -562,7 +569,15 @@ class _ContractRun:
                 self.agent.act(0, int(self.tapes[0].initial_state))
         except InvalidParameterError as exc:
             return f"episode {self.num_episodes + 1} refused ({exc.parameter})"
-        raise _Violation(f"begin_episode after the cap K = {self.num_episodes} did not raise InvalidParameterError")
+        said = f"begin_episode after the cap K = {self.num_episodes} did not raise InvalidParameterError"
+        ledger = self.agent.ledger
+        result = self.claim.compare(ledger, self.accounting) if ledger.n_releases else None
+        if result is not None and result.status not in ("holds", "cannot-compare"):
+            raise _Violation(f"{said}, and with what it released then its ledger accounts to {self.claim.parameter} "
+                             f"= {result.ledger_value!r} > the claim {self.claim.value!r}")
+        raise _Violation(f"{said}; its ledger still meets the claim after episode {self.num_episodes + 1}, but "
+                         "whether it does over the further episodes the agent would accept cannot be told",
+                         claim=UNDECIDED)
 
     def whitebox(self, name: str | None) -> list[CheckResult]:
         """The white-box release checks (:mod:`dpverify.whitebox`), one property each."""

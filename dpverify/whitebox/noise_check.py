@@ -47,7 +47,12 @@ pairs gives t = r√((n − 1)/(1 − r²)) ~ t_{n−1} exactly (the known zero 
 point on the sphere), Bonferroni over the pairs, one share of the level for the whole test. Two families of
 different shapes whose generators were seeded alike, or one stream shared between stages, share some standard
 normals in every episode: those coordinates correlate at r = ±1 (±1/√2 through a GOE symmetrisation), which
-fails the test at any size, and the pair is named.
+fails the test at any size, and the pair is named. The Laplace laws (drawn noise and differences) get the same
+test among their own slots with another statistic, since the t law is the normal's: the self-normalised sum
+S = Σxᵢyᵢ/√Σxᵢ²yᵢ², whose terms are symmetric and independent for independent symmetric noise, so that given
+their sizes their signs are fair coins and P(|S| ≥ s) ≤ 2e^(−s²/2) exactly (Hoeffding's inequality conditional on
+the |xᵢyᵢ|; Efron 1969): a valid bound for any symmetric law, which two families sharing Laplace draws (S ≈ 0.4√n)
+exceed at a few hundred episodes.
 
 **Fresh noise** (with ``reseeded``, a replay with other coins *and* another noise seed): a release whose
 noise — the kept noise of a billboard-drawn release, the value of a self-noised one — is the same up to
@@ -298,6 +303,8 @@ def _duplicates(families: Sequence[_Family]) -> list[str]:
     return found
 
 
+#: The laws of the Laplace mechanism's noise, drawn and as the difference of two draws (run-wide test of their own).
+_LAPLACE_LAWS = ("laplace", "laplace-difference")
 #: The most episodes the run-wide independence test reads (evenly spaced over the run): a shared draw shows at any
 #: count, and the cost grows with the episodes times the square of the noise coordinates an episode publishes.
 MAX_SLOT_EPISODES = 256
@@ -309,9 +316,9 @@ _BLOCK = 512
 
 @dataclass(frozen=True)
 class _Slots:
-    """The standardised noise of every normal-law release laid out by episode (rows, in the order of ``episodes``):
-    one column per coordinate of each *slot* — a (family, mechanism, stage, occurrence in the episode) that recurs
-    from episode to episode — and whether the slot was published at that episode."""
+    """The standardised noise of every release of one kind of law (normal, or Laplace) laid out by episode (rows, in
+    the order of ``episodes``): one column per coordinate of each *slot* — a (family, mechanism, stage, occurrence in
+    the episode) that recurs from episode to episode — and whether the slot was published at that episode."""
 
     values: np.ndarray   # (E, M), 0 where absent
     present: np.ndarray  # (E, M) bool
@@ -319,8 +326,9 @@ class _Slots:
     labels: list[str]     # per column
 
 
-def _slots(families: Sequence[_Family]) -> _Slots | None:
-    blocks = [(stack, z) for fam in families if fam.law == "normal" for stack, z in fam.blocks]
+def _slots(families: Sequence[_Family], laws: Sequence[str] = ("normal",)) -> _Slots | None:
+    """The slots of the families whose law is one of ``laws``."""
+    blocks = [(stack, z) for fam in families if fam.law in laws for stack, z in fam.blocks]
     if not blocks:
         return None
     episodes = np.unique(np.concatenate([stack.episodes for stack, _ in blocks]))
@@ -355,9 +363,10 @@ def _slots(families: Sequence[_Family]) -> _Slots | None:
     return _Slots(values[:, keep], present[:, keep], episodes, [labels[i] for i in keep])
 
 
-def _run_wide_pairs(slots: _Slots) -> tuple[float, int, str]:
+def _run_wide_pairs(slots: _Slots, normal: bool = True) -> tuple[float, int, str]:
     """The run-wide independence test (module docstring): (the p-value of the most correlated pair of slot
-    coordinates, at one episode or at consecutive episodes; the number of pairs tested; that pair described)."""
+    coordinates, at one episode or at consecutive episodes; the number of pairs tested; that pair described).
+    ``normal``: the exact t test of normal noise; else the sign-symmetry bound of the self-normalised sum."""
     n_rows = slots.values.shape[0]
     pick = np.unique(np.linspace(0, n_rows - 1, min(n_rows, MAX_SLOT_EPISODES)).round().astype(int))
     follow = pick[pick + 1 < n_rows]
@@ -383,14 +392,19 @@ def _run_wide_pairs(slots: _Slots) -> tuple[float, int, str]:
             valid = (n >= 3) & (sx > 0) & (sy > 0)
             if lag == 0:  # each unordered pair once, a coordinate not with itself
                 valid &= np.arange(x.shape[1])[None, :] > np.arange(start, start + cross.shape[0])[:, None]
+            squares = None if normal else (x[:, block] ** 2).T @ (y ** 2)  # Σxᵢ²yᵢ² (0 where either is absent)
+            if squares is not None:
+                valid &= squares > 0
             count += int(valid.sum())
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.clip(cross / np.sqrt(sx * sy), -1.0, 1.0)
-                t = np.abs(r) * np.sqrt(n - 1.0) / np.sqrt(1.0 - r * r)
+                t = (np.abs(r) * np.sqrt(n - 1.0) / np.sqrt(1.0 - r * r) if squares is None
+                     else np.abs(cross) / np.sqrt(squares))
             candidates = np.flatnonzero(valid & (t > 3.0))  # |t| ≤ 3 is never significant here (p > 0.0027)
             if not candidates.size:
                 continue
-            p = 2.0 * stats.t.sf(t.flat[candidates], n.flat[candidates] - 1.0)
+            p = (2.0 * stats.t.sf(t.flat[candidates], n.flat[candidates] - 1.0) if squares is None
+                 else np.minimum(1.0, 2.0 * np.exp(-0.5 * t.flat[candidates] ** 2)))
             i, j = np.unravel_index(candidates[int(np.argmin(p))], t.shape)
             if float(p.min()) < best_p:
                 when = "at the same episode" if lag == 0 else "at consecutive episodes"
@@ -478,16 +492,18 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
         return NoiseCheck(NOT_RUN, "; ".join(not_run) or "the agent published nothing", level,
                           not_checked=tuple(not_run))
     continuous = [fam for fam in testable if not fam.law.startswith(_RR)]
-    slots = _slots(continuous)
-    n_tests = TESTS_PER_FAMILY * len(testable) + (slots is not None)
+    run_wide = [(slots, normal) for slots, normal in ((_slots(continuous), True),
+                                                        (_slots(continuous, _LAPLACE_LAWS), False))
+                if slots is not None]
+    n_tests = TESTS_PER_FAMILY * len(testable) + len(run_wide)
     share = level / max(n_tests, 1)
     results = [_family_result(fam, share, level) for fam in testable]
     duplicates = _duplicates(continuous)
     correlated: list[str] = []
-    if slots is not None:
-        p, count, pair = _run_wide_pairs(slots)
+    for slots, normal in run_wide:
+        p, count, pair = _run_wide_pairs(slots, normal)
         if count and p < share / count:
-            correlated.append(f"{pair}, p = {p:.2g} of {count} pairs tested")
+            correlated.append(f"{pair}, p {'=' if normal else '≤'} {p:.2g} of {count} pairs tested")
     factors = {r.family: r.scale_upper for r in results if r.status == FAIL and r.scale_upper < 1.0}
     measured = _measured_epsilon(ledger, factors, delta, conversion, accounting)
     problems = [f"{r.family}: {r.detail}" for r in results if r.status == FAIL]

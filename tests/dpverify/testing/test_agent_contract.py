@@ -347,3 +347,31 @@ def test_billboard_isolation_replaces_every_earlier_user_and_blames_only_what_th
         assert result["ledger_within_claim"].reason.startswith("nothing was published")
     if status == NOT_RUN:
         assert "drawn in an order the users' data changes" in isolation.reason
+
+
+def test_a_missing_cap_refutes_only_when_the_extra_episode_takes_the_ledger_above_the_claim() -> None:
+    """An agent that accepts episode K + 1 fails the cap property; the failure refutes the claim when what it then
+    releases takes its ledger above the claim (the third-party LSVI, calibrated for K, told its cap is K + 1), and
+    leaves it undecided when the ledger still meets it (the toy's local messages; an agent that publishes nothing)."""
+    from dpverify.audits.third_party import noisy_lsvi, silent
+
+    toy = check_private_agent(toy_factory, env(), num_episodes=15, options={"epsilon": 1.0, "bug": "no_cap"})
+    cap = toy["refuses_episodes_past_cap"]
+    assert cap.status == "fail" and cap.claim == "undecided" and not cap.refutes, cap.reason
+
+    def no_cap_silent(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        agent = silent.make_agent(mdp, num_episodes, rng, billboard=billboard, **options)
+        agent.config = dataclasses.replace(agent.config, num_episodes=num_episodes + 1)
+        return agent
+
+    def no_cap_lsvi(mdp, num_episodes, rng, /, *, billboard=None, **options):
+        agent = noisy_lsvi.make_agent(mdp, num_episodes, rng, billboard=billboard, **options)
+        agent.config = dataclasses.replace(agent.config, num_episodes=num_episodes + 1)
+        return agent
+
+    mdp = min2021_mdp(horizon=2, num_actions=2)
+    quiet = check_private_agent(no_cap_silent, mdp, num_episodes=6, whitebox=False)
+    assert quiet["refuses_episodes_past_cap"].claim == "undecided", quiet.summary()
+    assert not any(p.refutes for p in quiet.properties), quiet.summary()
+    over = check_private_agent(no_cap_lsvi, mdp, num_episodes=6, whitebox=False)["refuses_episodes_past_cap"]
+    assert over.refutes and "> the claim" in over.reason, over.reason

@@ -229,3 +229,27 @@ def test_noise_that_no_auditor_seed_moves_is_refuted_and_noise_of_the_agents_own
     assert own.status == "not run" and "a generator of the agent's own" in own.detail and "noise_source()" in own.detail
     kept = drawn(VEC, gaussian(rng, 40))
     assert check_noise(kept, reseeded=kept).status == "fail"  # billboard-drawn: the kept noise itself
+
+
+def test_laplace_families_of_different_shapes_sharing_draws_are_refuted_and_fresh_ones_pass() -> None:
+    """Self-noised Laplace families: a 3-coordinate family reuses the first standardised draws of a 6-coordinate
+    one at every episode (seen as differences of two runs). No family's own test and no row-equality test sees it;
+    the run-wide test of the Laplace laws names the pair, and fresh draws pass it."""
+    big, small = LaplaceMechanism(2.0, 5.0, 6), LaplaceMechanism(2.0, 0.5, 3)
+
+    def run(rng: np.random.Generator, shared: bool) -> list[PublishedRelease]:
+        out = []
+        for k in range(1, 301):
+            z = rng.laplace(0.0, 1.0, 6)
+            w = z[:3] if shared else rng.laplace(0.0, 1.0, 3)
+            out += [PublishedRelease("counts", k, 1, "prefix", k + big.scale * z, None, big),
+                    PublishedRelease("returns", k, 1, "prefix", 0.5 * k + small.scale * w, None, small)]
+        return out
+
+    rng = np.random.default_rng(10)
+    result = check_noise(run(rng, True), run(rng, True))
+    assert result.status == "fail" and result.correlated, result.detail
+    assert "counts (stage 1, coordinate" in result.correlated[0] and "returns (stage 1, coordinate" in (
+        result.correlated[0])
+    fresh = check_noise(run(rng, False), run(rng, False))
+    assert fresh.status == "pass", fresh.detail
