@@ -100,7 +100,7 @@ class TimeLimitExceeded(LimitExceeded):
 _deadlines: list[tuple[float, Callable[[], BaseException]]] = []  # (monotonic deadline, the error to raise)
 try:  # signal.signal wraps these C functions in enum conversions that cost microseconds a call
     from _signal import getsignal as _get_handler  # type: ignore[import-not-found]
-    from _signal import signal as _set_handler  # type: ignore[import-not-found]
+    from _signal import signal as _set_handler
 except ImportError:  # pragma: no cover - another interpreter
     _get_handler, _set_handler = signal.getsignal, signal.signal
 

@@ -244,8 +244,10 @@ def acts_step_by_step(agent: Any) -> bool:
 def checked_action(action: object, mdp: Any, stage: int, episode: int | None = None) -> int:
     """A step-level agent's action as an int in [0, A), or an error naming what was expected (no float, bool
     or negative action is ever truncated or wrapped)."""
-    where = f" (episode {episode}, stage {stage + 1})" if episode is not None else f" (stage {stage + 1})"
     actions = int(mdp.num_actions)
+    if type(action) is int and 0 <= action < actions:  # (the usual answer, checked without more ado)
+        return action
+    where = f" (episode {episode}, stage {stage + 1})" if episode is not None else f" (stage {stage + 1})"
     value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise InvalidParameterError("act()", f"must return an integer action in [0, {actions}){where}",

@@ -282,6 +282,9 @@ class Billboard:
         ``episode`` and ``stage`` are 1-based labels (paper notation: k ∈ [K], h ∈ [H]). The same release as
         :meth:`publish_block` of this one value.
         """
+        if type(mechanism) in _DRAWN_HERE and type(self).publish_block is Billboard.publish_block:  # (not replayed)
+            rng = _generator("rng", rng)
+            return self._publish_one(episode, (family, stage, mechanism), (raw_value,), user_pattern(users), rng)[0]
         return self.publish_block(episode, [(family, stage, mechanism)], [raw_value], users, rng)[0]
 
     def publish_block(
@@ -343,7 +346,14 @@ class Billboard:
             noise = mechanism.noise_from_normals(rng.standard_normal(checked.shape))  # type: ignore[attr-defined]
         noisy = checked + noise
         if self.keep_history:
-            self._keep(episode, pattern, [release], noisy, noisy - checked if self.keep_noise else None)
+            kept = noisy[0].copy()
+            kept.flags.writeable = False
+            added = None
+            if self.keep_noise:
+                added = noisy[0] - checked[0]
+                added.flags.writeable = False
+            self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, kept, added,
+                                                  mechanism))
         self.ledger.record(family, episode, stage, mechanism, pattern)
         self.n_published += 1
         return noisy

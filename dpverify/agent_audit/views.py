@@ -17,6 +17,7 @@ lower bound on ε for it is a lower bound for the claim (post-processing).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,15 +49,23 @@ def _episode_rows(history: Sequence[Any], episodes: Sequence[int], width: int, u
     return rows
 
 
+@functools.lru_cache(maxsize=64)
+def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, column) indices of the upper triangle of an n × n matrix (read every release of every trial)."""
+    rows, cols = np.triu_indices(n)
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
+
+
 def _flat(value: np.ndarray) -> np.ndarray:
     if value.ndim == 2 and value.shape[0] == value.shape[1]:
-        return value[np.triu_indices(value.shape[0])]
+        return value[_upper(value.shape[0])]
     return value.reshape(-1)
 
 
 def _flat_batch(value: np.ndarray) -> np.ndarray:
     if value.ndim == 3 and value.shape[1] == value.shape[2]:
-        rows, cols = np.triu_indices(value.shape[1])
+        rows, cols = _upper(value.shape[1])
         return value[:, rows, cols]
     return value.reshape(value.shape[0], -1)
 

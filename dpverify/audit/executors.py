@@ -19,7 +19,7 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from dpverify import _validate
@@ -97,8 +97,10 @@ class ProcessExecutor(_Closing):
     overhead, transfer of results of the first item's size, the work split over the workers that have a
     free CPU, judged by the load average) is below :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial
     time. So a small audit never pays for a pool
-    and the executor is not slower than :class:`SerialExecutor`. Results do not depend on where an item
-    ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
+    and the executor is not slower than :class:`SerialExecutor`. Once a pool runs, a map starts on it at once.
+    While the workers take items from the front of the queue, this process takes them from its end, until none
+    is left unstarted: no CPU idles while the first item is timed or the last ones run. Results do not depend
+    on where an item ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
     """
 
     name = "processes"
@@ -134,28 +136,39 @@ class ProcessExecutor(_Closing):
         item to the pool, for a few long items known to pay, such as whole agent runs)."""
         _check_picklable(items, "worker processes")
         items = list(items)
-        results: list[Any] = []
-        if (self.adaptive if adaptive is None else adaptive) and items:
-            start = time.perf_counter()
-            results.append(fn(items[0]))
-            seconds = time.perf_counter() - start
-            self.items_here += 1
-            if on_done is not None:
-                on_done()
-            items = items[1:]
-            if self.workers == 1 or not self._worth_a_pool(seconds, results[0], len(items)):
-                for item in items:
-                    results.append(fn(item))
-                    self.items_here += 1
-                    if on_done is not None:
-                        on_done()
-                return results
+        if not (self.adaptive if adaptive is None else adaptive):
+            return self._pooled(fn, items, self._submit(fn, items), on_done, share=False)
         if not items:
-            return results
+            return []
+        if self._pool is not None:  # a running pool starts at once, this process taking the first item and more
+            return self._pooled(fn, items, self._submit(fn, items), on_done, share=True)
+        start = time.perf_counter()
+        first = self._here(fn, items[0], on_done)
+        if self.workers == 1 or not self._worth_a_pool(time.perf_counter() - start, first, len(items) - 1):
+            return [first, *(self._here(fn, item, on_done) for item in items[1:])]
+        return [first, *self._pooled(fn, items[1:], self._submit(fn, items[1:]), on_done, share=True)]
+
+    def _here(self, fn: Callable[[Any], Any], item: Any, on_done: Callback) -> Any:
+        result = fn(item)
+        self.items_here += 1
+        if on_done is not None:
+            on_done()
+        return result
+
+    def _submit(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future[Any]]:
+        if not items:
+            return []
         if self._pool is None:
             self._pool = new_pool(self.workers)
+        pool = self._pool
+        return [pool.submit(fn, item) for item in items]
+
+    def _pooled(self, fn: Callable[[Any], Any], items: Sequence[Any], futures: list[Future[Any]],
+                on_done: Callback, share: bool) -> list[Any]:
+        """The items' results from the pool; with ``share`` this process takes items from the end of the queue
+        (those no worker has started) until none is left, so that no CPU idles while the last ones run."""
         pool = self._pool  # maps from several threads share it (and gather waits on this one)
-        futures = [pool.submit(fn, item) for item in items]
+        ours: list[Any] = []
 
         def done() -> None:
             self.items_pooled += 1
@@ -163,7 +176,10 @@ class ProcessExecutor(_Closing):
                 on_done()
 
         try:
-            return results + gather(pool, futures, done)
+            while share and futures and futures[-1].cancel():
+                futures.pop()
+                ours.append(self._here(fn, items[len(futures)], on_done))
+            return (gather(pool, futures, done) if pool is not None else []) + ours[::-1]
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise
