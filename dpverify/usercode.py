@@ -30,6 +30,7 @@ unchanged, except a :class:`~dpverify.errors.NumericalError` (the user's numbers
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import math
@@ -142,13 +143,12 @@ def _release_alarm() -> None:
         _set_handler(signal.SIGALRM, _Held.replaced)
 
 
-def _arm_by(deadline: float) -> None:
-    """The timer made to fire by ``deadline``, lazily: one armed to fire sooner is left (the handler, finding no
+def _arm_within(seconds: float) -> None:
+    """The timer made to fire within ``seconds``, lazily: one armed to fire sooner is left (the handler, finding no
     deadline passed, re-arms it for the earliest), so a stretch of short calls arms it about once per limit."""
-    remaining = deadline - time.monotonic()
     armed = signal.getitimer(signal.ITIMER_REAL)[0]
-    if not armed or armed > remaining:
-        signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-4))
+    if not armed or armed > seconds:
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -158,7 +158,7 @@ def _on_alarm(signum: int, frame: object) -> None:
         entry = min(expired, key=lambda e: e[0])
         _deadlines.remove(entry)
     if _deadlines:
-        _arm_by(min(d for d, _ in _deadlines))
+        _arm_within(min(d for d, _ in _deadlines) - now)
     if expired:
         raise entry[1]()
 
@@ -172,7 +172,7 @@ def _start_limit(seconds: float | None, error: Callable[[], BaseException]) -> A
     entry = (time.monotonic() + seconds, error)
     _hold_alarm()
     _deadlines.append(entry)
-    _arm_by(entry[0])
+    _arm_within(seconds)
     return entry
 
 
@@ -307,6 +307,10 @@ class GuardedAgent:
     def unguarded(self) -> Any:
         """The agent itself."""
         return object.__getattribute__(self, "_agent")
+
+
+for _method in AGENT_METHODS:  # found on the class, so that a protocol call does not first fail a lookup
+    setattr(GuardedAgent, _method, property(functools.partial(GuardedAgent.__getattr__, attribute=_method)))
 
 
 class GuardedFactory:

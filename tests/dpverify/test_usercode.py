@@ -264,6 +264,22 @@ def test_guarded_agent_guards_protocol_methods_and_properties():
     assert agent.extra == 3 and guarded.unguarded is agent and guarded.name == "fine"
 
 
+def test_a_guarded_agent_has_the_protocol_methods_its_agent_has():
+    class StepLevel:
+        def act(self, h: int, s: int) -> int:
+            return h + s
+
+        def end_episode(self, trajectory: object) -> None:
+            raise KeyError("no trajectory")
+
+    guarded = GuardedAgent(StepLevel(), "step.py:make")
+    assert guarded.act(1, 2) == 3 and not hasattr(guarded, "observe") and not hasattr(guarded, "begin_episode")
+    with pytest.raises(UserCodeError, match=r"raised KeyError: 'no trajectory' \(in end_episode\)"):
+        guarded.end_episode(None)
+    guarded.unguarded.observe = lambda *step: 7  # the agent's attributes are read at each call
+    assert guarded.observe(0, 0, 0, 0.0, 0) == 7
+
+
 def test_is_factory_path():
     assert is_factory_path("pkg.mod:make") and is_factory_path("agent.py:make")
     assert not is_factory_path("dp-lsvi-ucb++")
