@@ -30,10 +30,10 @@ unchanged, except a :class:`~dpverify.errors.NumericalError` (the user's numbers
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 import inspect
 import math
+import operator
 import os
 import signal
 import sys
@@ -107,10 +107,9 @@ except ImportError:  # pragma: no cover - another interpreter
 
 
 class _Held:
-    """How many limits and stretches hold ``SIGALRM``'s handler (``replaced``: the one it replaced), and how many
-    stretches hold the ``os._exit`` replacement (guarded calls count per thread, in ``_guarded``)."""
+    """How many limits and stretches hold ``SIGALRM``'s handler, and the handler it replaced."""
 
-    alarm, replaced, exits = 0, None, 0
+    alarm, replaced = 0, None
 
 
 def _forget_deadlines_in_child() -> None:
@@ -138,9 +137,10 @@ def _hold_alarm() -> None:
 
 def _release_alarm() -> None:
     _Held.alarm -= 1
-    if not _Held.alarm:  # no timer left armed, the replaced handler back
+    if not _Held.alarm:  # no timer left armed, the replaced handler and the real os._exit back
         signal.setitimer(signal.ITIMER_REAL, 0.0)
         _set_handler(signal.SIGALRM, _Held.replaced)
+        _replace_exit(False)
 
 
 def _arm_within(seconds: float) -> None:
@@ -217,8 +217,8 @@ def _exit_or_raise(status: int) -> Any:
 
 
 def _replace_exit(guarding: bool) -> None:
-    """``os._exit`` (and ``posix._exit``) replaced while a guarded call or a stretch holds it, real otherwise."""
-    if guarding or not (_guarded or _Held.exits):
+    """``os._exit`` (and ``posix._exit``) replaced while a guarded call runs or the alarm is held, real otherwise."""
+    if guarding or not (_guarded or _Held.alarm):
         for module in (os, *([sys.modules["posix"]] if "posix" in sys.modules else [])):
             module._exit = _exit_or_raise if guarding else _REAL_EXIT  # type: ignore[attr-defined]
 
@@ -229,18 +229,16 @@ def guard_stretch() -> Iterator[None]:
     replacement are installed once for it rather than around each call, and taken back at its end. Each call
     keeps its own limit; between calls ``os._exit`` exits for real and an alarm with no deadline passed does
     nothing."""
-    alarm = enforced()
-    if alarm:
+    held = enforced()
+    if held:
         _hold_alarm()
-    _Held.exits += 1
     _replace_exit(True)
     try:
         yield
     finally:
-        _Held.exits -= 1
-        _replace_exit(False)
-        if alarm:
+        if held:
             _release_alarm()
+        _replace_exit(False)
 
 
 # ---- guarded calls -------------------------------------------------------------------------------------------
@@ -310,7 +308,7 @@ class GuardedAgent:
 
 
 for _method in AGENT_METHODS:  # found on the class, so that a protocol call does not first fail a lookup
-    setattr(GuardedAgent, _method, property(functools.partial(GuardedAgent.__getattr__, attribute=_method)))
+    setattr(GuardedAgent, _method, property(operator.methodcaller("__getattr__", _method)))
 
 
 class GuardedFactory:

@@ -52,22 +52,15 @@ def _episode_rows(history: Sequence[Any], episodes: Sequence[int], width: int, u
 @functools.lru_cache(maxsize=64)
 def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The (row, column) indices of the upper triangle of an n × n matrix (read every release of every trial)."""
-    rows, cols = np.triu_indices(n)
-    rows.flags.writeable = cols.flags.writeable = False
-    return rows, cols
+    return np.triu_indices(n)
 
 
-def _flat(value: np.ndarray) -> np.ndarray:
-    if value.ndim == 2 and value.shape[0] == value.shape[1]:
-        return value[_upper(value.shape[0])]
-    return value.reshape(-1)
-
-
-def _flat_batch(value: np.ndarray) -> np.ndarray:
-    if value.ndim == 3 and value.shape[1] == value.shape[2]:
-        rows, cols = _upper(value.shape[1])
-        return value[:, rows, cols]
-    return value.reshape(value.shape[0], -1)
+def _flat(value: np.ndarray, batch: int = 0) -> np.ndarray:
+    """A release (a stack of ``batch`` releases) as a vector (a row each): a square matrix as its upper triangle."""
+    if value.ndim == 2 + batch and value.shape[-1] == value.shape[-2]:
+        rows, cols = _upper(value.shape[-1])
+        return value[..., rows, cols]
+    return value.reshape(*value.shape[:batch], -1)
 
 
 def _one_hot(policy: np.ndarray, num_actions: int) -> np.ndarray:
@@ -127,7 +120,7 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
         episode, value = release[1], release[3]
         if episode not in row:
             continue
-        flat = _flat_batch(value)
+        flat = _flat(value, batch=1)
         i, width = row[episode], flat.shape[1]
         if len(release) < 5 and not ragged[i]:  # made by every trial, at one offset: a slice
             start = int(filled[0, i])

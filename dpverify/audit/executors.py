@@ -19,7 +19,7 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from dpverify import _validate
@@ -136,17 +136,14 @@ class ProcessExecutor(_Closing):
         item to the pool, for a few long items known to pay, such as whole agent runs)."""
         _check_picklable(items, "worker processes")
         items = list(items)
-        if not (self.adaptive if adaptive is None else adaptive):
-            return self._pooled(fn, items, self._submit(fn, items), on_done, share=False)
-        if not items:
-            return []
-        if self._pool is not None:  # a running pool starts at once, this process taking the first item and more
-            return self._pooled(fn, items, self._submit(fn, items), on_done, share=True)
+        share = self.adaptive if adaptive is None else adaptive
+        if not share or not items or self._pool is not None:  # (a running pool starts on the items at once)
+            return self._pooled(fn, items, on_done, share)
         start = time.perf_counter()
         first = self._here(fn, items[0], on_done)
         if self.workers == 1 or not self._worth_a_pool(time.perf_counter() - start, first, len(items) - 1):
             return [first, *(self._here(fn, item, on_done) for item in items[1:])]
-        return [first, *self._pooled(fn, items[1:], self._submit(fn, items[1:]), on_done, share=True)]
+        return [first, *self._pooled(fn, items[1:], on_done, share)]
 
     def _here(self, fn: Callable[[Any], Any], item: Any, on_done: Callback) -> Any:
         result = fn(item)
@@ -155,19 +152,15 @@ class ProcessExecutor(_Closing):
             on_done()
         return result
 
-    def _submit(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future[Any]]:
+    def _pooled(self, fn: Callable[[Any], Any], items: list[Any], on_done: Callback, share: bool) -> list[Any]:
+        """The items' results from the pool; with ``share`` this process takes items from the end of the queue
+        (those no worker has started) until none is left, so that no CPU idles while the last ones run."""
         if not items:
             return []
         if self._pool is None:
             self._pool = new_pool(self.workers)
-        pool = self._pool
-        return [pool.submit(fn, item) for item in items]
-
-    def _pooled(self, fn: Callable[[Any], Any], items: Sequence[Any], futures: list[Future[Any]],
-                on_done: Callback, share: bool) -> list[Any]:
-        """The items' results from the pool; with ``share`` this process takes items from the end of the queue
-        (those no worker has started) until none is left, so that no CPU idles while the last ones run."""
         pool = self._pool  # maps from several threads share it (and gather waits on this one)
+        futures = [pool.submit(fn, item) for item in items]
         ours: list[Any] = []
 
         def done() -> None:
@@ -179,7 +172,7 @@ class ProcessExecutor(_Closing):
             while share and futures and futures[-1].cancel():
                 futures.pop()
                 ours.append(self._here(fn, items[len(futures)], on_done))
-            return (gather(pool, futures, done) if pool is not None else []) + ours[::-1]
+            return gather(pool, futures, done) + ours[::-1]
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise

@@ -113,7 +113,7 @@ def test_a_memoised_calibration_equals_a_fresh_one(epsilon, delta, sensitivity, 
                                                                  conversion=conversion))):
         first = calibrate()
         assert calibrate() is first  # from the memo
-        fresh = _gaussian_family.__wrapped__(kind, sensitivity, dim, first.relation, epsilon, delta, k, conversion)
+        fresh = _gaussian_family.__wrapped__(kind, epsilon, delta, k, first.relation, conversion, sensitivity, dim)
         assert type(fresh) is kind and fresh == first and fresh is not first  # computed afresh: the same mechanism
 
 
