@@ -13,8 +13,9 @@ a limit ends the command.
   module (guarded), calls the factory (guarded) and wraps the agent it returns in :class:`GuardedAgent`,
   whose protocol methods are guarded calls;
 * :func:`time_limit` is the limit itself: ``SIGALRM`` through ``signal.setitimer`` in the main thread of
-  a process (the command's or a worker's), nested limits keeping the earliest deadline. Elsewhere (a
-  non-main thread) it is not enforced, which :data:`ENFORCED` tells.
+  a process (the command's or a worker's), nested limits keeping the earliest deadline, the timer armed
+  lazily; :func:`guard_stretch` installs what the calls of an agent's run share once for the run. Elsewhere
+  (a non-main thread) limits are not enforced, which :func:`enforced` tells.
 
 ``os._exit(n)`` called by the user's code during a guarded call raises in that call instead of ending the
 process (said as "raised SystemExit: os._exit(n)"), so that a library caller — a test session — survives it;
