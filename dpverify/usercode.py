@@ -155,13 +155,12 @@ def _arm_within(seconds: float) -> None:
 def _on_alarm(signum: int, frame: object) -> None:
     now = time.monotonic()
     expired = [entry for entry in _deadlines if entry[0] <= now]
-    if expired:  # the earliest fires: its entry goes, the timer serves the others
+    if expired:  # the earliest fires; its block re-arms the timer for the others when it ends (its error unwound)
         entry = min(expired, key=lambda e: e[0])
         _deadlines.remove(entry)
+        raise entry[1]()
     if _deadlines:
         _arm_within(min(d for d, _ in _deadlines) - now)
-    if expired:
-        raise entry[1]()
 
 
 def _start_limit(seconds: float | None, error: Callable[[], BaseException]) -> Any:
@@ -179,8 +178,10 @@ def _start_limit(seconds: float | None, error: Callable[[], BaseException]) -> A
 
 def _end_limit(entry: Any) -> None:
     if entry is not None:
-        if entry in _deadlines:  # (not when it fired)
+        if entry in _deadlines:
             _deadlines.remove(entry)
+        elif _deadlines:  # it fired: the enclosing blocks' deadlines need the timer again
+            _arm_within(min(d for d, _ in _deadlines) - time.monotonic())
         _release_alarm()
 
 

@@ -219,6 +219,23 @@ def test_a_limit_that_fires_leaves_the_enclosing_one_armed():
         time.sleep(5)
 
 
+@needs_alarms
+def test_the_limit_that_fires_first_is_the_one_said_while_its_error_unwinds():
+    class Inner(BaseException):
+        pass
+
+    def body() -> None:
+        with time_limit(0.3, Inner):  # its deadline is just after the call's
+            try:
+                time.sleep(5)
+            finally:
+                time.sleep(0.1)  # unwinding the call's error takes a while: the inner deadline passes meanwhile
+
+    with pytest.raises(UserCodeTimeout, match="within 0.3 s"):
+        guarded_call("a", "act", body, limit=0.3)
+    assert _timer() == 0.0
+
+
 def test_a_guarded_agent_takes_the_call_timeout_of_when_it_was_made(monkeypatch):
     monkeypatch.setenv("DPVERIFY_CALL_TIMEOUT", "7.5")
     assert GuardedAgent(_Agent(), "a").__dict__["_limit"] == 7.5
