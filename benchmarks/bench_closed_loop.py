@@ -2,7 +2,7 @@
 
     python benchmarks/bench_closed_loop.py switches [--round-trips 20000]
     python benchmarks/bench_closed_loop.py verify [--repeat 3] [--before REF]
-    python benchmarks/bench_closed_loop.py trials --before REF [--repeat 3] [--workers 2] [--pool always]
+    python benchmarks/bench_closed_loop.py trials --before REF [--repeat 3] [--workers 2] [--pool idle|always]
 
 * switches: how control passes between a user's loop and dpverify, three ways — an OS thread per loop with two
   one-slot queues (the adapter before greenlets), a generator (the floor, but only for a loop rewritten with
@@ -19,7 +19,8 @@
   step-level third-party LSVI, for the tree at git commit REF (its code extracted with ``git archive``) serially
   and with ``--workers`` processes, and for this tree the same; the ratios to REF's serial run, and the CPU
   time per trial (this process and its workers). The pool is the command line's adaptive one (which runs
-  everything here while the load average leaves no CPU free) unless ``--pool always``.
+  everything here while the load average leaves no CPU free), ``--pool idle`` the same judging every CPU free
+  (to see it at work on a machine other jobs share), ``--pool always`` every chunk on the workers.
 
 Figures (medians of 3 runs for switches) depend on the machine and on what else runs on it: quote medians of
 a few rounds.
@@ -244,7 +245,11 @@ def _trials_per_second(agent: str, workers: int, pool: str) -> str:
 
     spec = AgentAuditSpec(agent, "min2021", 8, "billboard", 1.0, 1e-5, trials=400, window=8,
                           env_options=(("horizon", 2), ("num_actions", 10)))
-    executor = SerialExecutor() if workers == 1 else ProcessExecutor(workers, adaptive=pool == "adaptive")
+    if pool == "idle":  # the adaptive pool judging every CPU free: how it works on a machine others share
+        from dpverify.audit import executors
+
+        executors._free_cpus = lambda: float(os.cpu_count() or 1)
+    executor = SerialExecutor() if workers == 1 else ProcessExecutor(workers, adaptive=pool != "always")
     start, cpu = time.perf_counter(), _cpu_seconds()
     result = audit_agent(spec, executor=executor, progress=False)
     executor.close()
@@ -296,8 +301,9 @@ def main() -> None:
     t.add_argument("--before", required=True, help="git commit of the tree to compare with")
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--workers", type=int, default=2)
-    t.add_argument("--pool", choices=("adaptive", "always"), default="adaptive",
-                   help="adaptive: as the command line decides (no pool while the machine is busy); always: force it")
+    t.add_argument("--pool", choices=("adaptive", "idle", "always"), default="adaptive",
+                   help="adaptive: as the command line decides (no pool while the machine is busy); idle: the same, "
+                   "judging every CPU free (the load average ignored); always: every chunk to the pool")
     child = sub.add_parser("trials-child")
     child.add_argument("agent")
     child.add_argument("workers", type=int)

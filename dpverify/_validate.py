@@ -17,7 +17,7 @@ from dpverify.errors import InvalidParameterError
 
 def real(name: str, value: object) -> float:
     """A finite real number (bool is rejected)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise InvalidParameterError(name, "must be a real number", value)
     x = float(value)
     if math.isnan(x):

@@ -26,8 +26,10 @@ Routes:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
+from typing import Any
 
 from dpverify import _validate
 from dpverify.composition import MAX_KARY_COMPOSITIONS, rr_delta, rr_epsilon
@@ -134,17 +136,28 @@ def _gaussian_rho0(epsilon: float, delta: float, compositions: int, conversion: 
     return round_down(rho / compositions, 2)
 
 
-def _gaussian_target(
-    epsilon: object, delta: object, compositions: object, relation: Neighbouring | str, conversion: object
-) -> tuple[float, float, int, Neighbouring, str, float]:
-    """The checked target of a Gaussian-family calibration, and the zCDP budget ρ0 of each release."""
-    epsilon_ = _validate.positive("epsilon", epsilon)
-    delta_ = _validate.open_unit("delta", delta)
-    compositions_ = _validate.integer("compositions", compositions, minimum=1)
-    relation_ = Neighbouring.parse(relation)
-    conversion_ = _validate.one_of("conversion", conversion, CONVERSIONS)
-    return (epsilon_, delta_, compositions_, relation_, conversion_,
-            _gaussian_rho0(epsilon_, delta_, compositions_, conversion_))
+@functools.lru_cache(maxsize=256)
+def _gaussian_family(kind: Any, epsilon: float, delta: float, compositions: int,
+                     relation: Neighbouring, conversion: str, sensitivity: float, dim: int) -> Any:
+    """The calibrated Gaussian (σ = Δ/√(2ρ0)) or GOE (s = Δ_F/(2√ρ0)) mechanism of validated arguments.
+
+    Memoised: a pure function of hashable validated values whose answer is a frozen mechanism, and research code
+    calibrates its agent in its constructor — once per two-world trial — each time re-checking the answer through a
+    composition ledger. The same arguments give the same (equal, shared) mechanism as a fresh calibration."""
+    rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)
+    start = sensitivity / (2.0 * math.sqrt(rho0)) if kind is GOEMechanism else sensitivity / math.sqrt(2.0 * rho0)
+    return _calibrated(lambda scale: kind(sensitivity, scale, dim, relation), start, epsilon, delta, compositions,
+                       conversion, kind.__name__.removesuffix("Mechanism"))
+
+
+def _gaussian_calibration(kind: Any, epsilon: object, delta: object,
+                          sensitivity: tuple[str, object], dim: object, compositions: object,
+                          relation: Neighbouring | str, conversion: object) -> Any:
+    """A Gaussian-family calibration, its arguments checked (``sensitivity``: its name and value)."""
+    return _gaussian_family(kind, _validate.positive("epsilon", epsilon), _validate.open_unit("delta", delta),
+                            _validate.integer("compositions", compositions, minimum=1), Neighbouring.parse(relation),
+                            _validate.one_of("conversion", conversion, CONVERSIONS), _validate.positive(*sensitivity),
+                            _validate.integer("dim", dim, minimum=1))
 
 
 def calibrate_gaussian(
@@ -163,13 +176,8 @@ def calibrate_gaussian(
     >>> composed_epsilon(m, 1e-5) <= 1.0, round(m.sigma, 4)
     (True, 3.7306)
     """
-    epsilon, delta, compositions, relation, conversion, rho0 = _gaussian_target(
-        epsilon, delta, compositions, relation, conversion)
-    sensitivity = _validate.positive("sensitivity", sensitivity)
-    dim = _validate.integer("dim", dim, minimum=1)
-    mechanism = _calibrated(lambda sigma: GaussianMechanism(sensitivity, sigma, dim, relation),
-                            sensitivity / math.sqrt(2.0 * rho0), epsilon, delta, compositions, conversion, "Gaussian")
-    return mechanism  # type: ignore[return-value]
+    return _gaussian_calibration(GaussianMechanism, epsilon, delta, ("sensitivity", sensitivity), dim, compositions,
+                                 relation, conversion)
 
 
 def calibrate_goe(
@@ -186,14 +194,8 @@ def calibrate_goe(
     The noise is (Z + Zᵀ)/√2 with Z_ij ~ N(0, s²): exactly a Gaussian mechanism with std √2·s, so
     s = Δ_F/(2√ρ0) (Sahu 2025, Algorithm 1 line 1, with Δ_F = 1).
     """
-    epsilon, delta, compositions, relation, conversion, rho0 = _gaussian_target(
-        epsilon, delta, compositions, relation, conversion)
-    frobenius_sensitivity = _validate.positive("frobenius_sensitivity", frobenius_sensitivity)
-    dim = _validate.integer("dim", dim, minimum=1)
-    mechanism = _calibrated(lambda s: GOEMechanism(frobenius_sensitivity, s, dim, relation),
-                            frobenius_sensitivity / (2.0 * math.sqrt(rho0)), epsilon, delta, compositions, conversion,
-                            "GOE")
-    return mechanism  # type: ignore[return-value]
+    return _gaussian_calibration(GOEMechanism, epsilon, delta, ("frobenius_sensitivity", frobenius_sensitivity), dim,
+                                 compositions, relation, conversion)
 
 
 def calibrate_laplace(

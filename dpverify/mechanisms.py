@@ -485,7 +485,7 @@ class GOEMechanism(_GaussianPrivacy):
         """The noise (W + Wᵀ)/√2, W = s·z, of releases whose standard normals are ``z`` (..., dim, dim), as
         :meth:`noise` draws it."""
         w = self.entry_std * z
-        return (w + np.swapaxes(w, -1, -2)) / math.sqrt(2.0)
+        return (w + w.swapaxes(-1, -2)) / math.sqrt(2.0)
 
     def standardised_noise(self, noise: np.ndarray) -> np.ndarray:
         """The upper triangle of (Z + Zᵀ)/√2: off-diagonal entries (variance s²) divided by s, diagonal entries

@@ -13,8 +13,9 @@ a limit ends the command.
   module (guarded), calls the factory (guarded) and wraps the agent it returns in :class:`GuardedAgent`,
   whose protocol methods are guarded calls;
 * :func:`time_limit` is the limit itself: ``SIGALRM`` through ``signal.setitimer`` in the main thread of
-  a process (the command's or a worker's), nested limits keeping the earliest deadline. Elsewhere (a
-  non-main thread) it is not enforced, which :data:`ENFORCED` tells.
+  a process (the command's or a worker's), nested limits keeping the earliest deadline, the timer armed
+  lazily; :func:`guard_stretch` installs what the calls of an agent's run share once for the run. Elsewhere
+  (a non-main thread) limits are not enforced, which :func:`enforced` tells.
 
 ``os._exit(n)`` called by the user's code during a guarded call raises in that call instead of ending the
 process (said as "raised SystemExit: os._exit(n)"), so that a library caller — a test session — survives it;
@@ -33,6 +34,7 @@ import contextlib
 import importlib
 import inspect
 import math
+import operator
 import os
 import signal
 import sys
@@ -98,10 +100,17 @@ class TimeLimitExceeded(LimitExceeded):
 # ---- wall-clock limits ------------------------------------------------------------------------------------
 
 _deadlines: list[tuple[float, Callable[[], BaseException]]] = []  # (monotonic deadline, the error to raise)
-try:  # signal.signal wraps this C function in enum conversions that cost 7 µs a call (two per guarded call)
-    from _signal import signal as _set_handler  # type: ignore[import-not-found]
+try:  # signal.signal wraps these C functions in enum conversions that cost microseconds a call
+    from _signal import getsignal as _get_handler  # type: ignore[import-not-found]
+    from _signal import signal as _set_handler
 except ImportError:  # pragma: no cover - another interpreter
-    _set_handler = signal.signal
+    _get_handler, _set_handler = signal.getsignal, signal.signal
+
+
+class _Held:
+    """How many limits and stretches hold ``SIGALRM``'s handler, and the handler it replaced."""
+
+    alarm, replaced = 0, None
 
 
 def _forget_deadlines_in_child() -> None:
@@ -118,42 +127,73 @@ def enforced() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _arm() -> None:
-    if not _deadlines:
+def _hold_alarm() -> None:
+    """The handler installed while anything holds it (and again if the user's code replaced it)."""
+    if not _Held.alarm:
+        _Held.replaced = _set_handler(signal.SIGALRM, _on_alarm)
+    elif _get_handler(signal.SIGALRM) is not _on_alarm:
+        _set_handler(signal.SIGALRM, _on_alarm)
+    _Held.alarm += 1
+
+
+def _release_alarm() -> None:
+    _Held.alarm -= 1
+    if not _Held.alarm:  # no timer left armed, the replaced handler and the real os._exit back
         signal.setitimer(signal.ITIMER_REAL, 0.0)
-        return
-    remaining = min(d for d, _ in _deadlines) - time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-4))
+        _set_handler(signal.SIGALRM, _Held.replaced)
+        _replace_exit(False)
+
+
+def _arm_within(seconds: float) -> None:
+    """The timer made to fire within ``seconds``, lazily: one armed to fire sooner is left (the handler, finding no
+    deadline passed, re-arms it for the earliest), so a stretch of short calls arms it about once per limit."""
+    armed = signal.getitimer(signal.ITIMER_REAL)[0]
+    if not armed or armed > seconds:
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
 
 
 def _on_alarm(signum: int, frame: object) -> None:
     now = time.monotonic()
     expired = [entry for entry in _deadlines if entry[0] <= now]
-    if not expired:
-        _arm()
-        return
-    raise min(expired, key=lambda entry: entry[0])[1]()
+    if expired:  # the earliest fires; its block re-arms the timer for the others when it ends (its error unwound)
+        entry = min(expired, key=lambda e: e[0])
+        _deadlines.remove(entry)
+        raise entry[1]()
+    if _deadlines:
+        _arm_within(min(d for d, _ in _deadlines) - now)
+
+
+def _start_limit(seconds: float | None, error: Callable[[], BaseException]) -> Any:
+    """The armed deadline of a block limited to ``seconds`` (None: no limit, or not enforced here)."""
+    if seconds is None or seconds == math.inf or not enforced():
+        return None
+    if type(seconds) is not float or not seconds > 0.0:
+        seconds = _validate.positive("limit", seconds)
+    entry = (time.monotonic() + seconds, error)
+    _hold_alarm()
+    _deadlines.append(entry)
+    _arm_within(seconds)
+    return entry
+
+
+def _end_limit(entry: Any) -> None:
+    if entry is not None:
+        if entry in _deadlines:
+            _deadlines.remove(entry)
+        elif _deadlines:  # it fired: the enclosing blocks' deadlines need the timer again
+            _arm_within(min(d for d, _ in _deadlines) - time.monotonic())
+        _release_alarm()
 
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None, error: Callable[[], BaseException]) -> Iterator[None]:
     """Raise ``error()`` in this thread if the block has not finished after ``seconds`` (None or ∞: no limit;
     not enforced outside the main thread). Limits nest: the earliest deadline fires first."""
-    if seconds is None or math.isinf(seconds) or not enforced():
-        yield
-        return
-    seconds = _validate.positive("limit", seconds)
-    entry = (time.monotonic() + seconds, error)
-    previous = _set_handler(signal.SIGALRM, _on_alarm)
-    _deadlines.append(entry)
-    _arm()
+    entry = _start_limit(seconds, error)
     try:
         yield
     finally:
-        _deadlines.remove(entry)
-        _arm()
-        if not _deadlines:
-            _set_handler(signal.SIGALRM, previous)
+        _end_limit(entry)
 
 
 # ---- os._exit in a guarded call --------------------------------------------------------------------------
@@ -178,23 +218,29 @@ def _exit_or_raise(status: int) -> Any:
     _REAL_EXIT(status)
 
 
+def _replace_exit(guarding: bool) -> None:
+    """``os._exit`` (and ``posix._exit``) replaced while a guarded call runs or the alarm is held, real otherwise."""
+    if guarding or not (_guarded or _Held.alarm):
+        for module in (os, *([sys.modules["posix"]] if "posix" in sys.modules else [])):
+            module._exit = _exit_or_raise if guarding else _REAL_EXIT  # type: ignore[attr-defined]
+
+
 @contextlib.contextmanager
-def _exits_raise() -> Iterator[None]:
-    """The block's ``os._exit`` (and ``posix._exit``) raise :class:`ExitCalled` in this thread."""
-    key = (os.getpid(), threading.get_ident())
-    _guarded[key] = _guarded.get(key, 0) + 1
-    modules = [os, *([sys.modules["posix"]] if "posix" in sys.modules else [])]
-    for module in modules:
-        module._exit = _exit_or_raise  # type: ignore[attr-defined]
+def guard_stretch() -> Iterator[None]:
+    """A stretch of guarded calls (an agent's run): ``SIGALRM``'s handler (in the main thread) and the ``os._exit``
+    replacement are installed once for it rather than around each call, and taken back at its end. Each call
+    keeps its own limit; between calls ``os._exit`` exits for real and an alarm with no deadline passed does
+    nothing."""
+    held = enforced()
+    if held:
+        _hold_alarm()
+    _replace_exit(True)
     try:
         yield
     finally:
-        _guarded[key] -= 1
-        if not _guarded[key]:
-            del _guarded[key]
-        if not _guarded:
-            for module in modules:
-                module._exit = _REAL_EXIT  # type: ignore[attr-defined]
+        if held:
+            _release_alarm()
+        _replace_exit(False)
 
 
 # ---- guarded calls -------------------------------------------------------------------------------------------
@@ -207,20 +253,29 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
     ``DPVERIFY_CALL_TIMEOUT`` of :mod:`dpverify.limits`) a :class:`UserCodeTimeout`."""
     if limit is None:
         limit = call_timeout()
-    with time_limit(limit, lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option)):
-        try:
-            with _exits_raise():
-                return fn(*args, **kwargs)
-        except (KeyboardInterrupt, LimitExceeded, UserCodeError):
-            raise
-        except ExitCalled as exc:  # said like sys.exit, the process kept (module docstring)
-            raise UserCodeError(agent, where, "SystemExit", str(exc)) from None
-        except DpverifyError as exc:
-            if isinstance(exc, NumericalError):  # the user's numbers, though a dpverify function said so
-                raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
-            raise  # the protocol's refusals and the billboard's own control flow
-        except BaseException as exc:  # the user's code: SystemExit, GeneratorExit, anything it raises
+    entry = _start_limit(limit, lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option))
+    key = (os.getpid(), threading.get_ident())
+    _guarded[key] = _guarded.get(key, 0) + 1
+    if os._exit is not _exit_or_raise:
+        _replace_exit(True)
+    try:
+        return fn(*args, **kwargs)
+    except (KeyboardInterrupt, LimitExceeded, UserCodeError):
+        raise
+    except ExitCalled as exc:  # said like sys.exit, the process kept (module docstring)
+        raise UserCodeError(agent, where, "SystemExit", str(exc)) from None
+    except DpverifyError as exc:
+        if isinstance(exc, NumericalError):  # the user's numbers, though a dpverify function said so
             raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
+        raise  # the protocol's refusals and the billboard's own control flow
+    except BaseException as exc:  # the user's code: SystemExit, GeneratorExit, anything it raises
+        raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
+    finally:
+        _guarded[key] -= 1
+        if not _guarded[key]:
+            del _guarded[key]
+            _replace_exit(False)
+        _end_limit(entry)
 
 
 class GuardedAgent:
@@ -230,7 +285,7 @@ class GuardedAgent:
     def __init__(self, agent: Any, name: str, limit: float | None = None) -> None:
         object.__setattr__(self, "_agent", agent)
         object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_limit", limit)
+        object.__setattr__(self, "_limit", call_timeout() if limit is None else limit)
 
     def __getattr__(self, attribute: str) -> Any:
         agent, name = object.__getattribute__(self, "_agent"), object.__getattribute__(self, "_name")
@@ -252,6 +307,10 @@ class GuardedAgent:
     def unguarded(self) -> Any:
         """The agent itself."""
         return object.__getattribute__(self, "_agent")
+
+
+for _method in AGENT_METHODS:  # found on the class, so that a protocol call does not first fail a lookup
+    setattr(GuardedAgent, _method, property(operator.methodcaller("__getattr__", _method)))
 
 
 class GuardedFactory:

@@ -244,8 +244,10 @@ def acts_step_by_step(agent: Any) -> bool:
 def checked_action(action: object, mdp: Any, stage: int, episode: int | None = None) -> int:
     """A step-level agent's action as an int in [0, A), or an error naming what was expected (no float, bool
     or negative action is ever truncated or wrapped)."""
-    where = f" (episode {episode}, stage {stage + 1})" if episode is not None else f" (stage {stage + 1})"
     actions = int(mdp.num_actions)
+    if type(action) is int and 0 <= action < actions:  # (the usual answer, checked without more ado)
+        return action
+    where = f" (episode {episode}, stage {stage + 1})" if episode is not None else f" (stage {stage + 1})"
     value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise InvalidParameterError("act()", f"must return an integer action in [0, {actions}){where}",
@@ -270,18 +272,21 @@ def play_step_by_step(agent: Any, mdp: Any, initial_state: int, next_state: Call
     ``end_episode(trajectory)``; returns (the partial policy, the trajectory)."""
     begin_step_episode(agent, episode)
     horizon = int(mdp.horizon)
-    observe = getattr(agent, "observe", None)
+    act, observe = agent.act, getattr(agent, "observe", None)
+    observe = observe if callable(observe) else None
     partial = np.full((horizon, int(mdp.num_states)), UNSEEN, dtype=np.int64)
     states = np.empty(horizon + 1, dtype=np.int64)
     actions = np.empty(horizon, dtype=np.int64)
     states[0] = initial_state
+    s = int(states[0])
     for h in range(horizon):
-        s = int(states[h])
-        a = checked_action(agent.act(h, s), mdp, h, episode)
+        a = checked_action(act(h, s), mdp, h, episode)
         actions[h] = partial[h, s] = a
         states[h + 1] = next_state(h, s, a)
-        if callable(observe):
-            observe(h, s, a, _reward_seen(mdp, h, s, a, int(states[h + 1])), int(states[h + 1]))
+        after = int(states[h + 1])
+        if observe is not None:
+            observe(h, s, a, _reward_seen(mdp, h, s, a, after), after)
+        s = after
     trajectory = Trajectory(states, actions, rewards_seen(mdp, states, actions))
     agent.end_episode(trajectory)
     return partial, trajectory

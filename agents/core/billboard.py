@@ -56,9 +56,9 @@ def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
         raise InvalidParameterError("value", f"must be a stack of values of shape {shape}", raw.shape)
     if not np.isfinite(raw).all():
         raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
-    # (an exactly symmetric stack passes without the tolerance computation)
-    if isinstance(mechanism, GOEMechanism) and not np.array_equal(raw, np.swapaxes(raw, -1, -2)):
-        transposed = np.swapaxes(raw, -1, -2)
+    transposed = raw.swapaxes(-1, -2)  # (a stack symmetric bit for bit, or exactly, needs no tolerance computation)
+    if isinstance(mechanism, GOEMechanism) and raw.tobytes() != transposed.tobytes() and not np.array_equal(
+            raw, transposed):
         asymmetry = np.abs(raw - transposed).max(axis=(-2, -1))
         scale = np.maximum(1.0, np.abs(raw).max(axis=(-2, -1)))
         if np.any(asymmetry > 1e-12 * scale):
@@ -282,6 +282,9 @@ class Billboard:
         ``episode`` and ``stage`` are 1-based labels (paper notation: k ∈ [K], h ∈ [H]). The same release as
         :meth:`publish_block` of this one value.
         """
+        if type(mechanism) in _DRAWN_HERE and type(self).publish_block is Billboard.publish_block:  # (not replayed)
+            rng = _generator("rng", rng)
+            return self._publish_one(episode, (family, stage, mechanism), (raw_value,), user_pattern(users), rng)[0]
         return self.publish_block(episode, [(family, stage, mechanism)], [raw_value], users, rng)[0]
 
     def publish_block(
@@ -309,6 +312,8 @@ class Billboard:
         n = len(releases)
         if len(raw_values) != n or not releases:
             raise InvalidParameterError("raw_values", f"must hold one value per release ({n})", len(raw_values))
+        if n == 1 and type(releases[0][2]) in _DRAWN_HERE:
+            return self._publish_one(episode, releases[0], raw_values, pattern, rng)
         mechanisms = [mechanism for _, _, mechanism in releases]
         groups = _positions_by_mechanism(mechanisms)
         checked = _checked_values(mechanisms, groups, raw_values)
@@ -327,6 +332,30 @@ class Billboard:
                            None if noise is None else noise[None])
         self.ledger.record_releases(episode, releases, pattern)
         self.n_published += n
+        return noisy
+
+    def _publish_one(self, episode: int, release: tuple[str, int, Mechanism], raw_values: object,
+                     pattern: UserPattern, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`publish_block` of one release by one of dpverify's own mechanisms (what agents publish most, stage
+        by stage): the same checks, draws and record, without the grouping of a block."""
+        family, stage, mechanism = release
+        checked = _checked_stack(mechanism, raw_values)
+        if isinstance(mechanism, LaplaceMechanism):
+            noise = mechanism.noise(rng, 1)
+        else:
+            noise = mechanism.noise_from_normals(rng.standard_normal(checked.shape))  # type: ignore[attr-defined]
+        noisy = checked + noise
+        if self.keep_history:
+            kept = noisy[0].copy()
+            kept.flags.writeable = False
+            added = None
+            if self.keep_noise:
+                added = noisy[0] - checked[0]
+                added.flags.writeable = False
+            self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, kept, added,
+                                                  mechanism))
+        self.ledger.record(family, episode, stage, mechanism, pattern)
+        self.n_published += 1
         return noisy
 
     def publish_noised(

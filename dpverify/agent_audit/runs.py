@@ -33,7 +33,7 @@ from dpverify.agents.registry import batched_twin, build_agent, build_environmen
 from dpverify.claims import PrivacyClaim
 from dpverify.errors import InvalidParameterError
 from dpverify.ledger import PrivacyLedger
-from dpverify.usercode import declared_notion
+from dpverify.usercode import declared_notion, guard_stretch
 from dpverify.whitebox.neighbours import audit_environment
 
 #: Episodes of the probe run (the width of one episode's releases is read from them).
@@ -83,9 +83,10 @@ def agent_setup(spec: AgentAuditSpec) -> AgentSetup:
 def run_agent_once(setup: AgentSetup, mdp: Any, tapes: Sequence[Any],
                    rng: np.random.Generator) -> tuple[Any, list[np.ndarray]]:
     """Build an agent with a recording billboard, run it on the tapes; (billboard history, policies). A seeded
-    global-generator stream of the agent's is swapped in once for the run (:func:`keep_installed`)."""
+    global-generator stream of the agent's is swapped in once for the run (:func:`keep_installed`), and so is what
+    guards each call of the user's code (:func:`guard_stretch`)."""
     board = setup.billboard(rng)
-    with keep_installed():
+    with keep_installed(), guard_stretch():
         agent = setup.build(mdp, rng, board)
         policies = run_on_tapes(agent, mdp, tapes)
     published = getattr(agent, "billboard", board)

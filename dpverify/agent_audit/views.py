@@ -17,6 +17,7 @@ lower bound on ε for it is a lower bound for the claim (post-processing).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,17 +49,18 @@ def _episode_rows(history: Sequence[Any], episodes: Sequence[int], width: int, u
     return rows
 
 
-def _flat(value: np.ndarray) -> np.ndarray:
-    if value.ndim == 2 and value.shape[0] == value.shape[1]:
-        return value[np.triu_indices(value.shape[0])]
-    return value.reshape(-1)
+@functools.lru_cache(maxsize=64)
+def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, column) indices of the upper triangle of an n × n matrix (read every release of every trial)."""
+    return np.triu_indices(n)
 
 
-def _flat_batch(value: np.ndarray) -> np.ndarray:
-    if value.ndim == 3 and value.shape[1] == value.shape[2]:
-        rows, cols = np.triu_indices(value.shape[1])
-        return value[:, rows, cols]
-    return value.reshape(value.shape[0], -1)
+def _flat(value: np.ndarray, batch: int = 0) -> np.ndarray:
+    """A release (a stack of ``batch`` releases) as a vector (a row each): a square matrix as its upper triangle."""
+    if value.ndim == 2 + batch and value.shape[-1] == value.shape[-2]:
+        rows, cols = _upper(value.shape[-1])
+        return value[..., rows, cols]
+    return value.reshape(*value.shape[:batch], -1)
 
 
 def _one_hot(policy: np.ndarray, num_actions: int) -> np.ndarray:
@@ -118,7 +120,7 @@ def observe_batch(view: View, agent: Any, policies: dict[int, np.ndarray], num_a
         episode, value = release[1], release[3]
         if episode not in row:
             continue
-        flat = _flat_batch(value)
+        flat = _flat(value, batch=1)
         i, width = row[episode], flat.shape[1]
         if len(release) < 5 and not ragged[i]:  # made by every trial, at one offset: a slice
             start = int(filled[0, i])

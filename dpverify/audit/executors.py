@@ -97,8 +97,10 @@ class ProcessExecutor(_Closing):
     overhead, transfer of results of the first item's size, the work split over the workers that have a
     free CPU, judged by the load average) is below :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial
     time. So a small audit never pays for a pool
-    and the executor is not slower than :class:`SerialExecutor`. Results do not depend on where an item
-    ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
+    and the executor is not slower than :class:`SerialExecutor`. Once a pool runs, a map starts on it at once.
+    While the workers take items from the front of the queue, this process takes them from its end, until none
+    is left unstarted: no CPU idles while the first item is timed or the last ones run. Results do not depend
+    on where an item ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
     """
 
     name = "processes"
@@ -134,28 +136,32 @@ class ProcessExecutor(_Closing):
         item to the pool, for a few long items known to pay, such as whole agent runs)."""
         _check_picklable(items, "worker processes")
         items = list(items)
-        results: list[Any] = []
-        if (self.adaptive if adaptive is None else adaptive) and items:
-            start = time.perf_counter()
-            results.append(fn(items[0]))
-            seconds = time.perf_counter() - start
-            self.items_here += 1
-            if on_done is not None:
-                on_done()
-            items = items[1:]
-            if self.workers == 1 or not self._worth_a_pool(seconds, results[0], len(items)):
-                for item in items:
-                    results.append(fn(item))
-                    self.items_here += 1
-                    if on_done is not None:
-                        on_done()
-                return results
+        share = self.adaptive if adaptive is None else adaptive
+        if not share or not items or self._pool is not None:  # (a running pool starts on the items at once)
+            return self._pooled(fn, items, on_done, share)
+        start = time.perf_counter()
+        first = self._here(fn, items[0], on_done)
+        if self.workers == 1 or not self._worth_a_pool(time.perf_counter() - start, first, len(items) - 1):
+            return [first, *(self._here(fn, item, on_done) for item in items[1:])]
+        return [first, *self._pooled(fn, items[1:], on_done, share)]
+
+    def _here(self, fn: Callable[[Any], Any], item: Any, on_done: Callback) -> Any:
+        result = fn(item)
+        self.items_here += 1
+        if on_done is not None:
+            on_done()
+        return result
+
+    def _pooled(self, fn: Callable[[Any], Any], items: list[Any], on_done: Callback, share: bool) -> list[Any]:
+        """The items' results from the pool; with ``share`` this process takes items from the end of the queue
+        (those no worker has started) until none is left, so that no CPU idles while the last ones run."""
         if not items:
-            return results
+            return []
         if self._pool is None:
             self._pool = new_pool(self.workers)
         pool = self._pool  # maps from several threads share it (and gather waits on this one)
         futures = [pool.submit(fn, item) for item in items]
+        ours: list[Any] = []
 
         def done() -> None:
             self.items_pooled += 1
@@ -163,7 +169,10 @@ class ProcessExecutor(_Closing):
                 on_done()
 
         try:
-            return results + gather(pool, futures, done)
+            while share and futures and futures[-1].cancel():
+                futures.pop()
+                ours.append(self._here(fn, items[len(futures)], on_done))
+            return gather(pool, futures, done) + ours[::-1]
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise

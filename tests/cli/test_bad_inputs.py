@@ -97,8 +97,8 @@ PROCESS_CASES: tuple[Case, ...] = (
     _agent_case("contained", VERIFY, "kill:begin_episode"),
     _agent_case("contained", RUN, "stray:import", status=0),
     Case("contained", "run child:import", (*RUN, "--agent", "{agent}"), 0, "regret", agent="child:import"),
-    Case("contained", "verify stray:import, SIGTERM", (*VERIFY, "--agent", "{agent}"), 143, "terminated",
-         agent="stray:import", term_after=4.0),
+    Case("contained", "verify stray:import, SIGTERM", (*VERIFY, "--agent", "{agent}", "--episodes", "5000"), 143,
+         "terminated", agent="stray:import", term_after=4.0),  # (K = 5000: still running when it comes)
     Case("contained", "run stray:import, SIGINT (Ctrl-C)", (*RUN, "--agent", "{agent}", "--episodes", "1e6"), 130,
          "interrupted", agent="stray:import", term_after=4.0, stop="SIGINT"),
     Case("contained", "verify sleep:begin_episode, the default call limit", (*VERIFY, "--agent", "{agent}"), 2,

@@ -102,6 +102,28 @@ def test_many_compositions_favour_the_zcdp_route_for_laplace() -> None:
     assert approx.scale < pure.scale / 5
 
 
+@given(epsilons(), deltas(), sensitivities, st.integers(1, 6), compositions, st.sampled_from(["exact", "cks"]))
+@settings(max_examples=25)
+def test_a_memoised_calibration_equals_a_fresh_one(epsilon, delta, sensitivity, dim, k, conversion) -> None:
+    from dpverify.calibrate_mechanism import _gaussian_family
+
+    for kind, calibrate in ((GaussianMechanism, lambda: calibrate_gaussian(epsilon, delta, sensitivity, k, dim,
+                                                                            conversion=conversion)),
+                            (GOEMechanism, lambda: calibrate_goe(epsilon, delta, sensitivity, dim, k,
+                                                                 conversion=conversion))):
+        first = calibrate()
+        assert calibrate() is first  # from the memo
+        fresh = _gaussian_family.__wrapped__(kind, epsilon, delta, k, first.relation, conversion, sensitivity, dim)
+        assert type(fresh) is kind and fresh == first and fresh is not first  # computed afresh: the same mechanism
+
+
+def test_the_memo_validates_before_it_answers() -> None:
+    calibrate_gaussian(1.0, 1e-5, 1.0, compositions=3)
+    with pytest.raises(InvalidParameterError, match="compositions"):
+        calibrate_gaussian(1.0, 1e-5, 1.0, compositions=True)  # equal to 1 as a key, refused as an integer
+    assert calibrate_goe(1.0, 1e-5, 2.0, 3, relation="replace-one") is calibrate_goe(1.0, 1e-5, 2, 3.0)
+
+
 def test_composition_ledger_touches_one_user_in_every_release() -> None:
     m = calibrate_gaussian(1.0, 1e-5, 1.0)
     ledger = composition_ledger(m, 7)

@@ -20,6 +20,7 @@ from dpverify.usercode import (
     UserCodeTimeout,
     declared_notion,
     enforced,
+    guard_stretch,
     guarded_call,
     guarded_factory,
     import_factory,
@@ -121,6 +122,126 @@ def test_nested_limits_fire_earliest_first_and_are_cleared():
     time.sleep(0.4)
 
 
+needs_alarms = pytest.mark.skipif(not enforced(), reason="limits need SIGALRM in the main thread")
+
+
+def _timer() -> float:
+    import signal
+
+    return signal.getitimer(signal.ITIMER_REAL)[0]
+
+
+@needs_alarms
+def test_a_stretch_keeps_each_calls_own_limit_arming_the_timer_lazily():
+    import signal
+
+    with guard_stretch():
+        assert guarded_call("a", "act", lambda: 1, limit=0.3) == 1
+        assert 0 < _timer() <= 0.3  # left armed: the next call's deadline is later
+        time.sleep(0.1)
+        # the timer fires (at 0.3 s) while this call runs; its own deadline (0.7 s) has not passed: it runs on
+        assert guarded_call("a", "act", time.sleep, 0.3, limit=0.6) is None
+        guarded_call("a", "act", lambda: None, limit=30.0)
+        with pytest.raises(UserCodeTimeout, match="within 0.2 s"):  # a shorter limit than the armed one re-arms
+            guarded_call("a", "act", time.sleep, 5, limit=0.2)
+        signal.raise_signal(signal.SIGALRM)  # an alarm between calls, no deadline passed: nothing happens
+
+
+@needs_alarms
+def test_a_stretch_restores_the_previous_handler_and_leaves_no_timer():
+    import signal
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: seen.append(signum))
+    try:
+        with guard_stretch():
+            guarded_call("a", "act", lambda: None, limit=5.0)
+            assert signal.getsignal(signal.SIGALRM) is not previous
+        assert _timer() == 0.0 and not seen
+        signal.raise_signal(signal.SIGALRM)
+        assert seen == [signal.SIGALRM]  # the user's own handler is back
+        guarded_call("a", "act", lambda: None, limit=5.0)  # a call outside a stretch: the same at its end
+        assert _timer() == 0.0 and signal.getsignal(signal.SIGALRM) is not None
+        signal.raise_signal(signal.SIGALRM)
+        assert seen == [signal.SIGALRM] * 2
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+@needs_alarms
+def test_a_handler_the_users_code_replaces_is_reinstalled_by_the_next_call():
+    import signal
+
+    with guard_stretch():
+        guarded_call("a", "act", signal.signal, signal.SIGALRM, signal.SIG_IGN)
+        with pytest.raises(UserCodeTimeout):
+            guarded_call("a", "act", time.sleep, 5, limit=0.2)
+
+
+@needs_alarms
+def test_a_process_forked_in_a_stretch_enforces_its_own_limits():
+    import os
+
+    with guard_stretch():
+        guarded_call("a", "act", lambda: None, limit=60.0)  # armed in the parent (not inherited)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                guarded_call("a", "act", time.sleep, 5, limit=0.2)
+            except UserCodeTimeout:
+                os._exit(3)
+            os._exit(4)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 3
+
+
+def test_os_exit_raises_in_a_stretchs_calls_only_and_the_real_one_comes_back():
+    import os
+
+    real = os._exit
+    with guard_stretch():
+        with pytest.raises(UserCodeError, match=r"os\._exit\(7\)"):
+            guarded_call("a", "act", _exit_from_the_users_code)
+        pid = os.fork()
+        if pid == 0:  # between the stretch's calls os._exit ends the process, as it should
+            os._exit(5)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 5
+    assert os._exit is real
+
+
+@needs_alarms
+def test_a_limit_that_fires_leaves_the_enclosing_one_armed():
+    class Outer(BaseException):
+        pass
+
+    with pytest.raises(Outer), time_limit(0.4, Outer):
+        with pytest.raises(UserCodeTimeout):
+            guarded_call("a", "act", time.sleep, 5, limit=0.1)
+        time.sleep(5)
+
+
+@needs_alarms
+def test_the_limit_that_fires_first_is_the_one_said_while_its_error_unwinds():
+    class Inner(BaseException):
+        pass
+
+    def body() -> None:
+        with time_limit(0.3, Inner):  # its deadline is just after the call's
+            try:
+                time.sleep(5)
+            finally:
+                time.sleep(0.1)  # unwinding the call's error takes a while: the inner deadline passes meanwhile
+
+    with pytest.raises(UserCodeTimeout, match="within 0.3 s"):
+        guarded_call("a", "act", body, limit=0.3)
+    assert _timer() == 0.0
+
+
+def test_a_guarded_agent_takes_the_call_timeout_of_when_it_was_made(monkeypatch):
+    monkeypatch.setenv("DPVERIFY_CALL_TIMEOUT", "7.5")
+    assert GuardedAgent(_Agent(), "a").__dict__["_limit"] == 7.5
+    assert GuardedAgent(_Agent(), "a", limit=2.0).__dict__["_limit"] == 2.0
+
+
 def test_no_limit_for_none_or_infinity():
     with time_limit(None, TimeLimitExceeded), time_limit(float("inf"), TimeLimitExceeded):
         assert guarded_call("a", "f", lambda: 1, limit=float("inf")) == 1
@@ -158,6 +279,22 @@ def test_guarded_agent_guards_protocol_methods_and_properties():
         guarded.missing
     guarded.extra = 3
     assert agent.extra == 3 and guarded.unguarded is agent and guarded.name == "fine"
+
+
+def test_a_guarded_agent_has_the_protocol_methods_its_agent_has():
+    class StepLevel:
+        def act(self, h: int, s: int) -> int:
+            return h + s
+
+        def end_episode(self, trajectory: object) -> None:
+            raise KeyError("no trajectory")
+
+    guarded = GuardedAgent(StepLevel(), "step.py:make")
+    assert guarded.act(1, 2) == 3 and not hasattr(guarded, "observe") and not hasattr(guarded, "begin_episode")
+    with pytest.raises(UserCodeError, match=r"raised KeyError: 'no trajectory' \(in end_episode\)"):
+        guarded.end_episode(None)
+    guarded.unguarded.observe = lambda *step: 7  # the agent's attributes are read at each call
+    assert guarded.observe(0, 0, 0, 0.0, 0) == 7
 
 
 def test_is_factory_path():

@@ -122,6 +122,32 @@ def test_a_block_checks_every_value_before_any_release() -> None:
     assert rng.bit_generator.state == np.random.default_rng(0).bit_generator.state  # and no noise drawn
 
 
+def test_one_release_is_checked_drawn_and_recorded_as_a_block_of_one_is() -> None:
+    from dpverify.mechanisms import LaplaceMechanism
+
+    mat, vec = GOEMechanism(1.0, 1.0, 2), GaussianMechanism(1.0, 1.0, 2)
+    inf_diagonal, nan_pair = np.diag([np.inf, 1.0]), np.array([[0.0, np.nan], [np.nan, 0.0]])
+    for mechanism, raw, match in ((mat, inf_diagonal, "finite"), (mat, nan_pair, "finite"),
+                                  (mat, np.array([[0.0, 1.0], [0.0, 0.0]]), "symmetric"),
+                                  (vec, np.array([np.inf, 0.0]), "finite"), (vec, np.zeros(3), "shape")):
+        board, rng = Billboard(), np.random.default_rng(0)
+        with pytest.raises(InvalidParameterError, match=match):
+            board.publish("x", 1, 1, mechanism, raw, "prefix", rng)
+        assert board.n_published == 0 and board.ledger.n_releases == 0
+        assert rng.bit_generator.state == np.random.default_rng(0).bit_generator.state
+    laplace = LaplaceMechanism(1.0, 0.5, 2)
+    for mechanism, raw in ((laplace, np.ones(2)), (mat, np.eye(2)), (vec, np.ones(2))):
+        one, block = (Billboard(keep_history=True, keep_noise=True) for _ in range(2))
+        published = one.publish("x", 3, 2, mechanism, raw, "current", np.random.default_rng(5))
+        from_block = block.publish_block(3, [("x", 2, mechanism), ("y", 1, mechanism)], [raw, raw], "current",
+                                         np.random.default_rng(5))[0]
+        np.testing.assert_array_equal(published, from_block)
+        kept, kept_block = one.history()[0], block.history()[0]
+        assert kept[:4] == kept_block[:4] and kept.mechanism == mechanism and not kept.value.flags.writeable
+        np.testing.assert_array_equal(kept.noise, kept_block.noise)
+        assert [(b.family, b.episodes, b.stages) for b in one.ledger.blocks] == [("x", (3, 3), (2, 2))]
+
+
 def test_replay_billboard_replays_blocks_and_single_releases() -> None:
     _, single, _, out_s = block_and_one_by_one(False)
     replay = ReplayBillboard(single.history())

@@ -153,6 +153,30 @@ def test_adaptive_executor_maps_like_serial():
         assert ex.map(abs, [-1, 2, -3]) == [1, 2, 3] and ex._pool is None
 
 
+def _slow_square(x: int) -> int:
+    import time
+
+    time.sleep(0.02)
+    return x * x
+
+
+def _fails_on_three(x: int) -> int:
+    if x == 3:
+        raise ValueError("three")
+    return x
+
+
+def test_a_running_pool_shares_a_map_with_this_process():
+    with ProcessExecutor(2) as ex:
+        assert ex.map(abs, [0], adaptive=False) == [0] and ex.items_pooled == 1  # a pool runs: a map starts on it
+        assert ex.map(_slow_square, range(12)) == [x * x for x in range(12)]  # in order, wherever each ran
+        assert ex.items_here > 0 and ex.items_pooled > 1 and ex.items_here + ex.items_pooled == 13
+        with pytest.raises(ValueError, match="three"):  # a failure (here or on a worker) abandons the pool
+            ex.map(_fails_on_three, range(8))
+        assert ex._pool is None
+        assert ex.map(_slow_square, [1, 2]) == [1, 4]  # the first item timed here, the other too small to ship
+
+
 def test_default_executor_is_local_processes():
     mech, pair = ReleaseOf(GaussianMechanism(1.0, 1.0 / MU)), worst_case_pair(GaussianMechanism(1.0, 1.0 / MU))
     assert run_audit(mech, pair, spec(trials=2000)) == run_audit(mech, pair, spec(trials=2000), executor=SERIAL)
