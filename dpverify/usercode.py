@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dpverify import _validate
+from dpverify import _interrupts, _validate
 from dpverify.errors import DpverifyError, InvalidParameterError, NumericalError
 from dpverify.limits import call_timeout
 
@@ -249,7 +249,8 @@ def guard_stretch() -> Iterator[None]:
 def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, limit: float | None = None,
                  option: str = "--call-timeout", **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)``, the user's code: any exception but Ctrl-C and dpverify's own errors becomes a
-    :class:`UserCodeError`, ``sys.exit`` included; a call past ``limit`` seconds (default: the
+    :class:`UserCodeError`, ``sys.exit`` included (and a ``KeyboardInterrupt`` the code raises itself, where a
+    stop handler tells the two apart: :mod:`dpverify._interrupts`); a call past ``limit`` seconds (default: the
     ``DPVERIFY_CALL_TIMEOUT`` of :mod:`dpverify.limits`) a :class:`UserCodeTimeout`."""
     if limit is None:
         limit = call_timeout()
@@ -260,7 +261,11 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
         _replace_exit(True)
     try:
         return fn(*args, **kwargs)
-    except (KeyboardInterrupt, LimitExceeded, UserCodeError):
+    except KeyboardInterrupt as exc:
+        if not _interrupts.raised_by_code():  # the user's Ctrl-C (or a stop signal): ends the command
+            raise
+        raise UserCodeError(agent, where, "KeyboardInterrupt", str(exc)) from exc
+    except (LimitExceeded, UserCodeError):
         raise
     except ExitCalled as exc:  # said like sys.exit, the process kept (module docstring)
         raise UserCodeError(agent, where, "SystemExit", str(exc)) from None

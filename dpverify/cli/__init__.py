@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from dpverify import _interrupts
 from dpverify.errors import DpverifyError, InvalidParameterError, NumericalError
 
 
@@ -202,6 +203,7 @@ def _end_after_grace(signum: int) -> None:
 
 
 def _on_interrupt(signum: int, frame: object) -> None:
+    _interrupts.signalled = True  # the KeyboardInterrupt below is the user's Ctrl-C, not the agent's raise
     _stop_workers()
     _end_after_grace(signum)
     if signum == signal.SIGINT:
@@ -220,6 +222,7 @@ def _install_stop_handlers() -> dict[int, Any]:
             previous[signum] = signal.signal(signum, _on_interrupt)
         except ValueError:  # not the main thread: leave the signals alone
             return previous
+    _interrupts.tracked, _interrupts.signalled = signal.SIGINT in previous, False
     return previous
 
 
@@ -302,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        _interrupts.tracked = False
         while _stop_timer:  # the command ended by itself: no timer may end its caller later
             _stop_timer.pop().cancel()
 

@@ -97,8 +97,11 @@ def _work_process(work: Callable[[], int], write_end: int, spools: tuple[Any, ..
             if spool is not None:
                 setattr(sys, name, io.TextIOWrapper(os.fdopen(os.dup(spool.fileno()), "wb"), encoding="utf-8",
                                                     line_buffering=True))
+        ignored = _IgnoredExceptions()
+        sys.unraisablehook = ignored
         status = work()
-        for step in (lambda: _note_threads(status), sys.stdout.flush, sys.stderr.flush):
+        for step in (lambda: _note_threads(status), lambda: ignored.note(status), sys.stdout.flush,
+                     sys.stderr.flush):
             with contextlib.suppress(OSError, ValueError):  # a stream the command closed (its reader went away)
                 step()
         os.write(write_end, str(status).encode())
@@ -120,6 +123,26 @@ def _die_with(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1: PR_SET_PDEATHSIG
     if os.getppid() != parent:  # it died before the request took effect
         _end_own_group(signal.SIGTERM, None)
+
+
+class _IgnoredExceptions:
+    """``sys.unraisablehook`` of the work process: the exceptions Python ignores (raised in a ``__del__``, a
+    finalizer, a callback) are counted, not printed with a traceback each; a note says so when the command
+    answered."""
+
+    def __init__(self) -> None:
+        self.count, self.first = 0, ""
+
+    def __call__(self, unraisable: Any) -> None:
+        self.count += 1
+        if not self.first:
+            where = f" in {unraisable.object!r:.80}" if unraisable.object is not None else ""
+            self.first = f"{type(unraisable.exc_value).__name__}: {unraisable.exc_value}"[:200] + where
+
+    def note(self, status: int) -> None:
+        if self.count and status in (0, 1):
+            print(f"note: the agent's code raised {self.count} exception(s) that Python ignores (in __del__, a "
+                  f"finalizer or a callback; the first: {self.first})", file=sys.stderr)
 
 
 def _note_threads(status: int) -> None:

@@ -9,8 +9,10 @@ set) or ``memory`` (``MemoryError``) at ``import``, ``factory``, ``begin_episode
 :data:`CONTAINED` are faults against the process itself, which the command line contains
 (tests/cli/test_bad_inputs.py): ``osexit`` (``os._exit(7)``), ``thread`` (a non-daemon thread left sleeping,
 then ``RuntimeError``), ``threadexit`` (a thread of its own calls ``os._exit(9)`` a moment later), ``kill``
-(SIGKILL to its own process), ``stray`` (a non-daemon thread left running, the agent otherwise correct) and
-``child`` (a process of its own left running, otherwise correct); and records that do not describe the run:
+(SIGKILL to its own process), ``stray`` (a non-daemon thread left running, the agent otherwise correct),
+``child`` (a process of its own left running, otherwise correct), ``interrupt`` (the code raises
+``KeyboardInterrupt`` itself) and ``unraisable`` (an object whose ``__del__`` raises, otherwise correct); and
+records that do not describe the run:
 ``laplace:releases`` (Laplace releases, for a Gaussian claim) and ``beyond:releases`` (releases recorded 5
 episodes late, past K).
 """
@@ -27,7 +29,8 @@ MALFORMED = ("policy:shape", "policy:float", "policy:range", "policy:none", "cla
 FAULTS = RAISING + SLOW + MALFORMED
 CONTAINED = ("osexit:import", "osexit:factory", "osexit:begin_episode", "osexit:end_episode", "thread:factory",
              "thread:begin_episode", "threadexit:factory", "kill:begin_episode", "stray:import", "child:import",
-             "laplace:releases", "beyond:releases")
+             "laplace:releases", "beyond:releases", "interrupt:factory", "interrupt:begin_episode",
+             "unraisable:end_episode")
 
 #: What the one stderr line must contain for each kind of fault (the user's fault, said in one line).
 EXPECTED = {
@@ -46,6 +49,9 @@ EXPECTED = {
     "stray": "left 1 thread(s) running (stray); they were stopped when the command ended",
     "laplace": "--gaussian-claim must be no for an agent whose ledger records laplace releases",
     "beyond": "releases are recorded at episodes up to 9, beyond the run's K = 4",
+    "interrupt": "raised KeyboardInterrupt: planted (in ",
+    "unraisable": "exception(s) that Python ignores (in __del__, a finalizer or a callback; the first: "
+                  "ValueError: planted in __del__",
 }
 
 SOURCE = '''
@@ -92,6 +98,15 @@ def planted(where):
         os.kill(os.getpid(), signal.SIGKILL)
     if KIND == "child":
         subprocess.Popen(["sleep", "3600"])
+    if KIND == "interrupt":
+        raise KeyboardInterrupt("planted")
+    if KIND == "unraisable":
+        Unraisable()
+
+
+class Unraisable:
+    def __del__(self):
+        raise ValueError("planted in __del__")
 
 
 planted("import")

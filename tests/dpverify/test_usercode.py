@@ -421,3 +421,25 @@ def test_a_factory_path_needs_a_module_and_a_factory():
     for text in (":make_agent", "x.py:", " :f"):
         with pytest.raises(InvalidParameterError, match="must name a module and a factory around the colon"):
             import_factory(text)
+
+
+def test_a_keyboard_interrupt_the_code_raises_is_its_error_where_a_stop_handler_tells_them_apart(monkeypatch):
+    """With a stop handler tracking signals (the command line's), a KeyboardInterrupt with no signal behind it is the
+    user's code's error; one after a signal, or with no tracking (a library run, a pytest session), is Ctrl-C."""
+    from dpverify import _interrupts
+    from dpverify.usercode import UserCodeError, guarded_call
+
+    def interrupts():
+        raise KeyboardInterrupt("its own")
+
+    monkeypatch.setattr(_interrupts, "tracked", True)
+    monkeypatch.setattr(_interrupts, "signalled", False)
+    with pytest.raises(UserCodeError, match="raised KeyboardInterrupt: its own"):
+        guarded_call("agent.py:make", "act", interrupts)
+    monkeypatch.setattr(_interrupts, "signalled", True)
+    with pytest.raises(KeyboardInterrupt):
+        guarded_call("agent.py:make", "act", interrupts)
+    monkeypatch.setattr(_interrupts, "tracked", False)
+    monkeypatch.setattr(_interrupts, "signalled", False)
+    with pytest.raises(KeyboardInterrupt):
+        guarded_call("agent.py:make", "act", interrupts)
