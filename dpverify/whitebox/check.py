@@ -43,6 +43,7 @@ import numpy as np
 
 from dpverify import _validate
 from dpverify.adapters.global_rng import uses_global_rng
+from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.agents.core.tapes import POSITIONS, UserTape, ordinary_tapes, position_index
 from dpverify.agents.envs.linear_mdp import LinearMDP
 from dpverify.audit.executors import Executor, ProcessExecutor, SerialExecutor
@@ -50,7 +51,7 @@ from dpverify.checks import FAIL, NOT_APPLICABLE, NOT_RUN, PASS, CheckResult, ov
 from dpverify.neighbouring import Neighbouring
 from dpverify.whitebox.correction import Charges, judge_records
 from dpverify.whitebox.neighbours import CandidatePair, audit_linear_mdp, audit_tapes, candidate_pairs, own_tapes
-from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise
+from dpverify.whitebox.noise_check import DEFAULT_LEVEL, check_noise, flip_runs
 from dpverify.whitebox.result import CHECK_NAMES, FamilySensitivity, NoiseCheck, PairWitness, WhiteBoxResult
 from dpverify.whitebox.runs import CouldNotRun, PatternChanged, RunRecord, Subject, run_agent, same_policies
 from dpverify.whitebox.sensitivity_replay import PairSummary, compare_replay
@@ -74,6 +75,8 @@ class WhiteBoxPlan:
         search_positions: the positions tested by the neighbour search.
         claim_epsilon: the claimed ε (None: the witnessed pairs are reported, not judged).
         delta, conversion, accounting: the claim's, for the ε figures.
+        max_noise_runs: the most runs (the recorded one included) the flip-rate test of self-noised randomized
+            response may make; it makes as many as its power calculation asks (:func:`.noise_check.flip_runs`).
     """
 
     episodes: int
@@ -86,8 +89,10 @@ class WhiteBoxPlan:
     delta: float = 1e-5
     conversion: str = "exact"
     accounting: str = "per-user"
+    max_noise_runs: int = 64
 
     def __post_init__(self) -> None:
+        _validate.integer("max_noise_runs", self.max_noise_runs, minimum=2)
         _validate.integer("episodes", self.episodes, minimum=1)
         _validate.integer("search_episodes", self.search_episodes, minimum=0)
         _validate.integer("seed", self.seed, minimum=0)
@@ -109,11 +114,17 @@ class _Seeds:
     other_noise: np.random.SeedSequence
     data: int
     other_coins: np.random.SeedSequence
+    more_noise: np.random.SeedSequence  # the parent of the flip-rate test's further noise seeds
 
     @classmethod
     def of(cls, seed: int) -> _Seeds:
-        coins, noise, other, data, other_coins = np.random.SeedSequence(seed).spawn(5)
-        return cls(coins, noise, other, int(data.generate_state(1)[0]), other_coins)
+        coins, noise, other, data, other_coins, more = np.random.SeedSequence(seed).spawn(6)
+        return cls(coins, noise, other, int(data.generate_state(1)[0]), other_coins, more)
+
+    def extra_noise(self, i: int) -> np.random.SeedSequence:
+        """The i-th further noise seed (spawn key of :attr:`more_noise` plus i: no generator spawned from another
+        seed of the check can have it)."""
+        return np.random.SeedSequence(self.more_noise.entropy, spawn_key=(*self.more_noise.spawn_key, i))
 
 
 def _positions(positions: Sequence[str | int], episodes: int) -> list[int]:
@@ -548,9 +559,32 @@ def _noise(subject: Subject, users: list[UserTape | None], seeds: _Seeds, record
         return NoiseCheck(NOT_RUN, f"the replay with another noise seed could not run ({exc})", plan.level)
     episode = same_policies(recorded, other)
     if episode is None:
-        return check(recorded.releases, other.releases)
+        try:
+            replays = _flip_replays(subject, users, seeds, recorded, plan)
+        except CouldNotRun as exc:
+            return NoiseCheck(NOT_RUN, f"a replay with a further noise seed could not run ({exc})", plan.level)
+        if isinstance(replays, int):
+            episode = replays
+        else:
+            return check(recorded.releases, other.releases, replays=replays)
     partial = check(recorded.releases)  # what can be checked without the replay
     if partial.status == FAIL:
         return partial
     shared = SHARED_STREAM.format(episode=episode)
     return dataclasses.replace(partial, status=NOT_RUN, detail=shared, not_checked=(*partial.not_checked, shared))
+
+
+def _flip_replays(subject: Subject, users: list[UserTape | None], seeds: _Seeds, recorded: RunRecord,
+                  plan: WhiteBoxPlan) -> list[tuple[PublishedRelease, ...]] | int:
+    """The further same-coins replays, each with its own noise seed, that the flip-rate test of self-noised
+    randomized response asks for (none without such releases); the first episode whose policy one of them
+    changed, if any. Raises :class:`CouldNotRun`."""
+    plans = flip_runs(recorded.releases, plan.level, plan.max_noise_runs)
+    replays: list[tuple[PublishedRelease, ...]] = []
+    for i in range(max((p.runs for p in plans), default=2) - 2):
+        replay = run_agent(subject, users, coins=seeds.coins, noise=seeds.extra_noise(i), recorded=recorded)
+        episode = same_policies(recorded, replay)
+        if episode is not None:
+            return episode
+        replays.append(replay.releases)
+    return replays

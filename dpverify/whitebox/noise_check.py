@@ -87,6 +87,17 @@ from dpverify.checks import FAIL, NOT_RUN, PASS
 from dpverify.conversions import get_conversion
 from dpverify.ledger import PrivacyLedger
 from dpverify.whitebox.result import FamilyNoise, NoiseCheck
+from dpverify.whitebox.rr_agreement import (
+    ALTERNATIVE_FACTOR,
+    MIN_POWER,
+    RunsPlan,
+    agreement_pmf,
+    agreements,
+    lower_tail,
+    power,
+    runs_needed,
+    upper_tail,
+)
 from dpverify.whitebox.stacks import Stack, stacks
 
 #: The default false-alarm level of the whole noise check (every family and test together).
@@ -109,6 +120,10 @@ class _Family:
     law: str
     blocks: tuple[tuple[Stack, np.ndarray], ...]
     differences: bool
+    #: Self-noised randomized response: per block, the agreeing pairs of runs at each coordinate
+    #: (:func:`~dpverify.whitebox.rr_agreement.agreements`) over ``runs`` runs that differ in the noise seed only.
+    agreements: tuple[np.ndarray, ...] = ()
+    runs: int = 2
 
     @property
     def values(self) -> np.ndarray:
@@ -150,9 +165,10 @@ def _standardised(stack: Stack, recorded: Sequence[PublishedRelease], other: Seq
     return (z / math.sqrt(2.0) if mechanism.noise_law == "normal" else z), True
 
 
-def _families(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None
-              ) -> tuple[list[_Family], list[str]]:
-    """Group the standardised noise by family; families whose noise cannot be observed are listed apart."""
+def _families(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None,
+              replays: Sequence[Sequence[PublishedRelease]] = ()) -> tuple[list[_Family], list[str]]:
+    """Group the standardised noise by family; families whose noise cannot be observed are listed apart.
+    ``replays``: more runs with other noise seeds, for self-noised randomized response."""
     grouped: dict[str, dict] = {}
     unobserved: list[str] = []
     all_stacks, unrecorded = stacks(recorded)
@@ -170,9 +186,12 @@ def _families(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRel
         z, difference = observed
         law = mechanism.noise_law if mechanism.noise_law == "normal" or not difference else (
             f"{mechanism.noise_law}-difference")
-        entry = grouped.setdefault(stack.family, {"blocks": [], "law": law, "difference": difference})
+        entry = grouped.setdefault(stack.family, {"blocks": [], "law": law, "difference": difference, "agree": []})
         entry["blocks"].append((stack, z))
-    families = [_Family(name, e["law"], tuple(e["blocks"]), e["difference"]) for name, e in grouped.items()]
+        if difference and mechanism.noise_law == _RR and other is not None:
+            entry["agree"].append(agreements([stack.values(run) for run in (recorded, other, *replays)]))
+    families = [_Family(name, e["law"], tuple(e["blocks"]), e["difference"], tuple(e["agree"]), 2 + len(replays))
+                for name, e in grouped.items()]
     return families, unobserved
 
 
@@ -474,17 +493,21 @@ def _measured_epsilon(ledger: PrivacyLedger | None, factors: dict[str, float], d
 def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedRelease] | None = None, *,
                 level: float = DEFAULT_LEVEL, ledger: PrivacyLedger | None = None, delta: float = 1e-5,
                 conversion: str = "exact", accounting: str = "per-user",
-                reseeded: Sequence[PublishedRelease] | None = None) -> NoiseCheck:
+                reseeded: Sequence[PublishedRelease] | None = None,
+                replays: Sequence[Sequence[PublishedRelease]] = ()) -> NoiseCheck:
     """The noise check (module docstring) of a run's releases; ``other`` is the same-coins replay with another
     billboard noise seed, matched release by release (needed for self-noised releases only); ``reseeded`` a
-    replay with other coins and another noise seed, which no noise may follow unchanged (freshness).
+    replay with other coins and another noise seed, which no noise may follow unchanged (freshness); ``replays``
+    more same-coins replays with still other noise seeds, for the flip rate of self-noised randomized response
+    (:func:`flip_runs` says how many).
 
     ``ledger`` (the recorded run's), ``delta``, ``conversion`` and ``accounting`` give the ε accounted with
     the measured noise for families with too little of it.
     """
-    if other is not None and len(recorded) != len(other):
-        return NoiseCheck(NOT_RUN, f"the runs made {len(recorded)} and {len(other)} releases", level)
-    families, unobserved = _families(recorded, other)
+    for run in (other, *replays):
+        if run is not None and len(recorded) != len(run):
+            return NoiseCheck(NOT_RUN, f"the runs made {len(recorded)} and {len(run)} releases", level)
+    families, unobserved = _families(recorded, other, replays if other is not None else ())
     public = [] if reseeded is None or len(reseeded) != len(recorded) else _same_noise(recorded, reseeded)
     testable, not_run = _testable(families, {line.split(":")[0] for line in public}, reseeded is not None)
     not_run = unobserved + not_run
@@ -507,6 +530,8 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
     factors = {r.family: r.scale_upper for r in results if r.status == FAIL and r.scale_upper < 1.0}
     measured = _measured_epsilon(ledger, factors, delta, conversion, accounting)
     problems = [f"{r.family}: {r.detail}" for r in results if r.status == FAIL]
+    not_run += [f"{r.family}: {r.detail}" for r, fam in zip(results, testable, strict=True)
+                if r.status == NOT_RUN and fam.agreements]
     if duplicates:
         problems.append(f"{len(duplicates)} pair(s) of releases share a noise draw up to sign, e.g. {duplicates[0]}")
     if correlated:
@@ -645,36 +670,70 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
 _RR = "randomized-response"
 
 
-def _flip_probability(mechanism: Any, difference: bool) -> float:
-    """P(a coordinate's offset is not 0): 1 − p for a drawn offset (p the keep probability), 1 − p² − (1 − p)²/(k−1)
-    for the difference of two releases (their offsets agree)."""
+def _flip_counts(fam: _Family, mechanism: Any, parts: list[np.ndarray], alpha: float) -> tuple[float, ...]:
+    """(p of fewer flips, p of more flips, flips, flips expected, power) of one mechanism's coordinates: drawn
+    offsets — the changed coordinates are Binomial(n, 1 − p) exactly; self-noised — the disagreeing pairs of
+    ``fam.runs`` runs, from the agreement U-statistic's exact law through Chernoff's bound (:mod:`.rr_agreement`),
+    with the power against ε₀ × :data:`~.rr_agreement.ALTERNATIVE_FACTOR` at ``alpha``."""
     keep, k = mechanism.keep_probability, mechanism.categories
-    return 1.0 - keep * keep - (1.0 - keep) ** 2 / (k - 1) if difference else 1.0 - keep
+    if not fam.differences:
+        offsets = np.concatenate([b.ravel() for b in parts])
+        n, changed, q = offsets.size, int(np.count_nonzero(offsets)), 1.0 - keep
+        return (float(stats.binom.cdf(changed, n, q)), float(stats.binom.sf(changed - 1, n, q)), changed, n * q,
+                math.nan)
+    t = np.concatenate([b.ravel() for b in parts])
+    pmf, pairs = agreement_pmf(keep, k, fam.runs), math.comb(fam.runs, 2)
+    n, agreeing = t.size, float(t.sum())
+    alternative = type(mechanism)(1, ALTERNATIVE_FACTOR * mechanism.local_epsilon, 1, k).keep_probability
+    return (upper_tail(pmf, n, agreeing), lower_tail(pmf, n, agreeing), n * pairs - agreeing,
+            n * (pairs - float(pmf @ np.arange(pmf.size))), power(keep, alternative, k, fam.runs, n, alpha))
+
+
+def _epsilon_of(mechanism: Any, disagreeing: float, pairs: float) -> float:
+    """The ε₀ whose keep probability p ≥ 1/k gives the observed agreement rate a = p² + (1 − p)²/(k − 1):
+    p = (1 + √((k − 1)(ka − 1)))/k (0 when a ≤ 1/k: no sign of kept categories)."""
+    k, a = mechanism.categories, 1.0 - disagreeing / pairs
+    if a * k <= 1.0:
+        return 0.0
+    p = min((1.0 + math.sqrt((k - 1) * (k * a - 1.0))) / k, 1.0)
+    return math.inf if p >= 1.0 else math.log(p * (k - 1) / (1.0 - p))
 
 
 def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNoise:
     """The flip, uniformity and independence tests of a randomized-response family (module docstring); the flip
-    test's share is split over the family's mechanisms (each has its own flip probability)."""
+    test's share is split over the family's mechanisms (each has its own flip probability). A self-noised family
+    whose flip-rate test has power below :data:`~.rr_agreement.MIN_POWER` against twice the recorded ε₀ is not
+    run (it would pass the bug it is for)."""
     by_mechanism: dict[Any, list[np.ndarray]] = {}
-    for stack, z in fam.blocks:
-        by_mechanism.setdefault(stack.mechanism, []).append(z)
+    for i, (stack, z) in enumerate(fam.blocks):
+        by_mechanism.setdefault(stack.mechanism, []).append(fam.agreements[i] if fam.differences else z)
     problems: list[str] = []
     notes: list[str] = []
+    weak: list[str] = []
     small = large = 1.0
     flips = expected = 0.0
-    for mechanism, blocks in by_mechanism.items():
-        offsets = np.concatenate([b.ravel() for b in blocks])
-        n, changed = offsets.size, int(np.count_nonzero(offsets))
-        q = _flip_probability(mechanism, fam.differences)
-        p_small, p_large = float(stats.binom.cdf(changed, n, q)), float(stats.binom.sf(changed - 1, n, q))
+    alpha = share / (2.0 * len(by_mechanism))
+    for mechanism, parts in by_mechanism.items():
+        p_small, p_large, changed, mean, strength = _flip_counts(fam, mechanism, parts, alpha)
         small, large = min(small, p_small), min(large, p_large)
-        flips, expected = flips + changed, expected + n * q
-        if p_small < share / (2.0 * len(by_mechanism)):
-            problems.append(f"less noise than recorded: {changed} of {n} coordinates changed, {n * q:.4g} expected "
-                            f"(ε = {mechanism.local_epsilon:g}, k = {mechanism.categories}; p = {p_small:.2g})")
-        elif p_large < share / (2.0 * len(by_mechanism)):
-            notes.append(f"more coordinates changed than recorded ({changed} of {n}, {n * q:.4g} expected): more noise "
-                         "than the record, which does not harm the claim")
+        flips, expected = flips + changed, expected + mean
+        what = (f"{changed:.0f} disagreeing pairs of {fam.runs} runs, {mean:.6g} expected" if fam.differences
+                else f"{changed:.0f} of {sum(p.size for p in parts)} coordinates changed, {mean:.4g} expected")
+        coordinates = sum(p.size for p in parts)
+        said = f"ε₀ = {mechanism.local_epsilon:g}, k = {mechanism.categories}"
+        if fam.differences:
+            said += f"; measured ε₀ ≈ {_epsilon_of(mechanism, changed, coordinates * math.comb(fam.runs, 2)):.3g}"
+        if p_small < alpha:
+            problems.append(f"less noise than recorded: {what} ({said}; p ≤ {p_small:.2g})")
+        elif p_large < alpha:
+            notes.append(f"more noise than recorded ({what}): the record understates the noise, which does not harm "
+                         "the claim")
+        if fam.differences and strength < MIN_POWER:
+            weak.append(f"{fam.runs} runs over {coordinates} coordinates at ε₀ = "
+                        f"{mechanism.local_epsilon:g}, k = {mechanism.categories} see ε₀ × {ALTERNATIVE_FACTOR:g} "
+                        f"with probability {strength:.2g} only")
+        elif fam.differences:
+            notes.append(f"{fam.runs} runs: power {strength:.3g} against ε₀ × {ALTERNATIVE_FACTOR:g}")
     p_uniform = _uniform_offsets_p(fam)
     if p_uniform < share:
         problems.append("the changed coordinates' offsets are not uniform on the other categories "
@@ -684,11 +743,38 @@ def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNois
     if p_across < share:
         problems.append(f"consecutive releases' flips are correlated (p = {p_across:.2g})")
     ratio = flips / expected if expected > 0 else math.nan
+    flipped = "disagreeing pairs of runs" if fam.differences else "coordinates changed"
     detail = "; ".join(problems) if problems else (
-        f"{int(flips)} coordinates changed, {expected:.6g} expected ({ratio:.4g} ×); independent"
+        f"{int(flips)} {flipped}, {expected:.6g} expected ({ratio:.4g} ×); independent"
         + ("; " + "; ".join(notes) if notes else ""))
-    return FamilyNoise(**base, status=FAIL if problems else PASS, detail=detail, scale_ratio=ratio, p_small=small,
-                       p_large=large, p_shape=p_uniform, p_across=p_across)
+    if weak and not problems:
+        detail = ("the flip-rate test cannot see a keep probability of twice the recorded ε₀: " + "; ".join(weak)
+                  + f" (fewer than {MIN_POWER:g}); " + POWERLESS_REMEDY)
+    return FamilyNoise(**base, status=FAIL if problems else NOT_RUN if weak else PASS, detail=detail,
+                       scale_ratio=ratio, p_small=small, p_large=large, p_shape=p_uniform, p_across=p_across)
+
+
+#: What an agent whose self-noised randomized response the check cannot test can do.
+POWERLESS_REMEDY = ("publish it with billboard.publish, whose drawn offsets the check sees exactly, or check more "
+                    "coordinates or runs (more episodes, a larger budget, WhiteBoxPlan.max_noise_runs)")
+
+
+def flip_runs(recorded: Sequence[PublishedRelease], level: float, cap: int) -> list[RunsPlan]:
+    """The runs the flip-rate test of each self-noised randomized-response mechanism of ``recorded`` needs
+    (:func:`~.rr_agreement.runs_needed`, at most ``cap``), at a share of ``level`` no larger than
+    :func:`check_noise` gives it (every family counted as tested)."""
+    found, _ = stacks(recorded)
+    mechanisms: dict[str, set[Any]] = {}
+    for stack in found:
+        mechanisms.setdefault(stack.family, set()).add(stack.mechanism)
+    share = level / (TESTS_PER_FAMILY * len(mechanisms) + 2)
+    coordinates: dict[tuple[str, Any], int] = {}
+    for stack in found:
+        if stack.mechanism.noise_law == _RR and stack.noise(recorded) is None:
+            key = (stack.family, stack.mechanism)
+            coordinates[key] = coordinates.get(key, 0) + int(stack.values(recorded).size)
+    return [runs_needed(mechanism, n, share / (2.0 * len(mechanisms[family])), cap)
+            for (family, mechanism), n in coordinates.items()]
 
 
 def _uniform_offsets_p(fam: _Family) -> float:
