@@ -33,9 +33,12 @@ for the Laplace mechanism (a difference: L₁ − L₂). Per statistic family th
 
 Randomized response (law ``"randomized-response"``) has no scale: its noise is the offset Z = output − input
 (mod k) of each coordinate, 0 with probability e^ε/(e^ε + k − 1). Per mechanism of the family, the number of
-coordinates that changed is Binomial(n, q) exactly — q = 1 − P(Z = 0) for drawn offsets, 1 − P(Z₁ = Z₂) for the
-difference of two releases — and the **flip** test is that exact binomial test (fewer changes than recorded
-fail: less noise; more are reported); for k > 2 the changed coordinates' offsets must be uniform on 1..k−1
+coordinates that changed is Binomial(n, 1 − P(Z = 0)) exactly for drawn offsets, and the **flip** test is that
+exact binomial test (fewer changes than recorded fail: less noise; more are reported). Self-noised offsets are
+never seen: m runs with the same users and coins and m noise seeds give the pairwise agreement U-statistic, whose
+exact null law is tested through Chernoff's bound, m chosen by a power calculation against twice the recorded ε₀
+(:mod:`.rr_agreement`; a test with power below one half at the cap is not run, naming the remedy);
+for k > 2 the changed coordinates' offsets must be uniform on 1..k−1
 (χ² test, run from five expected counts per value), and the changes of consecutive releases independent
 (Pearson's r). Equal offsets are frequent under this law, so the shared-draw and cross-family tests skip it.
 

@@ -10,7 +10,8 @@ import pytest
 from dpverify.agents.core.billboard import PublishedRelease
 from dpverify.ledger import PrivacyLedger
 from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanism, RandomizedResponse
-from dpverify.whitebox.noise_check import check_noise, rescaled_ledger
+from dpverify.whitebox.noise_check import check_noise, flip_runs, rescaled_ledger
+from dpverify.whitebox.rr_agreement import agreement_pmf, agreements, power, runs_needed, upper_tail
 
 VEC = GaussianMechanism(1.0, 2.0, 5)
 GOE = GOEMechanism(1.0, 0.5, 4)
@@ -253,3 +254,122 @@ def test_laplace_families_of_different_shapes_sharing_draws_are_refuted_and_fres
         result.correlated[0])
     fresh = check_noise(run(rng, False), run(rng, False))
     assert fresh.status == "pass", fresh.detail
+
+
+# ---- self-noised randomized response: the flip rate from m runs with m noise seeds ----------------------------
+
+
+def _self_noised_runs(rng, runs, releases, recorded, drawn_epsilon):
+    """``runs`` runs of self-noised randomized response around one fixed raw input (same users and coins), each with
+    its own noise: the releases are recorded at ``recorded`` and drawn at ``drawn_epsilon``."""
+    raw = rng.integers(0, recorded.categories, (releases, recorded.dim))
+    draw = RandomizedResponse(recorded.sensitivity, drawn_epsilon, recorded.dim, recorded.categories)
+    return [[PublishedRelease("r", k, 1, "current", draw.release(raw[k - 1], rng), None, recorded)
+             for k in range(1, releases + 1)] for _ in range(runs)]
+
+
+def test_flip_rate_of_self_noised_rr_needs_the_runs_its_power_calculation_asks_for() -> None:
+    """The red-team sizes (ε₀ = 0.05, k = 2, 20 coordinates × 1000 releases): a pair of runs cannot tell ε₀ from
+    2ε₀ (power ≪ ½: not run, naming the remedy); the planned runs can (power ≥ 0.99, refuted)."""
+    rr = RandomizedResponse(20, 0.05, 20, 2)
+    planned = flip_runs(_self_noised_runs(np.random.default_rng(0), 1, 1000, rr, 0.05)[0], 1e-3, 64)
+    assert len(planned) == 1 and 30 <= planned[0].runs <= 50 and planned[0].power >= 0.99
+    rng = np.random.default_rng(1)
+    pair = _self_noised_runs(rng, 2, 1000, rr, 0.1)
+    weak = check_noise(pair[0], pair[1])
+    assert weak.status == "not run" and "billboard.publish" in weak.detail, weak.detail
+    bug = _self_noised_runs(rng, planned[0].runs, 1000, rr, 0.1)
+    result = check_noise(bug[0], bug[1], replays=bug[2:])
+    assert result.status == "fail" and "less noise than recorded" in result.detail, result.detail
+    twin = _self_noised_runs(rng, planned[0].runs, 1000, rr, 0.05)
+    assert check_noise(twin[0], twin[1], replays=twin[2:]).status == "pass"
+
+
+def test_flip_rate_u_statistic_false_alarms_within_level_and_power_on_doubled_epsilon() -> None:
+    """200 synthetic flip-rate tests per hypothesis, ε₀ = 0.5, k = 3, 6 runs over 300 coordinates, at level 0.05 (the
+    exact null law through Chernoff's bound is conservative): correct noise alarms at most 0.05 of the time — 10
+    expected at most, P(Binomial(200, 0.05) ≥ 21) < 10⁻³, so ≤ 20 fails only a broken test (3 seen); ε₀ drawn at
+    1.0 is seen in at least 190 (200 seen; design power > 0.999)."""
+    rng = np.random.default_rng(7)
+    rr = RandomizedResponse(1, 0.5, 3, 3)
+    k, m, n, alpha = rr.categories, 6, 300, 0.05
+    pmf = agreement_pmf(rr.keep_probability, k, m)
+    planned = power(rr.keep_probability, RandomizedResponse(1, 1.0, 3, 3).keep_probability, k, m, n, alpha)
+
+    def p_value(drawn: float) -> float:
+        keep = RandomizedResponse(1, drawn, 3, 3).keep_probability
+        raw = rng.integers(0, k, n)
+        offsets = np.where(rng.random((m, n)) < keep, 0, rng.integers(1, k, (m, n)))
+        return upper_tail(pmf, n, float(agreements(list(np.mod(raw + offsets, k))).sum()))
+
+    alarms = sum(p_value(0.5) < alpha for _ in range(200))
+    detected = sum(p_value(1.0) < alpha for _ in range(200))
+    assert alarms <= 20, alarms
+    assert detected >= 190 and planned > 0.99, (detected, planned)
+
+
+@pytest.mark.slow
+def test_flip_rate_at_the_red_team_sizes_false_alarms_and_power() -> None:
+    """ε₀ = 0.05, k = 2, 20,000 coordinates, the planned runs (the test at α = 10⁻⁴, its share in the check):
+    200 checks of correct noise, counted at the whole check's level 10⁻³ (stricter than α), alarm at most twice
+    (P(Binomial(200, 10⁻³) ≥ 3) ≈ 10⁻³); 200 checks of ε₀ drawn at 0.1 are refuted at least 190 times (design
+    power ≥ 0.99 at α)."""
+    rr = RandomizedResponse(20, 0.05, 20, 2)
+    m = runs_needed(rr, 20000, 1e-4, 64).runs
+    pmf = agreement_pmf(rr.keep_probability, 2, m)
+    rng = np.random.default_rng(11)
+
+    def p_value(drawn: float) -> float:
+        keep = RandomizedResponse(1, drawn, 1, 2).keep_probability
+        raw = rng.integers(0, 2, 20000)
+        flips = (rng.random((m, 20000)) >= keep).astype(np.int64)
+        return upper_tail(pmf, 20000, float(agreements(list(np.mod(raw + flips, 2))).sum()))
+
+    alarms = sum(p_value(0.05) < 1e-3 for _ in range(200))
+    refuted = sum(p_value(0.1) < 1e-4 for _ in range(200))
+    assert alarms <= 2 and refuted >= 190, (m, alarms, refuted)
+
+
+class _LdpVisits:
+    """A fixture LDP agent: each user's visited states (one per stage) by binary randomized response at ε/H per
+    stage, drawn from billboard.noise_source() and recorded with publish_noised; ``factor`` scales the ε₀ drawn
+    (2: the red-team bug, recording ε₀ while keeping with probability of 2ε₀)."""
+
+    def __init__(self, mdp, num_episodes, rng, billboard, epsilon, factor):
+        self.billboard, self.H, self.A, self.coins = billboard, mdp.horizon, mdp.num_actions, rng
+        self.rr = RandomizedResponse(self.H, epsilon / self.H, self.H, 2)
+        self.keep = RandomizedResponse(1, factor * epsilon / self.H, 1, 2).keep_probability
+        self.episode, self.num_episodes = 0, num_episodes
+
+    def claimed_guarantee(self):
+        from dpverify.claims import PrivacyClaim
+        return PrivacyClaim.pure(self.H * self.rr.local_epsilon)
+
+    @property
+    def ledger(self):
+        return self.billboard.ledger
+
+    def begin_episode(self):
+        self.episode += 1
+        return self.coins.integers(0, self.A, (self.H, 2))
+
+    def end_episode(self, trajectory):
+        states = np.minimum(np.asarray(trajectory.states)[:-1], 1)
+        flips = (self.billboard.noise_source().random(self.H) >= self.keep).astype(float)
+        self.billboard.publish_noised("visited", self.episode, 1, self.rr, np.mod(states + flips, 2), "current")
+
+
+@pytest.mark.parametrize("factor, status", [(1.0, "pass"), (2.0, "fail")])
+def test_self_noised_rr_agent_doubling_its_epsilon_is_refuted_and_its_twin_cleared(factor, status) -> None:
+    from dpverify.agents.envs.min2021 import min2021_mdp
+    from dpverify.whitebox import Subject, WhiteBoxPlan, check_releases
+
+    def make(mdp, num_episodes, rng, /, *, billboard=None, epsilon=1.0, delta=1e-5):
+        return _LdpVisits(mdp, num_episodes, rng, billboard, epsilon, factor)
+
+    subject = Subject(make, min2021_mdp(horizon=10), 200, {"epsilon": 4.0}, name=f"ldp x{factor:g}")
+    result = check_releases(subject, WhiteBoxPlan(200, search_episodes=0, claim_epsilon=4.0))
+    noise = result.noise
+    assert result["noise as recorded"].status == noise.status == status, noise.detail
+    assert ("less noise than recorded" if status == "fail" else "power") in noise.families[0].detail
+    assert " runs" in noise.families[0].detail and "2 runs" not in noise.families[0].detail
