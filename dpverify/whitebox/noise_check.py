@@ -37,7 +37,7 @@ coordinates that changed is Binomial(n, 1 − P(Z = 0)) exactly for drawn offset
 exact binomial test (fewer changes than recorded fail: less noise; more are reported). Self-noised offsets are
 never seen: m runs with the same users and coins and m noise seeds give the pairwise agreement U-statistic, whose
 exact null law is tested through Chernoff's bound, m chosen by a power calculation against twice the recorded ε₀
-(:mod:`.rr_agreement`; a test with power below one half at the cap is not run, naming the remedy);
+(:mod:`.rr_agreement`; a test with power below one half at the cap says so in its detail, naming the remedy);
 for k > 2 the changed coordinates' offsets must be uniform on 1..k−1
 (χ² test, run from five expected counts per value), and the changes of consecutive releases independent
 (Pearson's r). Equal offsets are frequent under this law, so the shared-draw and cross-family tests skip it.
@@ -551,9 +551,7 @@ def check_noise(recorded: Sequence[PublishedRelease], other: Sequence[PublishedR
     elif not_run:
         detail = "could not check " + "; ".join(not_run)
     else:
-        detail = (f"{sum(r.values for r in results)} noise values of {sum(r.releases for r in results)} releases "
-                  f"in {len(results)} families pass {_tests_said(testable)} and are independent across the run "
-                  f"(level {level:g})")
+        detail = _passed(results, testable, level)
     return NoiseCheck(status, detail, level, tuple(results), tuple(duplicates), tuple(correlated), tuple(not_run),
                       measured, tuple(public))
 
@@ -599,6 +597,19 @@ def _tests_run(fam: _Family) -> tuple[set[str], set[str]]:
     if "independence within releases" in applies and _pairs_within_releases(fam)[0].size >= 4:
         ran.add("independence within releases")
     return ran, applies
+
+
+def _passed(results: Sequence[FamilyNoise], testable: Sequence[_Family], level: float) -> str:
+    """What a passing check tested — and, where a flip-rate test was weak at the run's size, that it was: a pass
+    claims no more than was tested."""
+    said = (f"{sum(r.values for r in results)} noise values of {sum(r.releases for r in results)} releases "
+            f"in {len(results)} families pass {_tests_said(testable)} and are independent across the run "
+            f"(level {level:g})")
+    weak = [r.family for r in results if "weak at this size" in r.detail]
+    if weak:
+        said += (f"; the flip-rate test of {', '.join(weak)} is weak at this size (power below {MIN_POWER:g} "
+                 f"against twice the recorded ε₀; see the family): {POWERLESS_REMEDY}")
+    return said
 
 
 def _tests_said(families: Sequence[_Family]) -> str:
@@ -705,8 +716,9 @@ def _epsilon_of(mechanism: Any, disagreeing: float, pairs: float) -> float:
 def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNoise:
     """The flip, uniformity and independence tests of a randomized-response family (module docstring); the flip
     test's share is split over the family's mechanisms (each has its own flip probability). A self-noised family
-    whose flip-rate test has power below :data:`~.rr_agreement.MIN_POWER` against twice the recorded ε₀ is not
-    run (it would pass the bug it is for)."""
+    whose flip-rate test has power below :data:`~.rr_agreement.MIN_POWER` against twice the recorded ε₀ at the run
+    cap passes what it tested, and its detail says how weak the test is and what would strengthen it (a correct
+    agent that follows the protocol is never left undecided for the size of its run)."""
     by_mechanism: dict[Any, list[np.ndarray]] = {}
     for i, (stack, z) in enumerate(fam.blocks):
         by_mechanism.setdefault(stack.mechanism, []).append(fam.agreements[i] if fam.differences else z)
@@ -750,10 +762,10 @@ def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNois
     detail = "; ".join(problems) if problems else (
         f"{int(flips)} {flipped}, {expected:.6g} expected ({ratio:.4g} ×); independent"
         + ("; " + "; ".join(notes) if notes else ""))
-    if weak and not problems:
-        detail = ("the flip-rate test cannot see a keep probability of twice the recorded ε₀: " + "; ".join(weak)
-                  + f" (fewer than {MIN_POWER:g}); " + POWERLESS_REMEDY)
-    return FamilyNoise(**base, status=FAIL if problems else NOT_RUN if weak else PASS, detail=detail,
+    if weak and not problems:  # passed, and says how little the pass shows: never more than was tested
+        detail += ("; the flip-rate test is weak at this size — it would see a keep probability of twice the "
+                   "recorded ε₀ with power below " + f"{MIN_POWER:g}: " + "; ".join(weak) + "; " + POWERLESS_REMEDY)
+    return FamilyNoise(**base, status=FAIL if problems else PASS, detail=detail,
                        scale_ratio=ratio, p_small=small, p_large=large, p_shape=p_uniform, p_across=p_across)
 
 
