@@ -11,7 +11,8 @@ set) or ``memory`` (``MemoryError``) at ``import``, ``factory``, ``begin_episode
 then ``RuntimeError``), ``threadexit`` (a thread of its own calls ``os._exit(9)`` a moment later), ``kill``
 (SIGKILL to its own process), ``stray`` (a non-daemon thread left running, the agent otherwise correct),
 ``child`` (a process of its own left running, otherwise correct), ``interrupt`` (the code raises
-``KeyboardInterrupt`` itself) and ``unraisable`` (an object whose ``__del__`` raises, otherwise correct); and
+``KeyboardInterrupt`` itself), ``unraisable`` (an object whose ``__del__`` raises, otherwise correct) and
+``closeout`` (the code closes ``sys.stdout``); and
 records that do not describe the run:
 ``laplace:releases`` (Laplace releases, for a Gaussian claim) and ``beyond:releases`` (releases recorded 5
 episodes late, past K).
@@ -30,7 +31,7 @@ FAULTS = RAISING + SLOW + MALFORMED
 CONTAINED = ("osexit:import", "osexit:factory", "osexit:begin_episode", "osexit:end_episode", "thread:factory",
              "thread:begin_episode", "threadexit:factory", "kill:begin_episode", "stray:import", "child:import",
              "laplace:releases", "beyond:releases", "interrupt:factory", "interrupt:begin_episode",
-             "unraisable:end_episode")
+             "unraisable:end_episode", "closeout:factory")
 
 #: What the one stderr line must contain for each kind of fault (the user's fault, said in one line).
 EXPECTED = {
@@ -50,6 +51,7 @@ EXPECTED = {
     "laplace": "--gaussian-claim must be no for an agent whose ledger records laplace releases",
     "beyond": "releases are recorded at episodes up to 9, beyond the run's K = 4",
     "interrupt": "raised KeyboardInterrupt: planted (in ",
+    "closeout": "'s code closed sys.stdout, so the command could not write its answer",
     "unraisable": "exception(s) that Python ignores (in __del__, a finalizer or a callback; the first: "
                   "ValueError: planted in __del__",
 }
@@ -102,6 +104,8 @@ def planted(where):
         raise KeyboardInterrupt("planted")
     if KIND == "unraisable":
         Unraisable()
+    if KIND == "closeout":
+        sys.stdout.close()
 
 
 class Unraisable:

@@ -99,6 +99,7 @@ PROCESS_CASES: tuple[Case, ...] = (
     _agent_case("contained", VERIFY, "interrupt:begin_episode"),
     _agent_case("contained", RUN, "interrupt:factory"),
     _agent_case("contained", VERIFY, "unraisable:end_episode", status=0),
+    _agent_case("contained", VERIFY, "closeout:factory"),
     Case("contained", "run child:import", (*RUN, "--agent", "{agent}"), 0, "regret", agent="child:import"),
     Case("contained", "verify stray:import, SIGTERM", (*VERIFY, "--agent", "{agent}", "--episodes", "5000"), 143,
          "terminated", agent="stray:import", term_after=4.0),  # (K = 5000: still running when it comes)
