@@ -364,9 +364,10 @@ def _answer(run: Callable[[], int], command: _Command) -> int:
             exc = _in_option_names(exc, command.parser)
         message = _one_line(str(exc)) or type(exc).__name__
         closed = [name for name in ("stdout", "stderr") if getattr(sys, name).closed]
-        if closed and getattr(command.args, "agent", None):  # only the user's code closes our streams
-            message = (f"the agent {command.args.agent}'s code closed sys.{closed[0]}, so the command could not "
-                       f"write its answer ({message})")
+        agent = getattr(command.args, "agent", None)
+        if closed and agent:  # only the user's code closes our streams
+            message = (f"the agent {agent}'s code closed sys.{closed[0]}, so the command could not write its "
+                       f"answer ({message})")
         stream = sys.stderr if not sys.stderr.closed else sys.__stderr__
         print(f"{_prog(command.args)}: error: {message}", file=stream)
         return EXIT_USAGE
