@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,26 @@ def run_audit(
     return _result(spec, pairs, index, cp_report, gdp_report)
 
 
+@dataclass(frozen=True, eq=False)
+class _PairOutputs:
+    """One pair's selection outputs on D and D′ (``half``: how many of each fit the learned features)."""
+
+    x0: np.ndarray
+    x1: np.ndarray
+    half: int
+    spec: AuditSpec
+
+
+def _choose(pair: _PairOutputs) -> tuple[Choice, Choice]:
+    """The pair's (Clopper–Pearson, μ-GDP) tests: features learned on the first ``half`` outputs of each side (all of
+    them without learning), thresholds chosen on the rest (:func:`~dpverify.audit.selection.choose`)."""
+    x0, x1, half, spec = pair.x0, pair.x1, pair.half, pair.spec
+    features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
+    # (the outputs are this pair's own concatenations, not used after the choice)
+    return choose(features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
+                  consume=True)
+
+
 def _select(
     mechanism: Mechanism,
     pairs: tuple[NeighbourPair, ...],
@@ -161,17 +182,15 @@ def _select(
     n_sel = spec.selection_trials
     # Learned features: fit on one half of the selection split, choose thresholds on the other.
     half = n_sel // 2 if learns(shape) and n_sel >= 4 else 0
-    best: tuple[float, int, Choice, Choice] | None = None
-    for i in range(len(pairs)):
-        base = i * 2 * per_side
-        x0 = np.concatenate(outputs[base : base + per_side])
-        x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
+    jobs = []
+    for base in range(0, len(outputs), 2 * per_side):
+        jobs.append(_PairOutputs(np.concatenate(outputs[base : base + per_side]),
+                                 np.concatenate(outputs[base + per_side : base + 2 * per_side]), half, spec))
         outputs[base : base + 2 * per_side] = [None] * (2 * per_side)  # this pair's chunks: freed now
-        features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
-        cp_choice, gdp_choice = choose(
-            features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
-            consume=True,  # x0, x1 are this loop's own concatenations, not used after the choice
-        )
+    # each pair's choice on the executor (the workers would idle meanwhile); one pair's here
+    choices = runner.map(_choose, jobs) if len(jobs) > 1 else [_choose(jobs[0])]
+    best: tuple[float, int, Choice, Choice] | None = None
+    for i, (cp_choice, gdp_choice) in enumerate(choices):
         score = cp_choice.projected
         if spec.gaussian_claim and len(pairs) > 1:  # the score only ranks pairs
             score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))
