@@ -322,19 +322,16 @@ _signatures: dict[int, tuple[Any, inspect.Signature | None]] = {}  # id → (the
 
 
 def _signature(factory: Any) -> inspect.Signature | None:
-    """``inspect.signature(factory)``, once per factory object in this process (None: it has none, let the call
-    decide); a factory object does not change its parameters."""
-    known = _signatures.get(id(factory))
-    if known is not None and known[0] is factory:
-        return known[1]
-    try:
-        signature: inspect.Signature | None = inspect.signature(factory)
-    except (TypeError, ValueError):  # a callable without a signature
-        signature = None
-    if len(_signatures) >= 64:
-        _signatures.clear()
-    _signatures[id(factory)] = (factory, signature)
-    return signature
+    """``inspect.signature(factory)`` (None: it has none, the call decides), read once per factory in this process."""
+    if _signatures.get(id(factory), (None,))[0] is not factory:
+        try:
+            signature: inspect.Signature | None = inspect.signature(factory)
+        except (TypeError, ValueError):  # a callable without a signature
+            signature = None
+        if len(_signatures) >= 64:
+            _signatures.clear()
+        _signatures[id(factory)] = (factory, signature)
+    return _signatures[id(factory)][1]
 
 
 class GuardedFactory:

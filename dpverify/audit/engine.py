@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -141,24 +140,13 @@ def run_audit(
     return _result(spec, pairs, index, cp_report, gdp_report)
 
 
-@dataclass(frozen=True, eq=False)
-class _PairOutputs:
-    """One pair's selection outputs on D and D′ (``half``: how many of each fit the learned features)."""
-
-    x0: np.ndarray
-    x1: np.ndarray
-    half: int
-    spec: AuditSpec
-
-
-def _choose(pair: _PairOutputs) -> tuple[Choice, Choice]:
-    """The pair's (Clopper–Pearson, μ-GDP) tests: features learned on the first ``half`` outputs of each side (all of
-    them without learning), thresholds chosen on the rest (:func:`~dpverify.audit.selection.choose`)."""
-    x0, x1, half, spec = pair.x0, pair.x1, pair.half, pair.spec
+def _choose(pair: tuple[np.ndarray, np.ndarray, int, AuditSpec]) -> tuple[Choice, Choice]:
+    """One pair's (Clopper–Pearson, μ-GDP) tests from its selection outputs (x0, x1, half, spec): features learned
+    on the first ``half`` outputs of each side (all of them without learning), thresholds chosen on the rest."""
+    x0, x1, half, spec = pair
     features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
-    # (the outputs are this pair's own concatenations, not used after the choice)
     return choose(features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
-                  consume=True)
+                  consume=True)  # (x0, x1 are this pair's own concatenations, not used after the choice)
 
 
 def _select(
@@ -184,8 +172,8 @@ def _select(
     half = n_sel // 2 if learns(shape) and n_sel >= 4 else 0
     jobs = []
     for base in range(0, len(outputs), 2 * per_side):
-        jobs.append(_PairOutputs(np.concatenate(outputs[base : base + per_side]),
-                                 np.concatenate(outputs[base + per_side : base + 2 * per_side]), half, spec))
+        jobs.append((np.concatenate(outputs[base : base + per_side]),
+                     np.concatenate(outputs[base + per_side : base + 2 * per_side]), half, spec))
         outputs[base : base + 2 * per_side] = [None] * (2 * per_side)  # this pair's chunks: freed now
     # each pair's choice on the executor (the workers would idle meanwhile); one pair's here
     choices = runner.map(_choose, jobs) if len(jobs) > 1 else [_choose(jobs[0])]
