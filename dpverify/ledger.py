@@ -436,6 +436,9 @@ def user_pattern(kind: str | UserPattern) -> UserPattern:
     pattern itself."""
     if isinstance(kind, _PATTERN_TYPES):
         return kind
+    named = _PATTERNS.get(kind) if type(kind) is str else None  # (the names agents give at every release)
+    if named is not None:
+        return named
     if isinstance(kind, str) and kind.startswith("dyadic-") and kind[7:].isdigit() and kind[7:] == str(int(kind[7:])):
         return DyadicNode(int(kind[7:]))
     if isinstance(kind, str) and kind.startswith("toeplitz:"):

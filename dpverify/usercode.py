@@ -318,6 +318,22 @@ for _method in AGENT_METHODS:  # found on the class, so that a protocol call doe
     setattr(GuardedAgent, _method, property(operator.methodcaller("__getattr__", _method)))
 
 
+_signatures: dict[int, tuple[Any, inspect.Signature | None]] = {}  # id → (the factory, kept alive; its signature)
+
+
+def _signature(factory: Any) -> inspect.Signature | None:
+    """``inspect.signature(factory)`` (None: it has none, the call decides), read once per factory in this process."""
+    if _signatures.get(id(factory), (None,))[0] is not factory:
+        try:
+            signature: inspect.Signature | None = inspect.signature(factory)
+        except (TypeError, ValueError):  # a callable without a signature
+            signature = None
+        if len(_signatures) >= 64:
+            _signatures.clear()
+        _signatures[id(factory)] = (factory, signature)
+    return _signatures[id(factory)][1]
+
+
 class GuardedFactory:
     """A factory named by import path (``module.path:factory`` or ``file.py:factory``), resolved and called as
     the user's code: importing its module, calling it and every protocol method of the agent it returns are
@@ -327,19 +343,26 @@ class GuardedFactory:
                  limit: float | None = None) -> None:
         self.spec, self.resolve, self.limit = spec, resolve, limit
         self.__name__ = spec.rpartition(":")[2] or spec
+        self._resolved: Callable[..., Any] | None = None  # the factory just resolved, for the next call only
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_resolved": None}  # (the spec travels; the module is imported where it runs)
 
     def factory(self) -> Callable[..., Any]:
         """The user's factory itself (its module imported as a guarded call)."""
         return guarded_call(self.spec, "importing its module", self.resolve, self.spec, limit=self.limit)
 
+    def checked(self) -> GuardedFactory:
+        """This factory with its path resolved now (an error at once if it does not import), the resolution kept
+        for the next call (a trial builds its agent right after naming it: one import, not two)."""
+        self._resolved = self.factory()
+        return self
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The agent, guarded. Arguments the factory's signature does not accept raise ``TypeError`` itself (the
         caller's mistake, an option the factory does not take), as a plain call would."""
-        factory = self.factory()
-        try:
-            signature = inspect.signature(factory)
-        except (TypeError, ValueError):  # a callable without a signature: let the call decide
-            signature = None
+        factory, self._resolved = self._resolved or self.factory(), None
+        signature = _signature(factory)
         if signature is not None:
             signature.bind(*args, **kwargs)  # TypeError: the factory does not take these arguments
         agent = guarded_call(self.spec, "its factory", factory, *args, limit=self.limit, **kwargs)
@@ -418,9 +441,7 @@ def import_factory(agent: str) -> Callable[..., Any]:
 def guarded_factory(agent: str, limit: float | None = None) -> GuardedFactory:
     """The :class:`GuardedFactory` of a factory path, its module imported once here (guarded), so that a path
     that does not import is refused at once."""
-    guarded = GuardedFactory(agent, import_factory, limit)
-    guarded.factory()
-    return guarded
+    return GuardedFactory(agent, import_factory, limit).checked()
 
 
 # ---- what the user's agent declares ------------------------------------------------------------------------

@@ -284,7 +284,8 @@ class Billboard:
         """
         if type(mechanism) in _DRAWN_HERE and type(self).publish_block is Billboard.publish_block:  # (not replayed)
             rng = _generator("rng", rng)
-            return self._publish_one(episode, (family, stage, mechanism), (raw_value,), user_pattern(users), rng)[0]
+            raw = np.asarray(raw_value, dtype=float)[None]  # (the stack of one value, without copying it)
+            return self._publish_one(episode, (family, stage, mechanism), raw, user_pattern(users), rng)[0]
         return self.publish_block(episode, [(family, stage, mechanism)], [raw_value], users, rng)[0]
 
     def publish_block(

@@ -140,6 +140,15 @@ def run_audit(
     return _result(spec, pairs, index, cp_report, gdp_report)
 
 
+def _choose(pair: tuple[np.ndarray, np.ndarray, int, AuditSpec]) -> tuple[Choice, Choice]:
+    """One pair's (Clopper–Pearson, μ-GDP) tests from its selection outputs (x0, x1, half, spec): features learned
+    on the first ``half`` outputs of each side (all of them without learning), thresholds chosen on the rest."""
+    x0, x1, half, spec = pair
+    features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
+    return choose(features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
+                  consume=True)  # (x0, x1 are this pair's own concatenations, not used after the choice)
+
+
 def _select(
     mechanism: Mechanism,
     pairs: tuple[NeighbourPair, ...],
@@ -161,17 +170,15 @@ def _select(
     n_sel = spec.selection_trials
     # Learned features: fit on one half of the selection split, choose thresholds on the other.
     half = n_sel // 2 if learns(shape) and n_sel >= 4 else 0
-    best: tuple[float, int, Choice, Choice] | None = None
-    for i in range(len(pairs)):
-        base = i * 2 * per_side
-        x0 = np.concatenate(outputs[base : base + per_side])
-        x1 = np.concatenate(outputs[base + per_side : base + 2 * per_side])
+    jobs = []
+    for base in range(0, len(outputs), 2 * per_side):
+        jobs.append((np.concatenate(outputs[base : base + per_side]),
+                     np.concatenate(outputs[base + per_side : base + 2 * per_side]), half, spec))
         outputs[base : base + 2 * per_side] = [None] * (2 * per_side)  # this pair's chunks: freed now
-        features = propose_features(x0[:half], x1[:half]) if half else propose_features(x0, x1)
-        cp_choice, gdp_choice = choose(
-            features, x0[half:], x1[half:], spec.evaluation_trials, spec.cp_alpha, spec.gdp_alpha, spec.delta,
-            consume=True,  # x0, x1 are this loop's own concatenations, not used after the choice
-        )
+    # each pair's choice on the executor (the workers would idle meanwhile); one pair's here
+    choices = runner.map(_choose, jobs) if len(jobs) > 1 else [_choose(jobs[0])]
+    best: tuple[float, int, Choice, Choice] | None = None
+    for i, (cp_choice, gdp_choice) in enumerate(choices):
         score = cp_choice.projected
         if spec.gaussian_claim and len(pairs) > 1:  # the score only ranks pairs
             score = max(score, bounds.epsilon_of_mu(gdp_choice.projected, spec.delta))

@@ -369,6 +369,10 @@ def test_dyadic_patterns_refuse_what_they_cannot_release():
         with pytest.raises(InvalidParameterError):
             user_pattern(bad)
     assert user_pattern("dyadic-5") == DyadicNode(5) and DyadicNode(5).kind == "dyadic-5"
+    for name in ("prefix", "current", "tree"):  # the names agents give at every release: one pattern each
+        assert user_pattern(name) is user_pattern(name) and user_pattern(name).kind == name
+    with pytest.raises(InvalidParameterError, match="users"):
+        user_pattern(["prefix"])
 
 
 def test_one_mechanism_per_stage_records_one_block_per_stage():

@@ -355,6 +355,25 @@ def test_guarded_factory_checks_its_result_and_its_arguments(tmp_path):
     assert isinstance(copy, GuardedFactory) and copy.spec == factory.spec
 
 
+def test_a_checked_factory_builds_its_next_agent_from_the_check_s_import(tmp_path):
+    path = _write(tmp_path, "factory_once.py", FACTORY)
+    resolved: list[str] = []
+
+    def resolve(spec: str):
+        resolved.append(spec)
+        return import_factory(spec)
+
+    factory = GuardedFactory(f"{path}:make", resolve).checked()
+    assert isinstance(factory(None, 3, None), GuardedAgent) and len(resolved) == 1  # the check's import serves it
+    assert isinstance(factory(None, 3, None), GuardedAgent) and len(resolved) == 2  # later calls import again
+    with pytest.raises(TypeError):  # the factory's signature (read once in this process) still refuses it
+        factory(None, 3, None, sigma=2.0)
+    with pytest.raises(TypeError):
+        factory.checked()(None, 3, None, sigma=2.0)
+    travelled = pickle.loads(pickle.dumps(guarded_factory(f"{path}:make")))
+    assert travelled._resolved is None  # the spec travels, not the import
+
+
 class _Declares:
     def __init__(self, notion: object) -> None:
         self.privacy_notion = notion

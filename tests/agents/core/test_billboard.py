@@ -148,6 +148,21 @@ def test_one_release_is_checked_drawn_and_recorded_as_a_block_of_one_is() -> Non
         assert [(b.family, b.episodes, b.stages) for b in one.ledger.blocks] == [("x", (3, 3), (2, 2))]
 
 
+def test_one_release_reads_the_agents_value_without_changing_it() -> None:
+    mat, vec = GOEMechanism(1.0, 1.0, 2), GaussianMechanism(1.0, 1.0, 2)
+    for mechanism, raw in ((mat, np.array([[1.0, 2.0], [2.0, 3.0]])), (mat, [[1, 2], [2, 3]]), (vec, np.arange(2)),
+                           (vec, np.ones(4)[::2])):
+        before = np.array(raw, dtype=float)
+        one, block = Billboard(keep_history=True), Billboard(keep_history=True)
+        published = one.publish("x", 1, 1, mechanism, raw, "prefix", np.random.default_rng(2))
+        np.testing.assert_array_equal(published, block.publish_block(
+            1, [("x", 1, mechanism), ("y", 1, mechanism)], [raw, raw], "prefix", np.random.default_rng(2))[0])
+        np.testing.assert_array_equal(np.asarray(raw, dtype=float), before)  # (released from a view of it)
+        kept = published.copy()
+        published += 1.0  # the agent's copy is its own: the record keeps what was published
+        np.testing.assert_array_equal(one.history()[0].value, kept)
+
+
 def test_replay_billboard_replays_blocks_and_single_releases() -> None:
     _, single, _, out_s = block_and_one_by_one(False)
     replay = ReplayBillboard(single.history())

@@ -131,6 +131,30 @@ def test_identical_results_serial_and_processes():
     assert run_audit(mech, pair, spec(seed=4), executor=SERIAL) != serial  # the seed matters
 
 
+class _Recording(SerialExecutor):
+    """A serial executor that notes each map's function and number of items."""
+
+    def __init__(self) -> None:
+        self.maps: list[tuple[str, int]] = []
+
+    def map(self, fn, items, on_done=None):
+        self.maps.append((fn.__name__, len(items)))
+        return super().map(fn, items, on_done)
+
+
+def test_each_candidate_pairs_choice_is_an_item_of_the_executor():
+    mech, pairs = ReleaseOf(GAUSS), [worst_case_pair(GAUSS)] * 3
+    recording = _Recording()
+    serial = run_audit(mech, pairs, spec(max_pairs=3), executor=recording)
+    assert [name for name, _ in recording.maps] == ["run_chunk", "_choose", "run_chunk"] and recording.maps[1][1] == 3
+    with ProcessExecutor(2, adaptive=False) as ex:  # the choices made on the workers: the same result
+        assert run_audit(mech, pairs, spec(max_pairs=3), executor=ex) == serial
+        assert ex.items_here == 0
+    one = _Recording()
+    run_audit(mech, pairs[0], spec(), executor=one)
+    assert [name for name, _ in one.maps] == ["run_chunk", "run_chunk"]  # a single pair's choice is made here
+
+
 def test_adaptive_executor_cost_model():
     ex = ProcessExecutor(2)
     big = np.zeros(131072)
