@@ -19,7 +19,7 @@ so that every statement about the printed noise says which model and which conve
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from dpverify import _validate
 from dpverify.calibration import (
@@ -105,7 +105,7 @@ class CalibrationSettings:
     dim: int
     named_schedule: NamedSchedule = field(repr=False)
     sensitivity: str
-    conversion: str
+    conversion: str | None  # None: the schedule's own (resolved by :func:`calibration_report`)
     accounting: str
     relation: Neighbouring
 
@@ -165,7 +165,7 @@ class CalibrationReport:
 
 def validate_settings(
     epsilon: float, delta: float, horizon: int, episodes: int, dim: int, schedule: NamedSchedule,
-    sensitivity: str | None = None, conversion: str = "exact", accounting: str = "per-user",
+    sensitivity: str | None = None, conversion: str | None = None, accounting: str = "per-user",
     relation: Neighbouring | str = Neighbouring.REPLACE_ONE,
 ) -> CalibrationSettings:
     """The settings, each checked against its documented range (names as the parameters are named);
@@ -193,7 +193,7 @@ def validate_settings(
         named_schedule=schedule,
         sensitivity=_validate.one_of("sensitivity", schedule.default_model if sensitivity is None else sensitivity,
                                      schedule.models),
-        conversion=_validate.one_of("conversion", conversion, CALIBRATION_ROUTES),
+        conversion=None if conversion is None else _validate.one_of("conversion", conversion, CALIBRATION_ROUTES),
         accounting=_validate.one_of("accounting", accounting, ACCOUNTING_MODES),
         relation=Neighbouring.parse(relation) if not isinstance(relation, str) else _relation(relation),
     )
@@ -239,8 +239,14 @@ def calibration_report(settings: CalibrationSettings) -> CalibrationReport:
     gaussian = all(mechanism_for_statistic(spec.kind).noise_law == "normal" for spec in schedules[headline].statistics)
     laplace = all(mechanism_for_statistic(spec.kind).noise_law == "laplace" for spec in schedules[headline].statistics)
     routes = [c for c in CONVERSIONS if gaussian or not get_conversion(c).gaussian_only]  # no exact route for Laplace
-    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting)
-                     for c in routes + ([PURE] if laplace else [])}  # pure ε-DP for Laplace noise
+    routes += [PURE] if laplace else []  # pure ε-DP for Laplace noise
+    if s.conversion is None:  # the schedule's own: exact for Gaussian releases, pure for Laplace ones
+        s = replace(s, conversion=routes[-1] if laplace else ("exact" if gaussian else "cks"))
+    if s.conversion not in routes:
+        raise InvalidParameterError("conversion", f"must be one of {', '.join(routes)} for schedule {named.name} "
+                                    "(the exact conversion is for Gaussian releases only; pure for Laplace ones)",
+                                    s.conversion)
+    by_conversion = {c: calibrate(schedules[headline], s.epsilon, s.delta, c, s.accounting) for c in routes}
     by_model = {
         m: by_conversion[s.conversion] if m == headline
         else calibrate(sch, s.epsilon, s.delta, s.conversion, s.accounting)

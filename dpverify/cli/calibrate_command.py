@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         return calibrate_mechanism_command.run(args)
     schedule = named_schedule(args.schedule, parameter="--schedule")
     settings = validate_settings(args.epsilon, args.delta, args.horizon, args.episodes, args.dim, schedule,
-                                 args.sensitivity, args.conversion or "exact", args.accounting, args.relation)
+                                 args.sensitivity, args.conversion, args.accounting, args.relation)
     ledger_path = (check_output_file("--write-ledger", args.write_ledger, force=args.force) if args.write_ledger
                    else None)
     report = calibration_report(settings)
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(ledger_path, report.headline.ledger().to_json())
     if args.json:
         payload: dict[str, Any] = {
-            "settings": settings.to_dict(),
+            "settings": report.settings.to_dict(),
             "by_conversion": {c: _calibration_dict(cal) for c, cal in report.by_conversion.items()},
             "by_sensitivity_model": {m: _calibration_dict(cal) for m, cal in report.by_sensitivity_model.items()},
         }

@@ -183,3 +183,15 @@ def test_audit_a_randomized_response(capsys):
     assert code == 0
     payload = json.loads(out)
     assert payload["mechanism"]["categories"] == 3 and payload["result"]["verdict"] == "NO VIOLATION FOUND"
+
+
+def test_calibrate_a_laplace_schedule_by_its_own_route_and_refuse_exact_in_one_line(capsys):
+    """dp-ucb's releases are Laplace: without --conversion it is calibrated for pure ε (b = 10 at K = 1000); the
+    exact conversion, for Gaussian releases only, is a one-line error naming the routes that apply."""
+    code, out, err = run(["calibrate", "--schedule", "dp-ucb", "--json"], capsys)
+    payload = json.loads(out)
+    assert code == 0 and err == "" and payload["settings"]["conversion"] == "pure"
+    assert payload["by_conversion"]["pure"]["statistics"][0]["noise_std"] == pytest.approx(10.0)
+    code, out, err = run(["calibrate", "--schedule", "dp-ucb", "--conversion", "exact"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--conversion must be one of bun-steinke, cks, pure for schedule dp-ucb" in err
