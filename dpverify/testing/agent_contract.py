@@ -3,8 +3,8 @@
 A private agent (the protocol of :mod:`dpverify.agents.core.private`) is built by a factory
 ``factory(mdp, num_episodes, rng, /, *, billboard=None, **options)``, publishes every statistic computed
 from users' data on a :class:`~dpverify.agents.core.billboard.Billboard` (which records it in a
-:class:`~dpverify.ledger.PrivacyLedger`), declares ``privacy_notion`` ("jdp" or "ldp") and claims an
-(ε, δ) through ``claimed_guarantee()``. The check runs the agent for ``num_episodes`` episodes on
+:class:`~dpverify.ledger.PrivacyLedger`), declares ``privacy_notion`` ("jdp" or "ldp") and states its claim
+through ``claimed_guarantee()`` — (ε, δ), pure ε, ρ-zCDP or μ-GDP (:class:`~dpverify.claims.PrivacyClaim`). The check runs the agent for ``num_episodes`` episodes on
 ``env`` (users as response tapes drawn from ``env``, :mod:`dpverify.agents.core.tapes`, each followed under the
 policy the agent deploys) and reports one named status per property: "pass", "fail", "not applicable" (with
 the reason) or "not run" (it could not be checked: never a pass):
@@ -13,10 +13,12 @@ the reason) or "not run" (it could not be checked: never a pass):
     ``privacy_notion`` is "jdp" or "ldp"; for "ldp" every release reads the current user only
     (Liao, He & Gu 2021: each user privatises its own messages).
 ``claim_meets_target``
-    the claimed (ε, δ) meets the configured target: ε ≤ ``config.epsilon``, δ = ``config.delta``.
+    the claimed (ε, δ) — for a claim in another measure, the ε it implies at ``config.delta`` — meets the
+    configured target: ε ≤ ``config.epsilon``, δ = ``config.delta``.
 ``ledger_within_claim``
-    at the episode cap, the ledger of what was published accounts (by the claim's conversion and
-    accounting) to ε ≤ the claim (relative slack 1e-9, rounding only). A ledger *below* the claim meets
+    at the episode cap, the ledger of what was published meets the claim in the claim's own measure, by the
+    tightest route that applies, with the agent's accounting (relative slack 1e-9, rounding only; no route at
+    all: not applicable). A ledger *below* the claim meets
     it — the claim is weaker than what the releases cost, which is true — and the reason says by how much
     the noise could shrink.
 ``relation_matches_claim``
