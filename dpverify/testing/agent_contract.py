@@ -4,7 +4,8 @@ A private agent (the protocol of :mod:`dpverify.agents.core.private`) is built b
 ``factory(mdp, num_episodes, rng, /, *, billboard=None, **options)``, publishes every statistic computed
 from users' data on a :class:`~dpverify.agents.core.billboard.Billboard` (which records it in a
 :class:`~dpverify.ledger.PrivacyLedger`), declares ``privacy_notion`` ("jdp" or "ldp") and states its claim
-through ``claimed_guarantee()`` — (ε, δ), pure ε, ρ-zCDP or μ-GDP (:class:`~dpverify.claims.PrivacyClaim`). The check runs the agent for ``num_episodes`` episodes on
+through ``claimed_guarantee()`` — (ε, δ), pure ε, ρ-zCDP or μ-GDP (:class:`~dpverify.claims.PrivacyClaim`).
+The check runs the agent for ``num_episodes`` episodes on
 ``env`` (users as response tapes drawn from ``env``, :mod:`dpverify.agents.core.tapes`, each followed under the
 policy the agent deploys) and reports one named status per property: "pass", "fail", "not applicable" (with
 the reason) or "not run" (it could not be checked: never a pass):
