@@ -72,12 +72,16 @@ def _paper_calibration(schedule: NamedSchedule | None, mdp: MDP, episodes: int, 
     ), check.printed_noise_std
 
 
-def _read_claim(agent: Any) -> PrivacyClaim | str:
-    """The agent's claim (any measure, :meth:`PrivacyClaim.of`), or why it cannot be read."""
+def _read_claim(agent: Any) -> tuple[PrivacyClaim, float | None] | str:
+    """(the agent's claim in any measure — :meth:`PrivacyClaim.of` —, the ρ it states: a ρ-zCDP claim's, or the
+    ``rho`` a :class:`~dpverify.conversions.DPGuarantee` started from), or why it cannot be read."""
     claimed_guarantee = getattr(agent, "claimed_guarantee", None)
     if not callable(claimed_guarantee):
         return "the agent has no claimed_guarantee() to read its claim from"
-    return PrivacyClaim.of(claimed_guarantee(), "claimed_guarantee()")
+    stated = claimed_guarantee()
+    claim = PrivacyClaim.of(stated, "claimed_guarantee()")
+    rho = claim.value if claim.measure == "zcdp" else getattr(stated, "rho", None)
+    return claim, (float(rho) if isinstance(rho, (int, float)) and not isinstance(rho, bool) and rho > 0 else None)
 
 
 def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
@@ -87,9 +91,10 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
     ledger = getattr(agent, "ledger", None)
     if ledger is None:  # the protocol's minimum: the releases are on the agent's billboard
         ledger = getattr(getattr(agent, "billboard", None), "ledger", None)
-    claim = _read_claim(agent)
-    if isinstance(claim, str):
-        return ClaimSection(NOT_RUN, claim, **base)
+    read = _read_claim(agent)
+    if isinstance(read, str):
+        return ClaimSection(NOT_RUN, read, **base)
+    claim, claimed_rho = read
     if not isinstance(ledger, PrivacyLedger):
         return ClaimSection(NOT_RUN, "the agent has no ledger (a dpverify PrivacyLedger, as agent.ledger or "
                                      "agent.billboard.ledger) to account", **base)
@@ -122,7 +127,7 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
         claimed_epsilon=claim.value if claim.measure in ("pure", "approximate") else claim.epsilon_at(delta),
         claimed_delta=claim.delta if claim.measure in ("pure", "approximate") else delta,
         claim_conversion=claim.conversion,
-        claimed_rho=claim.value if claim.measure == "zcdp" else None,
+        claimed_rho=claimed_rho,
         comparison_route="" if comparison is None else comparison.route or claim.measure,
         ledger_value=0.0 if comparison is None else comparison.ledger_value,
         accounting=accounting,

@@ -151,3 +151,12 @@ def test_nothing_published_meets_any_claim(run) -> None:
     check = _ledger_check(section)
     assert check.status == PASS and "μ = 0" in check.reason
     assert decide(whitebox(), section, structure(), audits()).verdict == CONSISTENT
+
+
+def test_the_rho_a_claim_states_is_kept_for_the_ledger_figure(run) -> None:
+    """A DPGuarantee's ρ (what the agent calibrated to) and a ρ-zCDP claim's ρ are the figure's claimed-ρ line; a
+    pure claim states none."""
+    stated = claim_section(_agent(_ledger(GAUSSIAN), DPGuarantee(1.0, 1e-5, "exact", 0.03)), run)
+    assert stated.claimed_rho == 0.03 and stated.claim_conversion == "exact"
+    assert claim_section(_agent(_ledger(GAUSSIAN), PrivacyClaim.zcdp(0.5)), run).claimed_rho == 0.5
+    assert claim_section(_agent(_ledger(LAPLACE), PrivacyClaim.pure(1.0)), run).claimed_rho is None
