@@ -73,14 +73,14 @@ class BatchedTwin:
         build: ``build(mdp, num_episodes, options, randomness, record) -> batched agent`` (or its
             ``"module:attribute"``); ``options`` are the agent's factory options.
         covers: ``covers(options) -> bool``: whether the twin implements the agent with these options (else the
-            audit runs the reference agent one trial at a time).
+            audit runs the reference agent one trial at a time); None: every option, both relations.
     """
 
     build: Callable[..., Any] | str
-    covers: Callable[..., bool] | str
+    covers: Callable[..., bool] | str | None = None
 
     def applies(self, options: dict[str, Any]) -> bool:
-        return bool(_resolve(self.covers)(options))
+        return self.covers is None or bool(_resolve(self.covers)(options))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _resolve(self.build)(*args, **kwargs)
@@ -396,19 +396,16 @@ register_agent("jdp-linucb", "dpverify.agents.bandits.jdp_linucb:JdpLinUcb.from_
                "epsilon, delta, *_multiplier, regularization, theta_bound)",
                private=True, notion="jdp", counterpart="linucb", bound="jdp-linucb/shariff-sheffet-2018",
                schedule="dpverify.agents.bandits.jdp_linucb:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.bandits.jdp_linucb:build_twin",
-                                   "dpverify.agents.bandits.jdp_linucb:covers"))
+               batched=BatchedTwin("dpverify.agents.bandits.jdp_linucb:build_twin"))
 register_agent("ldp-linucb", "dpverify.agents.bandits.ldp_linucb:LdpLinUcb.from_options", "bandit",
                "LDP LinUCB (Zheng et al. 2020: each user privatises x x^T and x r; options epsilon, delta, "
                "*_multiplier, regularization, theta_bound)",
                private=True, notion="ldp", counterpart="linucb", bound="ldp-linucb/zheng-2020",
                schedule="dpverify.agents.bandits.ldp_linucb:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.bandits.ldp_linucb:build_twin",
-                                   "dpverify.agents.bandits.ldp_linucb:covers"))
+               batched=BatchedTwin("dpverify.agents.bandits.ldp_linucb:build_twin"))
 register_agent("dp-ucb", "dpverify.agents.bandits.dp_ucb:DpUcb.from_options", "bandit",
                "DP-UCB (Mishra & Thakurta 2015; Tossou & Dimitrakakis 2016: Laplace binary-tree reward counters; "
-               "options epsilon, delta, conversion (default cks), *_multiplier)",
+               "options epsilon, delta, conversion (default pure), *_multiplier)",
                private=True, notion="jdp", counterpart="ucb", bound="dp-ucb/mishra-thakurta-2015",
                schedule="dpverify.agents.bandits.dp_ucb:NAMED_SCHEDULE",
-               batched=BatchedTwin("dpverify.agents.bandits.dp_ucb:build_twin",
-                                   "dpverify.agents.bandits.dp_ucb:covers"))
+               batched=BatchedTwin("dpverify.agents.bandits.dp_ucb:build_twin"))

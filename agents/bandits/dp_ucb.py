@@ -157,9 +157,5 @@ class BatchedDpUcb(BatchedBandit):
 build_twin = twin_builder(BatchedDpUcb, "dp-ucb")
 
 
-def covers(options: dict[str, Any]) -> bool:
-    return True
-
-
-__all__ = ["NAMED_SCHEDULE", "BatchedDpUcb", "DpUcb", "DpUcbConfig", "DpUcbRule", "build_twin", "covers",
+__all__ = ["NAMED_SCHEDULE", "BatchedDpUcb", "DpUcb", "DpUcbConfig", "DpUcbRule", "build_twin",
            "dp_ucb_schedule"]

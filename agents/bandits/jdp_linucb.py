@@ -184,9 +184,5 @@ class BatchedJdpLinUcb(BatchedBandit):
 build_twin = twin_builder(BatchedJdpLinUcb, "jdp-linucb")
 
 
-def covers(options: dict[str, Any]) -> bool:
-    return True
-
-
 __all__ = ["NAMED_SCHEDULE", "BatchedJdpLinUcb", "JdpLinUcb", "JdpLinUcbConfig", "JdpLinUcbRule", "build_twin",
-           "covers", "jdp_linucb_schedule"]
+           "jdp_linucb_schedule"]

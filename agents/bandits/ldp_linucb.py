@@ -188,9 +188,5 @@ class BatchedLdpLinUcb(BatchedBandit):
 build_twin = twin_builder(BatchedLdpLinUcb, "ldp-linucb")
 
 
-def covers(options: dict[str, Any]) -> bool:
-    return True
-
-
 __all__ = ["NAMED_SCHEDULE", "BatchedLdpLinUcb", "LdpLinUcb", "LdpLinUcbConfig", "LdpLinUcbRule", "build_twin",
-           "covers", "ldp_linucb_schedule"]
+           "ldp_linucb_schedule"]

@@ -18,9 +18,27 @@ changing that code:
   the noisy statistics the code releases without editing it.
 """
 
-from dpverify.adapters.closed_loop import BanditLoopEnv, ClosedLoopAgent, LoopEnv, LoopProtocolError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from dpverify.adapters.global_rng import SeededGlobalRng, uses_global_rng
 from dpverify.adapters.watch import watch_calls
+
+if TYPE_CHECKING:
+    from dpverify.adapters.closed_loop import BanditLoopEnv, ClosedLoopAgent, LoopEnv, LoopProtocolError
+
+#: The closed-loop names, imported when first asked for: only a closed loop needs greenlet, so the white-box
+#: checks (which read :func:`uses_global_rng`) import this package without it.
+_CLOSED_LOOP = ("BanditLoopEnv", "ClosedLoopAgent", "LoopEnv", "LoopProtocolError")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLOSED_LOOP:
+        from dpverify.adapters import closed_loop
+
+        return getattr(closed_loop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["BanditLoopEnv", "ClosedLoopAgent", "LoopEnv", "LoopProtocolError", "SeededGlobalRng", "uses_global_rng",
            "watch_calls"]

@@ -7,7 +7,7 @@ it corrects nothing silently (each case names the words it must say: the refusal
 note). Every library call refuses bad input with an :class:`~dpverify.errors.InvalidParameterError` naming
 its parameter — never a raw ``TypeError``, ``AttributeError`` or ``OverflowError``, never hours of work.
 
-The classes (issue 35, item 7 and the bad-input list):
+The classes:
 
 * ``contained`` — the user's code ends or outlives its process: ``os._exit``, a crash, SIGKILL to itself, a
   thread or process left running, a stop signal while one runs;
