@@ -104,8 +104,10 @@ def claim_section(agent: Any, run: VerifyRun) -> ClaimSection:
     relation = ledger.relation.value
     # the (ε, δ) figures: at the claim's δ, or the requested one for a claim in another measure
     delta = claim.delta if claim.measure == "approximate" else run.delta
-    routes = epsilon_routes(ledger, delta, accounting) if ledger.n_releases else ()
     comparison = claim.compare(ledger, accounting) if ledger.n_releases else None
+    # every route's ε: an (ε, δ) comparison has them already (at the claim's δ); another measure's has not
+    routes = (comparison.routes if comparison is not None and comparison.routes
+              else epsilon_routes(ledger, delta, accounting) if ledger.n_releases else ())
     checks = (_ledger_check(ledger, claim, comparison, accounting), _request_check(claim, run.epsilon, run.delta),
               _relation_check(ledger, config), _episodes_check(ledger, run.episodes))
     noise, sensitivity = _noise_by_family(agent, ledger)
