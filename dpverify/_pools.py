@@ -6,11 +6,18 @@ the workers, that first error (or a call that hangs) would hold the command for 
 worker. :func:`gather` stops at the first failure: the pending items are cancelled and the running workers
 terminated (:func:`abandon`), and a pool broken by a worker that died is said in one sentence. Light on
 purpose (no scipy): the ``run`` command's pool and the audits' executors both use it.
+
+:func:`one_blas_thread` keeps a process's BLAS and OpenMP libraries to one thread (threadpoolctl, the library
+scikit-learn and joblib use for the same end): ``w`` workers on ``w`` CPUs, each free to start as many BLAS threads
+as there are CPUs, would otherwise contend for them (a candidate pair's test selection took twice as long on a
+worker as in a process alone).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -23,10 +30,45 @@ WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code 
                "or called os._exit)")
 
 
-def new_pool(workers: int, option: str = "workers") -> ProcessPoolExecutor:
-    """A pool of ``workers`` local processes, refused (naming ``option``) when they cannot fit in memory."""
+class _OneThread:
+    """Blocks of :func:`one_blas_thread` in progress in this process (from any thread), and the limit they hold."""
+
+    lock = threading.Lock()
+    blocks = 0
+    limit: Any = None
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """A block in which this process's BLAS and OpenMP libraries use one thread (module docstring). Blocks nest and
+    may overlap across threads: the first to start sets the limit, the last to end lifts it."""
+    from threadpoolctl import threadpool_limits
+
+    with _OneThread.lock:
+        if not _OneThread.blocks:
+            _OneThread.limit = threadpool_limits(1)
+        _OneThread.blocks += 1
+    try:
+        yield
+    finally:
+        with _OneThread.lock:
+            _OneThread.blocks -= 1
+            if not _OneThread.blocks:
+                _OneThread.limit.restore_original_limits()
+
+
+def _start_worker_on_one_blas_thread() -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # (for the worker's life)
+
+
+def new_pool(workers: int, option: str = "workers", one_thread_each: bool = False) -> ProcessPoolExecutor:
+    """A pool of ``workers`` local processes, refused (naming ``option``) when they cannot fit in memory;
+    ``one_thread_each``: each worker's BLAS on one thread (:func:`one_blas_thread`)."""
     require_workers(option, workers)
-    return ProcessPoolExecutor(max_workers=workers)
+    return ProcessPoolExecutor(max_workers=workers,
+                               initializer=_start_worker_on_one_blas_thread if one_thread_each else None)
 
 
 def abandon(pool: ProcessPoolExecutor) -> None:

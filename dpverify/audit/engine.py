@@ -20,6 +20,8 @@ Su 2019):
 from __future__ import annotations
 
 import functools
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +46,11 @@ from dpverify.audit.spec import CP_SHARE, GDP_SHARE, AuditSpec, NeighbourPair, n
 from dpverify.errors import InvalidParameterError
 
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
+#: Trials of each probe call (two, so that a mechanism's handling of the leading dimension is checked).
+PROBE_TRIALS = 2
+#: A probe trial at least this long (seconds) is work, not call overhead: it gives the executor an estimate of a
+#: chunk's time, so that the workers can start on the selection at once.
+ESTIMATE_FROM_TRIAL_SECONDS = 1e-3
 
 
 def _collect(results: list[Any]) -> list[Any]:
@@ -53,19 +60,25 @@ def _collect(results: list[Any]) -> list[Any]:
     return results
 
 
-def _probe(mechanism: Mechanism, pairs: tuple[NeighbourPair, ...], seed: int) -> tuple[int, ...]:
+def _probe(mechanism: Mechanism, pairs: tuple[NeighbourPair, ...], seed: int) -> tuple[tuple[int, ...], float]:
+    """The shape of one output (the same for every dataset), and the seconds one trial took at the fastest of the
+    probe's calls (an estimate for the executor: :class:`~dpverify.audit.executors.ProcessExecutor`)."""
     if not callable(mechanism):
         raise InvalidParameterError(
             "mechanism", "must be callable as mechanism(dataset, n, rng)", type(mechanism).__name__
         )
     shape: tuple[int, ...] | None = None
+    fastest = math.inf
     for i, pair in enumerate(pairs):
         for side, dataset in enumerate((pair.first, pair.second)):
-            out = trials.check_outputs(mechanism(dataset, 2, trials.generator(seed, (trials.PROBE, i, side))), 2, shape)
+            start = time.perf_counter()
+            rng = trials.generator(seed, (trials.PROBE, i, side))
+            out = trials.check_outputs(mechanism(dataset, PROBE_TRIALS, rng), PROBE_TRIALS, shape)
+            fastest = min(fastest, (time.perf_counter() - start) / PROBE_TRIALS)
             shape = out.shape[1:]
     if shape is None:
         raise RuntimeError("the mechanism produced no output to take the shape of")
-    return shape
+    return shape, fastest
 
 
 def _report(
@@ -120,7 +133,7 @@ def run_audit(
     if not isinstance(spec, AuditSpec):
         raise InvalidParameterError("spec", "must be an AuditSpec", type(spec).__name__)
     pairs = normalise_pairs(neighbours, spec.max_pairs)
-    shape = _probe(mechanism, pairs, spec.seed)
+    shape, seconds_per_trial = _probe(mechanism, pairs, spec.seed)
     require_mechanism_audit(spec.trials, int(np.prod(shape, dtype=float)), getattr(executor, "workers", 1),
                             len(pairs))  # before any chunk is listed or drawn
     sel_sizes = trials.chunk_sizes(spec.selection_trials, spec.chunk_size)
@@ -129,7 +142,8 @@ def run_audit(
     owned = executor is None
     runner: Executor = ProcessExecutor() if executor is None else executor
     try:
-        index, cp_choice, gdp_choice = _select(mechanism, pairs, shape, spec, sel_sizes, runner, bar)
+        index, cp_choice, gdp_choice = _select(mechanism, pairs, shape, spec, sel_sizes, runner, bar,
+                                               seconds_per_trial)
         above = _evaluate(mechanism, pairs[index], index, shape, spec, eval_sizes, (cp_choice, gdp_choice), runner, bar)
     finally:
         bar.close()
@@ -157,6 +171,7 @@ def _select(
     sizes: list[int],
     runner: Executor,
     bar: ProgressBar,
+    seconds_per_trial: float,
 ) -> tuple[int, Choice, Choice]:
     """Selection split: the pair and the two tests with the best projected bounds."""
     chunks = [
@@ -165,7 +180,9 @@ def _select(
         for side, dataset in enumerate((pair.first, pair.second))
         for c, size in enumerate(sizes)
     ]
-    outputs = _collect(runner.map(trials.run_chunk, chunks, bar.advance))
+    # an estimate only where a trial is work (a vectorised mechanism's probe call is mostly fixed overhead)
+    each = seconds_per_trial * float(np.mean(sizes)) if seconds_per_trial >= ESTIMATE_FROM_TRIAL_SECONDS else None
+    outputs = _collect(runner.map(trials.run_chunk, chunks, bar.advance, seconds_each=each))
     per_side = len(sizes)
     n_sel = spec.selection_trials
     # Learned features: fit on one half of the selection split, choose thresholds on the other.

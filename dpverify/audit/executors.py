@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from dpverify import _validate
-from dpverify._pools import abandon, gather, new_pool
+from dpverify._pools import abandon, gather, new_pool, one_blas_thread
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import time_limit
 
@@ -49,12 +49,14 @@ class SerialExecutor(_Closing):
 
     name = "serial"
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None,
+            seconds_each: float | None = None) -> list[Any]:
         results = []
-        for item in items:
-            results.append(fn(item))
-            if on_done is not None:
-                on_done()
+        with one_blas_thread():  # (as on the workers of a ProcessExecutor: the same results)
+            for item in items:
+                results.append(fn(item))
+                if on_done is not None:
+                    on_done()
         return results
 
 
@@ -89,18 +91,47 @@ def _free_cpus() -> float:
     return max(1.0, cpus - max(0.0, load - 1.0))
 
 
+def _cpu_times() -> tuple[float, float] | None:
+    """(idle, total) time of this machine's CPUs so far, in clock ticks (Linux ``/proc/stat``), or None."""
+    try:
+        with open("/proc/stat", "rb") as stat:
+            ticks = [float(t) for t in stat.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    if len(ticks) < 5:
+        return None
+    return ticks[3] + ticks[4], sum(ticks)  # idle and waiting for I/O; user, nice, system, irq, softirq, steal
+
+
+def _free_cpus_since(before: tuple[float, float] | None) -> float:
+    """CPUs not busy with other processes since ``before`` (:func:`_cpu_times`), while this process was busy: the
+    idle CPUs of that stretch and this process's own. The load average (:func:`_free_cpus`) when the stretch was too
+    short to read (under a clock tick per CPU) or the platform has no ``/proc/stat``: it lags a minute behind, and
+    after a busy minute would keep the workers idle on an idle machine."""
+    after = _cpu_times()
+    if before is None or after is None or after[1] - before[1] < (os.cpu_count() or 1):
+        return _free_cpus()
+    cpus = float(os.cpu_count() or 1)
+    idle = cpus * (after[0] - before[0]) / (after[1] - before[1])
+    return min(cpus, max(1.0, idle + 1.0))
+
+
 class ProcessExecutor(_Closing):
     """Runs chunks on a pool of local worker processes (created on first use, reused until close).
 
-    Adaptive by default: the first item of every ``map`` runs in this process and is timed; the rest go
-    to the pool only if the estimated parallel time (pool start-up when no pool is running yet, per-item
-    overhead, transfer of results of the first item's size, the work split over the workers that have a
-    free CPU, judged by the load average) is below :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial
-    time. So a small audit never pays for a pool
-    and the executor is not slower than :class:`SerialExecutor`. Once a pool runs, a map starts on it at once.
-    While the workers take items from the front of the queue, this process takes them from its end, until none
-    is left unstarted: no CPU idles while the first item is timed or the last ones run. Results do not depend
-    on where an item ran (seeds belong to the items). ``adaptive=False`` sends every item to the pool.
+    Adaptive by default: work too small to gain from processes runs in this process. The first item of a map
+    runs here and is timed; the rest go to the pool only if the estimated parallel time (pool start-up when no
+    pool is running yet, per-item overhead, transfer of results of the first item's size, the work split over
+    the workers that have a free CPU, judged by the machine's idle time while the first item ran) is below
+    :data:`PARALLEL_GAIN_REQUIRED` × the estimated serial time. A caller that knows roughly how long an item
+    takes (``seconds_each``, say from a probe) lets the pool start on the items at once when that estimate says
+    it pays (with the free CPUs judged by the load average); the first item this process runs is then timed all
+    the same, and if the pool does not pay after all, no worker starts another item. Once a pool runs, a map
+    starts on it at once. While the workers take items from the front of the queue, this process takes them from
+    its end, until none is left unstarted: no CPU idles while the last ones run. Results do not depend on where
+    an item ran: seeds belong to the items, and every item runs with BLAS on one thread
+    (:func:`dpverify._pools.one_blas_thread`), which also keeps the workers from contending for the CPUs.
+    ``adaptive=False`` sends every item to the pool.
     """
 
     name = "processes"
@@ -131,19 +162,26 @@ class ProcessExecutor(_Closing):
         return parallel < PARALLEL_GAIN_REQUIRED * serial
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None,
-            adaptive: bool | None = None) -> list[Any]:
+            adaptive: bool | None = None, seconds_each: float | None = None) -> list[Any]:
         """``[fn(x) for x in items]``; ``adaptive`` overrides the executor's setting for this map (False: every
-        item to the pool, for a few long items known to pay, such as whole agent runs)."""
+        item to the pool, for a few long items known to pay, such as whole agent runs); ``seconds_each``: the
+        caller's estimate of one item's time (class docstring)."""
         _check_picklable(items, "worker processes")
         items = list(items)
         share = self.adaptive if adaptive is None else adaptive
-        if not share or not items or self._pool is not None:  # (a running pool starts on the items at once)
-            return self._pooled(fn, items, on_done, share)
-        start = time.perf_counter()
-        first = self._here(fn, items[0], on_done)
-        if self.workers == 1 or not self._worth_a_pool(time.perf_counter() - start, first, len(items) - 1):
-            return [first, *(self._here(fn, item, on_done) for item in items[1:])]
-        return [first, *self._pooled(fn, items[1:], on_done, share)]
+        with one_blas_thread():
+            if not share or not items or self._pool is not None:  # (a running pool starts on the items at once)
+                return self._pooled(fn, items, on_done, share)
+            free = _free_cpus()
+            if (seconds_each is not None and self.workers > 1 and len(items) > 1
+                    and self._worth_a_pool(seconds_each, None, len(items) - 1, free)):
+                return self._pooled(fn, items, on_done, share, confirm=free)
+            start, machine = time.perf_counter(), _cpu_times()
+            first = self._here(fn, items[0], on_done)
+            seconds = time.perf_counter() - start
+            if self.workers == 1 or not self._worth_a_pool(seconds, first, len(items) - 1, _free_cpus_since(machine)):
+                return [first, *(self._here(fn, item, on_done) for item in items[1:])]
+            return [first, *self._pooled(fn, items[1:], on_done, share)]
 
     def _here(self, fn: Callable[[Any], Any], item: Any, on_done: Callback) -> Any:
         result = fn(item)
@@ -152,16 +190,19 @@ class ProcessExecutor(_Closing):
             on_done()
         return result
 
-    def _pooled(self, fn: Callable[[Any], Any], items: list[Any], on_done: Callback, share: bool) -> list[Any]:
+    def _pooled(self, fn: Callable[[Any], Any], items: list[Any], on_done: Callback, share: bool,
+                confirm: float | None = None) -> list[Any]:
         """The items' results from the pool; with ``share`` this process takes items from the end of the queue
-        (those no worker has started) until none is left, so that no CPU idles while the last ones run."""
+        (those no worker has started) until none is left, so that no CPU idles while the last ones run. With
+        ``confirm`` (a pool started on an estimate, judged with that many free CPUs) the first item this process
+        runs is timed, and if the pool does not pay after all, every item no worker has started runs here."""
         if not items:
             return []
         if self._pool is None:
-            self._pool = new_pool(self.workers)
+            self._pool = new_pool(self.workers, one_thread_each=True)
         pool = self._pool  # maps from several threads share it (and gather waits on this one)
         futures = [pool.submit(fn, item) for item in items]
-        ours: list[Any] = []
+        here: dict[int, Any] = {}
 
         def done() -> None:
             self.items_pooled += 1
@@ -169,10 +210,20 @@ class ProcessExecutor(_Closing):
                 on_done()
 
         try:
-            while share and futures and futures[-1].cancel():
-                futures.pop()
-                ours.append(self._here(fn, items[len(futures)], on_done))
-            return gather(pool, futures, done) + ours[::-1]
+            unstarted = len(futures)
+            while share and unstarted and futures[unstarted - 1].cancel():
+                unstarted -= 1
+                start = time.perf_counter()
+                here[unstarted] = self._here(fn, items[unstarted], on_done)
+                seconds = time.perf_counter() - start
+                if confirm is not None and not self._worth_a_pool(seconds, here[unstarted], unstarted, confirm):
+                    # the estimate was wrong: no worker starts another item (all taken back, then run here)
+                    for i in [i for i in range(unstarted) if futures[i].cancel()]:
+                        here[i] = self._here(fn, items[i], on_done)
+                    break
+                confirm = None
+            pooled = iter(gather(pool, [f for i, f in enumerate(futures) if i not in here], done))
+            return [here[i] if i in here else next(pooled) for i in range(len(items))]
         except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise
@@ -240,7 +291,8 @@ class DaskExecutor(_Closing):
             client = _connect(distributed, address, timeout)
         self._client = client
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None) -> list[Any]:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None,
+            seconds_each: float | None = None) -> list[Any]:
         _check_picklable(items, "a Dask cluster")
         futures = self._client.map(fn, list(items), pure=False)
         for _ in self._distributed.as_completed(futures):

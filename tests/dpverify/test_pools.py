@@ -54,3 +54,46 @@ def test_the_executor_starts_a_new_pool_after_a_failure():
         assert executor.map(_job, ["x", "y"]) == ["x", "y"]
     finally:
         executor.close()
+
+
+def _blas_threads(_: object = None) -> int:
+    from threadpoolctl import threadpool_info
+
+    return max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+
+
+def test_one_blas_thread_holds_while_any_block_runs_and_is_lifted_by_the_last():
+    import threading
+
+    from dpverify._pools import one_blas_thread
+
+    before = _blas_threads()
+    first, second = one_blas_thread(), one_blas_thread()
+    first.__enter__()
+    assert _blas_threads() == 1
+    done = threading.Event()
+
+    def overlapping() -> None:  # a block of another thread that starts inside the first and ends after it
+        with second:
+            done.wait(5)
+            assert _blas_threads() == 1
+
+    other = threading.Thread(target=overlapping)
+    other.start()
+    first.__exit__(None, None, None)
+    assert _blas_threads() == 1  # the other thread's block still runs
+    done.set()
+    other.join()
+    assert _blas_threads() == before
+
+
+def test_every_item_runs_on_one_blas_thread_wherever_it_runs():
+    from dpverify.audit.executors import SerialExecutor
+
+    before = _blas_threads()
+    assert SerialExecutor().map(_blas_threads, [0, 1]) == [1, 1] and _blas_threads() == before
+    with ProcessExecutor(2, adaptive=False) as executor:
+        assert executor.map(_blas_threads, range(4)) == [1] * 4 and executor.items_pooled == 4
+    with ProcessExecutor(2) as executor:
+        assert executor.map(_blas_threads, range(2)) == [1, 1]
+    assert _blas_threads() == before

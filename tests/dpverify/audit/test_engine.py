@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 
 import numpy as np
 import pytest
@@ -137,9 +138,9 @@ class _Recording(SerialExecutor):
     def __init__(self) -> None:
         self.maps: list[tuple[str, int]] = []
 
-    def map(self, fn, items, on_done=None):
+    def map(self, fn, items, on_done=None, seconds_each=None):
         self.maps.append((fn.__name__, len(items)))
-        return super().map(fn, items, on_done)
+        return super().map(fn, items, on_done, seconds_each)
 
 
 def test_each_candidate_pairs_choice_is_an_item_of_the_executor():
@@ -165,6 +166,23 @@ def test_adaptive_executor_cost_model():
     assert isinstance(ex._worth_a_pool(0.5, np.zeros(2), 20), bool)  # measured load
     with pytest.raises(InvalidParameterError):
         ProcessExecutor(2, adaptive="yes")  # type: ignore[arg-type]
+
+
+def test_free_cpus_are_read_from_the_machines_idle_time_while_the_first_item_ran(monkeypatch):
+    from dpverify.audit import executors
+
+    monkeypatch.setattr(executors.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(executors, "_free_cpus", lambda: 1.5)  # the load average's answer
+    after = {"now": (300.0, 1400.0)}
+    monkeypatch.setattr(executors, "_cpu_times", lambda: after["now"])
+    assert executors._free_cpus_since((100.0, 1000.0)) == 3.0  # half of 4 CPUs idle, and this process's own
+    after["now"] = (100.0, 1400.0)
+    assert executors._free_cpus_since((100.0, 1000.0)) == 1.0  # none idle: only this process's CPU
+    after["now"] = (100.0, 1002.0)
+    assert executors._free_cpus_since((100.0, 1000.0)) == 1.5  # under a tick per CPU: the load average
+    assert executors._free_cpus_since(None) == 1.5  # no /proc/stat
+    monkeypatch.undo()
+    assert 1.0 <= executors._free_cpus_since(executors._cpu_times()) <= (os.cpu_count() or 1)
 
 
 def test_adaptive_executor_maps_like_serial():
@@ -199,6 +217,32 @@ def test_a_running_pool_shares_a_map_with_this_process():
             ex.map(_fails_on_three, range(8))
         assert ex._pool is None
         assert ex.map(_slow_square, [1, 2]) == [1, 4]  # the first item timed here, the other too small to ship
+
+
+def _slow_abs(x: int, seconds: float = 0.05) -> int:
+    import time
+
+    time.sleep(seconds)
+    return abs(x)
+
+
+def _abs_in_a_millisecond(x: int) -> int:
+    return _slow_abs(x, 0.001)
+
+
+def test_an_estimate_starts_the_pool_at_once_and_a_wrong_one_is_taken_back(monkeypatch):
+    from dpverify.audit import executors
+
+    monkeypatch.setattr(executors, "_free_cpus", lambda: 2.0)  # (the machine's load does not decide here)
+    with ProcessExecutor(2) as ex:  # costly items, as estimated: every item but one to the pool at once
+        assert ex.map(_slow_abs, [-1, 2, -3, 4, -5, 6], seconds_each=0.2) == [1, 2, 3, 4, 5, 6]
+        assert ex.items_pooled >= 3 and ex.items_here + ex.items_pooled == 6
+    items = list(range(-400, 400))
+    with ProcessExecutor(2) as ex:  # cheap items estimated costly: the workers take no more once one is timed
+        assert ex.map(_abs_in_a_millisecond, items, seconds_each=0.5) == [abs(x) for x in items]
+        assert ex.items_here > 400 and ex.items_here + ex.items_pooled == 800  # each item once
+    with ProcessExecutor(2) as ex:  # no estimate: the first item is timed before any pool starts
+        assert ex.map(abs, items) == [abs(x) for x in items] and ex._pool is None
 
 
 def test_default_executor_is_local_processes():
