@@ -5,7 +5,8 @@
 the workers, that first error (or a call that hangs) would hold the command for as long as the slowest
 worker. :func:`gather` stops at the first failure: the pending items are cancelled and the running workers
 terminated (:func:`abandon`), and a pool broken by a worker that died is said in one sentence. Light on
-purpose (no scipy): the ``run`` command's pool and the audits' executors both use it.
+purpose (no scipy): the ``run`` command's pool and the audits' executors both use it. :class:`Handout` shares one
+map between a pool and the calling process.
 
 :func:`one_blas_thread` keeps a process's BLAS and OpenMP libraries to one thread (threadpoolctl, the library
 scikit-learn and joblib use for the same end): ``w`` workers on ``w`` CPUs, each free to start as many BLAS threads
@@ -16,6 +17,9 @@ worker as in a process alone).
 from __future__ import annotations
 
 import contextlib
+import functools
+import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -30,31 +34,50 @@ WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code 
                "or called os._exit)")
 
 
-class _OneThread:
-    """Blocks of :func:`one_blas_thread` in progress in this process (from any thread), and the limit they hold."""
+class _HeldSetting:
+    """A process-wide setting held while any block that asks for it runs, in any thread: the first block to start
+    makes it (``make`` returns what undoes it), the last to end undoes it."""
 
-    lock = threading.Lock()
-    blocks = 0
-    limit: Any = None
+    def __init__(self, make: Callable[[], Callable[[], object]]) -> None:
+        self._make, self._blocks, self._lock = make, 0, threading.Lock()
+        self._undo: Callable[[], object] | None = None
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with self._lock:
+            if not self._blocks:
+                self._undo = self._make()
+            self._blocks += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._blocks -= 1
+                if not self._blocks and self._undo is not None:
+                    self._undo()
 
 
-@contextlib.contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """A block in which this process's BLAS and OpenMP libraries use one thread (module docstring). Blocks nest and
-    may overlap across threads: the first to start sets the limit, the last to end lifts it."""
+def _one_blas_thread() -> Callable[[], object]:
     from threadpoolctl import threadpool_limits
 
-    with _OneThread.lock:
-        if not _OneThread.blocks:
-            _OneThread.limit = threadpool_limits(1)
-        _OneThread.blocks += 1
-    try:
-        yield
-    finally:
-        with _OneThread.lock:
-            _OneThread.blocks -= 1
-            if not _OneThread.blocks:
-                _OneThread.limit.restore_original_limits()
+    return threadpool_limits(1).restore_original_limits
+
+
+def _quick_switches() -> Callable[[], object]:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(QUICK_SWITCH_SECONDS)
+    return functools.partial(sys.setswitchinterval, before)
+
+
+#: A block in which this process's BLAS and OpenMP libraries use one thread (module docstring).
+one_blas_thread = _HeldSetting(_one_blas_thread).held
+
+#: The interpreter's thread switch interval while this process shares a map with its pool (:class:`Handout`): the
+#: pool's thread, which sends a worker its next item, waits for a calling process busy with an item of its own up
+#: to the switch interval, several times per hand-off (the default 5 ms left the workers idle 10–20 ms between
+#: items; 0.5 ms, 2–8 ms).
+QUICK_SWITCH_SECONDS = 5e-4
+quick_switches = _HeldSetting(_quick_switches).held
 
 
 def _start_worker_on_one_blas_thread() -> None:
@@ -94,10 +117,84 @@ def gather(pool: ProcessPoolExecutor, futures: Sequence[Future[Any]],
     for future in as_completed(futures):
         error = future.exception()
         if error is not None:
-            abandon(pool)
-            if isinstance(error, BrokenProcessPool):
-                raise DpverifyError(WORKER_DIED) from error
-            raise error
+            _raise_failure(pool, error)
         if on_done is not None:
             on_done()
     return [future.result() for future in futures]
+
+
+def _raise_failure(pool: ProcessPoolExecutor, error: BaseException) -> None:
+    abandon(pool)
+    if isinstance(error, BrokenProcessPool):
+        raise DpverifyError(WORKER_DIED) from error
+    raise error
+
+
+class Handout:
+    """The items of one map, shared between ``pool`` and the calling process: each worker is sent its next item
+    from the front when it finishes one (never more than ``slots`` on the pool at once, so that no item waits
+    there for a worker while the calling process could run it), and the calling process takes items from the
+    back (:meth:`take`) until none is left; :meth:`results` then waits for the pool's. Indices, not items, are
+    handed out, so the results come back in the order of the items whoever ran them."""
+
+    def __init__(self, pool: ProcessPoolExecutor, fn: Callable[[Any], Any], items: Sequence[Any], slots: int) -> None:
+        self._pool, self._fn, self._items = pool, fn, items
+        self._lock = threading.Lock()
+        self._front, self._back = 0, len(items)  # items[front:back] have not been started
+        self._sent = 0
+        self._finished: queue.SimpleQueue[tuple[int, Future[Any]]] = queue.SimpleQueue()
+        for _ in range(slots):
+            self._send()
+
+    def _send(self) -> None:
+        with self._lock:
+            if self._front >= self._back:
+                return
+            index = self._front
+            self._front += 1
+            self._sent += 1
+        try:
+            future = self._pool.submit(self._fn, self._items[index])
+        except Exception as exc:  # a pool abandoned or broken meanwhile: said by results()
+            future = Future()
+            future.set_exception(exc)
+        future.add_done_callback(functools.partial(self._finish, index))
+
+    def _finish(self, index: int, future: Future[Any]) -> None:
+        """(Run by the pool's thread as a worker finishes.) The next item to the pool, unless this one failed."""
+        self._finished.put((index, future))
+        if not future.cancelled() and future.exception() is None:
+            self._send()
+
+    def take(self) -> int | None:
+        """The index of an item for the calling process to run (from the back), or None when none is left."""
+        with self._lock:
+            if self._front >= self._back:
+                return None
+            self._back -= 1
+            return self._back
+
+    def take_all(self) -> list[int]:
+        """Every index not started yet, for the calling process: the pool is sent no more."""
+        with self._lock:
+            rest = list(range(self._front, self._back))
+            self._front = self._back
+            return rest
+
+    def results(self, on_done: Callable[[], None] | None = None) -> dict[int, Any]:
+        """The results of the items sent to the pool, by index, once every one is in; the first failure abandons
+        the pool and is raised (as :func:`gather` does). Waits in short steps, so that a signal's handler (Ctrl-C,
+        a command's time limit) runs meanwhile."""
+        results: dict[int, Any] = {}
+        while len(results) < self._sent:
+            try:
+                index, future = self._finished.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            error = future.exception() if not future.cancelled() else RuntimeError("an item of the map was cancelled")
+            if error is not None:
+                _raise_failure(self._pool, error)
+            results[index] = future.result()
+            if on_done is not None:
+                on_done()
+        return results

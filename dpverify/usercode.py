@@ -113,9 +113,22 @@ class _Held:
     alarm, replaced = 0, None
 
 
+class _Stretch:
+    """The stretch of guarded calls (:func:`guard_stretch`) in progress in the main thread, if any: its thread, its
+    process, how many stretches are nested and how many guarded calls of it are in progress. Its calls take the
+    fast path of :func:`guarded_call` (the alarm held and ``os._exit`` replaced for the stretch, the call counted
+    here rather than in the table of every thread's calls)."""
+
+    thread: int | None = None
+    process = 0
+    depth = 0
+    calls = 0
+
+
 def _forget_deadlines_in_child() -> None:
-    """A forked worker keeps no deadline of its parent (timers are not inherited; the list is)."""
+    """A forked worker keeps no deadline of its parent (timers are not inherited; the list is), nor its stretch."""
     _deadlines.clear()
+    _Stretch.thread, _Stretch.depth, _Stretch.calls = None, 0, 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -176,12 +189,18 @@ def _start_limit(seconds: float | None, error: Callable[[], BaseException]) -> A
     return entry
 
 
+def _drop_deadline(entry: tuple[float, Callable[[], BaseException]]) -> None:
+    if _deadlines and _deadlines[-1] is entry:  # (limits nest: the latest ends first)
+        _deadlines.pop()
+    elif entry in _deadlines:
+        _deadlines.remove(entry)
+    elif _deadlines:  # it fired: the enclosing blocks' deadlines need the timer again
+        _arm_within(min(d for d, _ in _deadlines) - time.monotonic())
+
+
 def _end_limit(entry: Any) -> None:
     if entry is not None:
-        if entry in _deadlines:
-            _deadlines.remove(entry)
-        elif _deadlines:  # it fired: the enclosing blocks' deadlines need the timer again
-            _arm_within(min(d for d, _ in _deadlines) - time.monotonic())
+        _drop_deadline(entry)
         _release_alarm()
 
 
@@ -213,7 +232,8 @@ class ExitCalled(BaseException):
 def _exit_or_raise(status: int) -> Any:
     """``os._exit`` while a guarded call runs: raise in that call's thread, exit for real anywhere else (another
     thread, a process forked meanwhile — whose ``os._exit`` ends it as it should)."""
-    if _guarded.get((os.getpid(), threading.get_ident())):
+    here = (os.getpid(), threading.get_ident())
+    if _guarded.get(here) or (_Stretch.calls and here == (_Stretch.process, _Stretch.thread)):
         raise ExitCalled(status)
     _REAL_EXIT(status)
 
@@ -234,11 +254,16 @@ def guard_stretch() -> Iterator[None]:
     held = enforced()
     if held:
         _hold_alarm()
+        _Stretch.thread, _Stretch.process = threading.get_ident(), os.getpid()
+        _Stretch.depth += 1
     _replace_exit(True)
     try:
         yield
     finally:
         if held:
+            _Stretch.depth -= 1
+            if not _Stretch.depth:
+                _Stretch.thread = None
             _release_alarm()
         _replace_exit(False)
 
@@ -251,36 +276,62 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
     """``fn(*args, **kwargs)``, the user's code: any exception but Ctrl-C and dpverify's own errors becomes a
     :class:`UserCodeError`, ``sys.exit`` included (and a ``KeyboardInterrupt`` the code raises itself, where a
     stop handler tells the two apart: :mod:`dpverify._interrupts`); a call past ``limit`` seconds (default: the
-    ``DPVERIFY_CALL_TIMEOUT`` of :mod:`dpverify.limits`) a :class:`UserCodeTimeout`."""
+    ``DPVERIFY_CALL_TIMEOUT`` of :mod:`dpverify.limits`) a :class:`UserCodeTimeout`. A call in the thread of a
+    :func:`guard_stretch` takes a short path: the stretch holds the alarm and counts its calls."""
     if limit is None:
         limit = call_timeout()
-    entry = _start_limit(limit, lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option))
+    error = lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option)  # noqa: E731
     key = (os.getpid(), threading.get_ident())
-    _guarded[key] = _guarded.get(key, 0) + 1
+    in_stretch = key[1] == _Stretch.thread and type(limit) is float and 0.0 < limit < math.inf
+    if in_stretch:
+        entry: Any = _start_stretch_call(limit, error)
+    else:
+        entry = _start_limit(limit, error)
+        _guarded[key] = _guarded.get(key, 0) + 1
     if os._exit is not _exit_or_raise:
         _replace_exit(True)
     try:
         return fn(*args, **kwargs)
-    except KeyboardInterrupt as exc:
-        if not _interrupts.raised_by_code():  # the user's Ctrl-C (or a stop signal): ends the command
+    except BaseException as exc:
+        said = _as_users_error(exc, agent, where)
+        if said is None:
             raise
-        raise UserCodeError(agent, where, "KeyboardInterrupt", str(exc)) from exc
-    except (LimitExceeded, UserCodeError):
-        raise
-    except ExitCalled as exc:  # said like sys.exit, the process kept (module docstring)
-        raise UserCodeError(agent, where, "SystemExit", str(exc)) from None
-    except DpverifyError as exc:
-        if isinstance(exc, NumericalError):  # the user's numbers, though a dpverify function said so
-            raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
-        raise  # the protocol's refusals and the billboard's own control flow
-    except BaseException as exc:  # the user's code: SystemExit, GeneratorExit, anything it raises
-        raise UserCodeError(agent, where, type(exc).__name__, str(exc)) from exc
+        raise said from (None if isinstance(exc, ExitCalled) else exc)
     finally:
-        _guarded[key] -= 1
-        if not _guarded[key]:
-            del _guarded[key]
-            _replace_exit(False)
-        _end_limit(entry)
+        if in_stretch:
+            _Stretch.calls -= 1
+            _drop_deadline(entry)
+        else:
+            _guarded[key] -= 1
+            if not _guarded[key]:
+                del _guarded[key]
+                _replace_exit(False)
+            _end_limit(entry)
+
+
+def _start_stretch_call(limit: float, error: Callable[[], BaseException]) -> tuple[float, Callable[[], BaseException]]:
+    """The deadline of a guarded call in a stretch's thread, the alarm held again if the user's code took it."""
+    entry = (time.monotonic() + limit, error)
+    _deadlines.append(entry)
+    if _get_handler(signal.SIGALRM) is not _on_alarm:
+        _set_handler(signal.SIGALRM, _on_alarm)
+    _arm_within(limit)
+    _Stretch.calls += 1
+    return entry
+
+
+def _as_users_error(exc: BaseException, agent: str, where: str) -> UserCodeError | None:
+    """What a guarded call raises for ``exc``: None for ``exc`` itself (Ctrl-C or a stop signal, a limit, an error
+    already said, the protocol's refusals and the billboard's control flow), else the user's error."""
+    if isinstance(exc, KeyboardInterrupt):  # the user's Ctrl-C ends the command; one the code raised is its own
+        return UserCodeError(agent, where, "KeyboardInterrupt", str(exc)) if _interrupts.raised_by_code() else None
+    if isinstance(exc, (LimitExceeded, UserCodeError)):
+        return None
+    if isinstance(exc, ExitCalled):  # said like sys.exit, the process kept (module docstring)
+        return UserCodeError(agent, where, "SystemExit", str(exc))
+    if isinstance(exc, DpverifyError) and not isinstance(exc, NumericalError):  # (a NumericalError: the user's numbers)
+        return None
+    return UserCodeError(agent, where, type(exc).__name__, str(exc))  # SystemExit, GeneratorExit, anything else
 
 
 class GuardedAgent:

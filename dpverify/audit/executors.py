@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from dpverify import _validate
-from dpverify._pools import abandon, gather, new_pool, one_blas_thread
+from dpverify._pools import Handout, abandon, gather, new_pool, one_blas_thread, quick_switches
 from dpverify.errors import InvalidParameterError
 from dpverify.usercode import time_limit
 
@@ -192,17 +192,16 @@ class ProcessExecutor(_Closing):
 
     def _pooled(self, fn: Callable[[Any], Any], items: list[Any], on_done: Callback, share: bool,
                 confirm: float | None = None) -> list[Any]:
-        """The items' results from the pool; with ``share`` this process takes items from the end of the queue
-        (those no worker has started) until none is left, so that no CPU idles while the last ones run. With
-        ``confirm`` (a pool started on an estimate, judged with that many free CPUs) the first item this process
-        runs is timed, and if the pool does not pay after all, every item no worker has started runs here."""
+        """The items' results from the pool; with ``share`` this process runs items too, taken from the end while the
+        workers are sent theirs from the front one at a time (:class:`~dpverify._pools.Handout`), so that no CPU
+        idles while the last ones run. With ``confirm`` (a pool started on an estimate, judged with that many free
+        CPUs) the first item this process runs is timed, and if the pool does not pay after all, every item not
+        started yet runs here."""
         if not items:
             return []
         if self._pool is None:
             self._pool = new_pool(self.workers, one_thread_each=True)
-        pool = self._pool  # maps from several threads share it (and gather waits on this one)
-        futures = [pool.submit(fn, item) for item in items]
-        here: dict[int, Any] = {}
+        pool = self._pool  # maps from several threads share it
 
         def done() -> None:
             self.items_pooled += 1
@@ -210,21 +209,23 @@ class ProcessExecutor(_Closing):
                 on_done()
 
         try:
-            unstarted = len(futures)
-            while share and unstarted and futures[unstarted - 1].cancel():
-                unstarted -= 1
-                start = time.perf_counter()
-                here[unstarted] = self._here(fn, items[unstarted], on_done)
-                seconds = time.perf_counter() - start
-                if confirm is not None and not self._worth_a_pool(seconds, here[unstarted], unstarted, confirm):
-                    # the estimate was wrong: no worker starts another item (all taken back, then run here)
-                    for i in [i for i in range(unstarted) if futures[i].cancel()]:
-                        here[i] = self._here(fn, items[i], on_done)
-                    break
-                confirm = None
-            pooled = iter(gather(pool, [f for i, f in enumerate(futures) if i not in here], done))
-            return [here[i] if i in here else next(pooled) for i in range(len(items))]
-        except BaseException:  # an item failed (gather abandoned the pool) or this process was interrupted
+            if not share:
+                return gather(pool, [pool.submit(fn, item) for item in items], done)
+            here: dict[int, Any] = {}
+            with quick_switches():
+                handout = Handout(pool, fn, items, self.workers)
+                while (index := handout.take()) is not None:
+                    start = time.perf_counter()
+                    here[index] = self._here(fn, items[index], on_done)
+                    seconds = time.perf_counter() - start
+                    if confirm is not None and not self._worth_a_pool(seconds, here[index], len(items) - len(here),
+                                                                      confirm):
+                        for rest in handout.take_all():  # the estimate was wrong: the workers are sent no more
+                            here[rest] = self._here(fn, items[rest], on_done)
+                    confirm = None
+                pooled = handout.results(done)
+            return [here[i] if i in here else pooled[i] for i in range(len(items))]
+        except BaseException:  # an item failed (the pool was abandoned) or this process was interrupted
             self.abandon()  # a later map starts a new pool
             raise
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+import threading
 import time
 
 import numpy as np
@@ -400,6 +401,30 @@ def test_os_exit_in_a_guarded_call_raises_there_and_the_real_one_comes_back():
     with pytest.raises(UserCodeError, match=r"the agent a raised SystemExit: os\._exit\(7\) \(in act\)"):
         guarded_call("a", "act", _exit_from_the_users_code)
     assert os._exit is real
+
+
+@needs_alarms
+def test_calls_in_a_stretch_take_the_short_path_with_the_same_guards():
+    import os
+
+    from dpverify import usercode
+
+    real = os._exit
+    with guard_stretch(), guard_stretch():  # (nested stretches: the outer one's end ends the short path)
+        assert usercode._Stretch.thread == threading.get_ident()
+        with pytest.raises(UserCodeError, match=r"SystemExit: os\._exit\(7\) \(in act\)"):
+            guarded_call("a", "act", _exit_from_the_users_code, limit=5.0)
+        with pytest.raises(UserCodeTimeout, match="within 0.1 s"):
+            guarded_call("a", "act", time.sleep, 5, limit=0.1)
+        with pytest.raises(UserCodeError, match=r"raised Boom: inner \(in observe\)"):  # a call within a call
+            guarded_call("a", "act", guarded_call, "a", "observe", _raise, Boom("inner"), limit=5.0)
+        assert usercode._Stretch.calls == 0 and not usercode._guarded and not usercode._deadlines
+        assert os._exit is not real  # replaced for the stretch: between calls _exit_or_raise exits for real
+    assert usercode._Stretch.thread is None and os._exit is real and _timer() == 0.0
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 def test_os_exit_bound_at_import_still_raises_in_a_later_guarded_call(tmp_path):
