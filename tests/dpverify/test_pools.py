@@ -97,3 +97,49 @@ def test_every_item_runs_on_one_blas_thread_wherever_it_runs():
     with ProcessExecutor(2) as executor:
         assert executor.map(_blas_threads, range(2)) == [1, 1]
     assert _blas_threads() == before
+
+
+class _HeldPool:
+    """A stand-in pool whose items finish only when the test says so."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[int, object]] = []
+        self.stopped = False
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        self.stopped = True
+
+    def submit(self, fn, item):
+        from concurrent.futures import Future
+
+        future: Future = Future()
+        self.sent.append((item, future))
+        return future
+
+
+def test_a_handout_keeps_slots_items_on_the_pool_and_the_rest_for_this_process():
+    from dpverify._pools import Handout
+
+    pool = _HeldPool()
+    handout = Handout(pool, abs, [-i for i in range(10)], slots=2)  # type: ignore[arg-type]
+    assert [item for item, _ in pool.sent] == [0, -1]  # the front, no more than the slots
+    assert handout.take() == 9 and handout.take() == 8  # this process takes from the back
+    pool.sent[0][1].set_result(0)  # a worker finishes: it is sent the next item from the front
+    assert [item for item, _ in pool.sent] == [0, -1, -2]
+    assert handout.take_all() == [3, 4, 5, 6, 7]  # every item not started; the pool is sent no more
+    pool.sent[1][1].set_result(1)
+    pool.sent[2][1].set_result(2)
+    assert len(pool.sent) == 3 and handout.take() is None
+    assert handout.results() == {0: 0, 1: 1, 2: 2}
+
+
+def test_a_handout_raises_the_first_failure_of_the_pool():
+    from dpverify._pools import Handout
+
+    pool = _HeldPool()
+    handout = Handout(pool, abs, [1, 2, 3], slots=1)  # type: ignore[arg-type]
+    pool.sent[0][1].set_exception(ValueError("from a worker"))
+    assert len(pool.sent) == 1  # a failed item sends no other
+    with pytest.raises(ValueError, match="from a worker"):
+        handout.results()
+    assert pool.stopped  # the pool abandoned
