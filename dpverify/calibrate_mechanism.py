@@ -27,7 +27,6 @@ Routes:
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -144,8 +143,7 @@ def _gaussian_family(kind: Any, epsilon: float, delta: float, compositions: int,
     Memoised: a pure function of hashable validated values whose answer is a frozen mechanism, and research code
     calibrates its agent in its constructor — once per two-world trial — each time re-checking the answer through a
     composition ledger. The same arguments give the same (equal, shared) mechanism as a fresh calibration."""
-    rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)
-    start = sensitivity / (2.0 * math.sqrt(rho0)) if kind is GOEMechanism else sensitivity / math.sqrt(2.0 * rho0)
+    start = kind.noise_for_rho(sensitivity, _gaussian_rho0(epsilon, delta, compositions, conversion))
     return _calibrated(lambda scale: kind(sensitivity, scale, dim, relation), start, epsilon, delta, compositions,
                        conversion, kind.__name__.removesuffix("Mechanism"))
 
@@ -222,15 +220,13 @@ def calibrate_laplace(
     relation = Neighbouring.parse(relation)
     build = lambda b: LaplaceMechanism(sensitivity, b, dim, relation)  # noqa: E731
     if delta == 0:
-        mechanism = _calibrated(build, compositions * sensitivity / epsilon, epsilon, 0.0, compositions, None,
-                                "Laplace")
-        return mechanism  # type: ignore[return-value]
-    delta = _validate.open_unit("delta", delta)
-    conversion = _validate.one_of("conversion", conversion, ("cks", "bun-steinke"))
-    rho0 = _gaussian_rho0(epsilon, delta, compositions, conversion)  # the same split of the zCDP budget
-    mechanism = _calibrated(build, sensitivity / math.sqrt(2.0 * rho0), epsilon, delta, compositions, conversion,
-                            "Laplace")
-    return mechanism  # type: ignore[return-value]
+        start, route = compositions * sensitivity / epsilon, None
+    else:
+        delta = _validate.open_unit("delta", delta)
+        route = _validate.one_of("conversion", conversion, ("cks", "bun-steinke"))
+        # the same split of the zCDP budget as a Gaussian's
+        start = LaplaceMechanism.noise_for_rho(sensitivity, _gaussian_rho0(epsilon, delta, compositions, route))
+    return _calibrated(build, start, epsilon, delta, compositions, route, "Laplace")  # type: ignore[return-value]
 
 
 def _rr_composed(local_epsilon: float, pairs: int, delta: float, categories: int) -> float:

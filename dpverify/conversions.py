@@ -161,13 +161,6 @@ def epsilon_cks(rho: float, delta: float) -> float:
 # μ-GDP (exact for Gaussian releases) ↔ (ε, δ)
 
 
-def gaussian_delta_for_epsilon(mu: float, epsilon: float) -> float:
-    """The exact δ(ε) of a μ-GDP mechanism (Balle & Wang 2018, Theorem 8), evaluated in log space."""
-    mu = _validate.positive("mu", mu)
-    epsilon = _validate.non_negative("epsilon", epsilon)
-    return math.exp(gaussian_log_delta(epsilon, mu))
-
-
 def _exact_root(mu: float, delta: float, margin: float) -> tuple[Callable[[float], float], float | None]:
     """(f, the bracketed root ε of f) with f(ε) = log δ_μ(ε) − log(δ·(1 + margin)), decreasing in ε; the root is
     None when f(0) ≤ 0 (ε = 0 already meets the target) and ∞ when the bracket passes the ceiling."""
@@ -346,31 +339,6 @@ def _largest_below(eps_of: Callable[[float], float], target: float, start: float
     if eps_of(lo) > target:  # pragma: no cover - guarded by the loop invariant
         raise NumericalError("calibration invariant broken")
     return lo
-
-
-# --------------------------------------------------------------------------------------------
-# Single-mechanism classics
-
-
-def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """σ = Δ√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Theorem A.1; Sahu 2025, Lemma 2.3).
-
-    Valid only for ε < 1 (the theorem's hypothesis); larger ε raise an error rather than return a
-    σ the theorem does not cover.
-    """
-    sensitivity = _validate.positive("sensitivity", sensitivity)
-    epsilon = _validate.positive("epsilon", epsilon)
-    delta = _validate.open_unit("delta", delta)
-    if epsilon >= 1.0:
-        raise InvalidParameterError("epsilon", "must be < 1 for the classic Gaussian bound (Dwork & Roth, Thm A.1)",
-                                    epsilon)
-    return round_up(sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, 2)
-
-
-def rho_of_pure_dp(epsilon: float) -> float:
-    """ε-DP ⇒ (ε²/2)-zCDP (Bun & Steinke 2016, Proposition 1.4)."""
-    epsilon = _validate.non_negative("epsilon", epsilon)
-    return round_up(epsilon * epsilon / 2.0, 1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -168,6 +168,10 @@ class NoiseMechanism:
     statistic_kind: ClassVar[str | None] = None
     default_dim: ClassVar[int] = 1
     max_profile_dim: ClassVar[int | None] = None
+    #: Whether the mechanism is exactly Gaussian (μ-GDP), so that a Gaussian claim describes it.
+    is_gaussian: ClassVar[bool] = False
+    #: The label of :meth:`worst_case_inputs`.
+    worst_case_label: ClassVar[str] = "0 vs Delta e1"
     #: The law of the standardised noise coordinates (:meth:`standardised_noise`): "normal" or "laplace";
     #: ``None`` when the mechanism declares none (its releases cannot be checked from behaviour).
     noise_law: ClassVar[str | None] = None
@@ -217,14 +221,11 @@ class NoiseMechanism:
 
     @property
     def output_shape(self) -> tuple[int, ...]:
-        raise NotImplementedError
+        """The shape of one release: (dim,) (a matrix mechanism overrides it)."""
+        return (self.dim,)
 
     @property
     def rho(self) -> float:
-        raise NotImplementedError
-
-    @property
-    def is_gaussian(self) -> bool:
         raise NotImplementedError
 
     def renyi_epsilon(self, alpha: float) -> float:
@@ -239,13 +240,24 @@ class NoiseMechanism:
         raise NotImplementedError
 
     def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-        raise NotImplementedError
+        """value + fresh noise; with ``n``, an (n, *output_shape) array of n independent releases."""
+        rng = _check_generator(rng)
+        x = self._checked_value(value)
+        return x + (self._draw(rng, self.output_shape) if n is None else self.noise(rng, n))
 
     def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """The noise of n releases, shape (n, *output_shape): ``release(value, rng, n) − value``, drawn as
-        :meth:`release` draws it (the same draws from ``rng``). Subclasses that can draw it without a zero
-        value to release override it; the default releases zeros."""
-        return self.release(np.zeros(self.output_shape), rng, n)
+        :meth:`release` draws it (the same draws from ``rng``)."""
+        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
+        return self._draw(_check_generator(rng), size)
+
+    def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        """Fresh noise of shape ``size`` (…, *output_shape) from ``rng``."""
+        raise NotImplementedError
+
+    def _checked_value(self, value: object) -> np.ndarray:
+        """The value to release, checked: finite, of :attr:`output_shape`."""
+        return _check_value(value, self.output_shape)
 
     def claimed_epsilon(self, delta: float) -> float:
         """The ε this mechanism's own accounting claims for one release at δ."""
@@ -264,11 +276,11 @@ class NoiseMechanism:
 
     def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
         """Two statistic values at exactly the declared sensitivity (the worst case the accounting
-        assumes), and a label: zero and Δ·e₁."""
+        assumes), and a label: zero and Δ·e₁ (Δ_F·e₁e₁ᵀ for a matrix: at Frobenius distance Δ_F)."""
         first = np.zeros(self.output_shape)
         second = first.copy()
         second.flat[0] = self.sensitivity_value
-        return first, second, "0 vs Delta e1"
+        return first, second, self.worst_case_label
 
     def audit_view(self, releases: np.ndarray) -> np.ndarray:
         """A lossless deterministic view of n releases (shape (n, *output_shape)) as an (n, m) array."""
@@ -329,9 +341,7 @@ class _GaussianPrivacy(NoiseMechanism):
         (μ carries at most ~1.5 ulps of rounding, μ² ~3.5)."""
         return round_up(self.mu * self.mu / 2.0, 4)
 
-    @property
-    def is_gaussian(self) -> bool:
-        return True
+    is_gaussian: ClassVar[bool] = True
 
     @property
     def dominating_pair(self) -> DominatingPair:
@@ -352,6 +362,12 @@ class _GaussianPrivacy(NoiseMechanism):
         from dpverify.conversions import epsilon_exact_gaussian  # scipy.optimize only when asked
 
         return epsilon_exact_gaussian(self.mu, delta)
+
+    def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        return self.noise_from_normals(rng.standard_normal(size))
+
+    def noise_from_normals(self, z: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
 
 
 @register_mechanism
@@ -389,23 +405,6 @@ class GaussianMechanism(_GaussianPrivacy):
         """μ of the μ-GDP guarantee: Δ/σ, so ρ = Δ²/(2σ²)."""
         return self.sensitivity / self.sigma
 
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-        """value + fresh N(0, σ²I) noise; with ``n``, an (n, dim) array of n independent releases."""
-        rng = _check_generator(rng)
-        x = _check_value(value, self.output_shape)
-        if n is None:
-            return x + self.noise_from_normals(rng.standard_normal(self.output_shape))
-        return x + self.noise(rng, n)
-
-    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """N(0, σ²I) for n releases, shape (n, dim)."""
-        n = _validate.integer("n", n, minimum=1)
-        return self.noise_from_normals(_check_generator(rng).standard_normal((n, *self.output_shape)))
-
     def noise_from_normals(self, z: np.ndarray) -> np.ndarray:
         """The noise σ·z of releases whose standard normals are ``z`` (..., dim), as :meth:`noise` draws it."""
         return self.sigma * z
@@ -439,6 +438,7 @@ class GOEMechanism(_GaussianPrivacy):
     statistic_kind: ClassVar[str | None] = "symmetric-matrix"
     default_dim: ClassVar[int] = 3
     noise_law: ClassVar[str | None] = "normal"
+    worst_case_label: ClassVar[str] = "0 vs Delta_F e1 e1^T"
 
     @classmethod
     def noise_for_rho(cls, sensitivity: float, rho: float) -> float:
@@ -459,27 +459,19 @@ class GOEMechanism(_GaussianPrivacy):
     def output_shape(self) -> tuple[int, ...]:
         return (self.dim, self.dim)
 
-    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-        """sym(G) + (Z + Zᵀ)/√2 with fresh Z; with ``n``, an (n, dim, dim) array of independent releases.
+    def _checked_value(self, value: object) -> np.ndarray:
+        """sym(G), released as sym(G) + (Z + Zᵀ)/√2 with fresh Z.
 
         G must be symmetric up to rounding (asymmetry ≤ 10⁻¹² of its largest entry, else an error); its
         symmetric part (G + Gᵀ)/2 is what is released — G itself when exactly symmetric — so that no rounding
         asymmetry of the input (an antisymmetric part that no noise covers) reaches the output, which is
         exactly symmetric."""
-        rng = _check_generator(rng)
         g = _check_value(value, self.output_shape)
         if not np.array_equal(g, g.T):
             if float(np.abs(g - g.T).max()) > 1e-12 * max(1.0, float(np.abs(g).max())):
                 raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
             g = 0.5 * (g + g.T)
-        if n is not None:
-            return g + self.noise(rng, n)
-        return g + self.noise_from_normals(rng.standard_normal(self.output_shape))
-
-    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """(Z + Zᵀ)/√2 with Z_ij ~ N(0, s²) iid for n releases, shape (n, dim, dim)."""
-        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
-        return self.noise_from_normals(_check_generator(rng).standard_normal(size))
+        return g
 
     def noise_from_normals(self, z: np.ndarray) -> np.ndarray:
         """The noise (W + Wᵀ)/√2, W = s·z, of releases whose standard normals are ``z`` (..., dim, dim), as
@@ -495,13 +487,6 @@ class GOEMechanism(_GaussianPrivacy):
         rows, cols = np.triu_indices(self.dim, 1)
         return np.concatenate([matrix[..., rows, cols] / self.entry_std,
                                np.diagonal(matrix, axis1=-2, axis2=-1) / (math.sqrt(2.0) * self.entry_std)], axis=-1)
-
-    def worst_case_inputs(self) -> tuple[np.ndarray, np.ndarray, str]:
-        """Zero and Δ_F·e₁e₁ᵀ (a symmetric matrix at Frobenius distance Δ_F)."""
-        first = np.zeros(self.output_shape)
-        second = first.copy()
-        second[0, 0] = self.frobenius_sensitivity
-        return first, second, "0 vs Delta_F e1 e1^T"
 
     def audit_view(self, releases: np.ndarray) -> np.ndarray:
         """The upper-triangular entries: the matrices are symmetric, so nothing is lost."""
@@ -551,10 +536,6 @@ class LaplaceMechanism(NoiseMechanism):
         return round_up(self.epsilon * self.epsilon / 2.0, 2)
 
     @property
-    def is_gaussian(self) -> bool:
-        return False
-
-    @property
     def dominating_pair(self) -> DominatingPair:
         """Lap(0, 1) vs Lap(ε0, 1) for a scalar (attained at neighbours Δ apart); for dim > 1 binary randomized
         response with parameter ε0, which dominates every ε0-DP release (not attained: ``tight=False``)."""
@@ -589,22 +570,9 @@ class LaplaceMechanism(NoiseMechanism):
         """The pure ε = Δ₁/b, which holds at every δ."""
         return self.epsilon
 
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-        """value + fresh Lap(b) noise per coordinate; with ``n``, an (n, dim) array."""
-        rng = _check_generator(rng)
-        x = _check_value(value, self.output_shape)
-        if n is not None:
-            return x + self.noise(rng, n)
-        return x + rng.laplace(0.0, self.scale, size=self.output_shape)
-
-    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """Lap(b) per coordinate for n releases, shape (n, dim)."""
-        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
-        return _check_generator(rng).laplace(0.0, self.scale, size=size)
+    def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        """Lap(b) per coordinate."""
+        return rng.laplace(0.0, self.scale, size=size)
 
 
 @register_mechanism
@@ -673,10 +641,6 @@ class RandomizedResponse(NoiseMechanism):
         return round_up(self.sensitivity * self.local_epsilon * self.local_epsilon / 2.0, 3)
 
     @property
-    def is_gaussian(self) -> bool:
-        return False
-
-    @property
     def dominating_pair(self) -> DominatingPair:
         """Δ₀ k-RR pairs (attained by inputs that differ in Δ₀ coordinates)."""
         return DominatingPair("randomized-response", self.local_epsilon, self.categories, self.sensitivity)
@@ -694,32 +658,19 @@ class RandomizedResponse(NoiseMechanism):
         """The exact ε of one release at δ (the inverse of its profile), rounded up."""
         return rr_epsilon(self.local_epsilon, self.sensitivity, delta, self.categories)
 
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def _categories_of(self, value: object) -> np.ndarray:
+    def _checked_value(self, value: object) -> np.ndarray:
         x = _check_value(value, self.output_shape)
         if not np.all((x == np.rint(x)) & (x >= 0) & (x < self.categories)):
             raise InvalidParameterError("value", f"must hold categories 0..{self.categories - 1}", "other entries")
         return x
 
     def release(self, value: object, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
-        """x + Z (mod k) with fresh Z per coordinate; with ``n``, an (n, dim) array of independent releases."""
-        rng = _check_generator(rng)
-        x = self._categories_of(value)
-        if n is None:
-            return np.mod(x + self._offsets(rng, self.output_shape), self.categories)
-        return np.mod(x + self.noise(rng, n), self.categories)
+        """x + Z (mod k) with fresh offsets Z per coordinate (:meth:`noise`); with ``n``, an (n, dim) array."""
+        return np.mod(super().release(value, rng, n), self.categories)
 
-    def noise(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """The offsets Z of n releases, shape (n, dim): 0 with probability :attr:`keep_probability`, else
-        uniform on 1..k−1."""
-        size = (_validate.integer("n", n, minimum=1), *self.output_shape)
-        return self._offsets(_check_generator(rng), size)
-
-    def _offsets(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
-        """One uniform u per coordinate: offset 0 when u < p (the keep probability), else 1 + ⌊(k − 1)(u − p)/(1 − p)⌋
+    def _draw(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        """The offsets Z: 0 with probability :attr:`keep_probability`, else uniform on 1..k−1. One uniform u per
+        coordinate: offset 0 when u < p (the keep probability), else 1 + ⌊(k − 1)(u − p)/(1 − p)⌋
         — uniform on 1..k−1 — so releases drawn one by one or n at once use the same draws."""
         u = rng.random(size)
         keep = self.keep_probability

@@ -1,6 +1,6 @@
 """Audits of whole private agents — a layer above the agents and the generic audit engine
 (:mod:`dpverify.audit`): billboard DP, joint DP and local DP, by two routes. This package's entry point is
-:func:`audit_agent`; it re-exports the public names of the modules below.
+:func:`audit_agent`; it re-exports the names of the modules below that its callers use.
 
 A user's data is a **response tape** (:mod:`dpverify.agents.core.tapes`): the initial state and a next-state
 table that fix the user's whole trajectory for any policy. A dataset is a sequence of K tapes; two
@@ -40,68 +40,26 @@ from typing import Any
 
 # the two-world module first: its route registers first and heads the registry (the default route)
 from dpverify.agent_audit import two_world as _two_world_route  # noqa: F401
-from dpverify.agent_audit.notions import NOTIONS, AuditNotion, audit_notion, notions_for, register_notion
-from dpverify.agent_audit.one_run import GUESS_FRACTIONS, SlotScorer, canary_slots, learn_scorer
-from dpverify.agent_audit.routes import ROUTES, AuditRoute, RouteInputs, audit_route, register_route
-from dpverify.agent_audit.runs import (
-    PROBE_EPISODES,
-    AgentSetup,
-    _batched_agent,
-    agent_setup,
-    probe_agent,
-    run_agent_once,
-)
-from dpverify.agent_audit.spec import (
-    POSITIONS,
-    RELATIONS,
-    AgentAuditResult,
-    AgentAuditSpec,
-    AgentClaim,
-    check_claim,
-)
-from dpverify.agent_audit.two_world import (
-    BATCH,
-    MIN_TRIALS,
-    AgentWorld,
-    PositionedWorlds,
-    neighbour_pairs,
-)
-from dpverify.agent_audit.views import View, observe, observe_batch, output_view
+
+# isort: split
+from dpverify.agent_audit import one_run as _one_run_route  # noqa: F401
+from dpverify.agent_audit.routes import RouteInputs, audit_route
+from dpverify.agent_audit.runs import AgentSetup, _batched_agent, agent_setup, probe_agent, run_agent_once
+from dpverify.agent_audit.spec import AgentAuditResult, AgentAuditSpec
+from dpverify.agent_audit.two_world import neighbour_pairs
+from dpverify.agent_audit.views import observe, observe_batch, output_view
 from dpverify.audit.executors import Executor
 from dpverify.audit.resources import require_episodes
 from dpverify.errors import InvalidParameterError
 
 __all__ = [
-    "BATCH",
-    "GUESS_FRACTIONS",
-    "MIN_TRIALS",
-    "NOTIONS",
-    "AuditNotion",
-    "audit_notion",
-    "notions_for",
-    "register_notion",
-    "AuditRoute",
-    "RouteInputs",
-    "audit_route",
-    "register_route",
-    "POSITIONS",
-    "PROBE_EPISODES",
-    "RELATIONS",
-    "ROUTES",
     "AgentAuditResult",
     "AgentAuditSpec",
-    "AgentClaim",
     "AgentSetup",
-    "AgentWorld",
-    "PositionedWorlds",
-    "SlotScorer",
-    "View",
     "_batched_agent",
     "agent_setup",
     "audit_agent",
-    "canary_slots",
-    "check_claim",
-    "learn_scorer",
+    "audit_route",
     "neighbour_pairs",
     "observe",
     "observe_batch",

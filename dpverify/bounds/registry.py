@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 
 import sympy
@@ -93,11 +94,11 @@ class BoundEntry:
         setting: one of :data:`SETTINGS`.
         privacy: the privacy model, one of :data:`PRIVACY_MODELS`.
         privacy_definition: the exact guarantee ("ε-JDP", "(ε, δ)-LDP", "none").
-        kind: ``"upper"`` or ``"lower"``.
-        notation: the asymptotic notation of the statement (Õ, Ω or Ω̃).
         expression: the bound inside the notation, exactly as stated.
         stated: the statement as printed (LaTeX), for display.
         source: where it was read and verified.
+        kind: ``"upper"`` (the default) or ``"lower"``.
+        notation: the asymptotic notation of the statement (Õ, the default, Ω or Ω̃).
         base: machine name of the non-private counterpart whose regret the non-private term of
             this bound should reproduce, if the registry holds it.
         note: status note (discrepancies, later corrections, disputes).
@@ -109,11 +110,11 @@ class BoundEntry:
     setting: str
     privacy: str
     privacy_definition: str
-    kind: str
-    notation: str
     expression: sympy.Expr
     stated: str
     source: Source
+    kind: str = "upper"
+    notation: str = "Õ"
     base: str | None = None
     note: str = ""
 
@@ -173,6 +174,11 @@ _HE_ZHOU_NOTE = (
     "concerns (the abstract does not list the papers)."
 )
 
+#: The statements of DP-LSVI-UCB++ (Sahu 2025) share all but the bound and where it was read.
+_dp_lsvi_ucbpp = partial(BoundEntry, algorithm="DP-LSVI-UCB++", reference="Sahu 2025 (arXiv:2504.09339v1)",
+                         setting="linear MDP", privacy="JDP", privacy_definition="(ε, δ′)-JDP",
+                         base="lsvi-ucb++/sahu-2025")
+
 _ENTRIES: tuple[BoundEntry, ...] = (
     # ---------------------------------------------------------------- non-private linear MDP
     BoundEntry(
@@ -182,8 +188,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear MDP",
         privacy="none",
         privacy_definition="none",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCB_TERM,
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K})",
         source=Source("Sahu 2025", "abstract", SAHU_2025, (5,), r"\tilde{O}(\sqrt{d^{3}H^{4}K})$"),
@@ -196,8 +200,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear MDP",
         privacy="none",
         privacy_definition="none",
-        kind="upper",
-        notation="Õ",
         expression=sympy.sqrt(d**3 * H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(\sqrt{d^{3}H^{3}T})",
         source=Source(
@@ -212,8 +214,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear MDP",
         privacy="none",
         privacy_definition="none",
-        kind="upper",
-        notation="Õ",
         expression=H * d * sympy.sqrt(T),
         stated=r"\tilde{O}(HD\sqrt{T})",
         source=Source("Sahu 2025", "abstract; Section 1", SAHU_2025, (5, 15), r"\tilde{O}(HD\sqrt{T})"),
@@ -230,8 +230,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="JDP (as cited in Sahu 2025)",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCB_TERM + H ** _R(11, 5) * d ** _R(8, 5) * K ** _R(3, 5) / epsilon ** _R(2, 5),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{11/5}d^{8/5}K^{3/5}/\epsilon^{2/5})",
         source=Source(
@@ -251,8 +249,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear MDP",
         privacy="JDP",
         privacy_definition="JDP (as cited in Sahu 2025)",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCB_TERM + H**3 * d ** _R(5, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{3}H^{4}K}+H^{3}d^{5/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
@@ -265,15 +261,8 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         base="lsvi-ucb/sahu-2025",
         note=_HE_ZHOU_NOTE,
     ),
-    BoundEntry(
+    _dp_lsvi_ucbpp(
         name="dp-lsvi-ucb++/abstract",
-        algorithm="DP-LSVI-UCB++",
-        reference="Sahu 2025 (arXiv:2504.09339v1)",
-        setting="linear MDP",
-        privacy="JDP",
-        privacy_definition="(ε, δ′)-JDP",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon\right)",
         source=Source(
@@ -283,22 +272,14 @@ _ENTRIES: tuple[BoundEntry, ...] = (
             (5, 19),
             r"d\sqrt{H^{3}K}+H^{18/4}d^{7/6}K^{1/2}/\epsilon",
         ),
-        base="lsvi-ucb++/sahu-2025",
         note=(
             "H^{18/4} = H^{9/2} is printed unreduced. Disagrees with the conclusion of the same paper "
             "(dp-lsvi-ucb++/conclusion); the later arXiv version states H^{15/4} "
             "(dp-lsvi-ucb++/arxiv-v2). " + _HE_ZHOU_NOTE
         ),
     ),
-    BoundEntry(
+    _dp_lsvi_ucbpp(
         name="dp-lsvi-ucb++/theorem-3.2",
-        algorithm="DP-LSVI-UCB++",
-        reference="Sahu 2025 (arXiv:2504.09339v1)",
-        setting="linear MDP",
-        privacy="JDP",
-        privacy_definition="(ε, δ′)-JDP",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCBPP_TERM + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(1 / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}\right)",
         source=Source(
@@ -308,21 +289,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
             (259,),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(1/\delta^{\prime})}{\epsilon}",
         ),
-        base="lsvi-ucb++/sahu-2025",
         note=(
             "δ here is the privacy parameter δ′ of Theorem 3.1. Holds with probability ≥ 1 − 7δ for the "
             "confidence radii of Theorem 3.2 (see dpverify.bounds.constants). " + _HE_ZHOU_NOTE
         ),
     ),
-    BoundEntry(
+    _dp_lsvi_ucbpp(
         name="dp-lsvi-ucb++/lemma-c.5",
-        algorithm="DP-LSVI-UCB++",
-        reference="Sahu 2025 (arXiv:2504.09339v1)",
-        setting="linear MDP",
-        privacy="JDP",
-        privacy_definition="(ε, δ′)-JDP",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCBPP_TERM
         + H ** _R(18, 4) * d ** _R(7, 6) * K ** _R(1, 2) * sympy.log(10 * d * K * H / delta) / epsilon,
         stated=r"\tilde{O}\left(d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}\right)",
@@ -333,21 +306,13 @@ _ENTRIES: tuple[BoundEntry, ...] = (
             (799, 813),
             r"d\sqrt{H^{3}K}+\frac{H^{18/4}d^{7/6}K^{1/2}\log(10dKH/\delta)}{\epsilon}",
         ),
-        base="lsvi-ucb++/sahu-2025",
         note=(
             "The appendix version of Theorem 3.2: same rates, but the logarithm is log(10dKH/δ) with δ "
             "the failure probability of the regret bound (that of L in Lemma A.1), not the privacy δ′."
         ),
     ),
-    BoundEntry(
+    _dp_lsvi_ucbpp(
         name="dp-lsvi-ucb++/conclusion",
-        algorithm="DP-LSVI-UCB++",
-        reference="Sahu 2025 (arXiv:2504.09339v1)",
-        setting="linear MDP",
-        privacy="JDP",
-        privacy_definition="(ε, δ′)-JDP",
-        kind="upper",
-        notation="Õ",
         expression=sympy.sqrt(H**3 * K) + H ** _R(19, 8) * d ** _R(15, 8) * K ** _R(3, 4) / epsilon,
         stated=r"\tilde{O}\left(\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon\right)",
         source=Source(
@@ -357,21 +322,14 @@ _ENTRIES: tuple[BoundEntry, ...] = (
             (279,),
             r"\sqrt{H^{3}K}+H^{19/8}d^{15/8}K^{3/4}/\epsilon",
         ),
-        base="lsvi-ucb++/sahu-2025",
         note=(
             "Disagrees with the abstract and Theorem 3.2 of the same paper in every exponent of the "
             "privacy term and drops the factor d of the non-private term."
         ),
     ),
-    BoundEntry(
+    _dp_lsvi_ucbpp(
         name="dp-lsvi-ucb++/arxiv-v2",
-        algorithm="DP-LSVI-UCB++",
         reference="Sahu 2025, later version (arXiv:2504.09339v2)",
-        setting="linear MDP",
-        privacy="JDP",
-        privacy_definition="(ε, δ′)-JDP",
-        kind="upper",
-        notation="Õ",
         expression=_LSVI_UCBPP_TERM + H ** _R(15, 4) * d ** _R(7, 6) * K ** _R(1, 2) / epsilon,
         stated=r"\widetilde{O}(d \sqrt{H^3 K} + H^{15/4} d^{7/6} K^{1/2} / \epsilon)",
         source=Source(
@@ -381,7 +339,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
             (),
             r"H^{15/4} d^{7/6} K^{1/2} / \epsilon",
         ),
-        base="lsvi-ucb++/sahu-2025",
         note="A third variant: H^{15/4} instead of H^{18/4}. " + _HE_ZHOU_NOTE,
     ),
     # ---------------------------------------------------------------- linear mixture MDP
@@ -392,8 +349,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear mixture MDP",
         privacy="none",
         privacy_definition="none",
-        kind="upper",
-        notation="Õ",
         expression=d * sympy.sqrt(H**3 * T),
         stated=r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})",
         source=Source("Liao et al. 2021", "related work", LIAO_2021, (23,), r"\widetilde{\mathcal{O}}(d\sqrt{H^{3}T})"),
@@ -406,8 +361,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear mixture MDP",
         privacy="JDP",
         privacy_definition="JDP (as cited in Sahu 2025)",
-        kind="upper",
-        notation="Õ",
         expression=_UCRL_VTR_JDP_TERM + H ** _R(9, 4) * d ** _R(3, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{9/4}d^{3/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
@@ -426,8 +379,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear mixture MDP",
         privacy="JDP",
         privacy_definition="JDP (as cited in Sahu 2025)",
-        kind="upper",
-        notation="Õ",
         expression=_UCRL_VTR_JDP_TERM + H ** _R(5, 2) * d ** _R(7, 4) * K ** _R(1, 2) / epsilon ** _R(1, 2),
         stated=r"\tilde{O}(\sqrt{d^{2}H^{4}K}+H^{5/2}d^{7/4}K^{1/2}/\epsilon^{1/2})",
         source=Source(
@@ -450,8 +401,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="linear mixture MDP",
         privacy="LDP",
         privacy_definition="(ε, δ)-LDP",
-        kind="upper",
-        notation="Õ",
         expression=d ** _R(5, 4)
         * H ** _R(7, 4)
         * T ** _R(3, 4)
@@ -516,8 +465,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="tabular",
         privacy="JDP",
         privacy_definition="ε-JDP",
-        kind="upper",
-        notation="Õ",
         expression=sympy.sqrt(H**4 * S * A * T) + S * A * H**3 * (S + H) / epsilon,
         stated=r"\widetilde{\mathcal{O}}(\sqrt{H^{4}SAT}+SAH^{3}(S+H)/\varepsilon)",
         source=Source(
@@ -536,8 +483,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="tabular",
         privacy="LDP",
         privacy_definition="LDP (as cited in Liao et al. 2021)",
-        kind="upper",
-        notation="Õ",
         expression=sympy.Max(H ** _R(3, 2) * S**2 * A * sympy.sqrt(T) / epsilon, H * S * sympy.sqrt(A * T)),
         stated=r"\widetilde{\mathcal{O}}(\max\left\{H^{3/2}S^{2}A\sqrt{T}/\varepsilon,HS\sqrt{AT}\right\})",
         source=Source(
@@ -575,8 +520,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="contextual bandit",
         privacy="none",
         privacy_definition="none",
-        kind="upper",
-        notation="Õ",
         expression=d * sympy.sqrt(T),
         stated=r"\tilde{O}(d\sqrt{T})",
         source=Source("Abbasi-Yadkori et al. 2011 (NeurIPS)", "Theorem 3 (its Õ form)", None, (),
@@ -594,8 +537,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="contextual bandit",
         privacy="JDP",
         privacy_definition="(ε, δ)-JDP",
-        kind="upper",
-        notation="Õ",
         expression=d * sympy.sqrt(T) + d ** _R(3, 4) * sympy.sqrt(T) / sympy.sqrt(epsilon),
         stated=r"\tilde{O}(d\sqrt{T}+d^{3/4}\sqrt{T}/\sqrt{\epsilon})",
         source=Source("Shariff & Sheffet 2018", "regret of the Gaussian-noise instantiation (its Õ form)", None, (),
@@ -617,8 +558,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="contextual bandit",
         privacy="LDP",
         privacy_definition="(ε, δ)-LDP",
-        kind="upper",
-        notation="Õ",
         expression=T ** _R(3, 4) / epsilon,
         stated=r"\tilde{\mathcal{O}}(T^{3/4}/\varepsilon)",
         source=Source("Zheng et al. 2020", "abstract", None, (), r"\tilde{\mathcal{O}}(T^{3/4}/\varepsilon)"),
@@ -636,8 +575,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="multi-armed bandit",
         privacy="none",
         privacy_definition="none",
-        kind="upper",
-        notation="Õ",
         expression=sympy.sqrt(A * T),
         stated=r"\tilde{O}(\sqrt{AT})",
         source=Source("Auer et al. 2002", "Theorem 1 (gap-free form)", None, (), r"\tilde{O}(\sqrt{AT})"),
@@ -653,8 +590,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="multi-armed bandit",
         privacy="JDP",
         privacy_definition="ε-DP of the action sequence (implies ε-JDP)",
-        kind="upper",
-        notation="Õ",
         expression=sympy.sqrt(A * T) + A / epsilon,
         stated=r"\tilde{O}(\sqrt{AT}+A/\epsilon)",
         source=Source("Mishra & Thakurta 2015 (UAI); Tossou & Dimitrakakis 2016 (AAAI)", "regret of Private UCB "
@@ -677,8 +612,6 @@ _ENTRIES: tuple[BoundEntry, ...] = (
         setting="general function approximation",
         privacy="JDP",
         privacy_definition="differential privacy for online RL (JDP-type; the abstract says 'differential privacy')",
-        kind="upper",
-        notation="Õ",
         expression=K ** _R(3, 5),
         stated=r"\widetilde{O}(K^{3/5})",
         source=Source("arXiv:2605.07049v1", "abstract", None, (), r"\widetilde{O}(K^{3/5})"),

@@ -278,26 +278,11 @@ def assert_audit_passes(
     return result
 
 
-def assert_audit_refutes(
-    mechanism: Any,
-    neighbours: Any = None,
-    epsilon: float | None = None,
-    delta: float = 1e-5,
-    *,
-    trials: int | None = None,
-    gaussian_claim: bool | None = None,
-    seed: int | np.random.Generator = 0,
-    confidence: float = DEFAULT_CONFIDENCE,
-    executor: Executor | None = None,
-    notion: str | None = None,
-    **agent_kwargs: Any,
-) -> Any:
+def assert_audit_refutes(mechanism: Any, neighbours: Any = None, epsilon: float | None = None, delta: float = 1e-5,
+                         **options: Any) -> Any:
     """The negative control: the audit must find a VIOLATION of (ε, δ) (arguments as in
     :func:`assert_audit_passes`); raise AssertionError with the audit summary when it does not."""
-    result = audit_for_test(
-        mechanism, neighbours, epsilon, delta, trials=trials, gaussian_claim=gaussian_claim, seed=seed,
-        confidence=confidence, executor=executor, notion=notion, **agent_kwargs,
-    )
+    result = audit_for_test(mechanism, neighbours, epsilon, delta, **options)
     if result.verdict != VIOLATION:
         raise AssertionError(
             f"the audit did not refute the claim (ε, δ) = ({result.claimed_epsilon:g}, {result.delta:g}) at "

@@ -218,23 +218,14 @@ def _pearson_p(x: np.ndarray, y: np.ndarray) -> float:
     return float(2.0 * stats.t.sf(abs(t), m - 2))
 
 
-def _pairs_across_releases(fam: _Family) -> tuple[np.ndarray, np.ndarray]:
-    """z of release 2i against release 2i + 1 of each block, coordinate by coordinate (non-overlapping pairs)."""
+def _pairs(fam: _Family, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Non-overlapping pairs of each block's noise: along ``axis`` 0 (across releases), z of release 2i against
+    release 2i + 1, coordinate by coordinate; along ``axis`` 1 (within releases), coordinates 2c against 2c + 1."""
     xs, ys = [], []
     for _, z in fam.blocks:
-        n = z.shape[0] // 2
-        xs.append(z[0:2 * n:2].ravel())
-        ys.append(z[1:2 * n:2].ravel())
-    return np.concatenate(xs), np.concatenate(ys)
-
-
-def _pairs_within_releases(fam: _Family) -> tuple[np.ndarray, np.ndarray]:
-    """Coordinates 2c against 2c + 1 of each release (non-overlapping pairs)."""
-    xs, ys = [], []
-    for _, z in fam.blocks:
-        m = z.shape[1] // 2
-        xs.append(z[:, 0:2 * m:2].ravel())
-        ys.append(z[:, 1:2 * m:2].ravel())
+        n = z.shape[axis] // 2
+        xs.append(np.take(z, np.arange(0, 2 * n, 2), axis=axis).ravel())
+        ys.append(np.take(z, np.arange(1, 2 * n, 2), axis=axis).ravel())
     return np.concatenate(xs), np.concatenate(ys)
 
 
@@ -592,9 +583,9 @@ def _tests_run(fam: _Family) -> tuple[set[str], set[str]]:
         applies |= {"kurtosis"} if fam.law == "normal" else set()
         ran = {"scale", "shape"} | ({"kurtosis"} if "kurtosis" in applies and fam.values.size >= MIN_KURTOSIS_VALUES
                                     else set())
-    if _pairs_across_releases(fam)[0].size >= 4:
+    if _pairs(fam, 0)[0].size >= 4:
         ran.add("independence across releases")
-    if "independence within releases" in applies and _pairs_within_releases(fam)[0].size >= 4:
+    if "independence within releases" in applies and _pairs(fam, 1)[0].size >= 4:
         ran.add("independence within releases")
     return ran, applies
 
@@ -652,8 +643,8 @@ def _family_result(fam: _Family, share: float, level: float) -> FamilyNoise:
     excess = scale.p_large < share / 2.0
     p_shape = _shape_p(z[z != 0.0], law)
     p_kurtosis = _kurtosis_p(z[z != 0.0], law)
-    p_across = _pearson_p(*_pairs_across_releases(fam))
-    p_within = _pearson_p(*_pairs_within_releases(fam))
+    p_across = _pearson_p(*_pairs(fam, 0))
+    p_within = _pearson_p(*_pairs(fam, 1))
     notes: list[str] = []
     if scale.p_small < share / 2.0:
         problems.append(f"less noise than recorded: σ measured = {scale.ratio:.3g} × recorded (at most "
@@ -753,7 +744,7 @@ def _flip_result(fam: _Family, share: float, base: dict[str, Any]) -> FamilyNois
     if p_uniform < share:
         problems.append("the changed coordinates' offsets are not uniform on the other categories "
                         f"(p = {p_uniform:.2g})")
-    x, y = _pairs_across_releases(fam)
+    x, y = _pairs(fam, 0)
     p_across = _pearson_p((x != 0).astype(float), (y != 0).astype(float))
     if p_across < share:
         problems.append(f"consecutive releases' flips are correlated (p = {p_across:.2g})")

@@ -18,9 +18,9 @@ from dpverify.composition import (
     rr_delta,
     rr_epsilon,
 )
-from dpverify.conversions import gaussian_delta_for_epsilon
 from dpverify.errors import InvalidParameterError
 from dpverify.mechanisms import LaplaceMechanism
+from dpverify.numerics import gaussian_log_delta
 
 
 def _product_profile(epsilons: list[float], eps_prime: float) -> float:
@@ -142,4 +142,4 @@ def test_pure_dp_implies_the_gdp_of_randomized_response(eps):
         at_kink = mpmath.ncdf(-mpmath.sqrt(2) * mpmath.erfinv(2 * kink - 1) - mu)
         assert float(at_kink) == pytest.approx(float(kink), rel=1e-9)
     for eps_prime in np.linspace(0.0, eps, 9):
-        assert gaussian_delta_for_epsilon(mu, eps_prime) >= rr_delta(eps, 1, eps_prime) * (1 - 1e-9)
+        assert math.exp(gaussian_log_delta(eps_prime, mu)) >= rr_delta(eps, 1, eps_prime) * (1 - 1e-9)
