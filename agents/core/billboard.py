@@ -56,9 +56,10 @@ def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
         raise InvalidParameterError("value", f"must be a stack of values of shape {shape}", raw.shape)
     if not np.isfinite(raw).all():
         raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
+    if not isinstance(mechanism, GOEMechanism):
+        return raw
     transposed = raw.swapaxes(-1, -2)  # (a stack symmetric bit for bit, or exactly, needs no tolerance computation)
-    if isinstance(mechanism, GOEMechanism) and raw.tobytes() != transposed.tobytes() and not np.array_equal(
-            raw, transposed):
+    if raw.tobytes() != transposed.tobytes() and not np.array_equal(raw, transposed):
         asymmetry = np.abs(raw - transposed).max(axis=(-2, -1))
         scale = np.maximum(1.0, np.abs(raw).max(axis=(-2, -1)))
         if np.any(asymmetry > 1e-12 * scale):
