@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import queue
 import sys
 import threading
@@ -80,18 +81,23 @@ QUICK_SWITCH_SECONDS = 5e-4
 quick_switches = _HeldSetting(_quick_switches).held
 
 
-def _start_worker_on_one_blas_thread() -> None:
+def _start_worker() -> None:
+    """A worker's start: its BLAS on one thread for its life, and every object it inherited from the forking process
+    moved out of the garbage collector's reach (``gc.freeze``): a collection that walked them would write to the
+    pages it shares with that process, and copy them one by one."""
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(1)  # (for the worker's life)
+    threadpool_limits(1)
+    gc.freeze()
 
 
-def new_pool(workers: int, option: str = "workers", one_thread_each: bool = False) -> ProcessPoolExecutor:
+def new_pool(workers: int, option: str = "workers", item_workers: bool = False) -> ProcessPoolExecutor:
     """A pool of ``workers`` local processes, refused (naming ``option``) when they cannot fit in memory;
-    ``one_thread_each``: each worker's BLAS on one thread (:func:`one_blas_thread`)."""
+    ``item_workers``: each worker's BLAS on one thread (:func:`one_blas_thread`), its inherited objects frozen
+    (:func:`_start_worker`)."""
     require_workers(option, workers)
     return ProcessPoolExecutor(max_workers=workers,
-                               initializer=_start_worker_on_one_blas_thread if one_thread_each else None)
+                               initializer=_start_worker if item_workers else None)
 
 
 def abandon(pool: ProcessPoolExecutor) -> None:

@@ -200,7 +200,7 @@ class ProcessExecutor(_Closing):
         if not items:
             return []
         if self._pool is None:
-            self._pool = new_pool(self.workers, one_thread_each=True)
+            self._pool = new_pool(self.workers, item_workers=True)
         pool = self._pool  # maps from several threads share it
 
         def done() -> None:
