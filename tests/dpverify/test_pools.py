@@ -143,3 +143,14 @@ def test_a_handout_raises_the_first_failure_of_the_pool():
     with pytest.raises(ValueError, match="from a worker"):
         handout.results()
     assert pool.stopped  # the pool abandoned
+
+
+def _frozen_objects(_: object = None) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_executor_workers_freeze_what_they_inherit():
+    with ProcessExecutor(2, adaptive=False) as executor:
+        assert all(count > 1000 for count in executor.map(_frozen_objects, range(2)))
