@@ -51,6 +51,7 @@ class SerialExecutor(_Closing):
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None,
             seconds_each: float | None = None) -> list[Any]:
+        """``[fn(x) for x in items]`` (``seconds_each``, an estimate for a :class:`ProcessExecutor`, is not used)."""
         results = []
         with one_blas_thread():  # (as on the workers of a ProcessExecutor: the same results)
             for item in items:
@@ -172,10 +173,10 @@ class ProcessExecutor(_Closing):
         with one_blas_thread():
             if not share or not items or self._pool is not None:  # (a running pool starts on the items at once)
                 return self._pooled(fn, items, on_done, share)
-            free = _free_cpus()
-            if (seconds_each is not None and self.workers > 1 and len(items) > 1
-                    and self._worth_a_pool(seconds_each, None, len(items) - 1, free)):
-                return self._pooled(fn, items, on_done, share, confirm=free)
+            if seconds_each is not None and self.workers > 1 and len(items) > 1:
+                free = _free_cpus()
+                if self._worth_a_pool(seconds_each, None, len(items) - 1, free):
+                    return self._pooled(fn, items, on_done, share, confirm=free)
             start, machine = time.perf_counter(), _cpu_times()
             first = self._here(fn, items[0], on_done)
             seconds = time.perf_counter() - start
@@ -294,6 +295,7 @@ class DaskExecutor(_Closing):
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any], on_done: Callback = None,
             seconds_each: float | None = None) -> list[Any]:
+        """``[fn(x) for x in items]`` on the cluster (``seconds_each`` is not used: the scheduler decides)."""
         _check_picklable(items, "a Dask cluster")
         futures = self._client.map(fn, list(items), pure=False)
         for _ in self._distributed.as_completed(futures):
