@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from dpverify.audit import NeighbourPair
@@ -17,7 +17,8 @@ from dpverify.testing.strategies import deltas, ledgers, neighbouring_datasets
 def draws(strategy, n: int = 1000) -> list:
     out: list = []
 
-    @settings(max_examples=n, phases=[Phase.generate], derandomize=True, database=None, deadline=None)
+    @settings(max_examples=n, phases=[Phase.generate], derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))  # (a loaded machine's slow generation is no failure here)
     @given(strategy)
     def collect(value) -> None:
         out.append(value)
