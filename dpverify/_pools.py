@@ -58,20 +58,25 @@ class _HeldSetting:
                     self._undo()
 
 
-def _one_blas_thread() -> Callable[[], object]:
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(1).restore_original_limits
-
-
 def _quick_switches() -> Callable[[], object]:
     before = sys.getswitchinterval()
     sys.setswitchinterval(QUICK_SWITCH_SECONDS)
     return functools.partial(sys.setswitchinterval, before)
 
 
-#: A block in which this process's BLAS and OpenMP libraries use one thread (module docstring).
-one_blas_thread = _HeldSetting(_one_blas_thread).held
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """A block of the main thread in which this process's BLAS and OpenMP libraries use one thread (module
+    docstring); elsewhere the block changes nothing. The limit is set and lifted by the thread that holds the block:
+    OpenBLAS's thread count set back from another thread stayed at one (measured with the OpenBLAS that numpy and
+    scipy ship), and the maps of other threads (``verify``'s sections) send their items to the workers anyway."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
 
 #: The interpreter's thread switch interval while this process shares a map with its pool (:class:`Handout`): the
 #: pool's thread, which sends a worker its next item, waits for a calling process busy with an item of its own up

@@ -130,8 +130,9 @@ class ProcessExecutor(_Closing):
     the same, and if the pool does not pay after all, no worker starts another item. Once a pool runs, a map
     starts on it at once. While the workers take items from the front of the queue, this process takes them from
     its end, until none is left unstarted: no CPU idles while the last ones run. Results do not depend on where
-    an item ran: seeds belong to the items, and every item runs with BLAS on one thread
-    (:func:`dpverify._pools.one_blas_thread`), which also keeps the workers from contending for the CPUs.
+    an item ran: seeds belong to the items, and items run with BLAS on one thread, on the workers and in a map of
+    the main thread (:func:`dpverify._pools.one_blas_thread`), which also keeps the workers from contending for the
+    CPUs.
     ``adaptive=False`` sends every item to the pool.
     """
 

@@ -62,41 +62,66 @@ def _blas_threads(_: object = None) -> int:
     return max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
 
 
-def test_one_blas_thread_holds_while_any_block_runs_and_is_lifted_by_the_last():
+def test_a_held_setting_is_made_by_the_first_block_and_undone_by_the_last_whatever_their_threads():
+    import threading
+
+    from dpverify._pools import _HeldSetting
+
+    calls: list[str] = []
+    setting = _HeldSetting(lambda: (calls.append("make"), lambda: calls.append("undo"))[1])
+    entered, leave = threading.Event(), threading.Event()
+
+    def overlapping() -> None:  # a block of another thread that starts inside the first and ends after it
+        with setting.held():
+            entered.set()
+            leave.wait(5)
+
+    with setting.held():
+        with setting.held():  # nested in the same thread
+            assert calls == ["make"]
+        other = threading.Thread(target=overlapping)
+        other.start()
+        assert entered.wait(5)
+    assert calls == ["make"]  # the other thread's block still runs
+    leave.set()
+    other.join()
+    assert calls == ["make", "undo"]
+    with setting.held():
+        assert calls == ["make", "undo", "make"]
+
+
+def test_one_blas_thread_within_a_block_of_the_main_thread_and_lifted_after_it():
     import threading
 
     from dpverify._pools import one_blas_thread
 
     before = _blas_threads()
-    first, second = one_blas_thread(), one_blas_thread()
-    first.__enter__()
-    assert _blas_threads() == 1
-    done = threading.Event()
-
-    def overlapping() -> None:  # a block of another thread that starts inside the first and ends after it
-        with second:
-            done.wait(5)
+    with one_blas_thread():
+        assert _blas_threads() == 1
+        with one_blas_thread():
             assert _blas_threads() == 1
-
-    other = threading.Thread(target=overlapping)
-    other.start()
-    first.__exit__(None, None, None)
-    assert _blas_threads() == 1  # the other thread's block still runs
-    done.set()
-    other.join()
+        assert _blas_threads() == 1
     assert _blas_threads() == before
+    seen: list[int] = []
+
+    def elsewhere() -> None:  # another thread's block changes nothing
+        with one_blas_thread():
+            seen.append(_blas_threads())
+
+    other = threading.Thread(target=elsewhere)
+    other.start()
+    other.join()
+    assert seen == [before] and _blas_threads() == before
 
 
 def test_every_item_runs_on_one_blas_thread_wherever_it_runs():
     from dpverify.audit.executors import SerialExecutor
 
-    before = _blas_threads()
-    assert SerialExecutor().map(_blas_threads, [0, 1]) == [1, 1] and _blas_threads() == before
+    assert SerialExecutor().map(_blas_threads, [0, 1]) == [1, 1]
     with ProcessExecutor(2, adaptive=False) as executor:
         assert executor.map(_blas_threads, range(4)) == [1] * 4 and executor.items_pooled == 4
     with ProcessExecutor(2) as executor:
         assert executor.map(_blas_threads, range(2)) == [1, 1]
-    assert _blas_threads() == before
 
 
 class _HeldPool:
