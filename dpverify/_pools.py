@@ -35,35 +35,6 @@ WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code 
                "or called os._exit)")
 
 
-class _HeldSetting:
-    """A process-wide setting held while any block that asks for it runs, in any thread: the first block to start
-    makes it (``make`` returns what undoes it), the last to end undoes it."""
-
-    def __init__(self, make: Callable[[], Callable[[], object]]) -> None:
-        self._make, self._blocks, self._lock = make, 0, threading.Lock()
-        self._undo: Callable[[], object] | None = None
-
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        with self._lock:
-            if not self._blocks:
-                self._undo = self._make()
-            self._blocks += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._blocks -= 1
-                if not self._blocks and self._undo is not None:
-                    self._undo()
-
-
-def _quick_switches() -> Callable[[], object]:
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(QUICK_SWITCH_SECONDS)
-    return functools.partial(sys.setswitchinterval, before)
-
-
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """A block of the main thread in which this process's BLAS and OpenMP libraries use one thread (module
@@ -78,12 +49,24 @@ def one_blas_thread() -> Iterator[None]:
     with threadpool_limits(1):
         yield
 
+
 #: The interpreter's thread switch interval while this process shares a map with its pool (:class:`Handout`): the
 #: pool's thread, which sends a worker its next item, waits for a calling process busy with an item of its own up
 #: to the switch interval, several times per hand-off (the default 5 ms left the workers idle 10–20 ms between
 #: items; 0.5 ms, 2–8 ms).
 QUICK_SWITCH_SECONDS = 5e-4
-quick_switches = _HeldSetting(_quick_switches).held
+
+
+@contextlib.contextmanager
+def quick_switches() -> Iterator[None]:
+    """A block with the thread switch interval at :data:`QUICK_SWITCH_SECONDS`, the interval before it put back at
+    its end (blocks of several threads at once may leave the short one a little longer: it costs nothing)."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, QUICK_SWITCH_SECONDS))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _start_worker() -> None:

@@ -62,32 +62,17 @@ def _blas_threads(_: object = None) -> int:
     return max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
 
 
-def test_a_held_setting_is_made_by_the_first_block_and_undone_by_the_last_whatever_their_threads():
-    import threading
+def test_quick_switches_within_a_block_and_the_interval_put_back_after_it():
+    import sys
 
-    from dpverify._pools import _HeldSetting
+    from dpverify._pools import QUICK_SWITCH_SECONDS, quick_switches
 
-    calls: list[str] = []
-    setting = _HeldSetting(lambda: (calls.append("make"), lambda: calls.append("undo"))[1])
-    entered, leave = threading.Event(), threading.Event()
-
-    def overlapping() -> None:  # a block of another thread that starts inside the first and ends after it
-        with setting.held():
-            entered.set()
-            leave.wait(5)
-
-    with setting.held():
-        with setting.held():  # nested in the same thread
-            assert calls == ["make"]
-        other = threading.Thread(target=overlapping)
-        other.start()
-        assert entered.wait(5)
-    assert calls == ["make"]  # the other thread's block still runs
-    leave.set()
-    other.join()
-    assert calls == ["make", "undo"]
-    with setting.held():
-        assert calls == ["make", "undo", "make"]
+    before = sys.getswitchinterval()
+    with quick_switches():
+        assert sys.getswitchinterval() == min(before, QUICK_SWITCH_SECONDS)
+        with quick_switches():
+            assert sys.getswitchinterval() == min(before, QUICK_SWITCH_SECONDS)
+    assert sys.getswitchinterval() == before
 
 
 def test_one_blas_thread_within_a_block_of_the_main_thread_and_lifted_after_it():
