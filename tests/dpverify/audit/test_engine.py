@@ -137,10 +137,28 @@ class _Recording(SerialExecutor):
 
     def __init__(self) -> None:
         self.maps: list[tuple[str, int]] = []
+        self.estimates: list[float | None] = []
 
     def map(self, fn, items, on_done=None, seconds_each=None):
         self.maps.append((fn.__name__, len(items)))
+        self.estimates.append(seconds_each)
         return super().map(fn, items, on_done, seconds_each)
+
+
+def _two_milliseconds_a_trial(dataset, n, rng):
+    import time
+
+    time.sleep(0.002 * n)
+    return rng.normal(float(dataset), 1.0, size=n)
+
+
+def test_the_probe_estimates_a_selection_chunk_only_where_a_trial_is_work():
+    fast = _Recording()
+    run_audit(ReleaseOf(GAUSS), worst_case_pair(GAUSS), spec(), executor=fast)
+    assert fast.estimates[0] is None  # a vectorised release: the probe's time is call overhead
+    slow = _Recording()
+    run_audit(_two_milliseconds_a_trial, (0, 1), spec(trials=40, chunk_size=8), executor=slow)
+    assert 0.002 * 4 <= slow.estimates[0] < 0.02 * 8 and slow.estimates[1:] == [None]  # (chunks of 4 to 8 trials)
 
 
 def test_each_candidate_pairs_choice_is_an_item_of_the_executor():
