@@ -255,10 +255,10 @@ def test_an_estimate_starts_the_pool_at_once_and_a_wrong_one_is_taken_back(monke
     with ProcessExecutor(2) as ex:  # costly items, as estimated: every item but one to the pool at once
         assert ex.map(_slow_abs, [-1, 2, -3, 4, -5, 6], seconds_each=0.2) == [1, 2, 3, 4, 5, 6]
         assert ex.items_pooled >= 3 and ex.items_here + ex.items_pooled == 6
-    items = list(range(-400, 400))
+    items = list(range(-150, 150))
     with ProcessExecutor(2) as ex:  # cheap items estimated costly: the workers take no more once one is timed
         assert ex.map(_abs_in_a_millisecond, items, seconds_each=0.5) == [abs(x) for x in items]
-        assert ex.items_here > 400 and ex.items_here + ex.items_pooled == 800  # each item once
+        assert ex.items_here > 150 and ex.items_here + ex.items_pooled == 300  # each item once
     with ProcessExecutor(2) as ex:  # no estimate: the first item is timed before any pool starts
         assert ex.map(abs, items) == [abs(x) for x in items] and ex._pool is None
 
