@@ -7,13 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpverify.adapters import BanditLoopEnv, ClosedLoopAgent, LoopProtocolError
-from dpverify.agents.core.base import run_episodes
-from dpverify.agents.envs import min2021_mdp
-from dpverify.agents.envs.bandit_instances import armed_bandit, linear_bandit
-from dpverify.audits.third_party_zoo import CONSISTENT, REFUTED, whitebox_outcomes
-from dpverify.errors import InvalidParameterError
-from dpverify.usercode import UserCodeError
+greenlet = pytest.importorskip("greenlet", reason="greenlet, a dependency of dpverify, is not installed here")
+
+from dpverify.adapters import BanditLoopEnv, ClosedLoopAgent, LoopProtocolError  # noqa: E402
+from dpverify.agents.core.base import run_episodes  # noqa: E402
+from dpverify.agents.envs import min2021_mdp  # noqa: E402
+from dpverify.agents.envs.bandit_instances import armed_bandit, linear_bandit  # noqa: E402
+from dpverify.audits.third_party_zoo import CONSISTENT, REFUTED, whitebox_outcomes  # noqa: E402
+from dpverify.errors import InvalidParameterError  # noqa: E402
+from dpverify.usercode import UserCodeError  # noqa: E402
 
 BANDIT = linear_bandit(dim=3, num_arms=4, num_contexts=5)
 

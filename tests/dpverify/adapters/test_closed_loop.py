@@ -11,12 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng
-from dpverify.adapters.global_rng import keep_installed
-from dpverify.agents.core.base import play_step_by_step, run_episodes
-from dpverify.agents.envs import min2021_mdp
-from dpverify.errors import InvalidParameterError
-from dpverify.usercode import UserCodeError, UserCodeTimeout
+greenlet = pytest.importorskip("greenlet", reason="greenlet, a dependency of dpverify, is not installed here")
+
+from dpverify.adapters import ClosedLoopAgent, LoopProtocolError, SeededGlobalRng  # noqa: E402
+from dpverify.adapters.global_rng import keep_installed  # noqa: E402
+from dpverify.agents.core.base import play_step_by_step, run_episodes  # noqa: E402
+from dpverify.agents.envs import min2021_mdp  # noqa: E402
+from dpverify.errors import InvalidParameterError  # noqa: E402
+from dpverify.usercode import UserCodeError, UserCodeTimeout  # noqa: E402
 
 MDP = min2021_mdp(horizon=3, num_actions=4)
 
@@ -216,7 +218,6 @@ def test_a_loop_that_swallows_the_close_and_steps_on_is_ended_all_the_same() -> 
 
 def test_a_closed_loop_agent_runs_inside_a_caller_s_own_greenlet() -> None:
     """The loop switches back to whoever drives it: here a greenlet of the caller's, not the main one."""
-    greenlet = pytest.importorskip("greenlet")
     loop = Recorder(2)
     driver = greenlet.greenlet(lambda: _play(ClosedLoopAgent(loop, MDP), 2))
     trajectories = driver.switch()
