@@ -249,6 +249,7 @@ def _trials_per_second(agent: str, workers: int, pool: str) -> str:
         from dpverify.audit import executors
 
         executors._free_cpus = lambda: float(os.cpu_count() or 1)
+        executors._cpu_times = lambda: None  # (the idle time read, too: the load average's answer decides)
     executor = SerialExecutor() if workers == 1 else ProcessExecutor(workers, adaptive=pool != "always")
     start, cpu = time.perf_counter(), _cpu_seconds()
     result = audit_agent(spec, executor=executor, progress=False)

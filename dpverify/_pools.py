@@ -10,8 +10,7 @@ map between a pool and the calling process.
 
 :func:`one_blas_thread` keeps a process's BLAS and OpenMP libraries to one thread (threadpoolctl, the library
 scikit-learn and joblib use for the same end): ``w`` workers on ``w`` CPUs, each free to start as many BLAS threads
-as there are CPUs, would otherwise contend for them (a candidate pair's test selection took twice as long on a
-worker as in a process alone).
+as there are CPUs, would otherwise contend for them.
 """
 
 from __future__ import annotations
@@ -39,8 +38,8 @@ WORKER_DIED = ("a worker process ended abruptly (killed, out of memory, or code 
 def one_blas_thread() -> Iterator[None]:
     """A block of the main thread in which this process's BLAS and OpenMP libraries use one thread (module
     docstring); elsewhere the block changes nothing. The limit is set and lifted by the thread that holds the block:
-    OpenBLAS's thread count set back from another thread stayed at one (measured with the OpenBLAS that numpy and
-    scipy ship), and the maps of other threads (``verify``'s sections) send their items to the workers anyway."""
+    with the OpenBLAS that numpy and scipy ship, a thread count set back from another thread does not take, and the
+    maps of other threads (``verify``'s sections) send their items to the workers anyway."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -52,8 +51,7 @@ def one_blas_thread() -> Iterator[None]:
 
 #: The interpreter's thread switch interval while this process shares a map with its pool (:class:`Handout`): the
 #: pool's thread, which sends a worker its next item, waits for a calling process busy with an item of its own up
-#: to the switch interval, several times per hand-off (the default 5 ms left the workers idle 10–20 ms between
-#: items; 0.5 ms, 2–8 ms).
+#: to the switch interval, several times per hand-off, while that worker idles.
 QUICK_SWITCH_SECONDS = 5e-4
 
 

@@ -281,12 +281,14 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
     if limit is None:
         limit = call_timeout()
     error = lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option)  # noqa: E731
-    key = (os.getpid(), threading.get_ident())
-    in_stretch = key[1] == _Stretch.thread and type(limit) is float and 0.0 < limit < math.inf
+    thread = threading.get_ident()
+    in_stretch = thread == _Stretch.thread and type(limit) is float and 0.0 < limit < math.inf
+    key = (0, 0)  # (the table of every thread's calls is keyed by process and thread; a stretch counts its own)
     if in_stretch:
         entry: Any = _start_stretch_call(limit, error)
     else:
         entry = _start_limit(limit, error)
+        key = (os.getpid(), thread)
         _guarded[key] = _guarded.get(key, 0) + 1
     if os._exit is not _exit_or_raise:
         _replace_exit(True)
