@@ -31,17 +31,17 @@ unchanged, except a :class:`~dpverify.errors.NumericalError` (the user's numbers
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import math
-import operator
 import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from dpverify import _interrupts, _validate
 from dpverify.errors import DpverifyError, InvalidParameterError, NumericalError
@@ -280,46 +280,63 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
     :func:`guard_stretch` takes a short path: the stretch holds the alarm and counts its calls."""
     if limit is None:
         limit = call_timeout()
-    error = lambda: UserCodeTimeout(agent, where, float(limit or 0.0), option)  # noqa: E731
-    thread = threading.get_ident()
-    in_stretch = thread == _Stretch.thread and type(limit) is float and 0.0 < limit < math.inf
-    key = (0, 0)  # (the table of every thread's calls is keyed by process and thread; a stretch counts its own)
-    if in_stretch:
-        entry: Any = _start_stretch_call(limit, error)
-    else:
-        entry = _start_limit(limit, error)
-        key = (os.getpid(), thread)
-        _guarded[key] = _guarded.get(key, 0) + 1
+    if _Stretch.thread == threading.get_ident() and type(limit) is float and 0.0 < limit < math.inf:
+        return _call_in_stretch(agent, where, fn, args, kwargs, limit, option)
+    error = functools.partial(UserCodeTimeout, agent, where, float(limit or 0.0), option)
+    entry = _start_limit(limit, error)
+    key = (os.getpid(), threading.get_ident())
+    _guarded[key] = _guarded.get(key, 0) + 1
     if os._exit is not _exit_or_raise:
         _replace_exit(True)
     try:
         return fn(*args, **kwargs)
     except BaseException as exc:
-        said = _as_users_error(exc, agent, where)
-        if said is None:
-            raise
-        raise said from (None if isinstance(exc, ExitCalled) else exc)
+        _raise_as_users(exc, agent, where)
+        raise
     finally:
-        if in_stretch:
-            _Stretch.calls -= 1
-            _drop_deadline(entry)
-        else:
-            _guarded[key] -= 1
-            if not _guarded[key]:
-                del _guarded[key]
-                _replace_exit(False)
-            _end_limit(entry)
+        _guarded[key] -= 1
+        if not _guarded[key]:
+            del _guarded[key]
+            _replace_exit(False)
+        _end_limit(entry)
 
 
-def _start_stretch_call(limit: float, error: Callable[[], BaseException]) -> tuple[float, Callable[[], BaseException]]:
-    """The deadline of a guarded call in a stretch's thread, the alarm held again if the user's code took it."""
-    entry = (time.monotonic() + limit, error)
+#: ``SIGALRM`` as a plain int, for the C functions a guarded call in a stretch calls directly.
+_SIGALRM = int(signal.SIGALRM)
+
+
+def _call_in_stretch(agent: str, where: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                     limit: float, option: str) -> Any:
+    """:func:`guarded_call` in the thread of a :func:`guard_stretch` (a finite ``limit``): the call's deadline is
+    kept with the others, the alarm held again if the user's code took it and the timer armed lazily; the call is
+    counted in the stretch rather than in the table of every thread's calls."""
+    entry = (time.monotonic() + limit, functools.partial(UserCodeTimeout, agent, where, limit, option))
     _deadlines.append(entry)
-    if _get_handler(signal.SIGALRM) is not _on_alarm:
-        _set_handler(signal.SIGALRM, _on_alarm)
+    if _get_handler(_SIGALRM) is not _on_alarm:
+        _set_handler(_SIGALRM, _on_alarm)
     _arm_within(limit)
     _Stretch.calls += 1
-    return entry
+    if os._exit is not _exit_or_raise:
+        _replace_exit(True)
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as exc:
+        _raise_as_users(exc, agent, where)
+        raise
+    finally:
+        _Stretch.calls -= 1
+        if _deadlines and _deadlines[-1] is entry:  # (the usual case of :func:`_drop_deadline`)
+            _deadlines.pop()
+        else:
+            _drop_deadline(entry)
+
+
+def _raise_as_users(exc: BaseException, agent: str, where: str) -> None:
+    """Raise what a guarded call raises for ``exc`` when that is the user's error (:func:`_as_users_error`); return
+    when ``exc`` itself is to be raised."""
+    said = _as_users_error(exc, agent, where)
+    if said is not None:
+        raise said from (None if isinstance(exc, ExitCalled) else exc)
 
 
 def _as_users_error(exc: BaseException, agent: str, where: str) -> UserCodeError | None:
@@ -338,7 +355,10 @@ def _as_users_error(exc: BaseException, agent: str, where: str) -> UserCodeError
 
 class GuardedAgent:
     """An agent whose protocol methods (:data:`AGENT_METHODS`) run as guarded calls; every other attribute
-    is the agent's own (a property that raises is reported like a method)."""
+    is the agent's own (a property that raises is reported like a method). Each lookup reads the agent's
+    attribute afresh, so an agent that replaces a method is called through its new one."""
+
+    __slots__ = ("_agent", "_name", "_limit")
 
     def __init__(self, agent: Any, name: str, limit: float | None = None) -> None:
         object.__setattr__(self, "_agent", agent)
@@ -346,29 +366,47 @@ class GuardedAgent:
         object.__setattr__(self, "_limit", call_timeout() if limit is None else limit)
 
     def __getattr__(self, attribute: str) -> Any:
-        agent, name = object.__getattribute__(self, "_agent"), object.__getattribute__(self, "_name")
+        if attribute in GuardedAgent.__slots__:  # (not set yet: a copy being made)
+            raise AttributeError(attribute)
         try:
-            value = getattr(agent, attribute)
+            return getattr(self._agent, attribute)
         except (AttributeError, KeyboardInterrupt, LimitExceeded, UserCodeError, DpverifyError):
             raise
         except BaseException as exc:  # a property of the user's code
-            raise UserCodeError(name, attribute, type(exc).__name__, str(exc)) from exc
-        if attribute in AGENT_METHODS and callable(value):
-            limit = object.__getattribute__(self, "_limit")
-            return lambda *args, **kwargs: guarded_call(name, attribute, value, *args, limit=limit, **kwargs)
-        return value
+            raise UserCodeError(self._name, attribute, type(exc).__name__, str(exc)) from exc
 
     def __setattr__(self, attribute: str, value: Any) -> None:
-        setattr(object.__getattribute__(self, "_agent"), attribute, value)
+        setattr(self._agent, attribute, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (a copy, or a pickle, guards its own copy of the agent)
+        return (GuardedAgent, (self._agent, self._name, self._limit))
 
     @property
     def unguarded(self) -> Any:
         """The agent itself."""
-        return object.__getattribute__(self, "_agent")
+        return self._agent
 
 
-for _method in AGENT_METHODS:  # found on the class, so that a protocol call does not first fail a lookup
-    setattr(GuardedAgent, _method, property(operator.methodcaller("__getattr__", _method)))
+class _ProtocolMethod:
+    """A protocol method as a :class:`GuardedAgent` looks it up (found on the class, so that a protocol call does
+    not first fail a lookup): the agent's attribute, called as a guarded call when it is callable."""
+
+    __slots__ = ("attribute",)
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+
+    def __get__(self, guarded: GuardedAgent | None, owner: type | None = None) -> Any:
+        if guarded is None:
+            return self
+        value = guarded.__getattr__(self.attribute)
+        if not callable(value):
+            return value
+        return functools.partial(guarded_call, guarded._name, self.attribute, value, limit=guarded._limit)
+
+
+for _method in AGENT_METHODS:
+    setattr(GuardedAgent, _method, _ProtocolMethod(_method))
 
 
 _signatures: dict[int, tuple[Any, inspect.Signature | None]] = {}  # id → (the factory, kept alive; its signature)
@@ -396,10 +434,11 @@ class GuardedFactory:
                  limit: float | None = None) -> None:
         self.spec, self.resolve, self.limit = spec, resolve, limit
         self.__name__ = spec.rpartition(":")[2] or spec
-        self._resolved: Callable[..., Any] | None = None  # the factory just resolved, for the next call only
+        self._resolved: Callable[..., Any] | None = None  # the factory resolved in this process
+        self._bindable: set[tuple[int, frozenset[str]]] = set()  # call shapes its signature accepted
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_resolved": None}  # (the spec travels; the module is imported where it runs)
+    def __getstate__(self) -> dict[str, Any]:  # (the spec travels; the module is imported where it runs)
+        return {**self.__dict__, "_resolved": None, "_bindable": set()}
 
     def factory(self) -> Callable[..., Any]:
         """The user's factory itself (its module imported as a guarded call)."""
@@ -407,18 +446,24 @@ class GuardedFactory:
 
     def checked(self) -> GuardedFactory:
         """This factory with its path resolved now (an error at once if it does not import), the resolution kept
-        for the next call (a trial builds its agent right after naming it: one import, not two)."""
+        for the calls that follow in this process (a trial builds an agent per run: one import, not one a run)."""
         self._resolved = self.factory()
         return self
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The agent, guarded. Arguments the factory's signature does not accept raise ``TypeError`` itself (the
         caller's mistake, an option the factory does not take), as a plain call would."""
-        factory, self._resolved = self._resolved or self.factory(), None
-        signature = _signature(factory)
-        if signature is not None:
-            signature.bind(*args, **kwargs)  # TypeError: the factory does not take these arguments
-        agent = guarded_call(self.spec, "its factory", factory, *args, limit=self.limit, **kwargs)
+        if self._resolved is None:
+            self.checked()
+        factory = self._resolved
+        shape = (len(args), frozenset(kwargs))  # (whether a call binds depends on its positions and names only)
+        if shape not in self._bindable:
+            signature = _signature(factory)
+            if signature is not None:
+                signature.bind(*args, **kwargs)  # TypeError: the factory does not take these arguments
+            self._bindable.add(shape)
+        agent = guarded_call(self.spec, "its factory", cast(Callable[..., Any], factory), *args, limit=self.limit,
+                             **kwargs)
         acts = "act" if callable(getattr(agent, "act", None)) else "begin_episode"  # step-level or table
         missing = [m for m in (acts, "end_episode") if not callable(getattr(agent, m, None))]
         if missing:
@@ -491,10 +536,22 @@ def import_factory(agent: str) -> Callable[..., Any]:
     return value
 
 
+#: The guarded factories of the paths named in this process, by (path, working directory, limit): a trial's agent
+#: is built from its path each run, resolved once.
+_FACTORIES: dict[tuple[str, str, float | None], GuardedFactory] = {}
+
+
 def guarded_factory(agent: str, limit: float | None = None) -> GuardedFactory:
-    """The :class:`GuardedFactory` of a factory path, its module imported once here (guarded), so that a path
-    that does not import is refused at once."""
-    return GuardedFactory(agent, import_factory, limit).checked()
+    """The :class:`GuardedFactory` of a factory path, its module imported once in this process (guarded), so that
+    a path that does not import is refused at once (a relative path is read from the working directory)."""
+    key = (agent, os.getcwd(), limit)
+    factory = _FACTORIES.get(key)
+    if factory is None:
+        factory = GuardedFactory(agent, import_factory, limit).checked()
+        if len(_FACTORIES) >= 64:
+            _FACTORIES.clear()
+        _FACTORIES[key] = factory
+    return factory
 
 
 # ---- what the user's agent declares ------------------------------------------------------------------------

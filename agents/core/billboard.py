@@ -45,17 +45,11 @@ from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanis
 from dpverify.neighbouring import Neighbouring
 
 
-def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
-    """``values`` as an (n, *output_shape) float array after the checks the mechanism makes on each value:
-    the shape, finiteness and, for the GOE mechanism, the symmetry of every matrix (same tolerance as
-    :meth:`~dpverify.mechanisms.GOEMechanism.release`, and symmetrised as it does: the GOE mechanism releases
-    the symmetric part, so no rounding asymmetry of the raw sums reaches the public record un-noised)."""
-    raw = np.asarray(values, dtype=float)
-    shape = mechanism.output_shape
-    if raw.ndim != len(shape) + 1 or raw.shape[1:] != shape or raw.shape[0] < 1:
-        raise InvalidParameterError("value", f"must be a stack of values of shape {shape}", raw.shape)
-    if not np.isfinite(raw).all():
-        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
+def _symmetric_part(mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
+    """For the GOE mechanism, the symmetric part of each matrix of ``raw`` (…, d, d), refused beyond rounding (the
+    tolerance of :meth:`~dpverify.mechanisms.GOEMechanism.release`, and symmetrised as it does: the GOE mechanism
+    releases the symmetric part, so no rounding asymmetry of the raw sums reaches the public record un-noised);
+    ``raw`` itself for any other mechanism, or when it is symmetric bit for bit."""
     if not isinstance(mechanism, GOEMechanism):
         return raw
     transposed = raw.swapaxes(-1, -2)  # (a stack symmetric bit for bit, or exactly, needs no tolerance computation)
@@ -66,6 +60,29 @@ def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
             raise InvalidParameterError("value", "must be a symmetric matrix", "asymmetric")
         raw = 0.5 * (raw + transposed)
     return raw
+
+
+def _checked_value(mechanism: Mechanism, value: object) -> np.ndarray:
+    """``value`` as a float array of the mechanism's output shape after the checks the mechanism makes: the shape,
+    finiteness and, for the GOE mechanism, symmetry (:func:`_symmetric_part`)."""
+    raw = np.asarray(value, dtype=float)
+    if raw.shape != mechanism.output_shape:
+        raise InvalidParameterError("value", f"must have shape {mechanism.output_shape}", raw.shape)
+    if not np.isfinite(raw).all():
+        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
+    return _symmetric_part(mechanism, raw)
+
+
+def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
+    """``values`` as an (n, *output_shape) float array after the checks the mechanism makes on each value
+    (:func:`_checked_value`)."""
+    raw = np.asarray(values, dtype=float)
+    shape = mechanism.output_shape
+    if raw.ndim != len(shape) + 1 or raw.shape[1:] != shape or raw.shape[0] < 1:
+        raise InvalidParameterError("value", f"must be a stack of values of shape {shape}", raw.shape)
+    if not np.isfinite(raw).all():
+        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
+    return _symmetric_part(mechanism, raw)
 
 
 def stages(family: str, mechanism: Mechanism, n: int) -> list[tuple[str, int, Mechanism]]:
@@ -284,9 +301,9 @@ class Billboard:
         :meth:`publish_block` of this one value.
         """
         if type(mechanism) in _DRAWN_HERE and type(self).publish_block is Billboard.publish_block:  # (not replayed)
-            rng = _generator("rng", rng)
-            raw = np.asarray(raw_value, dtype=float)[None]  # (the stack of one value, without copying it)
-            return self._publish_one(episode, (family, stage, mechanism), raw, user_pattern(users), rng)[0]
+            checked = _checked_value(mechanism, raw_value)
+            return self._publish_one(family, episode, stage, mechanism, checked, user_pattern(users),
+                                     _generator("rng", rng))
         return self.publish_block(episode, [(family, stage, mechanism)], [raw_value], users, rng)[0]
 
     def publish_block(
@@ -315,7 +332,9 @@ class Billboard:
         if len(raw_values) != n or not releases:
             raise InvalidParameterError("raw_values", f"must hold one value per release ({n})", len(raw_values))
         if n == 1 and type(releases[0][2]) in _DRAWN_HERE:
-            return self._publish_one(episode, releases[0], raw_values, pattern, rng)
+            family, stage, mechanism = releases[0]
+            checked = _checked_stack(mechanism, raw_values)[0]
+            return self._publish_one(family, episode, stage, mechanism, checked, pattern, rng)[None]
         mechanisms = [mechanism for _, _, mechanism in releases]
         groups = _positions_by_mechanism(mechanisms)
         checked = _checked_values(mechanisms, groups, raw_values)
@@ -336,27 +355,26 @@ class Billboard:
         self.n_published += n
         return noisy
 
-    def _publish_one(self, episode: int, release: tuple[str, int, Mechanism], raw_values: object,
+    def _publish_one(self, family: str, episode: int, stage: int, mechanism: Mechanism, checked: np.ndarray,
                      pattern: UserPattern, rng: np.random.Generator) -> np.ndarray:
-        """:meth:`publish_block` of one release by one of dpverify's own mechanisms (what agents publish most, stage
-        by stage): the same checks, draws and record, without the grouping of a block."""
-        family, stage, mechanism = release
-        checked = _checked_stack(mechanism, raw_values)
-        if isinstance(mechanism, LaplaceMechanism):
-            noise = mechanism.noise(rng, 1)
+        """One release of a value already checked (:func:`_checked_value`) by one of dpverify's own mechanisms (what
+        agents publish most, stage by stage): the same draws and record as :meth:`publish_block`, without the
+        grouping of a block (a value's normals, or Laplace draws, are the same numbers as those of a stack of one)."""
+        if type(mechanism) is LaplaceMechanism:
+            noise = mechanism.noise(rng, 1)[0]
         else:
             noise = mechanism.noise_from_normals(rng.standard_normal(checked.shape))  # type: ignore[attr-defined]
         noisy = checked + noise
+        self.ledger.record(family, episode, stage, mechanism, pattern)
         if self.keep_history:
-            kept = noisy[0].copy()
-            kept.flags.writeable = False
+            kept = noisy.copy()
+            kept.setflags(write=False)
             added = None
             if self.keep_noise:
-                added = noisy[0] - checked[0]
-                added.flags.writeable = False
+                added = noisy - checked
+                added.setflags(write=False)
             self._history.append(PublishedRelease(family, int(episode), int(stage), pattern.kind, kept, added,
                                                   mechanism))
-        self.ledger.record(family, episode, stage, mechanism, pattern)
         self.n_published += 1
         return noisy
 

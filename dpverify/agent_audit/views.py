@@ -38,28 +38,30 @@ def _episode_rows(history: Sequence[Any], episodes: Sequence[int], width: int, u
     zero-padded or truncated to ``width`` (a fixed post-processing of the transcript)."""
     rows = np.zeros((len(episodes), width))
     index = {e: i for i, e in enumerate(episodes)}
-    parts: dict[int, list[np.ndarray]] = {e: [] for e in episodes}
+    filled = [0] * len(episodes)  # the next free column of each row
     for release in history:
-        if release.episode in index and (users is None or release.users == users):
-            parts[release.episode].append(_flat(np.asarray(release.value, dtype=float)))
-    for e, chunks in parts.items():
-        if chunks:
-            flat = np.concatenate(chunks)[:width]
-            rows[index[e], : len(flat)] = flat
+        i = index.get(release.episode)
+        if i is None or (users is not None and release.users != users) or filled[i] >= width:
+            continue
+        flat = _flat(np.asarray(release.value, dtype=float))
+        start = filled[i]
+        stop = min(start + flat.shape[0], width)
+        rows[i, start:stop] = flat[: stop - start]
+        filled[i] = start + flat.shape[0]
     return rows
 
 
 @functools.lru_cache(maxsize=64)
-def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The (row, column) indices of the upper triangle of an n × n matrix (read every release of every trial)."""
-    return np.triu_indices(n)
+def _upper(n: int) -> np.ndarray:
+    """The flat indices of the upper triangle of an n × n matrix, row by row (read every release of every trial)."""
+    rows, cols = np.triu_indices(n)
+    return rows * n + cols
 
 
 def _flat(value: np.ndarray, batch: int = 0) -> np.ndarray:
     """A release (a stack of ``batch`` releases) as a vector (a row each): a square matrix as its upper triangle."""
     if value.ndim == 2 + batch and value.shape[-1] == value.shape[-2]:
-        rows, cols = _upper(value.shape[-1])
-        return value[..., rows, cols]
+        return value.reshape(*value.shape[:batch], -1)[..., _upper(value.shape[-1])]
     return value.reshape(*value.shape[:batch], -1)
 
 

@@ -3,6 +3,7 @@ and agents, importing a factory by path, the declared notion."""
 
 from __future__ import annotations
 
+import copy
 import pickle
 import sys
 import threading
@@ -239,8 +240,8 @@ def test_the_limit_that_fires_first_is_the_one_said_while_its_error_unwinds():
 
 def test_a_guarded_agent_takes_the_call_timeout_of_when_it_was_made(monkeypatch):
     monkeypatch.setenv("DPVERIFY_CALL_TIMEOUT", "7.5")
-    assert GuardedAgent(_Agent(), "a").__dict__["_limit"] == 7.5
-    assert GuardedAgent(_Agent(), "a", limit=2.0).__dict__["_limit"] == 2.0
+    assert GuardedAgent(_Agent(), "a")._limit == 7.5
+    assert GuardedAgent(_Agent(), "a", limit=2.0)._limit == 2.0
 
 
 def test_no_limit_for_none_or_infinity():
@@ -296,6 +297,10 @@ def test_a_guarded_agent_has_the_protocol_methods_its_agent_has():
         guarded.end_episode(None)
     guarded.unguarded.observe = lambda *step: 7  # the agent's attributes are read at each call
     assert guarded.observe(0, 0, 0, 0.0, 0) == 7
+    guarded.unguarded.reset = "not a method"  # a protocol name that is not callable is the agent's value
+    assert guarded.reset == "not a method"
+    copied = copy.copy(guarded)  # (a copy is made without the attribute lookups recursing)
+    assert copied.act(1, 2) == 3
 
 
 def test_is_factory_path():
@@ -356,7 +361,7 @@ def test_guarded_factory_checks_its_result_and_its_arguments(tmp_path):
     assert isinstance(copy, GuardedFactory) and copy.spec == factory.spec
 
 
-def test_a_checked_factory_builds_its_next_agent_from_the_check_s_import(tmp_path):
+def test_a_checked_factory_builds_its_agents_from_the_check_s_import(tmp_path):
     path = _write(tmp_path, "factory_once.py", FACTORY)
     resolved: list[str] = []
 
@@ -366,13 +371,23 @@ def test_a_checked_factory_builds_its_next_agent_from_the_check_s_import(tmp_pat
 
     factory = GuardedFactory(f"{path}:make", resolve).checked()
     assert isinstance(factory(None, 3, None), GuardedAgent) and len(resolved) == 1  # the check's import serves it
-    assert isinstance(factory(None, 3, None), GuardedAgent) and len(resolved) == 2  # later calls import again
+    assert isinstance(factory(None, 3, None), GuardedAgent) and len(resolved) == 1  # and every later call
     with pytest.raises(TypeError):  # the factory's signature (read once in this process) still refuses it
         factory(None, 3, None, sigma=2.0)
     with pytest.raises(TypeError):
         factory.checked()(None, 3, None, sigma=2.0)
     travelled = pickle.loads(pickle.dumps(guarded_factory(f"{path}:make")))
-    assert travelled._resolved is None  # the spec travels, not the import
+    assert travelled._resolved is None and not travelled._bindable  # the spec travels, not the import
+
+
+def test_a_factory_path_is_resolved_once_per_process_and_working_directory(tmp_path, monkeypatch):
+    path = _write(tmp_path, "factory_cached.py", FACTORY)
+    first = guarded_factory(f"{path}:make")
+    assert guarded_factory(f"{path}:make") is first  # a trial builds its agent from the path at every run
+    assert guarded_factory(f"{path}:make", limit=3.0) is not first
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert guarded_factory(f"{path}:make") is not first  # a relative path would name another file here
 
 
 class _Declares:

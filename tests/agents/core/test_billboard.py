@@ -267,3 +267,17 @@ def test_a_mechanism_subclass_releases_with_its_own_release_never_the_base_class
     assert np.array_equal(noise, values) and 0.9 < noise.std() < 1.1  # σ/2 = 1, as the subclass draws it
     with pytest.raises(InvalidParameterError, match="Broken.release"):
         board.publish("v", 2, 1, Broken(1.0, 2.0, 4), np.zeros(4), "prefix", np.random.default_rng(0))
+
+
+def test_large_finite_entries_are_published_and_a_block_of_one_is_a_stack() -> None:
+    vec, mat = GaussianMechanism(1.0, 1.0, 2), GOEMechanism(1.0, 1.0, 2)
+    huge = np.array([1e308, 1e308])  # finite entries (whose sum is not): published
+    published = Billboard().publish("x", 1, 1, vec, huge, "prefix", np.random.default_rng(3))
+    np.testing.assert_array_equal(published, vec.release(huge, np.random.default_rng(3)))
+    with pytest.raises(InvalidParameterError, match="finite"):
+        Billboard().publish("x", 1, 1, vec, np.array([1e308, np.inf]), "prefix", np.random.default_rng(3))
+    for mechanism, raw in ((vec, np.ones(2)), (mat, np.eye(2))):
+        block = Billboard().publish_block(2, [("x", 1, mechanism)], [raw], "prefix", np.random.default_rng(4))
+        one = Billboard().publish("x", 2, 1, mechanism, raw, "prefix", np.random.default_rng(4))
+        assert block.shape == (1, *mechanism.output_shape)
+        np.testing.assert_array_equal(block[0], one)
