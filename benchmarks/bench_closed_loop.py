@@ -3,6 +3,7 @@
     python benchmarks/bench_closed_loop.py switches [--round-trips 20000]
     python benchmarks/bench_closed_loop.py verify [--repeat 3] [--before REF]
     python benchmarks/bench_closed_loop.py trials --before REF [--repeat 3] [--workers 2] [--pool idle|always]
+    python benchmarks/bench_closed_loop.py instructions [--before REF] [--trials 50]
 
 * switches: how control passes between a user's loop and dpverify, three ways — an OS thread per loop with two
   one-slot queues (the adapter before greenlets), a generator (the floor, but only for a loop rewritten with
@@ -21,6 +22,13 @@
   time per trial (this process and its workers). The pool is the command line's adaptive one (which runs
   everything here while the load average leaves no CPU free), ``--pool idle`` the same judging every CPU free
   (to see it at work on a machine other jobs share), ``--pool always`` every chunk on the workers.
+
+* instructions: machine instructions per two-world trial of the step-level third-party LSVI (its run and its view,
+  as a selection chunk runs them), counted by valgrind's callgrind around the trials alone (started with
+  instrumentation off, switched on by ``callgrind_control`` after a warm-up), for this tree and the tree at REF.
+  A count does not drift with the machine's speed as times do (the same tree gives the same count to about 0.1%),
+  so it tells a change of a few percent in the per-trial work apart; it counts no cache miss or system call, so
+  times still decide. Needs valgrind.
 
 Figures (medians of 3 runs for switches) depend on the machine and on what else runs on it: quote medians of
 a few rounds.
@@ -291,6 +299,51 @@ def trials(before: str, repeat: int, workers: int, pool: str) -> None:
                       f"pool {[g['pooled'] for g in runs]}")
 
 
+# ---- instructions -----------------------------------------------------------------------------------------------
+
+def _instructions_child(trials: int) -> None:
+    """(Run in the tree measured, under callgrind.) Warm up, then count ``trials`` step-level trials alone."""
+    from dpverify.agent_audit.runs import agent_setup
+    from dpverify.agent_audit.spec import AgentAuditSpec
+    from dpverify.agent_audit.two_world import AgentWorld, neighbour_pairs
+    from dpverify.agent_audit.views import output_view
+
+    spec = AgentAuditSpec(STEP_LEVEL, "min2021", 8, "billboard", 1.0, 1e-5, trials=400, window=8,
+                          env_options=(("horizon", 2), ("num_actions", 10)))
+    setup = agent_setup(spec)
+    mdp = setup.environment()
+    world = AgentWorld(setup, output_view(spec.notion, 1, spec.window, spec.episodes, 44))
+    tapes = neighbour_pairs(spec, mdp)[0].first
+    world(tapes, 8, np.random.default_rng(0))
+    switch = ["callgrind_control", "-i"]
+    subprocess.run([*switch, "on", str(os.getpid())], capture_output=True, check=True)
+    world(tapes, trials, np.random.default_rng(1))
+    subprocess.run([*switch, "off", str(os.getpid())], capture_output=True, check=True)
+
+
+def _instructions(tree: Path, trials: int) -> float:
+    """Instructions per trial in ``tree`` (callgrind's total over the trials, divided by their number)."""
+    with tempfile.TemporaryDirectory() as out:
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}/cg.out",
+                   sys.executable, str(Path(__file__).resolve()), "instructions-child", str(trials)]
+        done = subprocess.run(command, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True,
+                              text=True, check=False)
+    counted = [line.split()[-1] for line in done.stderr.splitlines() if "Collected :" in line]
+    if done.returncode != 0 or not counted:
+        raise SystemExit(f"callgrind in {tree} failed: {done.stderr.strip()[-600:]}")
+    return int(counted[-1]) / trials
+
+
+def instructions(before: str | None, trials: int) -> None:
+    with _tree(before) as old:
+        trees = {"this tree": ROOT, **({f"{before} (before)": old} if old is not None else {})}
+        counts = {label: _instructions(tree, trials) for label, tree in trees.items()}
+    for label, count in counts.items():
+        print(f"{label:22s} {count / 1e6:7.2f} M instructions per step-level trial ({trials} trials)")
+    if old is not None:
+        print(f"this tree / before: {counts['this tree'] / counts[f'{before} (before)']:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -305,6 +358,10 @@ def main() -> None:
     t.add_argument("--pool", choices=("adaptive", "idle", "always"), default="adaptive",
                    help="adaptive: as the command line decides (no pool while the machine is busy); idle: the same, "
                    "judging every CPU free (the load average ignored); always: every chunk to the pool")
+    n = sub.add_parser("instructions")
+    n.add_argument("--before", default=None, help="git commit of the tree to compare with")
+    n.add_argument("--trials", type=int, default=50)
+    sub.add_parser("instructions-child").add_argument("trials", type=int)
     child = sub.add_parser("trials-child")
     child.add_argument("agent")
     child.add_argument("workers", type=int)
@@ -315,6 +372,8 @@ def main() -> None:
         "verify": lambda: verify(args.repeat, args.before),
         "trials": lambda: trials(args.before, args.repeat, args.workers, args.pool),
         "trials-child": lambda: print(_trials_per_second(args.agent, args.workers, args.pool)),
+        "instructions": lambda: instructions(args.before, args.trials),
+        "instructions-child": lambda: _instructions_child(args.trials),
     }
     run[args.what]()
 

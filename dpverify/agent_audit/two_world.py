@@ -37,9 +37,11 @@ from dpverify.audit.spec import AuditSpec, NeighbourPair
 
 #: Trials of the batched path per vectorised call (larger batches thrash the cache).
 BATCH = 2048
-#: Trials per chunk of an agent run one trial at a time: chunks enough for the workers (400 trials per side: 3
-#: selection chunks per side of each pair, 10 evaluation chunks per side), each worth shipping.
-TRIALS_PER_CHUNK = 32
+#: Trials per chunk of an agent run one trial at a time: chunks enough for the workers (400 trials per side: 5
+#: selection chunks per side of each pair, 20 evaluation chunks per side), each worth shipping, and short enough that
+#: the last of a map keeps a CPU busy alone only briefly (at 2 workers, chunks of 16 step-level trials ran an audit in
+#: about 5% less time than chunks of 32; 8 and 12 gained nothing more: docs/results/benchmarks.md).
+TRIALS_PER_CHUNK = 16
 #: Smallest two-world trials per side: the engine needs a selection and an evaluation split.
 MIN_TRIALS = 10
 
