@@ -591,16 +591,40 @@ class _Run:
 class _FamilyRecord:
     """One family's releases as recorded: the run being extended, runs set aside (one per key: a family released by
     one mechanism per stage resumes each stage's run episode after episode), closed runs, and the position in
-    ``closed`` of the last run of each key (where a closed run that continues it is merged)."""
+    ``closed`` of the last run of each key (where a closed run that continues it is merged).
+
+    ``sweep``: the stages recorded so far, one at a time, of the current run's next episode (an agent's stage-by-stage
+    sweep, from one end of the run's stages); a sweep that covers the run's stages joins the run when the next one
+    begins. Until then they are the run that :meth:`start` would have begun at the sweep's first stage;
+    :meth:`settle` begins it, as every path but the sweep's own does first, so that the blocks are those of recording
+    without it (with fewer runs made and closed on the way)."""
 
     current: _Run | None = None
     set_aside: dict[tuple[tuple[int, int], Mechanism], _Run] = field(default_factory=dict)
     closed: list[_Run] = field(default_factory=list)
     tails: dict[tuple[tuple[int, int], Mechanism], int] = field(default_factory=dict)
+    sweep: _Run | None = None
 
     def extend(self, episode: int, stages: tuple[int, int], mechanism: Mechanism, users: UserPattern) -> bool:
         """Add releases to the current run if they border it, else (one stage) to the set-aside run of its stage and
         mechanism whose next episode it is, which becomes the current run; False when no run takes them."""
+        current = self.current
+        if current is not None and current.made_by(mechanism, users):
+            sweep = self.sweep
+            if sweep is None:
+                if current.grow(episode, stages):
+                    return True
+                if self._opens_sweep(current, current.episodes[1], episode, stages, mechanism, users):
+                    self.sweep = _Run((episode, episode), stages, mechanism, users)
+                    return True
+            elif self._continues_sweep(current, sweep, episode, stages):
+                return True
+            elif sweep.stages == current.stages and self._opens_sweep(current, sweep.episodes[0], episode, stages,
+                                                                      mechanism, users):
+                current.episodes = (current.episodes[0], sweep.episodes[0])  # the finished sweep joins the run
+                self.sweep = _Run((episode, episode), stages, mechanism, users)
+                return True
+        self.settle()
         if self.current is not None and self.current.made_by(mechanism, users) and self.current.grow(episode, stages):
             return True
         earlier = self.set_aside.get((stages, mechanism)) if self.set_aside and stages[0] == stages[1] else None
@@ -611,9 +635,36 @@ class _FamilyRecord:
         earlier.episodes = (earlier.episodes[0], episode)
         return True
 
+    def _opens_sweep(self, current: _Run, after: int, episode: int, stages: tuple[int, int], mechanism: Mechanism,
+                     users: UserPattern) -> bool:
+        """Whether one stage at an end of the current run's stages, in the episode after episode ``after``, begins a
+        sweep: the run spans several stages and no set-aside run of that stage takes the release first."""
+        (h0, h1), (first, last) = current.stages, stages
+        if first != last or h0 == h1 or (first != h0 and first != h1) or episode != after + users.step:
+            return False
+        earlier = self.set_aside.get((stages, mechanism)) if self.set_aside else None
+        return earlier is None or episode != earlier.episodes[1] + users.step or not earlier.made_by(mechanism, users)
+
+    @staticmethod
+    def _continues_sweep(current: _Run, sweep: _Run, episode: int, stages: tuple[int, int]) -> bool:
+        """Take one stage of the sweep's episode next to the sweep's stages and within the current run's. (A finished
+        sweep joins the run when the next one begins: a stage beyond the run's would extend it as a run of its own.)"""
+        (h0, h1), (s0, s1), (first, last) = current.stages, sweep.stages, stages
+        if first != last or episode != sweep.episodes[0] or not (first == s0 - 1 >= h0 or first == s1 + 1 <= h1):
+            return False
+        sweep.stages = (min(s0, first), max(s1, first))
+        return True
+
+    def settle(self) -> None:
+        """Begin the sweep in progress as a run of its own (:meth:`start`), as recording it stage by stage does."""
+        if self.sweep is not None:
+            sweep, self.sweep = self.sweep, None
+            self.start(sweep)
+
     def stretch(self, episode: int, first: int, last: int) -> bool:
         """Extend the current run from stage ``first`` on to ``last`` (either way) when its only episode is
         ``episode`` and it ends at ``first`` on that side: what recording the stages in between one by one does."""
+        self.settle()
         run = self.current
         if run is None or run.episodes != (episode, episode) or run.stages[last > first] != first:
             return False
@@ -622,6 +673,7 @@ class _FamilyRecord:
 
     def start(self, run: _Run) -> None:
         """Make ``run`` the current run; set the current one aside (closing the set-aside run of its key)."""
+        self.settle()
         if self.current is not None:
             earlier = self.set_aside.pop(self.current.key, None)
             if earlier is not None:
@@ -641,10 +693,12 @@ class _FamilyRecord:
             self.closed.append(run)
 
     def pending(self) -> list[_Run]:  # the set-aside runs, in the order they were set aside, then the current one
+        self.settle()
         return [*self.set_aside.values(), *([] if self.current is None else [self.current])]
 
     def blocks(self, family: str) -> list[ReleaseBlock]:
         """The family's blocks, its pending runs closed in a copy, in a canonical order (stages, then episodes)."""
+        self.settle()  # (before the closed runs are copied: beginning the sweep may close one)
         view = _FamilyRecord(closed=list(self.closed), tails=dict(self.tails))
         for run in self.pending():
             view.close(run)

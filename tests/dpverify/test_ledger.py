@@ -121,6 +121,62 @@ def test_record_releases_equals_recording_stage_by_stage(calls):
     assert batched.blocks == one_by_one.blocks
 
 
+_releases = st.lists(st.tuples(st.integers(0, 1), st.integers(1, 4), st.integers(0, 2), st.sampled_from(("a", "b"))),
+                     max_size=40)
+
+
+def _cells(ledger: PrivacyLedger) -> list[tuple[str, int, int, float]]:
+    """Every release the ledger's blocks hold, as (family, episode, stage, σ), sorted."""
+    return sorted((b.family, k, h, b.mechanism.sigma) for b in ledger.blocks
+                  for k in range(b.episodes[0], b.episodes[1] + 1) for h in range(b.stages[0], b.stages[1] + 1))
+
+
+@given(_releases, st.booleans())
+def test_stage_sweeps_are_recorded_as_without_the_fast_path(releases, read_between):
+    """The record's fast path for stage-by-stage sweeps (:class:`dpverify.ledger._FamilyRecord`, ``sweep``) gives the
+    blocks of recording without it, whatever the order (episodes that stay or advance, any stage, two mechanisms,
+    two families; the blocks read between releases or only at the end), and the blocks hold exactly the releases
+    recorded."""
+    from dpverify import ledger as ledger_module
+
+    mechanisms = (GaussianMechanism(1.0, 10.0, 2), GaussianMechanism(1.0, 20.0, 2))
+    fast, reference = PrivacyLedger(), PrivacyLedger()
+    recorded = []
+    episode = 1
+    opens = ledger_module._FamilyRecord._opens_sweep
+    for advance, stage, which, family in releases:
+        episode += advance
+        m = mechanisms[min(which, 1)]
+        fast.record(family, episode, stage, m, "prefix")
+        ledger_module._FamilyRecord._opens_sweep = lambda *args: False  # the record without sweeps
+        try:
+            reference.record(family, episode, stage, m, "prefix")
+            reference_blocks = reference.blocks if read_between else None
+        finally:
+            ledger_module._FamilyRecord._opens_sweep = opens
+        recorded.append((family, episode, stage, m.sigma))
+        if read_between:
+            assert fast.blocks == reference_blocks
+    assert fast.blocks == reference.blocks
+    assert _cells(fast) == sorted(recorded)
+
+
+def test_sweeps_of_an_agent_s_episodes_make_one_block_per_family():
+    gram, target = GOEMechanism(1.0, 1.0, 2), GaussianMechanism(1.0, 2.0, 2)
+    ledger = PrivacyLedger()
+    for k in range(1, 51):  # the order of a least-squares agent: Gram matrices upwards, targets downwards
+        for h in (1, 2, 3):
+            ledger.record("gram", k, h, gram, "prefix")
+        for h in (3, 2, 1):
+            ledger.record("target", k, h, target, "prefix")
+    assert [(b.family, b.episodes, b.stages) for b in ledger.blocks] == [("gram", (1, 50), (1, 3)),
+                                                                         ("target", (1, 50), (1, 3))]
+    ledger.record("gram", 51, 1, gram, "prefix")  # a sweep left unfinished
+    assert {(b.episodes, b.stages) for b in ledger.blocks if b.family == "gram"} == {((1, 50), (1, 3)),
+                                                                                     ((51, 51), (1, 1))}
+    assert ledger.n_releases == 301
+
+
 def test_record_in_any_order_is_exact():
     m = GaussianMechanism(1.0, 3.0)
     rng = np.random.default_rng(1)
