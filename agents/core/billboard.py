@@ -220,9 +220,7 @@ def derived_noise_generator(rng: np.random.Generator) -> np.random.Generator:
     it or advancing its ``SeedSequence``: the child of that sequence under the spawn key
     :data:`NOISE_SPAWN_KEY`. An auditor who builds the billboard of each run from the run's own seed gives
     self-noising agents fresh, reproducible noise without changing any other agent's streams."""
-    seq = _generator("rng", rng).bit_generator.seed_seq
-    if not isinstance(seq, np.random.SeedSequence):
-        raise InvalidParameterError("rng", "must be seeded from a numpy.random.SeedSequence", type(seq).__name__)
+    seq = cast(np.random.SeedSequence, _seeded_generator("rng", rng).bit_generator.seed_seq)
     return np.random.default_rng(np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, NOISE_SPAWN_KEY),
                                                         pool_size=seq.pool_size))
 
@@ -231,6 +229,15 @@ def _generator(name: str, rng: object) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameterError(name, "must be a numpy.random.Generator", type(rng).__name__)
     return rng
+
+
+def _seeded_generator(name: str, rng: object) -> np.random.Generator:
+    """``rng``, a generator seeded from a ``numpy.random.SeedSequence`` (what :func:`derived_noise_generator` reads)."""
+    generator = _generator(name, rng)
+    seq = generator.bit_generator.seed_seq
+    if not isinstance(seq, np.random.SeedSequence):
+        raise InvalidParameterError(name, "must be seeded from a numpy.random.SeedSequence", type(seq).__name__)
+    return generator
 
 
 class PublishedRelease(NamedTuple):
@@ -256,6 +263,10 @@ class Billboard:
         keep_noise: also keep the noise added to each value (releases drawn by the billboard only).
         noise_rng: the generator :meth:`noise_source` hands to agents that add their noise themselves
             (module docstring); ``None``: the billboard has none, and such agents cannot publish on it.
+        noise_from: instead of ``noise_rng``, an agent's generator whose :func:`derived_noise_generator` is the
+            billboard's ``noise_rng``, derived when first asked for (the same generator: the derivation reads only
+            the generator's seed sequence, which never changes), so that a run whose agent adds no noise itself
+            does not pay for it.
     """
 
     def __init__(
@@ -264,13 +275,25 @@ class Billboard:
         keep_history: bool = False,
         keep_noise: bool = False,
         noise_rng: np.random.Generator | None = None,
+        *,
+        noise_from: np.random.Generator | None = None,
     ) -> None:
         self.ledger = PrivacyLedger(relation)
         self.keep_history = bool(keep_history)
         self.keep_noise = bool(keep_noise)
-        self.noise_rng = None if noise_rng is None else _generator("noise_rng", noise_rng)
+        if noise_rng is not None and noise_from is not None:
+            raise InvalidParameterError("noise_from", "must not be given with noise_rng (it derives one)", "both")
+        self._noise_rng = None if noise_rng is None else _generator("noise_rng", noise_rng)
+        self._noise_from = None if noise_from is None else _seeded_generator("noise_from", noise_from)
         self._history: list[PublishedRelease] = []
         self.n_published = 0
+
+    @property
+    def noise_rng(self) -> np.random.Generator | None:
+        """The generator :meth:`noise_source` hands out (class docstring), None when the billboard has none."""
+        if self._noise_rng is None and self._noise_from is not None:
+            self._noise_rng = derived_noise_generator(self._noise_from)
+        return self._noise_rng
 
     @property
     def relation(self) -> Neighbouring:

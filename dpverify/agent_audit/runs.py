@@ -27,7 +27,7 @@ from dpverify.adapters.global_rng import keep_installed
 from dpverify.agent_audit.notions import audit_notion
 from dpverify.agent_audit.spec import AgentAuditSpec, AgentClaim, check_claim, refuse_gaussian_claim
 from dpverify.agent_audit.views import _flat
-from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.core.tapes import ordinary_tapes, run_on_tapes
 from dpverify.agents.registry import batched_twin, build_agent, build_environment, check_environment_kind
 from dpverify.claims import PrivacyClaim
@@ -67,7 +67,7 @@ class AgentSetup:
         ``noise_rng`` (for agents that add their noise themselves) is derived from ``rng`` without touching it."""
 
         relation = dict(self.agent_options).get("relation", "replace-one")
-        return Billboard(relation, keep_history=True, noise_rng=derived_noise_generator(rng))
+        return Billboard(relation, keep_history=True, noise_from=rng)
 
 
 def agent_setup(spec: AgentAuditSpec) -> AgentSetup:

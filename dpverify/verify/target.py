@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, TextIO
 import numpy as np
 
 from dpverify import _validate
-from dpverify.agents.core.billboard import Billboard, derived_noise_generator
+from dpverify.agents.core.billboard import Billboard
 from dpverify.agents.envs.bandit import Bandit
 from dpverify.agents.envs.linear_mdp import LinearMDP, LinearMixtureMDP
 from dpverify.agents.registry import AGENTS, AgentEntry, agent_factory, batched_twin, build_environment, card
@@ -160,9 +160,8 @@ def build_agent(target: AgentTarget, mdp: MDP, episodes: int, rng: np.random.Gen
     protocol), whose ``noise_rng`` (for agents that add their noise themselves) is ``noise_rng`` (default:
     derived from ``rng``, as the audits' billboards are); a refused option is bad input."""
     kwargs = {**options, "epsilon": epsilon, "delta": delta}
-    if noise_rng is None:
-        noise_rng = derived_noise_generator(rng)
-    board = Billboard(options.get("relation", "replace-one"), noise_rng=noise_rng)
+    relation = options.get("relation", "replace-one")
+    board = Billboard(relation, noise_from=rng) if noise_rng is None else Billboard(relation, noise_rng=noise_rng)
     agent = target.name if target.source == REGISTERED else target.factory
     return build_registered_agent(agent, mdp, episodes, rng, kwargs, billboard=board, billboard_required=False,
                                   name=target.name)

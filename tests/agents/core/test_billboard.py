@@ -281,3 +281,23 @@ def test_large_finite_entries_are_published_and_a_block_of_one_is_a_stack() -> N
         one = Billboard().publish("x", 2, 1, mechanism, raw, "prefix", np.random.default_rng(4))
         assert block.shape == (1, *mechanism.output_shape)
         np.testing.assert_array_equal(block[0], one)
+
+
+def test_a_noise_generator_derived_when_first_asked_for_is_the_one_derived_at_once() -> None:
+    from dpverify.agents.core.billboard import derived_noise_generator
+
+    rng = np.random.default_rng(np.random.SeedSequence(11))
+    board = Billboard(noise_from=rng)
+    rng.spawn(2), rng.random(3)  # what an agent does with its generator before it asks for the noise source
+    expected = derived_noise_generator(np.random.default_rng(np.random.SeedSequence(11)))
+    assert board.noise_source().bit_generator.state == expected.bit_generator.state
+    assert board.noise_rng is board.noise_source()  # derived once
+    assert Billboard().noise_rng is None
+    with pytest.raises(InvalidParameterError, match="noise_from"):
+        Billboard(noise_rng=np.random.default_rng(0), noise_from=rng)
+    legacy = np.random.MT19937(0)
+    legacy._legacy_seeding(1)  # (seeded as RandomState seeds: no seed sequence)
+    with pytest.raises(InvalidParameterError, match="SeedSequence"):  # refused when made, not when first used
+        Billboard(noise_from=np.random.Generator(legacy))
+    with pytest.raises(InvalidParameterError, match="Generator"):
+        Billboard(noise_from=np.random.RandomState(0))  # type: ignore[arg-type]
