@@ -402,7 +402,14 @@ class _ProtocolMethod:
         value = guarded.__getattr__(self.attribute)
         if not callable(value):
             return value
-        return functools.partial(guarded_call, guarded._name, self.attribute, value, limit=guarded._limit)
+        return functools.partial(_protocol_call, guarded._name, self.attribute, value, guarded._limit)
+
+
+def _protocol_call(agent: str, where: str, fn: Callable[..., Any], limit: float, /, *args: Any, **kwargs: Any) -> Any:
+    """A :class:`GuardedAgent`'s protocol call: :func:`guarded_call` of ``fn``, straight to its path in a stretch."""
+    if _Stretch.thread == threading.get_ident() and type(limit) is float and 0.0 < limit < math.inf:
+        return _call_in_stretch(agent, where, fn, args, kwargs, limit, "--call-timeout")
+    return guarded_call(agent, where, fn, *args, limit=limit, **kwargs)
 
 
 for _method in AGENT_METHODS:
