@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any
 
 from dpverify import _interrupts, _validate
 from dpverify.errors import DpverifyError, InvalidParameterError, NumericalError
@@ -416,22 +416,6 @@ for _method in AGENT_METHODS:
     setattr(GuardedAgent, _method, _ProtocolMethod(_method))
 
 
-_signatures: dict[int, tuple[Any, inspect.Signature | None]] = {}  # id → (the factory, kept alive; its signature)
-
-
-def _signature(factory: Any) -> inspect.Signature | None:
-    """``inspect.signature(factory)`` (None: it has none, the call decides), read once per factory in this process."""
-    if _signatures.get(id(factory), (None,))[0] is not factory:
-        try:
-            signature: inspect.Signature | None = inspect.signature(factory)
-        except (TypeError, ValueError):  # a callable without a signature
-            signature = None
-        if len(_signatures) >= 64:
-            _signatures.clear()
-        _signatures[id(factory)] = (factory, signature)
-    return _signatures[id(factory)][1]
-
-
 class GuardedFactory:
     """A factory named by import path (``module.path:factory`` or ``file.py:factory``), resolved and called as
     the user's code: importing its module, calling it and every protocol method of the agent it returns are
@@ -460,17 +444,19 @@ class GuardedFactory:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The agent, guarded. Arguments the factory's signature does not accept raise ``TypeError`` itself (the
         caller's mistake, an option the factory does not take), as a plain call would."""
-        if self._resolved is None:
-            self.checked()
         factory = self._resolved
+        if factory is None:
+            factory = self._resolved = self.factory()
         shape = (len(args), frozenset(kwargs))  # (whether a call binds depends on its positions and names only)
         if shape not in self._bindable:
-            signature = _signature(factory)
+            try:
+                signature: inspect.Signature | None = inspect.signature(factory)
+            except (TypeError, ValueError):  # a callable without a signature: the call decides
+                signature = None
             if signature is not None:
                 signature.bind(*args, **kwargs)  # TypeError: the factory does not take these arguments
             self._bindable.add(shape)
-        agent = guarded_call(self.spec, "its factory", cast(Callable[..., Any], factory), *args, limit=self.limit,
-                             **kwargs)
+        agent = guarded_call(self.spec, "its factory", factory, *args, limit=self.limit, **kwargs)
         acts = "act" if callable(getattr(agent, "act", None)) else "begin_episode"  # step-level or table
         missing = [m for m in (acts, "end_episode") if not callable(getattr(agent, m, None))]
         if missing:
