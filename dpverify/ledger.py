@@ -624,11 +624,13 @@ class _FamilyRecord:
                 current.episodes = (current.episodes[0], sweep.episodes[0])  # the finished sweep joins the run
                 self.sweep = _Run((episode, episode), stages, mechanism, users)
                 return True
-        self.settle()
-        if self.current is not None and self.current.made_by(mechanism, users) and self.current.grow(episode, stages):
-            return True
-        earlier = self.set_aside.get((stages, mechanism)) if self.set_aside and stages[0] == stages[1] else None
-        if earlier is None or episode != earlier.episodes[1] + users.step or not earlier.made_by(mechanism, users):
+        if self.sweep is not None:  # (the run the sweep becomes may take the release)
+            self.settle()
+            current = self.current
+            if current is not None and current.made_by(mechanism, users) and current.grow(episode, stages):
+                return True
+        earlier = self._resumable(episode, stages, mechanism, users)
+        if earlier is None:
             return False
         del self.set_aside[earlier.key]
         self.start(earlier)
@@ -642,8 +644,15 @@ class _FamilyRecord:
         (h0, h1), (first, last) = current.stages, stages
         if first != last or h0 == h1 or (first != h0 and first != h1) or episode != after + users.step:
             return False
-        earlier = self.set_aside.get((stages, mechanism)) if self.set_aside else None
-        return earlier is None or episode != earlier.episodes[1] + users.step or not earlier.made_by(mechanism, users)
+        return self._resumable(episode, stages, mechanism, users) is None
+
+    def _resumable(self, episode: int, stages: tuple[int, int], mechanism: Mechanism,
+                   users: UserPattern) -> _Run | None:
+        """The set-aside run of one stage whose next episode ``episode`` is, by the same mechanism and users."""
+        earlier = self.set_aside.get((stages, mechanism)) if self.set_aside and stages[0] == stages[1] else None
+        if earlier is None or episode != earlier.episodes[1] + users.step or not earlier.made_by(mechanism, users):
+            return None
+        return earlier
 
     @staticmethod
     def _continues_sweep(current: _Run, sweep: _Run, episode: int, stages: tuple[int, int]) -> bool:

@@ -286,13 +286,8 @@ def guarded_call(agent: str, where: str, fn: Callable[..., Any], *args: Any, lim
     entry = _start_limit(limit, error)
     key = (os.getpid(), threading.get_ident())
     _guarded[key] = _guarded.get(key, 0) + 1
-    if os._exit is not _exit_or_raise:
-        _replace_exit(True)
     try:
-        return fn(*args, **kwargs)
-    except BaseException as exc:
-        _raise_as_users(exc, agent, where)
-        raise
+        return _users_call(agent, where, fn, args, kwargs)
     finally:
         _guarded[key] -= 1
         if not _guarded[key]:
@@ -316,26 +311,24 @@ def _call_in_stretch(agent: str, where: str, fn: Callable[..., Any], args: tuple
         _set_handler(_SIGALRM, _on_alarm)
     _arm_within(limit)
     _Stretch.calls += 1
+    try:
+        return _users_call(agent, where, fn, args, kwargs)
+    finally:
+        _Stretch.calls -= 1
+        _drop_deadline(entry)
+
+
+def _users_call(agent: str, where: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` with ``os._exit`` replaced, what it raises said as a guarded call says it
+    (:func:`_as_users_error`): the call itself, for both paths of :func:`guarded_call`."""
     if os._exit is not _exit_or_raise:
         _replace_exit(True)
     try:
         return fn(*args, **kwargs)
     except BaseException as exc:
-        _raise_as_users(exc, agent, where)
-        raise
-    finally:
-        _Stretch.calls -= 1
-        if _deadlines and _deadlines[-1] is entry:  # (the usual case of :func:`_drop_deadline`)
-            _deadlines.pop()
-        else:
-            _drop_deadline(entry)
-
-
-def _raise_as_users(exc: BaseException, agent: str, where: str) -> None:
-    """Raise what a guarded call raises for ``exc`` when that is the user's error (:func:`_as_users_error`); return
-    when ``exc`` itself is to be raised."""
-    said = _as_users_error(exc, agent, where)
-    if said is not None:
+        said = _as_users_error(exc, agent, where)
+        if said is None:
+            raise
         raise said from (None if isinstance(exc, ExitCalled) else exc)
 
 

@@ -45,11 +45,14 @@ from dpverify.mechanisms import GaussianMechanism, GOEMechanism, LaplaceMechanis
 from dpverify.neighbouring import Neighbouring
 
 
-def _symmetric_part(mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
-    """For the GOE mechanism, the symmetric part of each matrix of ``raw`` (…, d, d), refused beyond rounding (the
-    tolerance of :meth:`~dpverify.mechanisms.GOEMechanism.release`, and symmetrised as it does: the GOE mechanism
-    releases the symmetric part, so no rounding asymmetry of the raw sums reaches the public record un-noised);
-    ``raw`` itself for any other mechanism, or when it is symmetric bit for bit."""
+def _finite_and_symmetric(mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
+    """``raw`` (…, *output_shape) after the checks every value gets, alone or in a stack: finite entries and, for the
+    GOE mechanism, matrices symmetric up to rounding (the tolerance of
+    :meth:`~dpverify.mechanisms.GOEMechanism.release`), whose symmetric part is released as that mechanism does, so
+    that no rounding asymmetry of the raw sums reaches the public record un-noised (``raw`` itself when symmetric
+    bit for bit)."""
+    if not np.isfinite(raw).all():
+        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
     if not isinstance(mechanism, GOEMechanism):
         return raw
     transposed = raw.swapaxes(-1, -2)  # (a stack symmetric bit for bit, or exactly, needs no tolerance computation)
@@ -63,26 +66,20 @@ def _symmetric_part(mechanism: Mechanism, raw: np.ndarray) -> np.ndarray:
 
 
 def _checked_value(mechanism: Mechanism, value: object) -> np.ndarray:
-    """``value`` as a float array of the mechanism's output shape after the checks the mechanism makes: the shape,
-    finiteness and, for the GOE mechanism, symmetry (:func:`_symmetric_part`)."""
+    """``value`` as a float array of the mechanism's output shape, checked (:func:`_finite_and_symmetric`)."""
     raw = np.asarray(value, dtype=float)
     if raw.shape != mechanism.output_shape:
         raise InvalidParameterError("value", f"must have shape {mechanism.output_shape}", raw.shape)
-    if not np.isfinite(raw).all():
-        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
-    return _symmetric_part(mechanism, raw)
+    return _finite_and_symmetric(mechanism, raw)
 
 
 def _checked_stack(mechanism: Mechanism, values: object) -> np.ndarray:
-    """``values`` as an (n, *output_shape) float array after the checks the mechanism makes on each value
-    (:func:`_checked_value`)."""
+    """``values`` as an (n, *output_shape) float array, each value checked (:func:`_finite_and_symmetric`)."""
     raw = np.asarray(values, dtype=float)
     shape = mechanism.output_shape
     if raw.ndim != len(shape) + 1 or raw.shape[1:] != shape or raw.shape[0] < 1:
         raise InvalidParameterError("value", f"must be a stack of values of shape {shape}", raw.shape)
-    if not np.isfinite(raw).all():
-        raise InvalidParameterError("value", "must be finite (no NaN or inf)", "non-finite entries")
-    return _symmetric_part(mechanism, raw)
+    return _finite_and_symmetric(mechanism, raw)
 
 
 def stages(family: str, mechanism: Mechanism, n: int) -> list[tuple[str, int, Mechanism]]:

@@ -160,8 +160,8 @@ def build_agent(target: AgentTarget, mdp: MDP, episodes: int, rng: np.random.Gen
     protocol), whose ``noise_rng`` (for agents that add their noise themselves) is ``noise_rng`` (default:
     derived from ``rng``, as the audits' billboards are); a refused option is bad input."""
     kwargs = {**options, "epsilon": epsilon, "delta": delta}
-    relation = options.get("relation", "replace-one")
-    board = Billboard(relation, noise_from=rng) if noise_rng is None else Billboard(relation, noise_rng=noise_rng)
+    board = Billboard(options.get("relation", "replace-one"), noise_rng=noise_rng,
+                      noise_from=rng if noise_rng is None else None)
     agent = target.name if target.source == REGISTERED else target.factory
     return build_registered_agent(agent, mdp, episodes, rng, kwargs, billboard=board, billboard_required=False,
                                   name=target.name)
